@@ -1,0 +1,446 @@
+//! Amazons on a 10×10 board.
+//!
+//! A turn moves one amazon like a chess queen and then shoots an arrow like a queen from
+//! where it landed (the square it left is free again). Arrows block for the rest of the
+//! game; nothing is captured; a side with no complete turn loses.
+//!
+//! Besides `u128` bitboards the position keeps the occupancy of every line as a 10-bit
+//! word (see `tables.rs`), so counting the turns of a position needs no per-arrow work:
+//! for each amazon and each destination, one table lookup per line gives the number of
+//! arrow squares.
+
+mod tables;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::board_text;
+use crate::error::{MoveError, ParseError};
+use crate::position::{Color, EndReason, GameKind, Outcome, Position};
+use tables::{
+    AMAZON_KEYS, ARROW_KEYS, BLACK_TO_MOVE_KEY, EMPTY_LINES, LINE_OF, LINES, NEIGHBOURS, POS_ON,
+    RUN, SLIDE, UP_STEP,
+};
+
+/// A square of the Amazons board (`a1` … `j10`).
+pub type Square = crate::square::Square<10>;
+
+/// Amazons has no rule options; its text form is the empty string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct AmazonsRules;
+
+impl fmt::Display for AmazonsRules {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Ok(())
+    }
+}
+
+impl FromStr for AmazonsRules {
+    type Err = ParseError;
+    fn from_str(text: &str) -> Result<Self, ParseError> {
+        if text.trim().is_empty() {
+            Ok(AmazonsRules)
+        } else {
+            Err(ParseError::at(1, format!("Amazons has no rule options, found '{text}'")))
+        }
+    }
+}
+
+/// One turn: an amazon moves `from`-`to` and shoots an arrow to `arrow` (`d1-d7/g7`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// The amazon's start square.
+    pub from: Square,
+    /// Where the amazon lands.
+    pub to: Square,
+    /// Where the arrow lands.
+    pub arrow: Square,
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}/{}", self.from, self.to, self.arrow)
+    }
+}
+
+impl fmt::Debug for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl FromStr for Move {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Self, ParseError> {
+        let (from, mut at) = Square::parse_prefix(text)?;
+        let mut expect = |sep: u8, what: &str, at: usize| match text.as_bytes().get(at) {
+            Some(&b) if b == sep => Ok(()),
+            Some(_) => {
+                let found = text[at..].chars().next().unwrap_or_default();
+                Err(ParseError::at(at + 1, format!("expected '{}' {what}, found '{found}'", sep as char)))
+            }
+            None => Err(ParseError::at(at + 1, format!("expected '{}' {what}", sep as char))),
+        };
+        expect(b'-', "after the start square", at)?;
+        at += 1;
+        let (to, len) = Square::parse_prefix(&text[at..]).map_err(|e| e.shifted(at))?;
+        at += len;
+        expect(b'/', "before the arrow square", at)?;
+        at += 1;
+        let (arrow, len) = Square::parse_prefix(&text[at..]).map_err(|e| e.shifted(at))?;
+        at += len;
+        if at != text.len() {
+            return Err(ParseError::at(at + 1, "unexpected text after the move"));
+        }
+        Ok(Move { from, to, arrow })
+    }
+}
+
+/// What stands on a square.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Piece {
+    /// An amazon of that colour.
+    Amazon(Color),
+    /// An arrow.
+    Arrow,
+}
+
+/// An Amazons position: four amazons a side, arrows, side to move.
+#[derive(Clone, Copy)]
+pub struct Amazons {
+    /// Occupancy word of each line (amazons and arrows; walls on short diagonals).
+    lines: [u16; LINES],
+    /// The squares of each side's amazons, in no particular order.
+    squares: [[u8; 4]; 2],
+    /// Each side's amazons as a bitboard.
+    amazons: [u128; 2],
+    arrows: u128,
+    hash: u64,
+    turn: Color,
+}
+
+/// Flips square `s` in the line words.
+#[inline(always)]
+fn toggle(lines: &mut [u16; LINES], s: usize) {
+    for k in 0..4 {
+        lines[LINE_OF[s][k] as usize] ^= 1 << POS_ON[s][k];
+    }
+}
+
+/// The free squares a queen on `s` reaches along all four lines.
+#[inline(always)]
+fn queen_count(lines: &[u16; LINES], s: usize) -> u32 {
+    let mut n = 0;
+    for k in 0..4 {
+        n += RUN[lines[LINE_OF[s][k] as usize] as usize][POS_ON[s][k] as usize] as u32;
+    }
+    n
+}
+
+/// Calls `f` with every square a queen on `s` reaches.
+#[inline(always)]
+fn for_each_queen_target(lines: &[u16; LINES], s: usize, mut f: impl FnMut(usize)) {
+    for k in 0..4 {
+        let slide = SLIDE[lines[LINE_OF[s][k] as usize] as usize][POS_ON[s][k] as usize];
+        let step = UP_STEP[k];
+        let mut t = s as i32;
+        for _ in 0..slide & 15 {
+            t -= step;
+            f(t as usize);
+        }
+        t = s as i32;
+        for _ in 0..slide >> 4 {
+            t += step;
+            f(t as usize);
+        }
+    }
+}
+
+impl Amazons {
+    /// A position from each side's amazons and the arrows (bit `i` = square index `i`).
+    ///
+    /// # Errors
+    /// If a side does not have exactly four amazons or two pieces share a square.
+    pub fn from_bitboards(
+        black: u128,
+        white: u128,
+        arrows: u128,
+        turn: Color,
+    ) -> Result<Amazons, ParseError> {
+        if black & white != 0 || (black | white) & arrows != 0 {
+            return Err(ParseError::whole("two pieces on one square"));
+        }
+        if (black | white | arrows) >> 100 != 0 {
+            return Err(ParseError::whole("a piece beyond square j10"));
+        }
+        let mut position = Amazons {
+            lines: EMPTY_LINES,
+            squares: [[0; 4]; 2],
+            amazons: [black, white],
+            arrows,
+            hash: if turn == Color::Black { BLACK_TO_MOVE_KEY } else { 0 },
+            turn,
+        };
+        for color in Color::ALL {
+            let bb = position.amazons[color.index()];
+            if bb.count_ones() != 4 {
+                return Err(ParseError::whole(format!(
+                    "{color} has {} amazons, expected 4",
+                    bb.count_ones()
+                )));
+            }
+            let mut rest = bb;
+            for slot in 0..4 {
+                let s = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                position.squares[color.index()][slot] = s as u8;
+                position.hash ^= AMAZON_KEYS[color.index()][s];
+                toggle(&mut position.lines, s);
+            }
+        }
+        let mut rest = arrows;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            position.hash ^= ARROW_KEYS[s];
+            toggle(&mut position.lines, s);
+        }
+        Ok(position)
+    }
+
+    /// The amazons of `color` as a bitboard.
+    pub fn amazons(&self, color: Color) -> u128 {
+        self.amazons[color.index()]
+    }
+
+    /// The arrows as a bitboard.
+    pub fn arrows(&self) -> u128 {
+        self.arrows
+    }
+
+    /// Amazons and arrows as a bitboard.
+    pub fn occupied(&self) -> u128 {
+        self.amazons[0] | self.amazons[1] | self.arrows
+    }
+
+    /// What stands on `square`, if anything.
+    pub fn piece_at(&self, square: Square) -> Option<Piece> {
+        let bit = 1u128 << square.index();
+        if self.arrows & bit != 0 {
+            Some(Piece::Arrow)
+        } else {
+            Color::ALL.into_iter().find(|c| self.amazons[c.index()] & bit != 0).map(Piece::Amazon)
+        }
+    }
+
+    /// The line words with the amazon on `from` lifted off the board.
+    #[inline(always)]
+    fn lines_without(&self, from: usize) -> [u16; LINES] {
+        let mut lines = self.lines;
+        toggle(&mut lines, from);
+        lines
+    }
+
+    /// Whether a queen on `a` reaches `b` over free squares of `lines`.
+    fn queen_reaches(lines: &[u16; LINES], a: usize, b: usize) -> bool {
+        let mut reached = false;
+        for_each_queen_target(lines, a, |t| reached |= t == b);
+        reached
+    }
+
+    /// Calls `f(from, to, arrows)` for every amazon move, where `arrows` is the number of
+    /// arrow squares from `to`; `lines` has `from` lifted.
+    #[inline(always)]
+    fn for_each_destination(&self, mut f: impl FnMut(usize, usize, &[u16; LINES], u32)) {
+        for &from in &self.squares[self.turn.index()] {
+            let from = from as usize;
+            let lines = self.lines_without(from);
+            for_each_queen_target(&lines, from, |to| f(from, to, &lines, queen_count(&lines, to)));
+        }
+    }
+}
+
+impl PartialEq for Amazons {
+    fn eq(&self, other: &Self) -> bool {
+        self.amazons == other.amazons && self.arrows == other.arrows && self.turn == other.turn
+    }
+}
+
+impl Eq for Amazons {}
+
+impl std::hash::Hash for Amazons {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.hash.hash(state);
+    }
+}
+
+impl Position for Amazons {
+    type Move = Move;
+    type Rules = AmazonsRules;
+    const GAME: GameKind = GameKind::Amazons;
+
+    fn start() -> Self {
+        let bits = |squares: [(usize, usize); 4]| {
+            squares.iter().fold(0u128, |bb, &(f, r)| bb | (1 << (r * 10 + f)))
+        };
+        let white = bits([(0, 3), (3, 0), (6, 0), (9, 3)]);
+        let black = bits([(0, 6), (3, 9), (6, 9), (9, 6)]);
+        // The start position is valid by construction.
+        Amazons::from_bitboards(black, white, 0, Color::White).expect("start position is valid")
+    }
+
+    fn turn(&self) -> Color {
+        self.turn
+    }
+
+    fn zobrist_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The side to move loses when it has no complete turn; there are no draws.
+    fn outcome(&self, _: AmazonsRules) -> Option<Outcome> {
+        self.is_game_over()
+            .then(|| Outcome { winner: Some(self.turn.opponent()), reason: EndReason::NoMoves })
+    }
+
+    /// An amazon that can move at all can shoot back to the square it left, so the side to
+    /// move has a turn exactly when one of its amazons has a free neighbour.
+    #[inline]
+    fn is_game_over(&self) -> bool {
+        let free = !self.occupied();
+        self.squares[self.turn.index()].iter().all(|&s| NEIGHBOURS[s as usize] & free == 0)
+    }
+
+    fn generate_moves(&self, mut f: impl FnMut(Move)) {
+        for &from in &self.squares[self.turn.index()] {
+            let from = from as usize;
+            let lines = self.lines_without(from);
+            for_each_queen_target(&lines, from, |to| {
+                for_each_queen_target(&lines, to, |arrow| {
+                    f(Move {
+                        from: Square::from_index_unchecked(from),
+                        to: Square::from_index_unchecked(to),
+                        arrow: Square::from_index_unchecked(arrow),
+                    });
+                });
+            });
+        }
+    }
+
+    #[inline]
+    fn count_moves(&self) -> u64 {
+        let mut n = 0;
+        self.for_each_destination(|_, _, _, arrows| n += arrows);
+        n as u64
+    }
+
+    fn random_move(&self, random: u64) -> Option<Move> {
+        // At most 4 amazons × 35 queen moves.
+        let mut destinations = [(0u8, 0u8, 0u32); 140];
+        let mut len = 0;
+        let mut total = 0u64;
+        self.for_each_destination(|from, to, _, arrows| {
+            destinations[len] = (from as u8, to as u8, arrows);
+            len += 1;
+            total += arrows as u64;
+        });
+        if total == 0 {
+            return None;
+        }
+        let mut pick = ((random as u128 * total as u128) >> 64) as u32;
+        for &(from, to, arrows) in &destinations[..len] {
+            if pick >= arrows {
+                pick -= arrows;
+                continue;
+            }
+            let lines = self.lines_without(from as usize);
+            let mut chosen = 0;
+            for_each_queen_target(&lines, to as usize, |arrow| {
+                if pick == 0 {
+                    chosen = arrow;
+                }
+                pick = pick.wrapping_sub(1);
+            });
+            return Some(Move {
+                from: Square::from_index_unchecked(from as usize),
+                to: Square::from_index_unchecked(to as usize),
+                arrow: Square::from_index_unchecked(chosen),
+            });
+        }
+        unreachable!("the pick is below the total")
+    }
+
+    #[inline]
+    fn play_unchecked(&mut self, mv: Move) {
+        let us = self.turn.index();
+        let (from, to, arrow) = (mv.from.index(), mv.to.index(), mv.arrow.index());
+        toggle(&mut self.lines, from);
+        toggle(&mut self.lines, to);
+        toggle(&mut self.lines, arrow);
+        self.amazons[us] ^= (1 << from) | (1 << to);
+        self.arrows |= 1 << arrow;
+        for slot in &mut self.squares[us] {
+            if *slot as usize == from {
+                *slot = to as u8;
+            }
+        }
+        self.hash ^= AMAZON_KEYS[us][from] ^ AMAZON_KEYS[us][to] ^ ARROW_KEYS[arrow] ^ BLACK_TO_MOVE_KEY;
+        self.turn = self.turn.opponent();
+    }
+
+    fn is_legal(&self, mv: Move) -> bool {
+        let (from, to, arrow) = (mv.from.index(), mv.to.index(), mv.arrow.index());
+        if self.amazons[self.turn.index()] & (1 << from) == 0 {
+            return false;
+        }
+        let lines = self.lines_without(from);
+        Self::queen_reaches(&lines, from, to) && Self::queen_reaches(&lines, to, arrow)
+    }
+
+    fn is_irreversible(&self, _: Move) -> bool {
+        true
+    }
+
+    fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
+        let mv: Move = text.parse()?;
+        if self.is_legal(mv) { Ok(mv) } else { Err(self.illegal(mv).into()) }
+    }
+}
+
+impl fmt::Display for Amazons {
+    /// The position string, e.g. `3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&board_text::format(10, self.turn, |i| {
+            self.piece_at(Square::from_index_unchecked(i)).map(|p| match p {
+                Piece::Amazon(Color::Black) => b'b',
+                Piece::Amazon(Color::White) => b'w',
+                Piece::Arrow => b'x',
+            })
+        }))
+    }
+}
+
+impl fmt::Debug for Amazons {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Amazons(\"{self}\")")
+    }
+}
+
+impl FromStr for Amazons {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Self, ParseError> {
+        let parsed = board_text::parse(text, 10, b"bwx")?;
+        let mut bbs = [0u128; 3];
+        for (i, cell) in parsed.cells.iter().enumerate() {
+            match cell {
+                Some(b'b') => bbs[0] |= 1 << i,
+                Some(b'w') => bbs[1] |= 1 << i,
+                Some(b'x') => bbs[2] |= 1 << i,
+                _ => {}
+            }
+        }
+        Amazons::from_bitboards(bbs[0], bbs[1], bbs[2], parsed.turn)
+    }
+}
