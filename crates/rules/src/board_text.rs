@@ -23,7 +23,12 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
     let turn = match side {
         "b" => Color::Black,
         "w" => Color::White,
-        "" => return Err(ParseError::at(side_column, "missing side to move ('b' or 'w')")),
+        "" => {
+            return Err(ParseError::at(
+                side_column,
+                "missing side to move ('b' or 'w')",
+            ));
+        }
         other => {
             return Err(ParseError::at(
                 side_column,
@@ -45,7 +50,10 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
             if file != n {
                 return Err(ParseError::at(
                     column,
-                    format!("rank {} has {file} squares, expected {n}", rank_name(rank_from_top)),
+                    format!(
+                        "rank {} has {file} squares, expected {n}",
+                        rank_name(rank_from_top)
+                    ),
                 ));
             }
             rank_from_top += 1;
@@ -74,7 +82,10 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
             if file == n {
                 return Err(ParseError::at(
                     column,
-                    format!("rank {} has more than {n} squares", rank_name(rank_from_top)),
+                    format!(
+                        "rank {} has more than {n} squares",
+                        rank_name(rank_from_top)
+                    ),
                 ));
             }
             cells[(n - 1 - rank_from_top) * n + file] = Some(b);

@@ -16,11 +16,17 @@ pub struct ParseError {
 
 impl ParseError {
     pub(crate) fn at(column: usize, message: impl Into<String>) -> Self {
-        ParseError { message: message.into(), column: Some(column) }
+        ParseError {
+            message: message.into(),
+            column: Some(column),
+        }
     }
 
     pub(crate) fn whole(message: impl Into<String>) -> Self {
-        ParseError { message: message.into(), column: None }
+        ParseError {
+            message: message.into(),
+            column: None,
+        }
     }
 
     /// The same error with its column moved right by `offset` characters, for text that
@@ -53,7 +59,11 @@ pub struct IllegalMoveError {
 
 impl fmt::Display for IllegalMoveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "illegal move '{}' in position '{}'", self.mv, self.position)
+        write!(
+            f,
+            "illegal move '{}' in position '{}'",
+            self.mv, self.position
+        )
     }
 }
 

@@ -45,7 +45,9 @@ impl<P: Position> Game<P> {
 
     /// The current position.
     pub fn position(&self) -> &P {
-        self.positions.last().expect("a game always has its start position")
+        self.positions
+            .last()
+            .expect("a game always has its start position")
     }
 
     /// The moves played so far.
@@ -65,7 +67,11 @@ impl<P: Position> Game<P> {
 
     /// The legal moves now; none once the game is over.
     pub fn legal_moves(&self) -> Vec<P::Move> {
-        if self.outcome.is_some() { Vec::new() } else { self.position().legal_moves() }
+        if self.outcome.is_some() {
+            Vec::new()
+        } else {
+            self.position().legal_moves()
+        }
     }
 
     /// How often the current board with the current side to move has occurred in this game,
@@ -104,7 +110,9 @@ impl<P: Position> Game<P> {
     /// As [`Game::play`], plus [`MoveError::Parse`] for malformed text.
     pub fn play_text(&mut self, text: &str) -> Result<P::Move, MoveError> {
         if self.outcome.is_some() {
-            return Err(MoveError::GameOver { mv: text.to_string() });
+            return Err(MoveError::GameOver {
+                mv: text.to_string(),
+            });
         }
         let position = *self.position();
         let mv = position.parse_move(text)?;
@@ -120,7 +128,10 @@ impl<P: Position> Game<P> {
     /// # Panics
     /// If the game is over. An illegal move corrupts the game.
     pub fn play_unchecked(&mut self, mv: P::Move) {
-        assert!(self.outcome.is_none(), "move {mv} after the end of the game");
+        assert!(
+            self.outcome.is_none(),
+            "move {mv} after the end of the game"
+        );
         let position = *self.position();
         let mut next = position;
         next.play_unchecked(mv);
@@ -135,7 +146,10 @@ impl<P: Position> Game<P> {
         self.positions.push(after);
         self.outcome = after.outcome(self.rules);
         if self.outcome.is_none() && self.occurrences() >= 3 {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::Repetition });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::Repetition,
+            });
         }
     }
 }

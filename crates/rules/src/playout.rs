@@ -24,9 +24,11 @@ pub fn random_playout<P: Position>(
 ) -> Game<P> {
     let mut game = Game::new(start, rules);
     while game.outcome().is_none() {
-        let mv = game.position().random_move(random()).expect("an undecided position has a move");
+        let mv = game
+            .position()
+            .random_move(random())
+            .expect("an undecided position has a move");
         game.play_unchecked(mv);
     }
     game
 }
-

@@ -88,7 +88,9 @@ impl FromStr for GameKind {
         match s.to_ascii_lowercase().as_str() {
             "loa" | "lines-of-action" => Ok(GameKind::Loa),
             "amazons" => Ok(GameKind::Amazons),
-            _ => Err(ParseError::whole(format!("unknown game '{s}': expected 'loa' or 'amazons'"))),
+            _ => Err(ParseError::whole(format!(
+                "unknown game '{s}': expected 'loa' or 'amazons'"
+            ))),
         }
     }
 }
@@ -147,15 +149,7 @@ impl Outcome {
 /// game. Move generation yields nothing once the position is decided (for the rules alone,
 /// without history), so [`crate::perft`] and playouts need no special cases.
 pub trait Position:
-    Copy
-    + Eq
-    + Hash
-    + fmt::Debug
-    + fmt::Display
-    + FromStr<Err = ParseError>
-    + Send
-    + Sync
-    + 'static
+    Copy + Eq + Hash + fmt::Debug + fmt::Display + FromStr<Err = ParseError> + Send + Sync + 'static
 {
     /// A move (an LOA step or pass, an Amazons turn with its arrow).
     type Move: Copy
@@ -250,6 +244,9 @@ pub trait Position:
 
     /// The error for playing `mv` here.
     fn illegal(&self, mv: Self::Move) -> IllegalMoveError {
-        IllegalMoveError { mv: mv.to_string(), position: self.to_string() }
+        IllegalMoveError {
+            mv: mv.to_string(),
+            position: self.to_string(),
+        }
     }
 }

@@ -27,7 +27,11 @@ impl<const N: usize> Square<N> {
 
     /// The square with index `index` (`rank * N + file`), if it is on the board.
     pub const fn from_index(index: usize) -> Option<Self> {
-        if index < N * N { Some(Square(index as u8)) } else { None }
+        if index < N * N {
+            Some(Square(index as u8))
+        } else {
+            None
+        }
     }
 
     /// Like [`Square::from_index`] for indices known to be on the board.
@@ -55,19 +59,34 @@ impl<const N: usize> Square<N> {
     /// of bytes it took. Errors report columns relative to `text`.
     pub(crate) fn parse_prefix(text: &str) -> Result<(Self, usize), ParseError> {
         let bytes = text.as_bytes();
-        let digits = bytes.iter().skip(1).take_while(|b| b.is_ascii_digit()).count();
+        let digits = bytes
+            .iter()
+            .skip(1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         let len = 1 + digits;
         let token = &text[..text.char_indices().nth(len).map_or(text.len(), |(i, _)| i)];
         match bytes.first() {
-            None => return Err(ParseError::at(1, "expected a square, found the end of the text")),
+            None => {
+                return Err(ParseError::at(
+                    1,
+                    "expected a square, found the end of the text",
+                ));
+            }
             Some(b) if !b.is_ascii_lowercase() => {
                 let found = text.chars().next().unwrap_or_default();
-                return Err(ParseError::at(1, format!("expected a square, found '{found}'")));
+                return Err(ParseError::at(
+                    1,
+                    format!("expected a square, found '{found}'"),
+                ));
             }
             _ => {}
         }
         let file = (bytes[0] - b'a') as usize;
-        let rank = text[1..len].parse::<usize>().ok().filter(|r| (1..=N).contains(r));
+        let rank = text[1..len]
+            .parse::<usize>()
+            .ok()
+            .filter(|r| (1..=N).contains(r));
         match rank {
             Some(rank) if digits <= 2 && file < N => Ok((Square::new(file, rank - 1), len)),
             _ => Err(ParseError::at(1, format!("unknown square '{token}'"))),
@@ -77,7 +96,12 @@ impl<const N: usize> Square<N> {
 
 impl<const N: usize> fmt::Display for Square<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.file() as u8) as char, self.rank() + 1)
+        write!(
+            f,
+            "{}{}",
+            (b'a' + self.file() as u8) as char,
+            self.rank() + 1
+        )
     }
 }
 

@@ -18,8 +18,8 @@ use crate::board_text;
 use crate::error::{MoveError, ParseError};
 use crate::position::{Color, EndReason, GameKind, Outcome, Position};
 use tables::{
-    AMAZON_KEYS, ARROW_KEYS, BLACK_TO_MOVE_KEY, EMPTY_LINES, LINE_OF, LINES, NEIGHBOURS, POS_ON,
-    RUN, SLIDE, UP_STEP,
+    AMAZON_KEYS, ARROW_KEYS, BLACK_TO_MOVE_KEY, EMPTY_LINES, LINE_OF, LINE_SQUARES, LINES,
+    NEIGHBOURS, POS_ON, RUN, SLIDE,
 };
 
 /// A square of the Amazons board (`a1` … `j10`).
@@ -41,7 +41,10 @@ impl FromStr for AmazonsRules {
         if text.trim().is_empty() {
             Ok(AmazonsRules)
         } else {
-            Err(ParseError::at(1, format!("Amazons has no rule options, found '{text}'")))
+            Err(ParseError::at(
+                1,
+                format!("Amazons has no rule options, found '{text}'"),
+            ))
         }
     }
 }
@@ -74,13 +77,19 @@ impl FromStr for Move {
 
     fn from_str(text: &str) -> Result<Self, ParseError> {
         let (from, mut at) = Square::parse_prefix(text)?;
-        let mut expect = |sep: u8, what: &str, at: usize| match text.as_bytes().get(at) {
+        let expect = |sep: u8, what: &str, at: usize| match text.as_bytes().get(at) {
             Some(&b) if b == sep => Ok(()),
             Some(_) => {
                 let found = text[at..].chars().next().unwrap_or_default();
-                Err(ParseError::at(at + 1, format!("expected '{}' {what}, found '{found}'", sep as char)))
+                Err(ParseError::at(
+                    at + 1,
+                    format!("expected '{}' {what}, found '{found}'", sep as char),
+                ))
             }
-            None => Err(ParseError::at(at + 1, format!("expected '{}' {what}", sep as char))),
+            None => Err(ParseError::at(
+                at + 1,
+                format!("expected '{}' {what}", sep as char),
+            )),
         };
         expect(b'-', "after the start square", at)?;
         at += 1;
@@ -138,23 +147,29 @@ fn queen_count(lines: &[u16; LINES], s: usize) -> u32 {
     n
 }
 
-/// Calls `f` with every square a queen on `s` reaches.
+/// Room for the squares a queen reaches (at most 35) plus the slack of 16-byte copies.
+const SPAN: usize = 64;
+
+/// Writes the squares a queen on `s` reaches into `out` and returns how many.
+///
+/// The squares along each line form one run on either side of `s`, so each run is copied
+/// from [`LINE_SQUARES`] with a fixed-size copy: no loop whose length depends on the board,
+/// hence few mispredicted branches.
 #[inline(always)]
-fn for_each_queen_target(lines: &[u16; LINES], s: usize, mut f: impl FnMut(usize)) {
+fn queen_targets(lines: &[u16; LINES], s: usize, out: &mut [u8; SPAN]) -> usize {
+    let mut n = 0;
     for k in 0..4 {
-        let slide = SLIDE[lines[LINE_OF[s][k] as usize] as usize][POS_ON[s][k] as usize];
-        let step = UP_STEP[k];
-        let mut t = s as i32;
-        for _ in 0..slide & 15 {
-            t -= step;
-            f(t as usize);
-        }
-        t = s as i32;
-        for _ in 0..slide >> 4 {
-            t += step;
-            f(t as usize);
-        }
+        let word = LINE_OF[s][k] as usize;
+        let p = POS_ON[s][k] as usize;
+        let slide = SLIDE[lines[word] as usize][p] as usize;
+        let (down, up) = (slide & 15, slide >> 4);
+        let squares = &LINE_SQUARES[word];
+        out[n..n + 16].copy_from_slice(&squares[p - down..p - down + 16]);
+        n += down;
+        out[n..n + 16].copy_from_slice(&squares[p + 1..p + 17]);
+        n += up;
     }
+    n
 }
 
 impl Amazons {
@@ -179,7 +194,11 @@ impl Amazons {
             squares: [[0; 4]; 2],
             amazons: [black, white],
             arrows,
-            hash: if turn == Color::Black { BLACK_TO_MOVE_KEY } else { 0 },
+            hash: if turn == Color::Black {
+                BLACK_TO_MOVE_KEY
+            } else {
+                0
+            },
             turn,
         };
         for color in Color::ALL {
@@ -230,7 +249,10 @@ impl Amazons {
         if self.arrows & bit != 0 {
             Some(Piece::Arrow)
         } else {
-            Color::ALL.into_iter().find(|c| self.amazons[c.index()] & bit != 0).map(Piece::Amazon)
+            Color::ALL
+                .into_iter()
+                .find(|c| self.amazons[c.index()] & bit != 0)
+                .map(Piece::Amazon)
         }
     }
 
@@ -244,19 +266,23 @@ impl Amazons {
 
     /// Whether a queen on `a` reaches `b` over free squares of `lines`.
     fn queen_reaches(lines: &[u16; LINES], a: usize, b: usize) -> bool {
-        let mut reached = false;
-        for_each_queen_target(lines, a, |t| reached |= t == b);
-        reached
+        let mut targets = [0; SPAN];
+        let n = queen_targets(lines, a, &mut targets);
+        targets[..n].contains(&(b as u8))
     }
 
     /// Calls `f(from, to, arrows)` for every amazon move, where `arrows` is the number of
-    /// arrow squares from `to`; `lines` has `from` lifted.
+    /// arrow squares from `to`.
     #[inline(always)]
-    fn for_each_destination(&self, mut f: impl FnMut(usize, usize, &[u16; LINES], u32)) {
+    fn for_each_destination(&self, mut f: impl FnMut(usize, usize, u32)) {
+        let mut targets = [0; SPAN];
         for &from in &self.squares[self.turn.index()] {
             let from = from as usize;
             let lines = self.lines_without(from);
-            for_each_queen_target(&lines, from, |to| f(from, to, &lines, queen_count(&lines, to)));
+            let n = queen_targets(&lines, from, &mut targets);
+            for &to in &targets[..n] {
+                f(from, to as usize, queen_count(&lines, to as usize));
+            }
         }
     }
 }
@@ -282,7 +308,9 @@ impl Position for Amazons {
 
     fn start() -> Self {
         let bits = |squares: [(usize, usize); 4]| {
-            squares.iter().fold(0u128, |bb, &(f, r)| bb | (1 << (r * 10 + f)))
+            squares
+                .iter()
+                .fold(0u128, |bb, &(f, r)| bb | (1 << (r * 10 + f)))
         };
         let white = bits([(0, 3), (3, 0), (6, 0), (9, 3)]);
         let black = bits([(0, 6), (3, 9), (6, 9), (9, 6)]);
@@ -300,8 +328,10 @@ impl Position for Amazons {
 
     /// The side to move loses when it has no complete turn; there are no draws.
     fn outcome(&self, _: AmazonsRules) -> Option<Outcome> {
-        self.is_game_over()
-            .then(|| Outcome { winner: Some(self.turn.opponent()), reason: EndReason::NoMoves })
+        self.is_game_over().then(|| Outcome {
+            winner: Some(self.turn.opponent()),
+            reason: EndReason::NoMoves,
+        })
     }
 
     /// An amazon that can move at all can shoot back to the square it left, so the side to
@@ -309,29 +339,34 @@ impl Position for Amazons {
     #[inline]
     fn is_game_over(&self) -> bool {
         let free = !self.occupied();
-        self.squares[self.turn.index()].iter().all(|&s| NEIGHBOURS[s as usize] & free == 0)
+        self.squares[self.turn.index()]
+            .iter()
+            .all(|&s| NEIGHBOURS[s as usize] & free == 0)
     }
 
     fn generate_moves(&self, mut f: impl FnMut(Move)) {
+        let (mut targets, mut arrows) = ([0; SPAN], [0; SPAN]);
         for &from in &self.squares[self.turn.index()] {
             let from = from as usize;
             let lines = self.lines_without(from);
-            for_each_queen_target(&lines, from, |to| {
-                for_each_queen_target(&lines, to, |arrow| {
+            let n = queen_targets(&lines, from, &mut targets);
+            for &to in &targets[..n] {
+                let m = queen_targets(&lines, to as usize, &mut arrows);
+                for &arrow in &arrows[..m] {
                     f(Move {
                         from: Square::from_index_unchecked(from),
-                        to: Square::from_index_unchecked(to),
-                        arrow: Square::from_index_unchecked(arrow),
+                        to: Square::from_index_unchecked(to as usize),
+                        arrow: Square::from_index_unchecked(arrow as usize),
                     });
-                });
-            });
+                }
+            }
         }
     }
 
     #[inline]
     fn count_moves(&self) -> u64 {
         let mut n = 0;
-        self.for_each_destination(|_, _, _, arrows| n += arrows);
+        self.for_each_destination(|_, _, arrows| n += arrows);
         n as u64
     }
 
@@ -340,7 +375,7 @@ impl Position for Amazons {
         let mut destinations = [(0u8, 0u8, 0u32); 140];
         let mut len = 0;
         let mut total = 0u64;
-        self.for_each_destination(|from, to, _, arrows| {
+        self.for_each_destination(|from, to, arrows| {
             destinations[len] = (from as u8, to as u8, arrows);
             len += 1;
             total += arrows as u64;
@@ -355,17 +390,12 @@ impl Position for Amazons {
                 continue;
             }
             let lines = self.lines_without(from as usize);
-            let mut chosen = 0;
-            for_each_queen_target(&lines, to as usize, |arrow| {
-                if pick == 0 {
-                    chosen = arrow;
-                }
-                pick = pick.wrapping_sub(1);
-            });
+            let mut arrows = [0; SPAN];
+            queen_targets(&lines, to as usize, &mut arrows);
             return Some(Move {
                 from: Square::from_index_unchecked(from as usize),
                 to: Square::from_index_unchecked(to as usize),
-                arrow: Square::from_index_unchecked(chosen),
+                arrow: Square::from_index_unchecked(arrows[pick as usize] as usize),
             });
         }
         unreachable!("the pick is below the total")
@@ -385,7 +415,8 @@ impl Position for Amazons {
                 *slot = to as u8;
             }
         }
-        self.hash ^= AMAZON_KEYS[us][from] ^ AMAZON_KEYS[us][to] ^ ARROW_KEYS[arrow] ^ BLACK_TO_MOVE_KEY;
+        self.hash ^=
+            AMAZON_KEYS[us][from] ^ AMAZON_KEYS[us][to] ^ ARROW_KEYS[arrow] ^ BLACK_TO_MOVE_KEY;
         self.turn = self.turn.opponent();
     }
 
@@ -404,7 +435,11 @@ impl Position for Amazons {
 
     fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         let mv: Move = text.parse()?;
-        if self.is_legal(mv) { Ok(mv) } else { Err(self.illegal(mv).into()) }
+        if self.is_legal(mv) {
+            Ok(mv)
+        } else {
+            Err(self.illegal(mv).into())
+        }
     }
 }
 
@@ -412,11 +447,12 @@ impl fmt::Display for Amazons {
     /// The position string, e.g. `3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&board_text::format(10, self.turn, |i| {
-            self.piece_at(Square::from_index_unchecked(i)).map(|p| match p {
-                Piece::Amazon(Color::Black) => b'b',
-                Piece::Amazon(Color::White) => b'w',
-                Piece::Arrow => b'x',
-            })
+            self.piece_at(Square::from_index_unchecked(i))
+                .map(|p| match p {
+                    Piece::Amazon(Color::Black) => b'b',
+                    Piece::Amazon(Color::White) => b'w',
+                    Piece::Arrow => b'x',
+                })
         }))
     }
 }

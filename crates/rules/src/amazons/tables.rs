@@ -18,16 +18,18 @@
 /// Number of line words.
 pub(crate) const LINES: usize = 58;
 
-/// Index step of moving "up" each line kind (increasing position); "down" is the negation.
-pub(crate) const UP_STEP: [i32; 4] = [1, 10, 11, -9];
-
 /// `LINE_OF[s][k]`: the word of the line of kind `k` through square `s`.
 pub(crate) static LINE_OF: [[u8; 4]; 100] = {
     let mut out = [[0u8; 4]; 100];
     let mut s = 0;
     while s < 100 {
         let (f, r) = (s % 10, s / 10);
-        out[s] = [r as u8, 10 + f as u8, 20 + (f + 9 - r) as u8, 39 + (f + r) as u8];
+        out[s] = [
+            r as u8,
+            10 + f as u8,
+            20 + (f + 9 - r) as u8,
+            39 + (f + r) as u8,
+        ];
         s += 1;
     }
     out
@@ -40,6 +42,22 @@ pub(crate) static POS_ON: [[u8; 4]; 100] = {
     while s < 100 {
         let (f, r) = ((s % 10) as u8, (s / 10) as u8);
         out[s] = [f, r, f, f];
+        s += 1;
+    }
+    out
+};
+
+/// `LINE_SQUARES[w][p]`: the square at position `p` of line word `w` (0 where the line has
+/// no such square), padded so that any 16 bytes from a position `p < 10` can be copied.
+pub(crate) static LINE_SQUARES: [[u8; 32]; LINES] = {
+    let mut out = [[0u8; 32]; LINES];
+    let mut s = 0;
+    while s < 100 {
+        let mut k = 0;
+        while k < 4 {
+            out[LINE_OF[s][k] as usize][POS_ON[s][k] as usize] = s as u8;
+            k += 1;
+        }
         s += 1;
     }
     out
@@ -128,8 +146,10 @@ pub(crate) static NEIGHBOURS: [u128; 100] = {
 };
 
 /// Zobrist keys of an amazon of each colour on each square.
-pub(crate) static AMAZON_KEYS: [[u64; 100]; 2] =
-    [crate::zobrist::keys(0x414d_415a_424c_4b21), crate::zobrist::keys(0x414d_415a_5748_5421)];
+pub(crate) static AMAZON_KEYS: [[u64; 100]; 2] = [
+    crate::zobrist::keys(0x414d_415a_424c_4b21),
+    crate::zobrist::keys(0x414d_415a_5748_5421),
+];
 
 /// Zobrist keys of an arrow on each square.
 pub(crate) static ARROW_KEYS: [u64; 100] = crate::zobrist::keys(0x4152_524f_5753_2121);
@@ -152,6 +172,9 @@ mod tests {
         assert_eq!(EMPTY_LINES[LINE_OF[0][2] as usize], 0);
         assert_eq!(EMPTY_LINES[LINE_OF[90][2] as usize], 0x3fe);
         assert_eq!(NEIGHBOURS[0].count_ones(), 3);
+        // The anti-diagonal through a10 runs a10 (file 0) to j1 (file 9).
+        let anti = LINE_OF[90][3] as usize;
+        assert_eq!((LINE_SQUARES[anti][0], LINE_SQUARES[anti][9]), (90, 9));
         assert_eq!(NEIGHBOURS[55].count_ones(), 8);
     }
 }

@@ -136,14 +136,25 @@ impl FromStr for Move {
             Some(b'x') => true,
             Some(_) => {
                 let found = text[len..].chars().next().unwrap_or_default();
-                return Err(ParseError::at(len + 1, format!("expected '-' or 'x', found '{found}'")));
+                return Err(ParseError::at(
+                    len + 1,
+                    format!("expected '-' or 'x', found '{found}'"),
+                ));
             }
-            None => return Err(ParseError::at(len + 1, "expected '-' or 'x' after the start square")),
+            None => {
+                return Err(ParseError::at(
+                    len + 1,
+                    "expected '-' or 'x' after the start square",
+                ));
+            }
         };
         let rest = &text[len + 1..];
         let (to, to_len) = Square::parse_prefix(rest).map_err(|e| e.shifted(len + 1))?;
         if to_len != rest.len() {
-            return Err(ParseError::at(len + 2 + to_len, "unexpected text after the move"));
+            return Err(ParseError::at(
+                len + 2 + to_len,
+                "unexpected text after the move",
+            ));
         }
         Ok(Move::Step { from, to, capture })
     }
@@ -188,7 +199,9 @@ impl Loa {
     /// If the sides overlap, or a side has no pieces or more than 12.
     pub fn from_bitboards(black: u64, white: u64, turn: Color) -> Result<Loa, ParseError> {
         if black & white != 0 {
-            return Err(ParseError::whole("a square holds both a black and a white piece"));
+            return Err(ParseError::whole(
+                "a square holds both a black and a white piece",
+            ));
         }
         for (color, bb) in [(Color::Black, black), (Color::White, white)] {
             let n = bb.count_ones();
@@ -196,10 +209,16 @@ impl Loa {
                 return Err(ParseError::whole(format!("{color} has no pieces")));
             }
             if n > 12 {
-                return Err(ParseError::whole(format!("{color} has {n} pieces, at most 12")));
+                return Err(ParseError::whole(format!(
+                    "{color} has {n} pieces, at most 12"
+                )));
             }
         }
-        let mut hash = if turn == Color::White { WHITE_TO_MOVE_KEY } else { 0 };
+        let mut hash = if turn == Color::White {
+            WHITE_TO_MOVE_KEY
+        } else {
+            0
+        };
         for color in Color::ALL {
             let mut bb = [black, white][color.index()];
             while bb != 0 {
@@ -214,7 +233,12 @@ impl Loa {
         if is_connected(white) {
             connected |= WHITE_CONNECTED;
         }
-        Ok(Loa { pieces: [black, white], turn, connected, hash })
+        Ok(Loa {
+            pieces: [black, white],
+            turn,
+            connected,
+            hash,
+        })
     }
 
     /// The pieces of `color` as a bitboard (bit `i` = square index `i`).
@@ -225,7 +249,9 @@ impl Loa {
     /// The colour of the piece on `square`, if any.
     pub fn piece_at(&self, square: Square) -> Option<Color> {
         let bit = 1u64 << square.index();
-        Color::ALL.into_iter().find(|c| self.pieces[c.index()] & bit != 0)
+        Color::ALL
+            .into_iter()
+            .find(|c| self.pieces[c.index()] & bit != 0)
     }
 
     /// Whether all pieces of `color` form one 8-connected group.
@@ -233,9 +259,11 @@ impl Loa {
         self.connected & (1 << color.index()) != 0
     }
 
-    /// Calls `f(from, to, capture)` for every legal step (no pass, no game-over check).
+    /// Calls `f(from, to, capture, legal)` for every piece and direction; the steps with
+    /// `legal` set are the legal ones (no pass, no game-over check). `to` is meaningless
+    /// for the others.
     #[inline(always)]
-    fn for_each_step(&self, mut f: impl FnMut(usize, usize, bool)) {
+    fn for_each_step(&self, mut f: impl FnMut(usize, usize, bool, bool)) {
         let own = self.pieces[self.turn.index()];
         let enemy = self.pieces[self.turn.opponent().index()];
         let occupied = own | enemy;
@@ -246,15 +274,14 @@ impl Loa {
             for line in 0..4 {
                 let distance = (occupied & LINE[from][line]).count_ones();
                 for dir in [2 * line, 2 * line + 1] {
-                    if distance > REACH[from][dir] as u32 {
-                        continue;
-                    }
-                    let to = (from as i32 + DELTA[dir] * distance as i32) as usize;
+                    // Branch-free on purpose: whether a move exists is unpredictable, so the
+                    // checks are combined into one flag that the caller accumulates.
+                    let on_board = distance <= REACH[from][dir] as u32;
+                    let to = (from as i32 + DELTA[dir] * distance as i32) as usize & 63;
                     let to_bit = 1u64 << to;
                     let between = RAY[from][dir] ^ RAY[to][dir] ^ to_bit;
-                    if own & to_bit == 0 && enemy & between == 0 {
-                        f(from, to, enemy & to_bit != 0);
-                    }
+                    let legal = on_board & (own & to_bit == 0) & (enemy & between == 0);
+                    f(from, to, enemy & to_bit != 0, legal);
                 }
             }
         }
@@ -264,7 +291,7 @@ impl Loa {
     #[inline(always)]
     fn count_steps(&self) -> u64 {
         let mut n = 0;
-        self.for_each_step(|_, _, _| n += 1);
+        self.for_each_step(|_, _, _, legal| n += legal as u64);
         n
     }
 
@@ -275,13 +302,14 @@ impl Loa {
             return 0;
         }
         let mut n = 0;
-        self.for_each_step(|from, to, capture| {
+        self.for_each_step(|from, to, capture, legal| {
+            // Written unconditionally, kept only if legal (branch-free).
             buf[n] = Move::Step {
                 from: Square::from_index_unchecked(from),
                 to: Square::from_index_unchecked(to),
                 capture,
             };
-            n += 1;
+            n += legal as usize;
         });
         if n == 0 {
             buf[0] = Move::Pass;
@@ -324,7 +352,10 @@ impl Position for Loa {
                 DoubleConnection::Draw => None,
             },
         };
-        Some(Outcome { winner, reason: EndReason::Connection })
+        Some(Outcome {
+            winner,
+            reason: EndReason::Connection,
+        })
     }
 
     #[inline(always)]
@@ -338,13 +369,15 @@ impl Position for Loa {
             return;
         }
         let mut any = false;
-        self.for_each_step(|from, to, capture| {
-            any = true;
-            f(Move::Step {
-                from: Square::from_index_unchecked(from),
-                to: Square::from_index_unchecked(to),
-                capture,
-            });
+        self.for_each_step(|from, to, capture, legal| {
+            if legal {
+                any = true;
+                f(Move::Step {
+                    from: Square::from_index_unchecked(from),
+                    to: Square::from_index_unchecked(to),
+                    capture,
+                });
+            }
         });
         if !any {
             f(Move::Pass);
@@ -411,7 +444,11 @@ impl Position for Loa {
             },
             Move::Pass => Move::Pass,
         };
-        if self.is_legal(canonical) { Ok(canonical) } else { Err(self.illegal(written).into()) }
+        if self.is_legal(canonical) {
+            Ok(canonical)
+        } else {
+            Err(self.illegal(written).into())
+        }
     }
 }
 
@@ -478,7 +515,9 @@ mod tests {
         assert_eq!(draw.to_string().parse::<LoaRules>().unwrap(), draw);
         let err = "double-connection=maybe".parse::<LoaRules>().unwrap_err();
         assert!(err.to_string().contains("'maybe'"), "{err}");
-        let err = "double-connection=draw,speed=fast".parse::<LoaRules>().unwrap_err();
+        let err = "double-connection=draw,speed=fast"
+            .parse::<LoaRules>()
+            .unwrap_err();
         assert_eq!(err.column, Some(24));
     }
 }

@@ -12,8 +12,16 @@
 /// The eight directions as (file step, rank step). Directions `2l` and `2l + 1` are the two
 /// ways along line `l`: 0 = file (N, S), 1 = rank (E, W), 2 = diagonal (NE, SW),
 /// 3 = anti-diagonal (NW, SE).
-pub(crate) const DIRECTIONS: [(i32, i32); 8] =
-    [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, -1), (-1, 1), (1, -1)];
+pub(crate) const DIRECTIONS: [(i32, i32); 8] = [
+    (0, 1),
+    (0, -1),
+    (1, 0),
+    (-1, 0),
+    (1, 1),
+    (-1, -1),
+    (-1, 1),
+    (1, -1),
+];
 
 /// Index step of each direction.
 pub(crate) const DELTA: [i32; 8] = {
@@ -106,8 +114,10 @@ pub(crate) const fn dilate(bb: u64) -> u64 {
 }
 
 /// Zobrist keys: `PIECE_KEYS[color][square]`.
-pub(crate) static PIECE_KEYS: [[u64; 64]; 2] =
-    [crate::zobrist::keys(0x4c4f_415f_424c_4b21), crate::zobrist::keys(0x4c4f_415f_5748_5421)];
+pub(crate) static PIECE_KEYS: [[u64; 64]; 2] = [
+    crate::zobrist::keys(0x4c4f_415f_424c_4b21),
+    crate::zobrist::keys(0x4c4f_415f_5748_5421),
+];
 
 /// Zobrist key XORed in when White is to move.
 pub(crate) const WHITE_TO_MOVE_KEY: u64 = crate::zobrist::mix(0x5749_5445_5f4b_4559);

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 /// The text of a file in `tests/data/`.
 pub(crate) fn read(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
@@ -32,11 +34,19 @@ pub(crate) fn perft_cases(name: &str) -> Vec<PerftCase> {
         let (key, value) = line.split_once(' ').unwrap_or((line, ""));
         match key {
             "" => {}
-            "id" => cases.push(PerftCase { name: value.into(), position: String::new(), counts: vec![] }),
+            "id" => cases.push(PerftCase {
+                name: value.into(),
+                position: String::new(),
+                counts: vec![],
+            }),
             "position" => cases.last_mut().unwrap().position = value.into(),
             "perft" => {
                 let (d, v) = value.split_once(' ').unwrap();
-                cases.last_mut().unwrap().counts.push((d.parse().unwrap(), v.parse().unwrap()));
+                cases
+                    .last_mut()
+                    .unwrap()
+                    .counts
+                    .push((d.parse().unwrap(), v.parse().unwrap()));
             }
             _ => panic!("{name}:{}: unknown line '{line}'", n + 1),
         }

@@ -12,7 +12,12 @@ fn check<P: Position>(file: &str, limit: u64, deep: bool) {
         let position: P = case.position.parse().unwrap();
         for &(depth, expected) in &case.counts {
             if (expected <= limit) != deep {
-                assert_eq!(perft(&position, depth), expected, "{file} '{}' depth {depth}", case.name);
+                assert_eq!(
+                    perft(&position, depth),
+                    expected,
+                    "{file} '{}' depth {depth}",
+                    case.name
+                );
                 checked += 1;
             }
         }
@@ -46,7 +51,12 @@ fn amazons_perft_deep() {
 fn loa_divide_matches_oracle_for_first_moves() {
     // From the oracle's divide table of the initial position at depth 4.
     let divide = perft_divide(&Loa::start(), 4);
-    let get = |m: &str| divide.iter().find(|(mv, _)| mv.to_string() == m).map(|&(_, n)| n);
+    let get = |m: &str| {
+        divide
+            .iter()
+            .find(|(mv, _)| mv.to_string() == m)
+            .map(|&(_, n)| n)
+    };
     assert_eq!(divide.len(), 36);
     assert_eq!(get("b1-b3"), Some(43_334));
     assert_eq!(get("b1-d3"), Some(51_714));
