@@ -142,7 +142,8 @@ fn toggle(lines: &mut [u16; LINES], s: usize) {
 fn queen_count(lines: &[u16; LINES], s: usize) -> u32 {
     let mut n = 0;
     for k in 0..4 {
-        n += RUN[lines[LINE_OF[s][k] as usize] as usize][POS_ON[s][k] as usize] as u32;
+        // Line words hold 10 bits and positions are below 10: the masks only spare bounds checks.
+        n += RUN[lines[LINE_OF[s][k] as usize] as usize & 1023][POS_ON[s][k] as usize & 15] as u32;
     }
     n
 }
@@ -161,7 +162,7 @@ fn queen_targets(lines: &[u16; LINES], s: usize, out: &mut [u8; SPAN]) -> usize 
     for k in 0..4 {
         let word = LINE_OF[s][k] as usize;
         let p = POS_ON[s][k] as usize;
-        let slide = SLIDE[lines[word] as usize][p] as usize;
+        let slide = SLIDE[lines[word] as usize & 1023][p & 15] as usize;
         let (down, up) = (slide & 15, slide >> 4);
         let squares = &LINE_SQUARES[word];
         out[n..n + 16].copy_from_slice(&squares[p - down..p - down + 16]);
@@ -271,19 +272,15 @@ impl Amazons {
         targets[..n].contains(&(b as u8))
     }
 
-    /// Calls `f(from, to, arrows)` for every amazon move, where `arrows` is the number of
-    /// arrow squares from `to`.
+    /// The number of turns of the amazon on `from` (`lines` has it lifted).
     #[inline(always)]
-    fn for_each_destination(&self, mut f: impl FnMut(usize, usize, u32)) {
+    fn count_turns_from(lines: &[u16; LINES], from: usize) -> u32 {
         let mut targets = [0; SPAN];
-        for &from in &self.squares[self.turn.index()] {
-            let from = from as usize;
-            let lines = self.lines_without(from);
-            let n = queen_targets(&lines, from, &mut targets);
-            for &to in &targets[..n] {
-                f(from, to as usize, queen_count(&lines, to as usize));
-            }
-        }
+        let n = queen_targets(lines, from, &mut targets);
+        targets[..n]
+            .iter()
+            .map(|&to| queen_count(lines, to as usize))
+            .sum()
     }
 }
 
@@ -365,40 +362,53 @@ impl Position for Amazons {
 
     #[inline]
     fn count_moves(&self) -> u64 {
+        let mut lines = self.lines;
         let mut n = 0;
-        self.for_each_destination(|_, _, arrows| n += arrows);
+        for &from in &self.squares[self.turn.index()] {
+            toggle(&mut lines, from as usize);
+            n += Self::count_turns_from(&lines, from as usize);
+            toggle(&mut lines, from as usize);
+        }
         n as u64
     }
 
+    /// Counts the turns of each amazon, picks the amazon by the weight of its turns, then
+    /// walks its destinations to the chosen one: no list of turns is built.
     fn random_move(&self, random: u64) -> Option<Move> {
-        // At most 4 amazons × 35 queen moves.
-        let mut destinations = [(0u8, 0u8, 0u32); 140];
-        let mut len = 0;
-        let mut total = 0u64;
-        self.for_each_destination(|from, to, arrows| {
-            destinations[len] = (from as u8, to as u8, arrows);
-            len += 1;
-            total += arrows as u64;
-        });
+        let mut lines = self.lines;
+        let mut per_amazon = [0u32; 4];
+        for (count, &from) in per_amazon.iter_mut().zip(&self.squares[self.turn.index()]) {
+            toggle(&mut lines, from as usize);
+            *count = Self::count_turns_from(&lines, from as usize);
+            toggle(&mut lines, from as usize);
+        }
+        let total: u32 = per_amazon.iter().sum();
         if total == 0 {
             return None;
         }
         let mut pick = ((random as u128 * total as u128) >> 64) as u32;
-        for &(from, to, arrows) in &destinations[..len] {
-            if pick >= arrows {
-                pick -= arrows;
-                continue;
-            }
-            let lines = self.lines_without(from as usize);
-            let mut arrows = [0; SPAN];
-            queen_targets(&lines, to as usize, &mut arrows);
-            return Some(Move {
-                from: Square::from_index_unchecked(from as usize),
-                to: Square::from_index_unchecked(to as usize),
-                arrow: Square::from_index_unchecked(arrows[pick as usize] as usize),
-            });
+        let mut slot = 0;
+        while pick >= per_amazon[slot] {
+            pick -= per_amazon[slot];
+            slot += 1;
         }
-        unreachable!("the pick is below the total")
+        let from = self.squares[self.turn.index()][slot] as usize;
+        toggle(&mut lines, from);
+        let (mut targets, mut arrows) = ([0; SPAN], [0; SPAN]);
+        let n = queen_targets(&lines, from, &mut targets);
+        for &to in &targets[..n] {
+            let count = queen_count(&lines, to as usize);
+            if pick < count {
+                queen_targets(&lines, to as usize, &mut arrows);
+                return Some(Move {
+                    from: Square::from_index_unchecked(from),
+                    to: Square::from_index_unchecked(to as usize),
+                    arrow: Square::from_index_unchecked(arrows[pick as usize] as usize),
+                });
+            }
+            pick -= count;
+        }
+        unreachable!("the pick is below the amazon's turn count")
     }
 
     #[inline]
