@@ -271,8 +271,8 @@ impl Loa {
         while rest != 0 {
             let from = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            for line in 0..4 {
-                let distance = (occupied & LINE[from][line]).count_ones();
+            for (line, mask) in LINE[from].iter().enumerate() {
+                let distance = (occupied & mask).count_ones();
                 for dir in [2 * line, 2 * line + 1] {
                     // Branch-free on purpose: whether a move exists is unpredictable, so the
                     // checks are combined into one flag that the caller accumulates.

@@ -38,7 +38,11 @@ fn arbitrary_loa(seed: u64) -> Loa {
     let nw = 1 + (next() % 12) as u32;
     let black = random_squares(&mut next, 64, nb, 0);
     let white = random_squares(&mut next, 64, nw, black);
-    let turn = if next() % 2 == 0 { Color::Black } else { Color::White };
+    let turn = if next().is_multiple_of(2) {
+        Color::Black
+    } else {
+        Color::White
+    };
     Loa::from_bitboards(black as u64, white as u64, turn).unwrap()
 }
 
@@ -49,7 +53,11 @@ fn arbitrary_amazons(seed: u64) -> Amazons {
     let white = random_squares(&mut next, 100, 4, black);
     let arrow_count = (next() % 61) as u32;
     let arrows = random_squares(&mut next, 100, arrow_count, black | white);
-    let turn = if next() % 2 == 0 { Color::Black } else { Color::White };
+    let turn = if next().is_multiple_of(2) {
+        Color::Black
+    } else {
+        Color::White
+    };
     Amazons::from_bitboards(black, white, arrows, turn).unwrap()
 }
 
@@ -67,7 +75,11 @@ fn after_random_plies<P: Position>(seed: u64, plies: u32) -> P {
 }
 
 fn sorted<P: Position>(position: &P) -> Vec<String> {
-    let mut moves: Vec<String> = position.legal_moves().iter().map(ToString::to_string).collect();
+    let mut moves: Vec<String> = position
+        .legal_moves()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     moves.sort();
     moves
 }
@@ -80,7 +92,11 @@ fn check_moves_are_legal<P: Position>(position: &P, random: u64) {
     for &mv in &moves {
         assert!(position.is_legal(mv), "{mv} in {position}");
         assert!(position.play(mv).is_ok());
-        assert_eq!(position.parse_move(&mv.to_string()), Ok(mv), "{mv} in {position}");
+        assert_eq!(
+            position.parse_move(&mv.to_string()),
+            Ok(mv),
+            "{mv} in {position}"
+        );
     }
     match position.random_move(random) {
         Some(mv) => assert!(moves.contains(&mv), "random {mv} in {position}"),
@@ -94,7 +110,9 @@ fn check_incremental_zobrist<P: Position>(seed: u64, plies: u32) {
     let mut next = rng(seed);
     let mut position = P::start();
     for _ in 0..plies {
-        let Some(mv) = position.random_move(next()) else { break };
+        let Some(mv) = position.random_move(next()) else {
+            break;
+        };
         position.play_unchecked(mv);
         let fresh: P = position.to_string().parse().unwrap();
         assert_eq!(fresh, position);
@@ -171,13 +189,19 @@ proptest! {
 #[test]
 fn random_loa_games_end_with_a_valid_outcome() {
     for seed in 0..300 {
-        for rules in [LoaRules::default(), "double-connection=draw".parse().unwrap()] {
+        for rules in [
+            LoaRules::default(),
+            "double-connection=draw".parse().unwrap(),
+        ] {
             let game = random_playout(Loa::start(), rules, rng(seed));
             let outcome = game.outcome().expect("a playout ends");
             let position = game.position();
             match outcome.reason {
                 EndReason::Connection => {
-                    let (b, w) = (position.is_connected(Color::Black), position.is_connected(Color::White));
+                    let (b, w) = (
+                        position.is_connected(Color::Black),
+                        position.is_connected(Color::White),
+                    );
                     assert!(b || w);
                     match outcome.winner {
                         Some(Color::Black) => assert!(b),

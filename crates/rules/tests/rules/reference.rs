@@ -6,7 +6,16 @@ use tourney_rules::amazons::{Piece, Square as AmazonsSquare};
 use tourney_rules::loa::Square as LoaSquare;
 use tourney_rules::{Amazons, Color, Loa, Position};
 
-const DIRECTIONS: [(i32, i32); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, -1), (-1, 1), (1, -1)];
+const DIRECTIONS: [(i32, i32); 8] = [
+    (0, 1),
+    (0, -1),
+    (1, 0),
+    (-1, 0),
+    (1, 1),
+    (-1, -1),
+    (-1, 1),
+    (1, -1),
+];
 
 fn name(file: i32, rank: i32) -> String {
     format!("{}{}", (b'a' + file as u8) as char, rank + 1)
@@ -40,7 +49,10 @@ pub(crate) fn loa_moves(position: &Loa) -> Vec<String> {
     };
     let me = position.turn();
     let pieces = |c: Color| -> Vec<(i32, i32)> {
-        (0..64).map(|i| (i % 8, i / 8)).filter(|&(f, r)| at(f, r) == Some(c)).collect()
+        (0..64)
+            .map(|i| (i % 8, i / 8))
+            .filter(|&(f, r)| at(f, r) == Some(c))
+            .collect()
     };
     if one_group(&pieces(Color::Black)) || one_group(&pieces(Color::White)) {
         return Vec::new();
@@ -79,16 +91,18 @@ pub(crate) fn loa_moves(position: &Loa) -> Vec<String> {
 pub(crate) fn amazons_moves(position: &Amazons) -> Vec<String> {
     let mut board = [[false; 10]; 10];
     let mut mine = Vec::new();
-    for f in 0..10 {
-        for r in 0..10 {
+    for (f, column) in board.iter_mut().enumerate() {
+        for (r, cell) in column.iter_mut().enumerate() {
             let piece = position.piece_at(AmazonsSquare::new(f, r));
-            board[f][r] = piece.is_some();
+            *cell = piece.is_some();
             if piece == Some(Piece::Amazon(position.turn())) {
                 mine.push((f as i32, r as i32));
             }
         }
     }
-    let free = |b: &[[bool; 10]; 10], f: i32, r: i32| (0..10).contains(&f) && (0..10).contains(&r) && !b[f as usize][r as usize];
+    let free = |b: &[[bool; 10]; 10], f: i32, r: i32| {
+        (0..10).contains(&f) && (0..10).contains(&r) && !b[f as usize][r as usize]
+    };
     let slides = |b: &[[bool; 10]; 10], f: i32, r: i32| -> Vec<(i32, i32)> {
         let mut out = Vec::new();
         for (df, dr) in DIRECTIONS {
