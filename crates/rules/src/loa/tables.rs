@@ -137,6 +137,6 @@ mod tests {
         assert_eq!(dilate(1), 0b11 | (0b11 << 8));
         assert_eq!(dilate(1 << 63), (0b11 << 62) | (0b11 << 54));
         assert_eq!(neighbours(1), 0b10 | (0b11 << 8));
-        assert_eq!(neighbours(0b11), 0b11 | (0b111 << 8));
+        assert_eq!(neighbours(0b11), 0b111 | (0b111 << 8));
     }
 }
