@@ -375,11 +375,21 @@ impl Position for Amazons {
     /// Counts the turns of each amazon, picks the amazon by the weight of its turns, then
     /// walks its destinations to the chosen one: no list of turns is built.
     fn random_move(&self, random: u64) -> Option<Move> {
+        // Pass 1 keeps every amazon's destinations and their arrow counts (at most 35 each,
+        // so a byte), pass 2 walks the chosen amazon's counts: no turn list is built.
         let mut lines = self.lines;
+        let mut targets = [[0u8; SPAN]; 4];
+        let mut counts = [[0u8; SPAN]; 4];
+        let mut lens = [0usize; 4];
         let mut per_amazon = [0u32; 4];
-        for (count, &from) in per_amazon.iter_mut().zip(&self.squares[self.turn.index()]) {
+        for (slot, &from) in self.squares[self.turn.index()].iter().enumerate() {
             toggle(&mut lines, from as usize);
-            *count = Self::count_turns_from(&lines, from as usize);
+            lens[slot] = queen_targets(&lines, from as usize, &mut targets[slot]);
+            for i in 0..lens[slot] {
+                let count = queen_count(&lines, targets[slot][i] as usize);
+                counts[slot][i] = count as u8;
+                per_amazon[slot] += count;
+            }
             toggle(&mut lines, from as usize);
         }
         let total: u32 = per_amazon.iter().sum();
@@ -392,23 +402,21 @@ impl Position for Amazons {
             pick -= per_amazon[slot];
             slot += 1;
         }
-        let from = self.squares[self.turn.index()][slot] as usize;
-        toggle(&mut lines, from);
-        let (mut targets, mut arrows) = ([0; SPAN], [0; SPAN]);
-        let n = queen_targets(&lines, from, &mut targets);
-        for &to in &targets[..n] {
-            let count = queen_count(&lines, to as usize);
-            if pick < count {
-                queen_targets(&lines, to as usize, &mut arrows);
-                return Some(Move {
-                    from: Square::from_index_unchecked(from),
-                    to: Square::from_index_unchecked(to as usize),
-                    arrow: Square::from_index_unchecked(arrows[pick as usize] as usize),
-                });
-            }
-            pick -= count;
+        let mut i = 0;
+        while pick >= counts[slot][i] as u32 {
+            pick -= counts[slot][i] as u32;
+            i += 1;
         }
-        unreachable!("the pick is below the amazon's turn count")
+        let from = self.squares[self.turn.index()][slot] as usize;
+        let to = targets[slot][i] as usize;
+        toggle(&mut lines, from);
+        let mut arrows = [0; SPAN];
+        queen_targets(&lines, to, &mut arrows);
+        Some(Move {
+            from: Square::from_index_unchecked(from),
+            to: Square::from_index_unchecked(to),
+            arrow: Square::from_index_unchecked(arrows[pick as usize] as usize),
+        })
     }
 
     #[inline]

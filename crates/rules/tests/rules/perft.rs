@@ -48,6 +48,13 @@ fn amazons_perft_deep() {
 }
 
 #[test]
+#[ignore = "8.35 billion leaves: run with --ignored --release"]
+fn amazons_perft_3_from_the_start() {
+    // The figure, also listed by an unrelated public Amazons benchmark.
+    assert_eq!(perft(&Amazons::start(), 3), 8_350_439_170);
+}
+
+#[test]
 fn loa_divide_matches_oracle_for_first_moves() {
     // From the oracle's divide table of the initial position at depth 4.
     let divide = perft_divide(&Loa::start(), 4);
