@@ -1,0 +1,35 @@
+//! Match statistics for engine testing: what a set of games says about strength.
+//!
+//! Pure functions on counts and game results: no I/O, no async runtime. Conventions follow
+//! fishtest by default; cutechess-cli's and the textbook figures are available for users
+//! who compare outputs.
+//!
+//! - [`Summary`]: score, Elo with its 95 % interval, LOS, draw ratio and normalized Elo from
+//!   W/D/L ([`Trinomial`]) or game-pair ([`Pentanomial`]) counts.
+//! - [`Sprt`]: fishtest's generalized SPRT with logistic, normalized or BayesElo bounds.
+//!
+//! ```
+//! use tourney_stats::{Pentanomial, Sprt, SprtInput, Summary};
+//!
+//! let pairs = Pentanomial { bins: [10, 40, 100, 45, 12] };
+//! let summary = Summary::pentanomial(pairs);
+//! assert!(summary.elo > 0.0 && summary.elo_lower < 0.0);
+//! let sprt = Sprt::preset("stc").unwrap();
+//! let status = sprt.status(&SprtInput { pentanomial: Some(pairs), trinomial: None }).unwrap();
+//! assert_eq!(status.decision.to_string(), "continue");
+//! ```
+#![deny(missing_docs)]
+
+mod counts;
+pub mod elo;
+mod mle;
+pub mod normal;
+mod sprt;
+mod summary;
+
+pub use counts::{GameScore, Pentanomial, Trinomial};
+pub use sprt::{
+    CutechessSprt, Decision, EloModel, Sprt, SprtInput, SprtStatus, decide, fishtest_draw_elo,
+    gsprt, legacy_llr, wald_bounds,
+};
+pub use summary::{Cutechess, Plain, Summary};
