@@ -58,7 +58,7 @@ mod tests {
         }
         assert_eq!(elo_from_score(1.0), f64::INFINITY);
         assert!(elo_from_score(1.5).is_nan());
-        assert!((fishtest_elo(1.0) - 1199.826_195_290_385_4).abs() < 1e-9);
+        assert!((fishtest_elo(1.0) - 1_199.826_195_290_385_4).abs() < 1e-9);
         assert!((bayeselo_scale(97.3) - 0.925_5).abs() < 1e-4);
         assert!((bayeselo_to_elo(0.0, 200.0)).abs() < 1e-12);
     }

@@ -7,6 +7,7 @@
 //! - [`Summary`]: score, Elo with its 95 % interval, LOS, draw ratio and normalized Elo from
 //!   W/D/L ([`Trinomial`]) or game-pair ([`Pentanomial`]) counts.
 //! - [`Sprt`]: fishtest's generalized SPRT with logistic, normalized or BayesElo bounds.
+//! - [`BayesElo`] and [`Ordo`]: joint ratings of many players from a [`GameTable`].
 //!
 //! ```
 //! use tourney_stats::{Pentanomial, Sprt, SprtInput, Summary};
@@ -22,12 +23,16 @@
 
 mod counts;
 pub mod elo;
+mod games;
 mod mle;
 pub mod normal;
+mod ratings;
 mod sprt;
 mod summary;
 
 pub use counts::{GameScore, Pentanomial, Trinomial};
+pub use games::{GameResult, GameTable};
+pub use ratings::{BayesElo, Bound, ErrorMethod, Ordo, PlayerRating, RatingTable};
 pub use sprt::{
     CutechessSprt, Decision, EloModel, Sprt, SprtInput, SprtStatus, decide, fishtest_draw_elo,
     gsprt, legacy_llr, wald_bounds,

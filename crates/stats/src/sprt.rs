@@ -141,7 +141,7 @@ impl Sprt {
                 return Err(format!("{name} must be between 0 and 0.5, found {v}"));
             }
         }
-        if !(self.elo0 < self.elo1) {
+        if self.elo0.is_nan() || self.elo1.is_nan() || self.elo0 >= self.elo1 {
             return Err(format!(
                 "elo0 ({}) must be below elo1 ({})",
                 self.elo0, self.elo1

@@ -2,4 +2,5 @@
 //! `tests/data/`), property tests, and the SPRT simulation.
 
 mod oracle;
+mod ratings;
 mod vectors;
