@@ -1,7 +1,9 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
 mod bench;
+mod ratings_cmd;
 mod rules_cmd;
+mod stats_cmd;
 
 use std::process::ExitCode;
 
@@ -30,6 +32,16 @@ enum Command {
     Legal(rules_cmd::LegalArgs),
     /// Measure speed: `tourney bench rules` prints perft and random-playout rates.
     Bench(bench::BenchArgs),
+    /// Two-player statistics from result counts: Elo with its 95 % interval, LOS, nElo.
+    ///
+    /// `tourney stats --wdl 120,100,80` (wins, draws, losses of the tested player) or
+    /// `tourney stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points).
+    /// `tourney stats sprt ...` is an SPRT calculator like fishtest's.
+    Stats(stats_cmd::StatsArgs),
+    /// Joint rating table of all players in a PGN file or tourney's JSON Lines records.
+    ///
+    /// BayesElo by default (`elo`, `mm`, `exactdist`, `ratings`), or an Ordo-style fit.
+    Ratings(ratings_cmd::RatingsArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +50,8 @@ fn main() -> ExitCode {
         Command::Perft(args) => rules_cmd::run_perft_command(&args),
         Command::Legal(args) => rules_cmd::run_legal_command(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Stats(args) => stats_cmd::run(&args),
+        Command::Ratings(args) => ratings_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -131,3 +131,151 @@ fn legal_stops_at_a_malformed_line_after_answering_the_earlier_ones() {
         "{err}"
     );
 }
+
+#[test]
+fn stats_prints_the_summary_and_json_fields() {
+    let out = tourney(&["stats", "--wdl", "120,100,80"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Elo: 46.60 +/- 32.34"),
+        "{}",
+        stdout(&out)
+    );
+    let out = tourney(&["stats", "--penta", "10,40,100,45,12", "--json"], "");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for field in [
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "pentanomial",
+        "score",
+        "elo",
+        "elo_error",
+        "elo_lower",
+        "elo_upper",
+        "nelo",
+        "nelo_error",
+        "los",
+        "draw_ratio",
+    ] {
+        assert!(json.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(json["games"], 414);
+    let out = tourney(&["stats", "--wdl", "1,2"], "");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("W,D,L needs 3 comma-separated counts"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn stats_sprt_decides_like_fishtest() {
+    let out = tourney(
+        &[
+            "stats",
+            "sprt",
+            "--penta",
+            "1000,4000,10000,5000,1600",
+            "--preset",
+            "stc",
+            "--json",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["decision"], "H1 accepted");
+    for field in [
+        "llr",
+        "lower_bound",
+        "upper_bound",
+        "elo0",
+        "elo1",
+        "alpha",
+        "beta",
+        "model",
+    ] {
+        assert!(json.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(json["model"], "normalized");
+    let out = tourney(
+        &[
+            "stats", "sprt", "--wdl", "10,10,10", "--elo0", "-3", "--elo1", "1", "--model",
+            "bayeselo",
+        ],
+        "",
+    );
+    assert!(
+        stdout(&out).contains("Decision: continue"),
+        "{}",
+        stdout(&out)
+    );
+    let out = tourney(
+        &[
+            "stats",
+            "sprt",
+            "--penta",
+            "1,1,1,1,1",
+            "--elo0",
+            "5",
+            "--elo1",
+            "1",
+        ],
+        "",
+    );
+    assert!(
+        stderr(&out).contains("elo0 (5) must be below elo1 (1)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn ratings_reads_pgn_and_jsonl_in_every_format() {
+    let dir = std::env::temp_dir().join(format!("tourney-ratings-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("games.pgn");
+    std::fs::write(&pgn, "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[Termination \"connection\"]\n\n1-0\n\n[White \"B\"]\n[Black \"A\"]\n[Result \"1/2-1/2\"]\n\n1/2-1/2\n\n[White \"C\"]\n[Black \"B\"]\n[Result \"0-1\"]\n\n0-1\n").unwrap();
+    let jsonl = dir.join("games.jsonl");
+    std::fs::write(&jsonl, "{\"white\":\"A\",\"black\":\"B\",\"result\":\"1-0\"}\n{\"white\":\"B\",\"black\":\"A\",\"result\":\"1/2-1/2\"}\n{\"white\":\"C\",\"black\":\"B\",\"result\":\"0-1\"}\n").unwrap();
+    for file in [&pgn, &jsonl] {
+        let out = tourney(&["ratings", file.to_str().unwrap(), "--json"], "");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let players = json["players"].as_array().unwrap();
+        assert_eq!(players[0]["name"], "A");
+        for field in ["name", "elo", "plus", "minus", "games", "score", "draws"] {
+            assert!(players[0].get(field).is_some(), "missing {field}");
+        }
+    }
+    let html = dir.join("report.html");
+    let out = tourney(
+        &[
+            "ratings",
+            pgn.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+            "--method",
+            "ordo",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("connection"));
+    let out = tourney(&["ratings", pgn.to_str().unwrap(), "--format", "csv"], "");
+    assert_eq!(stdout(&out).lines().count(), 4);
+    std::fs::write(&jsonl, "{\"white\":\"A\",\"result\":\"1-0\"}\n").unwrap();
+    let out = tourney(&["ratings", jsonl.to_str().unwrap()], "");
+    assert!(
+        stderr(&out).contains("games.jsonl:1: missing string field 'black'"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,6 +8,7 @@
 //!   W/D/L ([`Trinomial`]) or game-pair ([`Pentanomial`]) counts.
 //! - [`Sprt`]: fishtest's generalized SPRT with logistic, normalized or BayesElo bounds.
 //! - [`BayesElo`] and [`Ordo`]: joint ratings of many players from a [`GameTable`].
+//! - [`report::Report`]: text, CSV and HTML (with SVG charts) renderings of all of it.
 //!
 //! ```
 //! use tourney_stats::{Pentanomial, Sprt, SprtInput, Summary};
@@ -27,6 +28,7 @@ mod games;
 mod mle;
 pub mod normal;
 mod ratings;
+pub mod report;
 mod sprt;
 mod summary;
 

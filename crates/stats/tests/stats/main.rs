@@ -5,5 +5,6 @@ mod edges;
 mod oracle;
 mod properties;
 mod ratings;
+mod report;
 mod simulation;
 mod vectors;

@@ -1,0 +1,536 @@
+//! Rating reports for people: text, JSON (via serde), CSV and a self-contained HTML page
+//! with SVG charts drawn by plotters.
+//!
+//! A [`Report`] holds what a tournament produced: the joint rating table, the pairwise
+//! cross-table, for an SPRT its trajectory (LLR and Elo estimate over the pairs) and
+//! pentanomial counts, and why games ended. The tournament service fills it; this module
+//! only renders.
+
+use plotters::prelude::*;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+use crate::counts::Pentanomial;
+use crate::games::GameTable;
+use crate::ratings::{Bound, RatingTable};
+use crate::sprt::{Sprt, SprtInput, SprtStatus};
+use crate::summary::Summary;
+
+/// Results between every two players: `cells[i][j]` is `[wins, draws, losses]` of player
+/// `i` against player `j`, in the order of `names`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Crosstable {
+    /// Player names, in table order.
+    pub names: Vec<String>,
+    /// `[wins, draws, losses]` of row player against column player.
+    pub cells: Vec<Vec<[u64; 3]>>,
+}
+
+impl Crosstable {
+    /// The cross-table of `table`, players in the order of `names` (e.g. the standings).
+    pub fn new(table: &GameTable, names: &[String]) -> Crosstable {
+        let index = |name: &String| table.names().iter().position(|n| n == name);
+        let cells = names
+            .iter()
+            .map(|a| {
+                names
+                    .iter()
+                    .map(|b| match (index(a), index(b)) {
+                        (Some(i), Some(j)) if i != j => table.wdl(i, j),
+                        _ => [0; 3],
+                    })
+                    .collect()
+            })
+            .collect();
+        Crosstable {
+            names: names.to_vec(),
+            cells,
+        }
+    }
+}
+
+/// The SPRT state after some number of pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SprtPoint {
+    /// Pairs counted (a prefix in pair order).
+    pub pairs: u64,
+    /// Log-likelihood ratio.
+    pub llr: f64,
+    /// Elo estimate.
+    pub elo: f64,
+    /// Lower end of its 95 % interval.
+    pub elo_lower: f64,
+    /// Upper end of its 95 % interval.
+    pub elo_upper: f64,
+}
+
+/// An SPRT between two engines: the test, where it stands, and how it got there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SprtReport {
+    /// The test.
+    pub sprt: Sprt,
+    /// The current LLR, bounds and decision.
+    pub status: SprtStatus,
+    /// Pair counts so far.
+    pub pentanomial: Pentanomial,
+    /// LLR and Elo over the number of pairs.
+    pub trajectory: Vec<SprtPoint>,
+}
+
+impl SprtReport {
+    /// The report of `sprt` on pair results in pair-index order (`bins[k]` = the pair's
+    /// points in half-points, 0..=4), with about `points` trajectory samples.
+    ///
+    /// # Errors
+    /// As [`Sprt::status`] (e.g. no pairs yet).
+    pub fn from_pairs(sprt: Sprt, pairs: &[usize], points: usize) -> Result<SprtReport, String> {
+        let mut counts = Pentanomial::default();
+        let mut trajectory = Vec::new();
+        let every = (pairs.len() / points.max(1)).max(1);
+        for (i, &bin) in pairs.iter().enumerate() {
+            counts.bins[bin.min(4)] += 1;
+            if (i + 1) % every == 0 || i + 1 == pairs.len() {
+                let input = SprtInput {
+                    pentanomial: Some(counts),
+                    trinomial: None,
+                };
+                let summary = Summary::pentanomial(counts);
+                trajectory.push(SprtPoint {
+                    pairs: i as u64 + 1,
+                    llr: sprt.llr(&input)?,
+                    elo: summary.elo,
+                    elo_lower: summary.elo_lower,
+                    elo_upper: summary.elo_upper,
+                });
+            }
+        }
+        let status = sprt.status(&SprtInput {
+            pentanomial: Some(counts),
+            trinomial: None,
+        })?;
+        Ok(SprtReport {
+            sprt,
+            status,
+            pentanomial: counts,
+            trajectory,
+        })
+    }
+}
+
+/// Everything a rating report shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Title, e.g. the tournament name.
+    pub title: String,
+    /// Standings.
+    pub ratings: RatingTable,
+    /// Pairwise results.
+    pub crosstable: Crosstable,
+    /// For an SPRT: its state and history.
+    pub sprt: Option<SprtReport>,
+    /// Why games ended, with counts, most frequent first.
+    pub terminations: Vec<(String, u64)>,
+}
+
+/// A rating with its bound mark: `>386` for a perfect score.
+fn rating_text(elo: f64, bound: Option<Bound>) -> String {
+    match bound {
+        Some(Bound::AtLeast) => format!(">{elo:.0}"),
+        Some(Bound::AtMost) => format!("<{elo:.0}"),
+        None => format!("{elo:.0}"),
+    }
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+impl Report {
+    /// The standings as a text table (BayesElo's columns plus LOS to the next player).
+    pub fn standings_text(&self) -> String {
+        let width = self
+            .ratings
+            .players
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let mut out = format!(
+            "{:>4} {:<width$} {:>6} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6}\n",
+            "Rank", "Name", "Elo", "+", "-", "Games", "Score", "Draws", "LOS"
+        );
+        for (rank, p) in self.ratings.players.iter().enumerate() {
+            let los = p.los_next.map_or(String::new(), percent);
+            let _ = writeln!(
+                out,
+                "{:>4} {:<width$} {:>6} {:>5.0} {:>5.0} {:>6} {:>6} {:>6} {:>6}",
+                rank + 1,
+                p.name,
+                rating_text(p.elo, p.bound),
+                p.plus,
+                p.minus,
+                p.games,
+                percent(p.score),
+                percent(p.draws),
+                los
+            );
+        }
+        out
+    }
+
+    /// The whole report as text.
+    pub fn text(&self) -> String {
+        let mut out = format!("{}\n\n", self.title);
+        out += &self.standings_text();
+        let c = &self.crosstable;
+        if c.names.len() > 1 {
+            out += "\nCross-table (wins-draws-losses of the row player)\n";
+            let width = c.names.iter().map(|n| n.len()).max().unwrap_or(4);
+            let _ = write!(out, "{:width$}", "");
+            for name in &c.names {
+                let _ = write!(out, " {:>11}", name.chars().take(11).collect::<String>());
+            }
+            out.push('\n');
+            for (i, name) in c.names.iter().enumerate() {
+                let _ = write!(out, "{name:width$}");
+                for (j, [w, d, l]) in c.cells[i].iter().enumerate() {
+                    let cell = if i == j {
+                        "-".to_string()
+                    } else {
+                        format!("{w}-{d}-{l}")
+                    };
+                    let _ = write!(out, " {cell:>11}");
+                }
+                out.push('\n');
+            }
+        }
+        if let Some(s) = &self.sprt {
+            let _ = writeln!(
+                out,
+                "\nSPRT {} [{}, {}]: LLR {:.2} [{:.2}, {:.2}], {}, Ptnml(0-2) {}",
+                s.sprt.model,
+                s.sprt.elo0,
+                s.sprt.elo1,
+                s.status.llr,
+                s.status.lower_bound,
+                s.status.upper_bound,
+                s.status.decision,
+                s.pentanomial
+            );
+        }
+        if !self.terminations.is_empty() {
+            out += "\nTerminations\n";
+            for (reason, n) in &self.terminations {
+                let _ = writeln!(out, "  {reason}: {n}");
+            }
+        }
+        out
+    }
+
+    /// The standings as CSV with a header line.
+    pub fn csv(&self) -> String {
+        let mut out = String::from("rank,name,elo,plus,minus,games,score,draws,los_next,bound\n");
+        for (rank, p) in self.ratings.players.iter().enumerate() {
+            let name = if p.name.contains([',', '"']) {
+                format!("\"{}\"", p.name.replace('"', "\"\""))
+            } else {
+                p.name.clone()
+            };
+            let bound = match p.bound {
+                Some(Bound::AtLeast) => ">",
+                Some(Bound::AtMost) => "<",
+                None => "",
+            };
+            let _ = writeln!(
+                out,
+                "{},{name},{:.2},{:.2},{:.2},{},{:.4},{:.4},{},{bound}",
+                rank + 1,
+                p.elo,
+                p.plus,
+                p.minus,
+                p.games,
+                p.score,
+                p.draws,
+                p.los_next.map_or(String::new(), |l| format!("{l:.4}"))
+            );
+        }
+        out
+    }
+
+    /// A self-contained HTML page (inline CSS and SVG, no scripts or network).
+    pub fn html(&self) -> String {
+        let mut page = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n<style>\
+             body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:1em 0}}\
+             td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th{{background:#f4f4f4}}\
+             td.name{{text-align:left}}section{{margin-bottom:2em}}</style></head><body>\n<h1>{title}</h1>\n",
+            title = escape(&self.title)
+        );
+        page += "<section id=\"standings\"><h2>Standings</h2>\n<table><tr><th>Rank</th><th>Name</th><th>Elo</th><th>+</th><th>−</th><th>Games</th><th>Score</th><th>Draws</th><th>LOS</th></tr>\n";
+        for (rank, p) in self.ratings.players.iter().enumerate() {
+            let _ = writeln!(
+                page,
+                "<tr><td>{}</td><td class=\"name\">{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                rank + 1,
+                escape(&p.name),
+                escape(&rating_text(p.elo, p.bound)),
+                p.plus,
+                p.minus,
+                p.games,
+                percent(p.score),
+                percent(p.draws),
+                p.los_next.map_or(String::new(), percent)
+            );
+        }
+        let _ = writeln!(page, "</table>\n<p>{}</p>", escape(&self.ratings.method));
+        page += &self.standings_chart();
+        page += "</section>\n";
+
+        let c = &self.crosstable;
+        page += "<section id=\"crosstable\"><h2>Cross-table</h2>\n<p>Wins-draws-losses of the row player.</p>\n<table><tr><th></th>";
+        for name in &c.names {
+            let _ = write!(page, "<th>{}</th>", escape(name));
+        }
+        page += "</tr>\n";
+        for (i, name) in c.names.iter().enumerate() {
+            let _ = write!(page, "<tr><td class=\"name\">{}</td>", escape(name));
+            for (j, [w, d, l]) in c.cells[i].iter().enumerate() {
+                if i == j {
+                    page += "<td>—</td>";
+                } else {
+                    let _ = write!(page, "<td>{w}-{d}-{l}</td>");
+                }
+            }
+            page += "</tr>\n";
+        }
+        page += "</table></section>\n";
+
+        if let Some(s) = &self.sprt {
+            let _ = writeln!(
+                page,
+                "<section id=\"sprt\"><h2>SPRT</h2>\n<p>{} bounds [{}, {}], α {}, β {}: LLR {:.2} in [{:.2}, {:.2}] — <strong>{}</strong></p>",
+                s.sprt.model,
+                s.sprt.elo0,
+                s.sprt.elo1,
+                s.sprt.alpha,
+                s.sprt.beta,
+                s.status.llr,
+                s.status.lower_bound,
+                s.status.upper_bound,
+                s.status.decision
+            );
+            page += &llr_chart(s);
+            page += &elo_chart(s);
+            page += &pentanomial_chart(&s.pentanomial);
+            page += "</section>\n";
+        }
+        if !self.terminations.is_empty() {
+            page += "<section id=\"terminations\"><h2>Terminations</h2>\n<table><tr><th>Reason</th><th>Games</th></tr>\n";
+            for (reason, n) in &self.terminations {
+                let _ = writeln!(
+                    page,
+                    "<tr><td class=\"name\">{}</td><td>{n}</td></tr>",
+                    escape(reason)
+                );
+            }
+            page += "</table></section>\n";
+        }
+        page += "</body></html>\n";
+        page
+    }
+
+    /// Rating intervals, best player on top.
+    fn standings_chart(&self) -> String {
+        let players = &self.ratings.players;
+        if players.is_empty() {
+            return String::new();
+        }
+        let lo = players
+            .iter()
+            .map(|p| p.elo - p.minus)
+            .fold(f64::INFINITY, f64::min);
+        let hi = players
+            .iter()
+            .map(|p| p.elo + p.plus)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let pad = ((hi - lo) * 0.05).max(1.0);
+        let n = players.len();
+        svg(640, 60 + 36 * n as u32, |root| {
+            let mut chart = ChartBuilder::on(root)
+                .caption("Ratings with 95% intervals", ("sans-serif", 16))
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(120)
+                .build_cartesian_2d(lo - pad..hi + pad, -0.5..n as f64 - 0.5)?;
+            let label = |y: &f64| {
+                let i = n as i64 - 1 - y.round() as i64;
+                players
+                    .get(i as usize)
+                    .map_or(String::new(), |p| p.name.clone())
+            };
+            chart
+                .configure_mesh()
+                .y_labels(n)
+                .y_label_formatter(&label)
+                .x_desc("Elo")
+                .draw()?;
+            for (i, p) in players.iter().enumerate() {
+                let y = (n - 1 - i) as f64;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(p.elo - p.minus, y), (p.elo + p.plus, y)],
+                    BLUE.stroke_width(2),
+                )))?;
+                chart.draw_series(std::iter::once(Circle::new((p.elo, y), 4, BLUE.filled())))?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Draws into an SVG of the given size; on a drawing error the chart is left out with a
+/// note rather than failing the report.
+fn svg(
+    width: u32,
+    height: u32,
+    draw: impl for<'a> FnOnce(
+        &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    ) -> Result<(), Box<dyn std::error::Error>>,
+) -> String {
+    let mut buf = String::new();
+    let result = {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        let drawn = root
+            .fill(&WHITE)
+            .map_err(|e| e.to_string())
+            .and_then(|()| draw(&root).map_err(|e| e.to_string()));
+        drawn.and_then(|()| root.present().map_err(|e| e.to_string()))
+    };
+    match result {
+        Ok(()) => format!("<figure>{buf}</figure>\n"),
+        Err(e) => format!("<p>(chart unavailable: {})</p>\n", escape(&e)),
+    }
+}
+
+fn x_range(points: &[SprtPoint]) -> std::ops::Range<f64> {
+    0.0..points.last().map_or(1.0, |p| p.pairs as f64).max(1.0)
+}
+
+/// LLR over pairs against its bounds.
+fn llr_chart(s: &SprtReport) -> String {
+    let points = &s.trajectory;
+    let (lower, upper) = (s.status.lower_bound, s.status.upper_bound);
+    let lo = points.iter().map(|p| p.llr).fold(lower, f64::min) - 0.2;
+    let hi = points.iter().map(|p| p.llr).fold(upper, f64::max) + 0.2;
+    let xs = x_range(points);
+    svg(640, 320, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("LLR", ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(xs.clone(), lo..hi)?;
+        chart
+            .configure_mesh()
+            .x_desc("pairs")
+            .y_desc("LLR")
+            .draw()?;
+        for bound in [lower, upper] {
+            chart.draw_series(LineSeries::new(
+                vec![(xs.start, bound), (xs.end, bound)],
+                RED.stroke_width(1),
+            ))?;
+        }
+        chart.draw_series(LineSeries::new(
+            points.iter().map(|p| (p.pairs as f64, p.llr)),
+            BLUE.stroke_width(2),
+        ))?;
+        Ok(())
+    })
+}
+
+/// The Elo estimate and its interval over pairs.
+fn elo_chart(s: &SprtReport) -> String {
+    let points: Vec<&SprtPoint> = s
+        .trajectory
+        .iter()
+        .filter(|p| p.elo_lower.is_finite() && p.elo_upper.is_finite())
+        .collect();
+    let lo = points
+        .iter()
+        .map(|p| p.elo_lower)
+        .fold(f64::INFINITY, f64::min);
+    let hi = points
+        .iter()
+        .map(|p| p.elo_upper)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if points.is_empty() || lo >= hi {
+        return String::new();
+    }
+    let xs = x_range(&s.trajectory);
+    svg(640, 320, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Elo estimate with 95% interval", ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(xs, lo..hi)?;
+        chart
+            .configure_mesh()
+            .x_desc("pairs")
+            .y_desc("Elo")
+            .draw()?;
+        let band: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.pairs as f64, p.elo_upper))
+            .chain(points.iter().rev().map(|p| (p.pairs as f64, p.elo_lower)))
+            .collect();
+        chart.draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.15))))?;
+        chart.draw_series(LineSeries::new(
+            points.iter().map(|p| (p.pairs as f64, p.elo)),
+            BLUE.stroke_width(2),
+        ))?;
+        Ok(())
+    })
+}
+
+/// Pair counts by points.
+fn pentanomial_chart(p: &Pentanomial) -> String {
+    let top = p.bins.iter().copied().max().unwrap_or(0).max(1) as f64 * 1.1;
+    const LABELS: [&str; 5] = ["0", "½", "1", "1½", "2"];
+    svg(640, 280, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Pentanomial: pairs by points of the tested engine",
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(-0.5f64..4.5f64, 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_labels(5)
+            .x_label_formatter(&|x: &f64| {
+                LABELS
+                    .get(x.round() as usize)
+                    .map_or(String::new(), |s| s.to_string())
+            })
+            .y_desc("pairs")
+            .draw()?;
+        chart.draw_series(p.bins.iter().enumerate().map(|(k, &n)| {
+            Rectangle::new(
+                [(k as f64 - 0.35, 0.0), (k as f64 + 0.35, n as f64)],
+                BLUE.mix(0.6).filled(),
+            )
+        }))?;
+        Ok(())
+    })
+}
