@@ -58,6 +58,10 @@ pub(crate) struct RatingsArgs {
     /// How BayesElo computes error bars.
     #[arg(long, value_enum, default_value = "exactdist")]
     errors: Errors,
+    /// Fit BayesElo's first-move advantage and draw parameter to the games (`mm 1 1`)
+    /// instead of using its defaults (32.8 and 97.3).
+    #[arg(long)]
+    fit: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -160,6 +164,8 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
             },
             offset: args.offset.unwrap_or(0.0),
             anchor: args.anchor.clone(),
+            fit_advantage: args.fit,
+            fit_drawelo: args.fit,
             ..BayesElo::default()
         }
         .rate(&games.table),

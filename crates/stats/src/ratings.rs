@@ -62,6 +62,10 @@ pub struct RatingTable {
     pub players: Vec<PlayerRating>,
     /// `los[i][j]`: likelihood that player `i` (table order) is stronger than player `j`.
     pub los: Vec<Vec<f64>>,
+    /// BayesElo's first-move advantage (internal Elo), as given or fitted.
+    pub advantage: Option<f64>,
+    /// BayesElo's draw parameter (internal Elo), as given or fitted.
+    pub drawelo: Option<f64>,
 }
 
 /// How BayesElo computes error bars.
@@ -91,6 +95,10 @@ pub struct BayesElo {
     pub offset: f64,
     /// Player whose displayed rating is set to `offset`, instead of the pool average.
     pub anchor: Option<String>,
+    /// Fit the advantage to the games (BayesElo `mm 1 _`) instead of using `advantage`.
+    pub fit_advantage: bool,
+    /// Fit the draw parameter to the games (BayesElo `mm _ 1`) instead of using `drawelo`.
+    pub fit_drawelo: bool,
 }
 
 impl Default for BayesElo {
@@ -102,6 +110,8 @@ impl Default for BayesElo {
             errors: ErrorMethod::ExactDist,
             offset: 0.0,
             anchor: None,
+            fit_advantage: false,
+            fit_drawelo: false,
         }
     }
 }
@@ -156,11 +166,12 @@ impl Condensed {
     }
 
     /// MM (Hunter 2004) as BayesElo runs it: Gauss–Seidel from the last player down, until
-    /// no γ moves by more than 1e-5 relative. Returns internal ratings with mean 0.
-    fn fit(&self, advantage: f64, drawelo: f64) -> Vec<f64> {
+    /// nothing moves by more than 1e-5 (γ relatively, fitted θ absolutely). Returns internal
+    /// ratings with mean 0, and the advantage and draw parameter (fitted or as given).
+    fn fit(&self, advantage: Option<f64>, drawelo: Option<f64>) -> (Vec<f64>, f64, f64) {
         let n = self.n;
-        let theta_w = 10f64.powf(advantage / 400.0);
-        let theta_d = 10f64.powf(drawelo / 400.0);
+        let mut theta_w = advantage.map_or(1.0, |a| 10f64.powf(a / 400.0));
+        let mut theta_d = drawelo.map_or(1.0, |d| 10f64.powf(d / 400.0));
         let mut gamma = vec![1.0; n];
         let mut next = vec![1.0; n];
         for _ in 0..10_000 {
@@ -182,11 +193,34 @@ impl Condensed {
                 next[i] = if b > 0.0 { a / b } else { gamma[i] };
             }
             std::mem::swap(&mut gamma, &mut next);
-            let diff = gamma
+            let mut diff = gamma
                 .iter()
                 .zip(&next)
                 .map(|(a, b)| (a - b).abs() / (a + b))
                 .fold(0.0, f64::max);
+            if advantage.is_none() {
+                let (mut num, mut den) = (0.0, 0.0);
+                self.for_each_white_game(|i, j, [w, d, l]| {
+                    num += w + d;
+                    den += (d + w) * gamma[i] / (theta_w * gamma[i] + theta_d * gamma[j])
+                        + (d + l) * theta_d * gamma[i] / (theta_d * theta_w * gamma[i] + gamma[j]);
+                });
+                let updated = num / den;
+                diff = diff.max((updated - theta_w).abs());
+                theta_w = updated;
+            }
+            if drawelo.is_none() {
+                let (mut num, mut den) = (0.0, 0.0);
+                self.for_each_white_game(|i, j, [w, d, l]| {
+                    num += d;
+                    den += (d + w) * gamma[j] / (theta_w * gamma[i] + theta_d * gamma[j])
+                        + (d + l) * theta_w * gamma[i] / (theta_d * theta_w * gamma[i] + gamma[j]);
+                });
+                let c = num / den;
+                let updated = c + (c * c + 1.0).sqrt();
+                diff = diff.max((updated - theta_d).abs());
+                theta_d = updated;
+            }
             if diff < 1e-5 {
                 break;
             }
@@ -194,7 +228,16 @@ impl Condensed {
         let mut elo: Vec<f64> = gamma.iter().map(|g| 400.0 * g.log10()).collect();
         let mean = elo.iter().sum::<f64>() / n as f64;
         elo.iter_mut().for_each(|e| *e -= mean);
-        elo
+        (elo, 400.0 * theta_w.log10(), 400.0 * theta_d.log10())
+    }
+
+    /// Calls `f(white, black, [white wins, draws, black wins])` for every pair that met.
+    fn for_each_white_game(&self, mut f: impl FnMut(usize, usize, [f64; 3])) {
+        for i in 0..self.n {
+            for j in (0..self.n).filter(|&j| j != i) {
+                f(i, j, self.counts[i][j]);
+            }
+        }
     }
 
     /// Log-likelihood of the games of player `p` (or of all games if `None`).
@@ -316,14 +359,22 @@ impl BayesElo {
     pub fn rate(&self, table: &GameTable) -> RatingTable {
         let n = table.len();
         let model = Condensed::new(table, self.prior);
-        let internal = model.fit(self.advantage, self.drawelo);
-        let scale = crate::elo::bayeselo_scale(self.drawelo);
-        let info = model.information(&internal, self.advantage, self.drawelo);
+        let (internal, advantage, drawelo) = model.fit(
+            (!self.fit_advantage).then_some(self.advantage),
+            (!self.fit_drawelo).then_some(self.drawelo),
+        );
+        let fitted = BayesElo {
+            advantage,
+            drawelo,
+            ..self.clone()
+        };
+        let scale = crate::elo::bayeselo_scale(drawelo);
+        let info = model.information(&internal, advantage, drawelo);
         let covariance = centred_covariance(&info);
         let (plus, minus): (Vec<f64>, Vec<f64>) = match self.errors {
             ErrorMethod::ExactDist => (0..n)
                 .map(|i| {
-                    let (lo, hi) = self.exact_interval(&model, &internal, i);
+                    let (lo, hi) = fitted.exact_interval(&model, &internal, i);
                     ((hi - internal[i]) * scale, (internal[i] - lo) * scale)
                 })
                 .unzip(),
@@ -358,7 +409,10 @@ impl BayesElo {
             ErrorMethod::Covariance => "bayeselo (covariance)",
             ErrorMethod::Diagonal => "bayeselo (mm)",
         };
-        build_table(table, method, &elo, &plus, &minus, los)
+        let mut out = build_table(table, method, &elo, &plus, &minus, los);
+        out.advantage = Some(advantage);
+        out.drawelo = Some(drawelo);
+        out
     }
 
     /// BayesElo's `exactdist` interval of player `i`, in internal Elo: the rating scanned
@@ -478,6 +532,8 @@ fn build_table(
         method: method.to_string(),
         players: rows,
         los: matrix,
+        advantage: None,
+        drawelo: None,
     }
 }
 

@@ -135,6 +135,28 @@ fn bayeselo_offset() {
 }
 
 #[test]
+fn bayeselo_fitted_advantage_and_draw_parameter() {
+    let config = BayesElo {
+        fit_advantage: true,
+        fit_drawelo: true,
+        ..BayesElo::default()
+    };
+    check_bayeselo("fitadvdraw", config.clone(), 0.01);
+    let expected = load("ratings_expected.json");
+    for name in TOURNAMENTS {
+        let ours = config.rate(&table(name));
+        let theirs = &expected["tournaments"][name]["bayeselo"]["fitadvdraw"];
+        for (field, value) in [("advantage", ours.advantage), ("drawelo", ours.drawelo)] {
+            let e = theirs[field].as_f64().unwrap();
+            assert!(
+                (value.unwrap() - e).abs() < 0.01,
+                "{name} {field}: ours {value:?}, BayesElo {e}"
+            );
+        }
+    }
+}
+
+#[test]
 fn ordo_default_ratings() {
     let expected = load("ratings_expected.json");
     for name in TOURNAMENTS {
