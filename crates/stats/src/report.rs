@@ -380,6 +380,7 @@ impl Report {
                 .configure_mesh()
                 .y_labels(n)
                 .y_label_formatter(&label)
+                .x_label_formatter(&|x| format!("{x:.0}"))
                 .x_desc("Elo")
                 .draw()?;
             for (i, p) in players.iter().enumerate() {
@@ -523,6 +524,7 @@ fn pentanomial_chart(p: &Pentanomial) -> String {
                     .get(x.round() as usize)
                     .map_or(String::new(), |s| s.to_string())
             })
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .y_desc("pairs")
             .draw()?;
         chart.draw_series(p.bins.iter().enumerate().map(|(k, &n)| {
