@@ -440,6 +440,7 @@ fn llr_chart(s: &SprtReport) -> String {
             .build_cartesian_2d(xs.clone(), lo..hi)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .x_desc("pairs")
             .y_desc("LLR")
             .draw()?;
@@ -485,6 +486,8 @@ fn elo_chart(s: &SprtReport) -> String {
             .build_cartesian_2d(xs, lo..hi)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .x_desc("pairs")
             .y_desc("Elo")
             .draw()?;
