@@ -50,6 +50,11 @@ impl<P: Position> Game<P> {
             .expect("a game always has its start position")
     }
 
+    /// Every position of the game: the start, then the position after each move.
+    pub fn positions(&self) -> &[P] {
+        &self.positions
+    }
+
     /// The moves played so far.
     pub fn moves(&self) -> &[P::Move] {
         &self.moves

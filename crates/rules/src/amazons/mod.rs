@@ -244,6 +244,16 @@ impl Amazons {
         self.amazons[0] | self.amazons[1] | self.arrows
     }
 
+    /// The squares of the four amazons of `color`, in no particular order.
+    pub fn amazon_squares(&self, color: Color) -> [Square; 4] {
+        self.squares[color.index()].map(|s| Square::from_index_unchecked(s as usize))
+    }
+
+    /// How many free squares a queen on `square` reaches (the square itself is ignored).
+    pub fn queen_mobility(&self, square: Square) -> u32 {
+        queen_count(&self.lines, square.index())
+    }
+
     /// What stands on `square`, if anything.
     pub fn piece_at(&self, square: Square) -> Option<Piece> {
         let bit = 1u128 << square.index();

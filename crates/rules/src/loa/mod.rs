@@ -263,9 +263,15 @@ impl Loa {
     /// `legal` set are the legal ones (no pass, no game-over check). `to` is meaningless
     /// for the others.
     #[inline(always)]
-    fn for_each_step(&self, mut f: impl FnMut(usize, usize, bool, bool)) {
-        let own = self.pieces[self.turn.index()];
-        let enemy = self.pieces[self.turn.opponent().index()];
+    fn for_each_step(&self, f: impl FnMut(usize, usize, bool, bool)) {
+        self.for_each_step_of(self.turn, f);
+    }
+
+    /// As [`Loa::for_each_step`] for the pieces of `us`, whoever is to move.
+    #[inline(always)]
+    fn for_each_step_of(&self, us: Color, mut f: impl FnMut(usize, usize, bool, bool)) {
+        let own = self.pieces[us.index()];
+        let enemy = self.pieces[us.opponent().index()];
         let occupied = own | enemy;
         let mut rest = own;
         while rest != 0 {
@@ -292,6 +298,14 @@ impl Loa {
     fn count_steps(&self) -> u64 {
         let mut n = 0;
         self.for_each_step(|_, _, _, legal| n += legal as u64);
+        n
+    }
+
+    /// The number of steps `color` could make here if it were to move (its mobility),
+    /// whether or not the game is over.
+    pub fn mobility(&self, color: Color) -> u32 {
+        let mut n = 0;
+        self.for_each_step_of(color, |_, _, _, legal| n += legal as u32);
         n
     }
 

@@ -606,3 +606,25 @@ fn position_string_errors_say_what_and_where() {
         "{err}"
     );
 }
+
+// ---------------------------------------------------------------- accessors used by players
+
+#[test]
+fn loa_mobility_counts_steps_for_either_side() {
+    let start = Loa::start();
+    assert_eq!(start.mobility(Color::Black), 36);
+    assert_eq!(start.mobility(Color::White), 36);
+    let position: Loa = WHITE_MUST_PASS.parse().unwrap();
+    assert_eq!(position.mobility(Color::White), 0);
+    assert!(position.mobility(Color::Black) > 0);
+}
+
+#[test]
+fn amazons_queen_mobility_counts_free_squares_in_reach() {
+    let start = Amazons::start();
+    let mut squares = start.amazon_squares(Color::White).map(|s| s.to_string());
+    squares.sort();
+    assert_eq!(squares, ["a4", "d1", "g1", "j4"]);
+    // d1: 3 along rank 1 to the left, 2 to the right (g1 blocks), 9 up, 3 + 3 diagonally.
+    assert_eq!(start.queen_mobility("d1".parse().unwrap()), 20);
+}

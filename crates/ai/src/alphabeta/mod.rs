@@ -1,0 +1,348 @@
+//! Alpha-beta: iterative deepening, principal-variation search, a transposition table keyed
+//! by the rules core's Zobrist hash, and move ordering by TT move, captures, killers and
+//! history. The stop flag, the node limit and the clock are polled during the search.
+
+mod tt;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tourney_rules::Game;
+
+use crate::eval::Heuristics;
+use crate::limits::{Limits, budget};
+use crate::{Player, Score, SearchInfo, SearchResult, combine_limits};
+use tt::{Bound, Entry, Table};
+
+/// Scores at or beyond this are forced wins (`WIN - plies`).
+const WIN: i32 = 1_000_000;
+const MATE_BOUND: i32 = WIN - 10_000;
+const INFINITY: i32 = WIN + 1;
+const MAX_PLY: usize = 128;
+/// How often (in nodes) the clock and the stop flag are looked at.
+const POLL_EVERY: u64 = 1024;
+
+/// Settings of the alpha-beta player.
+#[derive(Debug, Clone)]
+pub(crate) struct AbConfig<W> {
+    pub(crate) weights: W,
+    pub(crate) limits: Limits,
+    pub(crate) tt_megabytes: usize,
+}
+
+/// The alpha-beta player.
+pub(crate) struct AlphaBeta<P: Heuristics> {
+    config: AbConfig<P::Weights>,
+    table: Table<P::Move>,
+    history: Vec<i32>,
+    killers: Vec<[Option<P::Move>; 2]>,
+}
+
+impl<P: Heuristics> AlphaBeta<P> {
+    pub(crate) fn new(config: AbConfig<P::Weights>) -> Self {
+        AlphaBeta {
+            table: Table::new(config.tt_megabytes),
+            config,
+            history: vec![0; P::MOVE_INDICES],
+            killers: vec![[None; 2]; MAX_PLY + 1],
+        }
+    }
+}
+
+/// The state of one search.
+struct Search<'a, P: Heuristics> {
+    player: &'a mut AlphaBeta<P>,
+    rules: P::Rules,
+    stop: &'a AtomicBool,
+    node_limit: u64,
+    deadline: Option<Instant>,
+    started: Instant,
+    nodes: u64,
+    seldepth: u32,
+    aborted: bool,
+    /// Hashes of the positions before the current one: game history, then the search path.
+    path: Vec<u64>,
+}
+
+impl<P: Heuristics> Search<'_, P> {
+    fn out_of_time(&mut self) -> bool {
+        if self.aborted {
+            return true;
+        }
+        if self.nodes >= self.node_limit {
+            self.aborted = true;
+        } else if self.nodes.is_multiple_of(POLL_EVERY) {
+            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
+            self.aborted = late || self.stop.load(Ordering::Relaxed);
+        }
+        self.aborted
+    }
+
+    /// Moves in search order: TT move, captures, killers, then by history.
+    fn ordered_moves(&self, position: &P, tt_move: Option<P::Move>, ply: usize) -> Vec<P::Move> {
+        let mut scored: Vec<(i64, P::Move)> = Vec::with_capacity(64);
+        let killers = self.player.killers[ply];
+        position.generate_moves(|mv| {
+            let score = if Some(mv) == tt_move {
+                4 << 40
+            } else if position.is_capture(mv) {
+                3 << 40
+            } else if Some(mv) == killers[0] {
+                2 << 40
+            } else if Some(mv) == killers[1] {
+                1 << 40
+            } else {
+                self.player.history[P::move_index(mv)] as i64
+            };
+            scored.push((score, mv));
+        });
+        // Stable: equal scores keep generation order, so searches are reproducible.
+        scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+        scored.into_iter().map(|(_, mv)| mv).collect()
+    }
+
+    /// The score of a decided position for its side to move, `ply` plies from the root.
+    fn decided(&self, position: &P, ply: usize) -> Option<i32> {
+        position.outcome(self.rules).map(|o| match o.winner {
+            None => 0,
+            Some(w) if w == position.turn() => WIN - ply as i32,
+            Some(_) => -(WIN - ply as i32),
+        })
+    }
+
+    fn negamax(&mut self, position: &P, depth: u32, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        if self.out_of_time() {
+            return 0;
+        }
+        self.nodes += 1;
+        self.seldepth = self.seldepth.max(ply as u32);
+        if let Some(score) = self.decided(position, ply) {
+            return score;
+        }
+        let hash = position.zobrist_hash();
+        if ply > 0 && self.path.contains(&hash) {
+            return 0;
+        }
+        if depth == 0 || ply >= MAX_PLY {
+            return position.evaluate(&self.player.config.weights);
+        }
+        let entry = self.player.table.probe(hash);
+        if let Some(e) = entry
+            && ply > 0
+            && e.depth as u32 >= depth
+            && beta - alpha == 1
+        {
+            let score = from_tt(e.score, ply);
+            match e.bound {
+                Bound::Exact => return score,
+                Bound::Lower if score >= beta => return score,
+                Bound::Upper if score <= alpha => return score,
+                _ => {}
+            }
+        }
+        let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply);
+        let original_alpha = alpha;
+        let mut best = -INFINITY;
+        let mut best_move = None;
+        self.path.push(hash);
+        for (i, &mv) in moves.iter().enumerate() {
+            let mut child = *position;
+            child.play_unchecked(mv);
+            let score = if i == 0 {
+                -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1)
+            } else {
+                let probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, ply + 1);
+                if probe > alpha && probe < beta {
+                    -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1)
+                } else {
+                    probe
+                }
+            };
+            if self.aborted {
+                self.path.pop();
+                return 0;
+            }
+            if score > best {
+                best = score;
+                best_move = Some(mv);
+            }
+            if score > alpha {
+                alpha = score;
+            }
+            if alpha >= beta {
+                if !position.is_capture(mv) {
+                    let killers = &mut self.player.killers[ply];
+                    if killers[0] != Some(mv) {
+                        killers[1] = killers[0];
+                        killers[0] = Some(mv);
+                    }
+                    let h = &mut self.player.history[P::move_index(mv)];
+                    *h = (*h + (depth * depth) as i32).min(1 << 30);
+                }
+                break;
+            }
+        }
+        self.path.pop();
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.player.table.store(Entry {
+            key: hash,
+            score: to_tt(best, ply),
+            mv: best_move,
+            depth: depth.min(255) as u8,
+            bound,
+        });
+        best
+    }
+
+    /// The principal variation from the transposition table.
+    fn pv(&self, root: &P, first: P::Move, depth: u32) -> Vec<P::Move> {
+        let mut pv = vec![first];
+        let mut position = *root;
+        position.play_unchecked(first);
+        let mut seen = vec![root.zobrist_hash()];
+        while pv.len() < depth as usize && !position.is_game_over() {
+            let hash = position.zobrist_hash();
+            let Some(mv) = self.player.table.probe(hash).and_then(|e| e.mv) else {
+                break;
+            };
+            if seen.contains(&hash) || !position.is_legal(mv) {
+                break;
+            }
+            seen.push(hash);
+            pv.push(mv);
+            position.play_unchecked(mv);
+        }
+        pv
+    }
+}
+
+/// Mate scores are stored relative to the node, not the root.
+fn to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+/// A search score as reported.
+fn report(score: i32) -> Score {
+    if score >= MATE_BOUND {
+        Score::Win((WIN - score) as u32)
+    } else if score <= -MATE_BOUND {
+        Score::Loss((WIN + score) as u32)
+    } else {
+        Score::Cp(score)
+    }
+}
+
+impl<P: Heuristics> Player<P> for AlphaBeta<P> {
+    fn new_game(&mut self) {
+        self.table.clear();
+        self.history.iter_mut().for_each(|h| *h = 0);
+        self.killers.iter_mut().for_each(|k| *k = [None; 2]);
+    }
+
+    fn choose(
+        &mut self,
+        game: &Game<P>,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo<P::Move>),
+    ) -> SearchResult<P::Move> {
+        let limits = combine_limits(limits, &self.config.limits);
+        let started = Instant::now();
+        let time = budget(&limits);
+        let root = *game.position();
+        let positions = game.positions();
+        let history = positions[..positions.len() - 1]
+            .iter()
+            .rev()
+            .take(100)
+            .map(|p| p.zobrist_hash())
+            .collect();
+        // Old history scores fade between moves.
+        self.history.iter_mut().for_each(|h| *h /= 8);
+        let max_depth = limits.depth.unwrap_or(if limits.is_infinite() {
+            6
+        } else {
+            MAX_PLY as u32 - 1
+        });
+        let mut search = Search {
+            rules: game.rules(),
+            stop,
+            node_limit: limits.nodes.unwrap_or(u64::MAX),
+            deadline: time.map(|b| started + b.hard),
+            started,
+            nodes: 0,
+            seldepth: 0,
+            aborted: false,
+            path: history,
+            player: self,
+        };
+        let root_moves = root.legal_moves();
+        let mut best = SearchResult {
+            mv: root_moves[0],
+            info: SearchInfo {
+                depth: 0,
+                seldepth: 0,
+                score: None,
+                nodes: 0,
+                time: Duration::ZERO,
+                pv: vec![root_moves[0]],
+            },
+        };
+        for depth in 1..=max_depth.max(1) {
+            let score = search.negamax(&root, depth, -INFINITY, INFINITY, 0);
+            if search.aborted && depth > 1 {
+                break;
+            }
+            let mv = search
+                .player
+                .table
+                .probe(root.zobrist_hash())
+                .and_then(|e| e.mv)
+                .filter(|m| root_moves.contains(m));
+            if let Some(mv) = mv {
+                best = SearchResult {
+                    mv,
+                    info: SearchInfo {
+                        depth,
+                        seldepth: search.seldepth,
+                        score: Some(report(score)),
+                        nodes: search.nodes,
+                        time: search.started.elapsed(),
+                        pv: search.pv(&root, mv, depth),
+                    },
+                };
+                on_info(&best.info);
+            }
+            let decided = score.abs() >= MATE_BOUND;
+            let past_soft = time.is_some_and(|b| search.started.elapsed() >= b.soft);
+            if search.aborted || decided || past_soft || root_moves.len() == 1 {
+                break;
+            }
+        }
+        best.info.nodes = search.nodes;
+        best.info.time = search.started.elapsed();
+        best
+    }
+}

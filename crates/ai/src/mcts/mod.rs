@@ -1,0 +1,368 @@
+//! Monte-Carlo tree search: UCT on an arena tree (nodes addressed by index), MCTS-Solver
+//! backups of proven wins and losses, random or evaluation-cutoff playouts, and optional
+//! progressive bias from the evaluation.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tourney_rules::Game;
+
+use crate::eval::Heuristics;
+use crate::limits::{Limits, budget};
+use crate::{Player, Rng, Score, SearchInfo, SearchResult, combine_limits};
+
+/// How a playout ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Playout {
+    /// Random moves to the end of the game (at most 300 plies, then a draw).
+    Random,
+    /// This many random moves, then the evaluation turned into a win probability.
+    EvalAfter(u32),
+}
+
+/// Settings of the MCTS player.
+#[derive(Debug, Clone)]
+pub(crate) struct MctsConfig<W> {
+    pub(crate) weights: W,
+    pub(crate) limits: Limits,
+    pub(crate) exploration: f64,
+    pub(crate) playout: Playout,
+    pub(crate) bias: f64,
+    pub(crate) solver: bool,
+    pub(crate) seed: u64,
+    pub(crate) max_nodes: usize,
+}
+
+/// Proof status of a node, from the view of the player who made the move into it.
+const UNKNOWN: i8 = 0;
+const PROVEN_WIN: i8 = 1;
+const PROVEN_LOSS: i8 = -1;
+
+/// One node of the tree. Its children are `first_child .. first_child + child_count`.
+#[derive(Debug, Clone)]
+struct Node<M> {
+    mv: Option<M>,
+    parent: u32,
+    first_child: u32,
+    child_count: u32,
+    visits: u32,
+    /// Sum of results for the player who moved into this node (1 win, ½ draw).
+    value: f64,
+    /// Progressive-bias heuristic in [0, 1] for that player.
+    prior: f32,
+    proven: i8,
+}
+
+/// The MCTS player.
+pub(crate) struct Mcts<P: Heuristics> {
+    config: MctsConfig<P::Weights>,
+    rng: Rng,
+    tree: Vec<Node<P::Move>>,
+}
+
+impl<P: Heuristics> Mcts<P> {
+    pub(crate) fn new(config: MctsConfig<P::Weights>) -> Self {
+        Mcts {
+            rng: Rng::new(config.seed),
+            config,
+            tree: Vec::new(),
+        }
+    }
+
+    /// Win probability for the side to move from an evaluation.
+    fn squash(eval: i32) -> f64 {
+        1.0 / (1.0 + (-(eval as f64) / 400.0).exp())
+    }
+
+    /// Plays out from `position` and returns the result for its side to move.
+    fn playout(&mut self, position: &P, rules: P::Rules) -> f64 {
+        let me = position.turn();
+        let mut position = *position;
+        let limit = match self.config.playout {
+            Playout::Random => 300,
+            Playout::EvalAfter(n) => n,
+        };
+        for _ in 0..limit {
+            if let Some(outcome) = position.outcome(rules) {
+                return match outcome.winner {
+                    None => 0.5,
+                    Some(w) if w == me => 1.0,
+                    Some(_) => 0.0,
+                };
+            }
+            let Some(mv) = position.random_move(self.rng.next_u64()) else {
+                return 0.5;
+            };
+            position.play_unchecked(mv);
+        }
+        if let Some(outcome) = position.outcome(rules) {
+            return match outcome.winner {
+                None => 0.5,
+                Some(w) if w == me => 1.0,
+                Some(_) => 0.0,
+            };
+        }
+        match self.config.playout {
+            Playout::Random => 0.5,
+            Playout::EvalAfter(_) => {
+                let p = Self::squash(position.evaluate(&self.config.weights));
+                if position.turn() == me { p } else { 1.0 - p }
+            }
+        }
+    }
+
+    /// Creates the children of `node` (at `position`, not decided).
+    fn expand(&mut self, node: usize, position: &P) {
+        let first = self.tree.len() as u32;
+        let bias = self.config.bias > 0.0;
+        let weights = self.config.weights.clone();
+        let mut count = 0;
+        let tree = &mut self.tree;
+        position.generate_moves(|mv| {
+            let prior = if bias {
+                let mut child = *position;
+                child.play_unchecked(mv);
+                // The evaluation is for the child's side to move; the prior is for the mover.
+                1.0 - Self::squash(child.evaluate(&weights)) as f32
+            } else {
+                0.5
+            };
+            tree.push(Node {
+                mv: Some(mv),
+                parent: node as u32,
+                first_child: 0,
+                child_count: 0,
+                visits: 0,
+                value: 0.0,
+                prior,
+                proven: UNKNOWN,
+            });
+            count += 1;
+        });
+        self.tree[node].first_child = first;
+        self.tree[node].child_count = count;
+    }
+
+    /// The child to descend into: a proven win at once, else the best UCT score with
+    /// progressive bias, unvisited children first.
+    fn select(&self, node: usize) -> usize {
+        let n = &self.tree[node];
+        let range = n.first_child as usize..(n.first_child + n.child_count) as usize;
+        let log_n = (n.visits.max(1) as f64).ln();
+        let mut best = (f64::NEG_INFINITY, range.start);
+        for c in range {
+            let child = &self.tree[c];
+            let score = match child.proven {
+                PROVEN_WIN => return c,
+                PROVEN_LOSS => -1e9,
+                _ if child.visits == 0 => 1e9 + child.prior as f64,
+                _ => {
+                    let visits = child.visits as f64;
+                    child.value / visits
+                        + self.config.exploration * (log_n / visits).sqrt()
+                        + self.config.bias * child.prior as f64 / (visits + 1.0)
+                }
+            };
+            if score > best.0 {
+                best = (score, c);
+            }
+        }
+        best.1
+    }
+
+    /// MCTS-Solver: the proof status of `node` from its children, for the player who moved
+    /// into it (its children's movers are the other side).
+    fn prove(&mut self, node: usize) {
+        let n = &self.tree[node];
+        if n.child_count == 0 {
+            return;
+        }
+        let children = &self.tree[n.first_child as usize..(n.first_child + n.child_count) as usize];
+        if children.iter().any(|c| c.proven == PROVEN_WIN) {
+            self.tree[node].proven = PROVEN_LOSS;
+        } else if children.iter().all(|c| c.proven == PROVEN_LOSS) {
+            self.tree[node].proven = PROVEN_WIN;
+        }
+    }
+
+    /// One iteration: select, expand, play out, back up. Returns the depth reached.
+    fn iterate(&mut self, root: &P, rules: P::Rules, depth_limit: u32) -> u32 {
+        let mut node = 0;
+        let mut position = *root;
+        let mut depth = 0;
+        while self.tree[node].child_count > 0 && self.tree[node].proven == UNKNOWN {
+            node = self.select(node);
+            position.play_unchecked(self.tree[node].mv.expect("children carry moves"));
+            depth += 1;
+        }
+        // The result for the player who moved into `node`.
+        let result = if self.tree[node].proven != UNKNOWN {
+            if self.tree[node].proven == PROVEN_WIN {
+                1.0
+            } else {
+                0.0
+            }
+        } else if let Some(outcome) = position.outcome(rules) {
+            let mover = position.turn().opponent();
+            match outcome.winner {
+                None => 0.5,
+                Some(w) => {
+                    if self.config.solver {
+                        self.tree[node].proven = if w == mover { PROVEN_WIN } else { PROVEN_LOSS };
+                    }
+                    if w == mover { 1.0 } else { 0.0 }
+                }
+            }
+        } else {
+            if depth < depth_limit && self.tree.len() < self.config.max_nodes {
+                self.expand(node, &position);
+            }
+            1.0 - self.playout(&position, rules)
+        };
+        // Back up, flipping the point of view at each level.
+        let mut value = result;
+        let mut current = node;
+        loop {
+            let n = &mut self.tree[current];
+            n.visits += 1;
+            n.value += value;
+            if current == 0 {
+                break;
+            }
+            current = n.parent as usize;
+            value = 1.0 - value;
+            if self.config.solver {
+                self.prove(current);
+            }
+        }
+        depth
+    }
+
+    /// The root child to play: a proven win, else the most visited not proven lost.
+    fn best_child(&self) -> usize {
+        let root = &self.tree[0];
+        let range = root.first_child as usize..(root.first_child + root.child_count) as usize;
+        if let Some(c) = range.clone().find(|&c| self.tree[c].proven == PROVEN_WIN) {
+            return c;
+        }
+        range
+            .clone()
+            .filter(|&c| self.tree[c].proven != PROVEN_LOSS)
+            .max_by_key(|&c| self.tree[c].visits)
+            .unwrap_or_else(|| {
+                range
+                    .clone()
+                    .max_by_key(|&c| self.tree[c].visits)
+                    .unwrap_or(range.start)
+            })
+    }
+
+    fn info(
+        &self,
+        iterations: u64,
+        depth_sum: u64,
+        seldepth: u32,
+        started: Instant,
+    ) -> SearchInfo<P::Move> {
+        let mut pv = Vec::new();
+        let mut node = 0;
+        while self.tree[node].child_count > 0 {
+            let n = &self.tree[node];
+            let range = n.first_child as usize..(n.first_child + n.child_count) as usize;
+            let Some(c) = (if node == 0 {
+                Some(self.best_child())
+            } else {
+                range.max_by_key(|&c| self.tree[c].visits)
+            }) else {
+                break;
+            };
+            if self.tree[c].visits == 0 {
+                break;
+            }
+            pv.push(self.tree[c].mv.expect("children carry moves"));
+            node = c;
+        }
+        let best = self.best_child();
+        let child = &self.tree[best];
+        let score = match child.proven {
+            PROVEN_WIN => Score::Win(1),
+            PROVEN_LOSS => Score::Loss(2),
+            _ => {
+                let p = (child.value / child.visits.max(1) as f64).clamp(1e-6, 1.0 - 1e-6);
+                Score::Cp((-400.0 * (1.0 / p - 1.0).ln()).round() as i32)
+            }
+        };
+        SearchInfo {
+            depth: (depth_sum / iterations.max(1)) as u32,
+            seldepth,
+            score: Some(score),
+            nodes: iterations,
+            time: started.elapsed(),
+            pv,
+        }
+    }
+}
+
+impl<P: Heuristics> Player<P> for Mcts<P> {
+    fn new_game(&mut self) {
+        self.rng = Rng::new(self.config.seed);
+    }
+
+    fn choose(
+        &mut self,
+        game: &Game<P>,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo<P::Move>),
+    ) -> SearchResult<P::Move> {
+        let limits = combine_limits(limits, &self.config.limits);
+        let started = Instant::now();
+        let time = budget(&limits);
+        let root = *game.position();
+        let rules = game.rules();
+        self.tree.clear();
+        self.tree.push(Node {
+            mv: None,
+            parent: 0,
+            first_child: 0,
+            child_count: 0,
+            visits: 0,
+            value: 0.0,
+            prior: 0.5,
+            proven: UNKNOWN,
+        });
+        self.expand(0, &root);
+        let iterations = limits.nodes.unwrap_or(
+            if limits.is_infinite() || limits.nodes.is_none() && time.is_none() {
+                10_000
+            } else {
+                u64::MAX
+            },
+        );
+        let depth_limit = limits.depth.unwrap_or(u32::MAX);
+        let (mut depth_sum, mut seldepth, mut done) = (0u64, 0u32, 0u64);
+        let mut next_report = Instant::now() + Duration::from_millis(500);
+        while done < iterations && self.tree[0].proven == UNKNOWN {
+            let depth = self.iterate(&root, rules, depth_limit);
+            depth_sum += depth as u64;
+            seldepth = seldepth.max(depth);
+            done += 1;
+            if done % 64 == 0 {
+                if stop.load(Ordering::Relaxed) || time.is_some_and(|b| started.elapsed() >= b.soft)
+                {
+                    break;
+                }
+                if Instant::now() >= next_report {
+                    on_info(&self.info(done, depth_sum, seldepth, started));
+                    next_report += Duration::from_millis(500);
+                }
+            }
+        }
+        let info = self.info(done, depth_sum, seldepth, started);
+        on_info(&info);
+        let mv = self.tree[self.best_child()]
+            .mv
+            .expect("the root has children");
+        SearchResult { mv, info }
+    }
+}

@@ -1,0 +1,218 @@
+//! Player spec strings: `kind[:key=value,...]`, e.g. `ab:depth=6,tt=64`,
+//! `mcts:c=0.7,playout=eval4`, `random:seed=7`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::alphabeta::{AbConfig, AlphaBeta};
+use crate::eval::Heuristics;
+use crate::mcts::{Mcts, MctsConfig, Playout};
+use crate::random::RandomPlayer;
+use crate::{Limits, Player};
+
+/// A bad player spec, with what would have been accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The kinds of built-in player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Uniformly random legal moves.
+    Random,
+    /// Alpha-beta search.
+    AlphaBeta,
+    /// Monte-Carlo tree search.
+    Mcts,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Random => "random",
+            Kind::AlphaBeta => "ab",
+            Kind::Mcts => "mcts",
+        }
+    }
+}
+
+/// A built-in player and its parameters, as written in a spec string. Parsing checks the
+/// syntax; [`PlayerSpec::build`] checks keys and values for a game.
+///
+/// Keys of every player: `nodes`, `depth`, `movetime` (ms) set the player's own limits
+/// (combined with the limits of each move: the tighter wins), `seed`. `ab` adds `tt` (MiB,
+/// default 16), `eval` (`default`) and the evaluation weights of the game; `mcts` adds `c`
+/// (exploration, default 0.7), `playout` (`random` or `evalN`: N random moves then the
+/// evaluation; default `random` for LOA, `eval4` for Amazons), `bias` (progressive-bias
+/// weight, default 0), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the
+/// weights.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerSpec {
+    /// The kind of player.
+    pub kind: Kind,
+    /// `key=value` parameters in the order given.
+    pub params: Vec<(String, String)>,
+}
+
+impl FromStr for PlayerSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<Self, SpecError> {
+        let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+        let kind = match kind.trim() {
+            "random" => Kind::Random,
+            "ab" | "alphabeta" => Kind::AlphaBeta,
+            "mcts" => Kind::Mcts,
+            other => {
+                return Err(SpecError(format!(
+                    "unknown player '{other}' in '{text}': expected random, ab or mcts (e.g. ab:depth=6)"
+                )));
+            }
+        };
+        let mut params = Vec::new();
+        for item in rest.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(SpecError(format!("'{item}' in '{text}' is not key=value")));
+            };
+            params.push((key.trim().to_string(), value.trim().to_string()));
+        }
+        Ok(PlayerSpec { kind, params })
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind.name())?;
+        for (i, (k, v)) in self.params.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+fn number<T: FromStr>(kind: Kind, key: &str, value: &str, what: &str) -> Result<T, SpecError> {
+    value
+        .parse()
+        .map_err(|_| SpecError(format!("{}: {key}={value} is not {what}", kind.name())))
+}
+
+impl PlayerSpec {
+    /// Builds the player for game `P`.
+    ///
+    /// # Errors
+    /// An unknown key (the message lists the accepted ones) or a bad value.
+    pub fn build<P: Heuristics>(&self) -> Result<Box<dyn Player<P>>, SpecError> {
+        let kind = self.kind;
+        let mut limits = Limits::default();
+        let mut seed = 1u64;
+        let mut weights = P::Weights::default();
+        let mut tt = 16usize;
+        let mut exploration = 0.7f64;
+        let mut playout = match P::GAME {
+            tourney_rules::GameKind::Loa => Playout::Random,
+            tourney_rules::GameKind::Amazons => Playout::EvalAfter(4),
+        };
+        let mut bias = 0.0f64;
+        let mut solver = true;
+        let mut mem = 256usize;
+        let own: &[&str] = match kind {
+            Kind::Random => &[],
+            Kind::AlphaBeta => &["tt", "eval"],
+            Kind::Mcts => &["c", "playout", "bias", "solver", "mem"],
+        };
+        for (key, value) in &self.params {
+            let key = key.as_str();
+            match (kind, key) {
+                (_, "nodes") => limits.nodes = Some(number(kind, key, value, "a whole number")?),
+                (_, "depth") => limits.depth = Some(number(kind, key, value, "a whole number")?),
+                (_, "movetime") => {
+                    limits.movetime = Some(Duration::from_millis(number(
+                        kind,
+                        key,
+                        value,
+                        "milliseconds",
+                    )?));
+                }
+                (_, "seed") => seed = number(kind, key, value, "a whole number")?,
+                (Kind::AlphaBeta, "tt") => tt = number(kind, key, value, "MiB")?,
+                (Kind::AlphaBeta, "eval") => {
+                    if !matches!(value.as_str(), "default" | "mia" | "territory") {
+                        return Err(SpecError(format!(
+                            "ab: eval={value}: the evaluations are default (LOA: mia, Amazons: territory)"
+                        )));
+                    }
+                }
+                (Kind::Mcts, "c") => exploration = number(kind, key, value, "a number")?,
+                (Kind::Mcts, "bias") => bias = number(kind, key, value, "a number")?,
+                (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
+                (Kind::Mcts, "solver") => {
+                    solver = match value.as_str() {
+                        "on" | "true" | "1" => true,
+                        "off" | "false" | "0" => false,
+                        _ => {
+                            return Err(SpecError(format!(
+                                "mcts: solver={value}: expected on or off"
+                            )));
+                        }
+                    }
+                }
+                (Kind::Mcts, "playout") => {
+                    playout = match value.strip_prefix("eval") {
+                        _ if value == "random" => Playout::Random,
+                        Some(n) => {
+                            Playout::EvalAfter(number(kind, key, n, "evalN with a whole number N")?)
+                        }
+                        None => {
+                            return Err(SpecError(format!(
+                                "mcts: playout={value}: expected random or evalN (e.g. eval4)"
+                            )));
+                        }
+                    }
+                }
+                (Kind::AlphaBeta | Kind::Mcts, _) if P::WEIGHTS.contains(&key) => {
+                    let v = number(kind, key, value, "a whole number")?;
+                    P::set_weight(&mut weights, key, v);
+                }
+                _ => {
+                    let mut accepted: Vec<&str> = vec!["nodes", "depth", "movetime", "seed"];
+                    accepted.extend(own);
+                    if kind != Kind::Random {
+                        accepted.extend(P::WEIGHTS);
+                    }
+                    return Err(SpecError(format!(
+                        "{}: unknown key '{key}' for {}; accepted keys: {}",
+                        kind.name(),
+                        P::GAME,
+                        accepted.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(match kind {
+            Kind::Random => Box::new(RandomPlayer::new(seed)),
+            Kind::AlphaBeta => Box::new(AlphaBeta::<P>::new(AbConfig {
+                weights,
+                limits,
+                tt_megabytes: tt,
+            })),
+            Kind::Mcts => Box::new(Mcts::<P>::new(MctsConfig {
+                weights,
+                limits,
+                exploration,
+                playout,
+                bias,
+                solver,
+                seed,
+                max_nodes: (mem << 20) / 48,
+            })),
+        })
+    }
+}

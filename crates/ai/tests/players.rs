@@ -1,0 +1,284 @@
+//! The built-in players as a referee sees them: legal moves, reproducible choices under
+//! node and depth limits, wins found, limits kept, specs checked.
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use tourney_ai::{Heuristics, Limits, PlayerSpec, Score};
+use tourney_rules::{Amazons, Game, Loa, Position};
+
+fn choose<P: Heuristics>(
+    spec: &str,
+    game: &Game<P>,
+    limits: Limits,
+) -> tourney_ai::SearchResult<P::Move> {
+    let mut player = spec.parse::<PlayerSpec>().unwrap().build::<P>().unwrap();
+    player.choose(game, &limits, &AtomicBool::new(false), &mut |_| {})
+}
+
+/// A game after `plies` random moves.
+fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
+    let mut game = Game::new(P::start(), Default::default());
+    let mut state = seed;
+    for _ in 0..plies {
+        if game.outcome().is_some() {
+            break;
+        }
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mv = game.position().random_move(state).unwrap();
+        game.play(mv).unwrap();
+    }
+    game
+}
+
+const SPECS: [&str; 4] = [
+    "random:seed=3",
+    "ab:depth=2",
+    "mcts:nodes=300",
+    "mcts:nodes=200,playout=eval2,bias=1",
+];
+
+#[test]
+fn every_player_returns_legal_moves() {
+    for seed in 0..6 {
+        let loa: Game<Loa> = random_game(seed, 10 + seed as usize * 15);
+        let amazons: Game<Amazons> = random_game(seed, 5 + seed as usize * 12);
+        for spec in SPECS {
+            if loa.outcome().is_none() {
+                let r = choose(spec, &loa, Limits::default());
+                assert!(
+                    loa.position().is_legal(r.mv),
+                    "{spec}: {} in {}",
+                    r.mv,
+                    loa.position()
+                );
+            }
+            if amazons.outcome().is_none() {
+                let spec = spec.replace("ab:depth=2", "ab:depth=1");
+                let r = choose(&spec, &amazons, Limits::default());
+                assert!(
+                    amazons.position().is_legal(r.mv),
+                    "{spec}: {} in {}",
+                    r.mv,
+                    amazons.position()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn node_and_depth_limits_make_choices_reproducible() {
+    let game: Game<Loa> = random_game(11, 20);
+    for spec in [
+        "ab:depth=4",
+        "ab:nodes=5000",
+        "mcts:nodes=800,seed=5",
+        "random:seed=9",
+    ] {
+        let a = choose(spec, &game, Limits::default());
+        let b = choose(spec, &game, Limits::default());
+        assert_eq!(a.mv, b.mv, "{spec}");
+        assert_eq!(a.info.nodes, b.info.nodes, "{spec}");
+    }
+    let amazons: Game<Amazons> = random_game(3, 10);
+    let a = choose("ab:depth=1", &amazons, Limits::default());
+    let b = choose("ab:depth=1", &amazons, Limits::default());
+    assert_eq!(a.mv, b.mv);
+}
+
+#[test]
+fn alpha_beta_and_mcts_find_an_immediate_connection() {
+    // From the oracle's connection cases: Black f2-f4 joins its pieces and wins.
+    let position: Loa = "w7/6bb/6bw/1w3b2/8/8/2w2b2/1w2w3 b".parse().unwrap();
+    let game = Game::new(position, Default::default());
+    let winning: Vec<_> = position
+        .legal_moves()
+        .into_iter()
+        .filter(|&m| {
+            position
+                .play(m)
+                .unwrap()
+                .outcome(Default::default())
+                .is_some_and(|o| o.winner == Some(position.turn()))
+        })
+        .collect();
+    assert!(!winning.is_empty(), "test position needs a winning move");
+    let ab = choose("ab:depth=3", &game, Limits::default());
+    assert!(winning.contains(&ab.mv), "ab chose {}", ab.mv);
+    assert_eq!(ab.info.score, Some(Score::Win(1)));
+    let mcts = choose("mcts:nodes=2000", &game, Limits::default());
+    assert!(winning.contains(&mcts.mv), "mcts chose {}", mcts.mv);
+}
+
+#[test]
+fn limits_are_kept() {
+    let game: Game<Loa> = random_game(2, 30);
+    let r = choose(
+        "ab",
+        &game,
+        Limits {
+            nodes: Some(3000),
+            ..Limits::default()
+        },
+    );
+    assert!(r.info.nodes <= 3000, "{}", r.info.nodes);
+    let started = Instant::now();
+    let r = choose(
+        "ab",
+        &game,
+        Limits {
+            movetime: Some(Duration::from_millis(100)),
+            ..Limits::default()
+        },
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(r.info.depth >= 2);
+    let started = Instant::now();
+    let amazons: Game<Amazons> = random_game(2, 4);
+    choose(
+        "mcts",
+        &amazons,
+        Limits {
+            movetime: Some(Duration::from_millis(100)),
+            ..Limits::default()
+        },
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    // The spec's own limit combines with the given one: the tighter wins.
+    let r = choose(
+        "ab:depth=2",
+        &game,
+        Limits {
+            depth: Some(5),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(r.info.depth, 2);
+}
+
+#[test]
+fn stop_flag_ends_a_search() {
+    let game: Game<Loa> = random_game(4, 10);
+    let mut player = "ab".parse::<PlayerSpec>().unwrap().build::<Loa>().unwrap();
+    let stop = AtomicBool::new(true);
+    let started = Instant::now();
+    let r = player.choose(
+        &game,
+        &Limits {
+            depth: Some(40),
+            ..Limits::default()
+        },
+        &stop,
+        &mut |_| {},
+    );
+    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(game.position().is_legal(r.mv));
+}
+
+#[test]
+fn spec_errors_list_the_accepted_keys() {
+    let err = "ab:dept=3"
+        .parse::<PlayerSpec>()
+        .unwrap()
+        .build::<Loa>()
+        .err()
+        .unwrap();
+    assert!(
+        err.0.contains("unknown key 'dept'")
+            && err.0.contains("depth")
+            && err.0.contains("concentration"),
+        "{err}"
+    );
+    let err = "mcts:playout=fast"
+        .parse::<PlayerSpec>()
+        .unwrap()
+        .build::<Amazons>()
+        .err()
+        .unwrap();
+    assert!(err.0.contains("expected random or evalN"), "{err}");
+    assert!("alpha:depth=3".parse::<PlayerSpec>().is_err());
+    assert!("ab:depth".parse::<PlayerSpec>().is_err());
+    let ok: PlayerSpec = "ab:depth=6,concentration=30,tt=8".parse().unwrap();
+    assert!(ok.build::<Loa>().is_ok());
+    assert_eq!(ok.to_string(), "ab:depth=6,concentration=30,tt=8");
+    assert!(
+        "ab:territory=120"
+            .parse::<PlayerSpec>()
+            .unwrap()
+            .build::<Amazons>()
+            .is_ok()
+    );
+    assert!(
+        "ab:territory=120"
+            .parse::<PlayerSpec>()
+            .unwrap()
+            .build::<Loa>()
+            .is_err()
+    );
+}
+
+#[test]
+fn weights_change_the_player() {
+    // With every weight at zero but tempo, the evaluation is flat: the choice differs from
+    // the default player's in at least one of several positions.
+    let flat =
+        "ab:depth=2,concentration=0,centralisation=0,com=0,quads=0,connectedness=0,mobility=0";
+    let differs = (0..8).any(|seed| {
+        let game: Game<Loa> = random_game(seed, 12);
+        game.outcome().is_none()
+            && choose(flat, &game, Limits::default()).mv
+                != choose("ab:depth=2", &game, Limits::default()).mv
+    });
+    assert!(differs);
+}
+
+/// Plays `games` games between two specs, alternating colours; returns the first's points.
+fn match_points<P: Heuristics>(a: &str, b: &str, games: usize) -> f64 {
+    let mut points = 0.0;
+    for g in 0..games {
+        let mut game: Game<P> = random_game(100 + g as u64 / 2, 2);
+        let mut players = [a, b].map(|s| s.parse::<PlayerSpec>().unwrap().build::<P>().unwrap());
+        let a_is_first = g % 2 == 0;
+        let first_mover = game.position().turn();
+        while game.outcome().is_none() && game.ply() < 400 {
+            let to_move = game.position().turn();
+            let idx = usize::from((to_move == first_mover) != a_is_first);
+            let r = players[idx].choose(
+                &game,
+                &Limits::default(),
+                &AtomicBool::new(false),
+                &mut |_| {},
+            );
+            game.play(r.mv).unwrap();
+        }
+        let a_color = if a_is_first {
+            first_mover
+        } else {
+            first_mover.opponent()
+        };
+        points += match game.outcome().and_then(|o| o.winner) {
+            Some(w) if w == a_color => 1.0,
+            Some(_) => 0.0,
+            None => 0.5,
+        };
+    }
+    points
+}
+
+#[test]
+fn searching_players_beat_random_play() {
+    assert!(match_points::<Loa>("ab:depth=2", "random", 6) >= 5.5);
+    assert!(match_points::<Amazons>("ab:depth=1", "random", 4) >= 3.5);
+    assert!(match_points::<Loa>("mcts:nodes=300", "random", 4) >= 3.5);
+}
