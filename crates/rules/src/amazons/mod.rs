@@ -254,6 +254,37 @@ impl Amazons {
         queen_count(&self.lines, square.index())
     }
 
+    /// When no region of the board (free squares and amazons, joined by king steps) holds
+    /// amazons of both colours, the free squares of each side's regions, indexed by
+    /// [`Color::index`]; `None` while the sides still share a region.
+    pub fn separated_territory(&self) -> Option<[u32; 2]> {
+        let open = !self.arrows & ((1u128 << 100) - 1);
+        let mut unvisited = open;
+        let mut territory = [0u32; 2];
+        while unvisited != 0 {
+            // Flood one region from its lowest square.
+            let mut region = unvisited & unvisited.wrapping_neg();
+            let mut frontier = region;
+            while frontier != 0 {
+                let s = frontier.trailing_zeros() as usize;
+                frontier &= frontier - 1;
+                let new = NEIGHBOURS[s] & open & !region;
+                region |= new;
+                frontier |= new;
+            }
+            unvisited &= !region;
+            let owners = [self.amazons[0] & region != 0, self.amazons[1] & region != 0];
+            let free = (region & !self.amazons[0] & !self.amazons[1]).count_ones();
+            match owners {
+                [true, true] => return None,
+                [true, false] => territory[0] += free,
+                [false, true] => territory[1] += free,
+                [false, false] => {}
+            }
+        }
+        Some(territory)
+    }
+
     /// What stands on `square`, if anything.
     pub fn piece_at(&self, square: Square) -> Option<Piece> {
         let bit = 1u128 << square.index();

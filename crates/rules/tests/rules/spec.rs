@@ -628,3 +628,18 @@ fn amazons_queen_mobility_counts_free_squares_in_reach() {
     // d1: 3 along rank 1 to the left, 2 to the right (g1 blocks), 9 up, 3 + 3 diagonally.
     assert_eq!(start.queen_mobility("d1".parse().unwrap()), 20);
 }
+
+#[test]
+fn amazons_separated_territory_counts_each_sides_regions() {
+    assert_eq!(Amazons::start().separated_territory(), None);
+    // A wall of arrows across rank 5 splits White (below) from Black (above).
+    let split: Amazons = "3b2b3/10/10/b8b/10/xxxxxxxxxx/w8w/10/10/3w2w3 w"
+        .parse()
+        .unwrap();
+    assert_eq!(split.separated_territory(), Some([36, 36]));
+    // A diagonal gap lets a king step through: not separated.
+    let leaky: Amazons = "3b2b3/10/10/b8b/10/xxxx1xxxxx/w8w/10/10/3w2w3 w"
+        .parse()
+        .unwrap();
+    assert_eq!(leaky.separated_territory(), None);
+}

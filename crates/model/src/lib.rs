@@ -1,0 +1,11 @@
+//! The shared vocabulary of tourney: game records, why games end, time controls.
+//!
+//! Pure data with serde, used by the referee, the store, the coordinator and the reports.
+
+#![deny(missing_docs)]
+
+mod record;
+mod time_control;
+
+pub use record::{GameRecord, MoveRecord, PlayerRecord, Termination};
+pub use time_control::TimeControl;

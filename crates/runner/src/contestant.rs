@@ -1,0 +1,132 @@
+//! Whoever plays a side: a built-in player in-process, or an outside engine process.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use tourney_ai::{Clock, Heuristics, Limits, Player};
+use tourney_model::Termination;
+use tourney_rules::{Color, Game, Position};
+
+use crate::protocol::Go;
+
+/// A move as a player gave it, not yet checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The move text.
+    pub mv: String,
+    /// Nodes searched, if reported.
+    pub nodes: Option<u64>,
+    /// Depth, if reported.
+    pub depth: Option<u32>,
+    /// Score (`cp 35`), if reported.
+    pub score: Option<String>,
+}
+
+/// A player's failure during a game: it loses with this termination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// `crash`, `unresponsive` or `time-forfeit`.
+    pub termination: Termination,
+    /// What happened, for the record.
+    pub detail: String,
+}
+
+/// A player that cannot take part (failed handshake, unsupported game): nothing is scored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfit(pub String);
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "engine unfit: {}", self.0)
+    }
+}
+
+impl std::error::Error for Unfit {}
+
+/// One side of a game, driven by the referee.
+pub trait Contestant<P: Position>: Send {
+    /// The player spec or command line, for the record.
+    fn spec(&self) -> String;
+
+    /// Gets ready for a new game under `rules`.
+    ///
+    /// # Errors
+    /// [`Unfit`] if the player cannot play it (the game is not played).
+    fn new_game(&mut self, rules: P::Rules) -> Result<(), Unfit>;
+
+    /// Asks for a move in the current position of `game`. `deadline` is how long the
+    /// referee waits before declaring the player out of time or unresponsive.
+    ///
+    /// # Errors
+    /// [`Failure`] when the player crashes or does not answer in time.
+    fn go(&mut self, game: &Game<P>, go: &Go, deadline: Duration) -> Result<Reply, Failure>;
+
+    /// The last lines the player wrote to stderr.
+    fn stderr_tail(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A built-in player running in the referee's thread.
+pub struct BuiltIn<P: Position> {
+    spec: String,
+    player: Box<dyn Player<P>>,
+}
+
+impl<P: Heuristics> BuiltIn<P> {
+    /// The built-in player named by `spec` (`ab:depth=6`).
+    ///
+    /// # Errors
+    /// A message if the spec is malformed or does not fit the game.
+    pub fn new(spec: &str) -> Result<Self, String> {
+        let parsed: tourney_ai::PlayerSpec =
+            spec.parse().map_err(|e: tourney_ai::SpecError| e.0)?;
+        Ok(BuiltIn {
+            spec: spec.to_string(),
+            player: parsed.build::<P>().map_err(|e| e.0)?,
+        })
+    }
+}
+
+/// The search limits of `go` for the side to move.
+pub fn limits_for(go: &Go, side: Color) -> Limits {
+    let ms = Duration::from_millis;
+    let (time, inc) = match side {
+        Color::White => (go.wtime, go.winc),
+        Color::Black => (go.btime, go.binc),
+    };
+    Limits {
+        nodes: go.nodes,
+        depth: go.depth,
+        movetime: go.movetime.map(ms),
+        clock: time.map(|t| Clock {
+            time: ms(t),
+            increment: ms(inc.unwrap_or(0)),
+            moves_to_go: go.movestogo,
+        }),
+    }
+}
+
+impl<P: Heuristics> Contestant<P> for BuiltIn<P> {
+    fn spec(&self) -> String {
+        self.spec.clone()
+    }
+
+    fn new_game(&mut self, _: P::Rules) -> Result<(), Unfit> {
+        self.player.new_game();
+        Ok(())
+    }
+
+    fn go(&mut self, game: &Game<P>, go: &Go, _: Duration) -> Result<Reply, Failure> {
+        let limits = limits_for(go, game.position().turn());
+        let result = self
+            .player
+            .choose(game, &limits, &AtomicBool::new(false), &mut |_| {});
+        Ok(Reply {
+            mv: result.mv.to_string(),
+            nodes: Some(result.info.nodes),
+            depth: Some(result.info.depth).filter(|&d| d > 0),
+            score: result.info.score.map(|s| s.to_string()),
+        })
+    }
+}

@@ -1,0 +1,23 @@
+//! Playing games: the referee, the engine protocol, and the drivers of both kinds of
+//! player (built-in in-process, outside engines as processes).
+//!
+//! - [`protocol`]: the engine protocol as plain data (format and parse, no I/O).
+//! - [`Contestant`]: one side of a game; [`BuiltIn`] and [`ExternalEngine`] implement it.
+//! - [`referee::play`]: one game under a time control or per-move limits, with clocks
+//!   measured by the referee and adjudication options, giving a complete
+//!   [`GameRecord`](tourney_model::GameRecord).
+//! - [`server::serve`]: a built-in player served over the protocol (`tourney engine`).
+//! - [`openings`]: opening suites of random plies, optionally kept only when balanced.
+
+#![deny(missing_docs)]
+
+mod contestant;
+mod external;
+pub mod openings;
+pub mod protocol;
+pub mod referee;
+pub mod server;
+
+pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
+pub use external::{EngineConfig, ExternalEngine, split_command};
+pub use referee::{Adjudicate, RefereeError, Seat, Setup, play};

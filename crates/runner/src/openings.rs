@@ -1,0 +1,84 @@
+//! Opening suites: positions after a few random plies, deduplicated, optionally kept only
+//! when a quick search judges them balanced. Tournaments play each opening twice with
+//! colours swapped.
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+
+use tourney_ai::{Heuristics, Limits, PlayerSpec, Rng, Score};
+use tourney_rules::Game;
+
+/// How to make an opening suite.
+#[derive(Debug, Clone)]
+pub struct OpeningSettings {
+    /// Random plies from the start.
+    pub plies: u32,
+    /// Openings wanted.
+    pub count: usize,
+    /// Seed of the random plies.
+    pub seed: u64,
+    /// A player spec that judges balance (`ab:depth=3`), with the largest accepted
+    /// |score| in centi-units.
+    pub balanced: Option<(String, i32)>,
+}
+
+/// The suite as position strings (one per opening).
+///
+/// # Errors
+/// A bad judge spec, or too few distinct balanced openings after many tries.
+pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, String> {
+    let mut judge = match &settings.balanced {
+        Some((spec, _)) => Some(
+            spec.parse::<PlayerSpec>()
+                .map_err(|e| e.0)?
+                .build::<P>()
+                .map_err(|e| e.0)?,
+        ),
+        None => None,
+    };
+    let mut rng = Rng::new(settings.seed);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let attempts = settings.count * 50 + 1000;
+    for _ in 0..attempts {
+        if out.len() == settings.count {
+            break;
+        }
+        let mut game = Game::new(P::start(), Default::default());
+        for _ in 0..settings.plies {
+            if game.outcome().is_some() {
+                break;
+            }
+            let mv = game
+                .position()
+                .random_move(rng.next_u64())
+                .expect("the game is not over");
+            game.play(mv).expect("random moves are legal");
+        }
+        if game.outcome().is_some() || !seen.insert(*game.position()) {
+            continue;
+        }
+        if let (Some(judge), Some((_, max))) = (judge.as_mut(), &settings.balanced) {
+            judge.new_game();
+            let result = judge.choose(
+                &game,
+                &Limits::default(),
+                &AtomicBool::new(false),
+                &mut |_| {},
+            );
+            match result.info.score {
+                Some(Score::Cp(cp)) if cp.abs() <= *max => {}
+                _ => continue,
+            }
+        }
+        out.push(game.position().to_string());
+    }
+    if out.len() < settings.count {
+        return Err(format!(
+            "only {} distinct openings of {} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)",
+            out.len(),
+            settings.count
+        ));
+    }
+    Ok(out)
+}

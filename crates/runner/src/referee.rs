@@ -1,0 +1,321 @@
+//! The referee: plays one game between two contestants, keeps the clocks, enforces the
+//! rules and the adjudication settings, and writes the complete record.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tourney_ai::Limits;
+use tourney_model::{GameRecord, MoveRecord, PlayerRecord, Termination, TimeControl};
+use tourney_rules::{Amazons, Color, EndReason, Game, Loa, Position};
+
+use crate::contestant::{Contestant, Failure, Unfit};
+use crate::protocol::Go;
+
+/// Game-specific early endings the referee may apply.
+pub trait Adjudicate: Position {
+    /// The winner if the position can be decided before its end (`None`: play on).
+    fn adjudicate(&self) -> Option<Color> {
+        None
+    }
+}
+
+impl Adjudicate for Loa {}
+
+impl Adjudicate for Amazons {
+    /// Once no region holds amazons of both sides, the side with more free squares in its
+    /// regions wins (each turn fills one square of the mover's own regions); on equal
+    /// counts the side to move runs out first and loses.
+    fn adjudicate(&self) -> Option<Color> {
+        let territory = self.separated_territory()?;
+        let me = self.turn();
+        Some(
+            if territory[me.index()] > territory[me.opponent().index()] {
+                me
+            } else {
+                me.opponent()
+            },
+        )
+    }
+}
+
+/// How a game is to be played.
+#[derive(Debug, Clone)]
+pub struct Setup<P: Position> {
+    /// Position the game starts from.
+    pub start: P,
+    /// Moves played from `start` before the players take over (an opening).
+    pub opening: Vec<P::Move>,
+    /// Rule options.
+    pub rules: P::Rules,
+    /// The clock.
+    pub time_control: TimeControl,
+    /// Per-move limits (`nodes`, `depth`, `movetime`), with or without a clock.
+    pub limits: Limits,
+    /// Draw when this many plies have been played.
+    pub max_plies: Option<u32>,
+    /// Apply [`Adjudicate`] (Amazons: decide once the board is split).
+    pub adjudicate: bool,
+    /// Grace time on top of the clock before a time forfeit.
+    pub time_margin: Duration,
+    /// How long a player without a clock may think before it is unresponsive.
+    pub unresponsive: Duration,
+    /// Extra record fields (seeds, pair index, ...).
+    pub meta: BTreeMap<String, String>,
+}
+
+impl<P: Position> Setup<P> {
+    /// A game from the standard start with no clock and no limits.
+    pub fn new(rules: P::Rules) -> Self {
+        Setup {
+            start: P::start(),
+            opening: Vec::new(),
+            rules,
+            time_control: TimeControl::Infinite,
+            limits: Limits::default(),
+            max_plies: None,
+            adjudicate: false,
+            time_margin: Duration::from_millis(100),
+            unresponsive: Duration::from_secs(60),
+            meta: BTreeMap::new(),
+        }
+    }
+
+    /// How the time control reads in the record.
+    fn time_control_text(&self) -> String {
+        let mut parts = Vec::new();
+        if self.time_control != TimeControl::Infinite || self.limits.is_infinite() {
+            parts.push(self.time_control.to_string());
+        }
+        if let Some(n) = self.limits.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        if let Some(d) = self.limits.depth {
+            parts.push(format!("depth={d}"));
+        }
+        if let Some(t) = self.limits.movetime {
+            parts.push(format!("movetime={}", t.as_millis()));
+        }
+        parts.join(",")
+    }
+}
+
+/// A named contestant for one colour.
+pub struct Seat<'a, P: Position> {
+    /// The name in the tournament (the record's `White`/`Black`).
+    pub name: String,
+    /// Who plays.
+    pub player: &'a mut dyn Contestant<P>,
+}
+
+/// Why a game could not be played.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefereeError {
+    /// A player cannot take part; nothing is scored.
+    Unfit {
+        /// The player's name.
+        name: String,
+        /// Why.
+        reason: Unfit,
+    },
+    /// The opening does not fit the start position.
+    BadOpening(String),
+}
+
+impl std::fmt::Display for RefereeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefereeError::Unfit { name, reason } => write!(f, "{name}: {reason}"),
+            RefereeError::BadOpening(why) => write!(f, "bad opening: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for RefereeError {}
+
+/// A side's clock during the game.
+struct SideClock {
+    left: Duration,
+    moves: u32,
+}
+
+/// `1-0`, `0-1` or `1/2-1/2` for a winner.
+fn result_text(winner: Option<Color>) -> &'static str {
+    match winner {
+        Some(Color::White) => "1-0",
+        Some(Color::Black) => "0-1",
+        None => "1/2-1/2",
+    }
+}
+
+/// Plays one game and returns its record. `on_move` sees the game after every move (for
+/// a board display).
+///
+/// # Errors
+/// [`RefereeError`] if a player is unfit or the opening is illegal; no game is recorded.
+pub fn play<'a, P: Adjudicate>(
+    setup: &Setup<P>,
+    white: Seat<'a, P>,
+    black: Seat<'a, P>,
+    on_move: &mut dyn FnMut(&Game<P>),
+) -> Result<GameRecord, RefereeError> {
+    let mut seats = [black, white];
+    for seat in seats.iter_mut() {
+        seat.player
+            .new_game(setup.rules)
+            .map_err(|reason| RefereeError::Unfit {
+                name: seat.name.clone(),
+                reason,
+            })?;
+    }
+    let mut game = Game::new(setup.start, setup.rules);
+    let mut moves = Vec::new();
+    for &mv in &setup.opening {
+        game.play(mv)
+            .map_err(|e| RefereeError::BadOpening(e.to_string()))?;
+        moves.push(MoveRecord {
+            mv: mv.to_string(),
+            time_ms: 0,
+            nodes: None,
+            depth: None,
+            score: None,
+        });
+    }
+    let (period_moves, base, increment) = match setup.time_control {
+        TimeControl::Infinite => (None, None, Duration::ZERO),
+        TimeControl::Clock {
+            moves,
+            base,
+            increment,
+        } => (moves, Some(base), increment),
+    };
+    let mut clocks = [0, 1].map(|_| SideClock {
+        left: base.unwrap_or_default(),
+        moves: 0,
+    });
+    let ms = |d: Duration| d.as_millis() as u64;
+
+    let (winner, termination, detail) = loop {
+        if let Some(outcome) = game.outcome() {
+            let termination = match outcome.reason {
+                EndReason::Connection => Termination::Connection,
+                EndReason::NoMoves => Termination::NoMoves,
+                EndReason::Repetition => Termination::Repetition,
+            };
+            break (outcome.winner, termination, None);
+        }
+        if setup
+            .max_plies
+            .is_some_and(|max| game.ply() >= max as usize)
+        {
+            break (
+                None,
+                Termination::MaxPlies,
+                Some(format!("{} plies", game.ply())),
+            );
+        }
+        if setup.adjudicate
+            && let Some(w) = game.position().adjudicate()
+        {
+            break (
+                Some(w),
+                Termination::Adjudication,
+                Some("the board is split into regions".into()),
+            );
+        }
+        let mover = game.position().turn();
+        let clock = &clocks[mover.index()];
+        let go = Go {
+            wtime: base.map(|_| ms(clocks[Color::White.index()].left)),
+            btime: base.map(|_| ms(clocks[Color::Black.index()].left)),
+            winc: base.map(|_| ms(increment)),
+            binc: base.map(|_| ms(increment)),
+            movestogo: period_moves.map(|p| p - clock.moves % p),
+            movetime: setup.limits.movetime.map(ms),
+            nodes: setup.limits.nodes,
+            depth: setup.limits.depth,
+        };
+        let allowed = match (base, setup.limits.movetime) {
+            (Some(_), Some(t)) => Some(clock.left.min(t)),
+            (Some(_), None) => Some(clock.left),
+            (None, t) => t,
+        };
+        let deadline = allowed.map_or(setup.unresponsive, |a| a + setup.time_margin);
+        let started = Instant::now();
+        let reply = seats[mover.index()].player.go(&game, &go, deadline);
+        let elapsed = started.elapsed();
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(Failure {
+                termination,
+                detail,
+            }) => break (Some(mover.opponent()), termination, Some(detail)),
+        };
+        if let Some(allowed) = allowed
+            && elapsed > allowed + setup.time_margin
+        {
+            let detail = format!(
+                "{mover} took {:.3} s with {:.3} s allowed",
+                elapsed.as_secs_f64(),
+                allowed.as_secs_f64()
+            );
+            break (
+                Some(mover.opponent()),
+                Termination::TimeForfeit,
+                Some(detail),
+            );
+        }
+        if base.is_some() {
+            let clock = &mut clocks[mover.index()];
+            clock.left = clock.left.saturating_sub(elapsed) + increment;
+            clock.moves += 1;
+            if period_moves.is_some_and(|p| clock.moves % p == 0) {
+                clock.left += base.unwrap_or_default();
+            }
+        }
+        match game.play_text(&reply.mv) {
+            Ok(mv) => moves.push(MoveRecord {
+                mv: mv.to_string(),
+                time_ms: ms(elapsed),
+                nodes: reply.nodes,
+                depth: reply.depth,
+                score: reply.score,
+            }),
+            Err(e) => {
+                let detail = format!("{mover} played '{}': {e}", reply.mv);
+                break (
+                    Some(mover.opponent()),
+                    Termination::IllegalMove,
+                    Some(detail),
+                );
+            }
+        }
+        on_move(&game);
+    };
+
+    let failed = termination.is_failure();
+    let [black, white] = seats;
+    let record = |seat: &Seat<'_, P>, color: Color| PlayerRecord {
+        name: seat.name.clone(),
+        spec: seat.player.spec(),
+        artifact: None,
+        stderr: if failed && winner != Some(color) {
+            seat.player.stderr_tail()
+        } else {
+            Vec::new()
+        },
+    };
+    Ok(GameRecord {
+        game: P::GAME.name().to_string(),
+        rules: setup.rules.to_string(),
+        start: setup.start.to_string(),
+        opening_plies: setup.opening.len() as u32,
+        time_control: setup.time_control_text(),
+        white: record(&white, Color::White),
+        black: record(&black, Color::Black),
+        moves,
+        result: result_text(winner).to_string(),
+        termination,
+        detail,
+        meta: setup.meta.clone(),
+    })
+}

@@ -1,0 +1,124 @@
+//! A test engine that speaks the engine protocol and misbehaves on purpose.
+//!
+//! `misbehave <mode> [moves]`: plays `moves` legal random moves (default 2), then:
+//! - `good`: keeps playing legal moves;
+//! - `crash`: exits with status 3 when asked for a move;
+//! - `hang`: never answers `go`;
+//! - `illegal`: answers a move that is not legal;
+//! - `junk`: writes junk lines, then an unparsable `bestmove`;
+//! - `close`: closes its stdout and stays alive;
+//! - `slow`: thinks for 3 seconds per move;
+//! - `nohandshake`: never finishes the handshake;
+//! - `unsupported`: refuses every game with `error unsupported`.
+//! It writes a few lines to stderr so that the runner's stderr tail can be checked.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use tourney_rules::{Amazons, Game, Loa, Position};
+
+/// A random legal move for the game so far, as text.
+fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) -> Option<String> {
+    let start: P = match start {
+        Some(text) => text.parse().ok()?,
+        None => P::start(),
+    };
+    let mut game = Game::new(start, Default::default());
+    for mv in moves {
+        game.play_text(mv).ok()?;
+    }
+    game.position()
+        .random_move(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .map(|m| m.to_string())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_else(|| "good".into());
+    let good_moves: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    let mut game_name = String::from("loa");
+    let mut start: Option<String> = None;
+    let mut moves: Vec<String> = Vec::new();
+    let mut played = 0usize;
+    eprintln!("misbehave: mode {mode}");
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.first().copied() {
+            Some("ugi") => {
+                if mode == "nohandshake" {
+                    continue;
+                }
+                let _ = writeln!(out, "id name misbehave {mode}\nugiok");
+            }
+            Some("isready") => {
+                let _ = writeln!(out, "readyok");
+            }
+            Some("newgame") => {
+                game_name = words.get(1).unwrap_or(&"loa").to_string();
+                if mode == "unsupported" {
+                    let _ = writeln!(out, "error unsupported game {game_name}");
+                }
+            }
+            Some("position") => {
+                let at = words
+                    .iter()
+                    .position(|w| *w == "moves")
+                    .unwrap_or(words.len());
+                start = (words.get(1) != Some(&"startpos")).then(|| words[1..at].join(" "));
+                moves = words
+                    .get(at + 1..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect();
+            }
+            Some("go") => {
+                played += 1;
+                if played > good_moves {
+                    eprintln!("misbehave: now doing '{mode}' at move {played}");
+                    match mode.as_str() {
+                        "crash" => std::process::exit(3),
+                        "hang" => continue,
+                        "illegal" => {
+                            let _ = writeln!(out, "bestmove a1-a1");
+                            let _ = out.flush();
+                            continue;
+                        }
+                        "junk" => {
+                            let _ = writeln!(out, "¿what?\ninfo depth banana\nbestmove !!!");
+                            let _ = out.flush();
+                            continue;
+                        }
+                        "close" => {
+                            let _ = out.flush();
+                            // SAFETY: fd 1 is this process's stdout, used through no other handle
+                            // from here on; closing it is the behaviour under test.
+                            drop(unsafe {
+                                <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(1)
+                            });
+                            std::thread::sleep(Duration::from_secs(30));
+                            return;
+                        }
+                        "slow" => std::thread::sleep(Duration::from_secs(3)),
+                        _ => {}
+                    }
+                }
+                let mv = match game_name.as_str() {
+                    "amazons" => random_move::<Amazons>(start.as_deref(), &moves, played as u64),
+                    _ => random_move::<Loa>(start.as_deref(), &moves, played as u64),
+                };
+                let _ = writeln!(
+                    out,
+                    "info depth 1 nodes {played}\nbestmove {}",
+                    mv.unwrap_or_else(|| "none".into())
+                );
+            }
+            Some("quit") => break,
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}
