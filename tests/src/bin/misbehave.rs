@@ -10,6 +10,7 @@
 //! - `slow`: thinks for 3 seconds per move;
 //! - `nohandshake`: never finishes the handshake;
 //! - `unsupported`: refuses every game with `error unsupported`.
+//!
 //! It writes a few lines to stderr so that the runner's stderr tail can be checked.
 
 use std::io::{BufRead, Write};
