@@ -1,6 +1,7 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
 mod bench;
+mod play_cmd;
 mod ratings_cmd;
 mod rules_cmd;
 mod stats_cmd;
@@ -38,6 +39,22 @@ enum Command {
     /// `tourney stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points).
     /// `tourney stats sprt ...` is an SPRT calculator like fishtest's.
     Stats(stats_cmd::StatsArgs),
+    /// Play one game between two players and print its record.
+    ///
+    /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
+    /// outside engine as `cmd:<command line>` (`cmd:python3 my_engine.py --fast`).
+    /// Example: `tourney play --game loa --white ab:depth=4 --black mcts --tc 10+0.1`.
+    Play(play_cmd::PlayArgs),
+    /// Serve a built-in player over the engine protocol on stdin/stdout.
+    ///
+    /// Example: `tourney engine ab:depth=6`, then type `ugi`, `newgame loa`, `isready`,
+    /// `position startpos`, `go movetime 500`.
+    Engine(play_cmd::EngineArgs),
+    /// Write an opening suite: positions after random plies, one per line, deduplicated.
+    ///
+    /// With `--balanced ab:depth=3 --max-score 100`, only positions a quick search scores
+    /// within ±100 are kept.
+    Openings(play_cmd::OpeningsArgs),
     /// Joint rating table of all players in a PGN file or tourney's JSON Lines records.
     ///
     /// BayesElo by default (`elo`, `mm`, `exactdist`, `ratings`), or an Ordo-style fit.
@@ -52,6 +69,9 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Stats(args) => stats_cmd::run(&args),
         Command::Ratings(args) => ratings_cmd::run(&args),
+        Command::Play(args) => play_cmd::play(&args),
+        Command::Engine(args) => play_cmd::engine(&args),
+        Command::Openings(args) => play_cmd::openings(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

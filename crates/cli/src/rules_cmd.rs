@@ -23,6 +23,8 @@ macro_rules! with_position {
     };
 }
 
+pub(crate) use with_position;
+
 /// Arguments of `tourney perft`.
 #[derive(Args)]
 pub(crate) struct PerftArgs {

@@ -184,9 +184,15 @@ pub fn serve(
                 };
             }
             Command::Stop => finish(&mut search, &stop),
-            Command::Quit => break,
+            Command::Quit => {
+                finish(&mut search, &stop);
+                return Ok(());
+            }
         }
     }
-    finish(&mut search, &stop);
+    // End of input without `quit`: let the running search finish and answer.
+    if let Some(handle) = search.take() {
+        let _ = handle.join();
+    }
     Ok(())
 }

@@ -62,6 +62,8 @@ struct Search<'a, P: Heuristics> {
     aborted: bool,
     /// Hashes of the positions before the current one: game history, then the search path.
     path: Vec<u64>,
+    /// The best root move of the iteration in progress, once one is searched.
+    root_best: Option<P::Move>,
 }
 
 impl<P: Heuristics> Search<'_, P> {
@@ -165,6 +167,9 @@ impl<P: Heuristics> Search<'_, P> {
             if score > best {
                 best = score;
                 best_move = Some(mv);
+                if ply == 0 {
+                    self.root_best = Some(mv);
+                }
             }
             if score > alpha {
                 alpha = score;
@@ -296,23 +301,14 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
             seldepth: 0,
             aborted: false,
             path: history,
+            root_best: None,
             player: self,
         };
         let root_moves = root.legal_moves();
-        let mut best = SearchResult {
-            mv: root_moves[0],
-            info: SearchInfo {
-                depth: 0,
-                seldepth: 0,
-                score: None,
-                nodes: 0,
-                time: Duration::ZERO,
-                pv: vec![root_moves[0]],
-            },
-        };
+        let mut best: Option<SearchResult<P::Move>> = None;
         for depth in 1..=max_depth.max(1) {
             let score = search.negamax(&root, depth, -INFINITY, INFINITY, 0);
-            if search.aborted && depth > 1 {
+            if search.aborted {
                 break;
             }
             let mv = search
@@ -322,7 +318,7 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
                 .and_then(|e| e.mv)
                 .filter(|m| root_moves.contains(m));
             if let Some(mv) = mv {
-                best = SearchResult {
+                let result = SearchResult {
                     mv,
                     info: SearchInfo {
                         depth,
@@ -333,7 +329,8 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
                         pv: search.pv(&root, mv, depth),
                     },
                 };
-                on_info(&best.info);
+                on_info(&result.info);
+                best = Some(result);
             }
             let decided = score.abs() >= MATE_BOUND;
             let past_soft = time.is_some_and(|b| search.started.elapsed() >= b.soft);
@@ -341,6 +338,21 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
                 break;
             }
         }
+        // Stopped before the first iteration finished: the best root move searched so far.
+        let mut best = best.unwrap_or_else(|| {
+            let mv = search.root_best.unwrap_or(root_moves[0]);
+            SearchResult {
+                mv,
+                info: SearchInfo {
+                    depth: 0,
+                    seldepth: search.seldepth,
+                    score: None,
+                    nodes: 0,
+                    time: Duration::ZERO,
+                    pv: vec![mv],
+                },
+            }
+        });
         best.info.nodes = search.nodes;
         best.info.time = search.started.elapsed();
         best

@@ -1,0 +1,219 @@
+//! The referee with built-in players, and the engine server driven through its protocol.
+
+use std::io::{Cursor, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tourney_ai::Limits;
+use tourney_model::{Termination, TimeControl};
+use tourney_rules::{Amazons, Game, Loa, Position};
+use tourney_runner::{BuiltIn, Seat, Setup, play};
+
+fn game<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
+    setup: &Setup<P>,
+    white: &str,
+    black: &str,
+) -> tourney_model::GameRecord {
+    let mut w = BuiltIn::<P>::new(white).unwrap();
+    let mut b = BuiltIn::<P>::new(black).unwrap();
+    play(
+        setup,
+        Seat {
+            name: "W".into(),
+            player: &mut w,
+        },
+        Seat {
+            name: "B".into(),
+            player: &mut b,
+        },
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_finished_record_replays_to_its_result() {
+    let setup = Setup::<Loa>::new(Default::default());
+    let record = game(&setup, "ab:depth=2", "random:seed=4");
+    assert_eq!(record.game, "loa");
+    assert_eq!(record.start, Loa::start().to_string());
+    let mut replay = Game::new(Loa::start(), Default::default());
+    for m in &record.moves {
+        replay.play_text(&m.mv).unwrap();
+    }
+    let outcome = replay.outcome().expect("the record ends the game");
+    assert_eq!(outcome.result_str(), record.result);
+    assert_eq!(record.termination.name(), outcome.reason.name());
+    assert!(record.moves.iter().all(|m| m.nodes.is_some()));
+}
+
+#[test]
+fn max_plies_draws_and_openings_are_played_first() {
+    let mut setup = Setup::<Loa>::new(Default::default());
+    setup.max_plies = Some(10);
+    let start = Loa::start();
+    let first = start.parse_move("b1-b3").unwrap();
+    setup.opening = vec![first];
+    let record = game(&setup, "random:seed=1", "random:seed=2");
+    assert_eq!(record.termination, Termination::MaxPlies);
+    assert_eq!(record.result, "1/2-1/2");
+    assert_eq!(record.moves.len(), 10);
+    assert_eq!(record.moves[0].mv, "b1-b3");
+    assert_eq!(record.opening_plies, 1);
+}
+
+#[test]
+fn amazons_adjudication_decides_split_boards() {
+    let mut setup = Setup::<Amazons>::new(Default::default());
+    setup.adjudicate = true;
+    let record = game(&setup, "ab:depth=1", "random:seed=3");
+    assert!(
+        matches!(
+            record.termination,
+            Termination::Adjudication | Termination::NoMoves
+        ),
+        "{:?}",
+        record.termination
+    );
+    // Without adjudication the same kind of game is played out to the end.
+    setup.adjudicate = false;
+    let full = game(&setup, "random:seed=5", "random:seed=6");
+    assert_eq!(full.termination, Termination::NoMoves);
+    // A split position is adjudicated at once, for the side with more room.
+    let mut split = Setup::<Amazons>::new(Default::default());
+    split.adjudicate = true;
+    split.start = "3b2b3/10/10/b8b/xxxxxxxxxx/10/w8w/10/10/3w2w3 w"
+        .parse()
+        .unwrap();
+    let record = game(&split, "random", "random");
+    assert_eq!(
+        (record.termination, record.result.as_str()),
+        (Termination::Adjudication, "1-0")
+    );
+    assert!(record.moves.is_empty());
+}
+
+#[test]
+fn clocks_and_limits_are_recorded() {
+    let mut setup = Setup::<Loa>::new(Default::default());
+    setup.time_control = "3+0.05".parse::<TimeControl>().unwrap();
+    setup.max_plies = Some(20);
+    let record = game(&setup, "ab", "mcts");
+    assert_eq!(record.time_control, "3+0.05");
+    assert!(
+        !record.termination.is_failure(),
+        "{:?} {:?}",
+        record.termination,
+        record.detail
+    );
+    setup.time_control = TimeControl::Infinite;
+    setup.limits = Limits {
+        nodes: Some(500),
+        ..Limits::default()
+    };
+    let record = game(&setup, "ab", "mcts");
+    assert_eq!(record.time_control, "nodes=500");
+    setup.limits = Limits {
+        movetime: Some(Duration::from_millis(20)),
+        ..Limits::default()
+    };
+    let record = game(&setup, "ab", "ab");
+    assert!(
+        record.moves.iter().all(|m| m.time_ms < 200),
+        "{:?}",
+        record.moves.iter().map(|m| m.time_ms).max()
+    );
+}
+
+/// Output shared with the server thread.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn serve(spec: &str, input: &str) -> Vec<String> {
+    let out = Shared::default();
+    tourney_runner::server::serve(
+        &spec.parse().unwrap(),
+        Cursor::new(input.to_string()),
+        Box::new(out.clone()),
+    )
+    .unwrap();
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    text.lines().map(String::from).collect()
+}
+
+#[test]
+fn the_engine_server_speaks_the_protocol() {
+    // At the end of the input the running search finishes and answers.
+    let lines = serve(
+        "ab",
+        "ugi\nnewgame loa\nisready\nposition startpos moves b1-b3\ngo depth 3\n",
+    );
+    assert_eq!(lines[0], "id name tourney ab");
+    assert!(lines.contains(&"ugiok".to_string()) && lines.contains(&"readyok".to_string()));
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 3")),
+        "{lines:?}"
+    );
+    let best = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .unwrap();
+    let after = Loa::start()
+        .play(Loa::start().parse_move("b1-b3").unwrap())
+        .unwrap();
+    assert!(after.parse_move(best).is_ok(), "{best}");
+
+    let lines = serve(
+        "mcts",
+        "ugi\nnewgame amazons\nisready\nposition 3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w moves d1-d7/g7\ngo nodes 200\n",
+    );
+    let best = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .unwrap();
+    let mut game = Game::new(Amazons::start(), Default::default());
+    game.play_text("d1-d7/g7").unwrap();
+    assert!(game.position().parse_move(best).is_ok(), "{best}");
+
+    let lines = serve(
+        "ab",
+        "ugi\nnewgame chess\nisready\nnewgame loa double-connection=sometimes\nisready\n",
+    );
+    assert!(
+        lines.contains(&"error unsupported game chess".to_string()),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error unsupported") && l.contains("sometimes")),
+        "{lines:?}"
+    );
+    // `stop` answers at once, with the best move found so far.
+    let lines = serve(
+        "ab",
+        "newgame loa\nposition startpos\ngo depth 30\nstop\nquit\n",
+    );
+    let best = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .unwrap();
+    assert!(Loa::start().parse_move(best).is_ok(), "{best}");
+    let lines = serve("ab", "newgame loa\nposition startpos moves z9-z9\n");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("info string error: move 'z9-z9'")),
+        "{lines:?}"
+    );
+}
