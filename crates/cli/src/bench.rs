@@ -8,7 +8,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use std::sync::atomic::AtomicBool;
 use tourney_ai::{Heuristics, Limits, PlayerSpec};
-use tourney_rules::{Amazons, Game, Loa, Position, perft, random_playout};
+use tourney_rules::{Amazons, Game, GameKind, Loa, Position, perft, random_playout};
+use tourney_runner::openings::{OpeningSettings, generate};
+use tourney_runner::{Adjudicate, BuiltIn, Seat, Setup, play as referee_play};
 
 /// The search benchmark's LOA positions: the start and the oracle's perft positions.
 const LOA_POSITIONS: &[&str] = &[
@@ -27,6 +29,56 @@ const AMAZONS_POSITIONS: &[&str] = &[
     "10/xx1x3xx1/x2xx4w/w3x1bx2/2x2b2x1/2x1x1x3/1b4x2b/3w1x4/2x3w3/1x1x6 w",
     "x3x5/xw4xb2/x3x2x2/2xx1xx2x/xwb1xx4/1bx1x1xxxx/1x2x2w2/1w5x1x/3xx3b1/1x1x4x1 w",
 ];
+
+/// Plays `ab:depth=2` against itself through the referee for `args.seconds`.
+fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<()> {
+    let settings = OpeningSettings {
+        plies: 4,
+        count: 200,
+        seed: args.seed,
+        balanced: None,
+    };
+    let openings = generate::<P>(&settings).map_err(anyhow::Error::msg)?;
+    let spec = match P::GAME {
+        GameKind::Loa => "ab:depth=2",
+        GameKind::Amazons => "ab:depth=1",
+    };
+    let (mut white, mut black) = (
+        BuiltIn::<P>::new(spec).map_err(anyhow::Error::msg)?,
+        BuiltIn::<P>::new(spec).map_err(anyhow::Error::msg)?,
+    );
+    let started = Instant::now();
+    let (mut games, mut plies) = (0u64, 0u64);
+    while started.elapsed().as_secs_f64() < args.seconds {
+        let mut setup = Setup::<P>::new(Default::default());
+        setup.start = openings[games as usize % openings.len()]
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        setup.max_plies = Some(1000);
+        let record = referee_play(
+            &setup,
+            Seat {
+                name: "a".into(),
+                player: &mut white,
+            },
+            Seat {
+                name: "b".into(),
+                player: &mut black,
+            },
+            &mut |_| {},
+        )?;
+        games += 1;
+        plies += record.moves.len() as u64;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{} self-play {spec} vs {spec}: {games} games in {seconds:.2} s = {:.0} games/minute ({:.1} plies/game)",
+        P::GAME,
+        games as f64 / seconds * 60.0,
+        plies as f64 / games.max(1) as f64
+    );
+    Ok(())
+}
 
 /// Searches each position to `depth` with a fresh `ab` player; prints nodes and nodes/s.
 fn search<P: Heuristics>(positions: &[&str], depth: u32) -> Result<()> {
@@ -63,6 +115,9 @@ enum Suite {
     /// Alpha-beta on fixed positions to fixed depths: total nodes (the search's signature)
     /// and nodes/s.
     Search,
+    /// Self-play through the referee: `ab:depth=2` against itself from random 4-ply
+    /// openings, one thread; games per minute.
+    Selfplay,
 }
 
 /// Arguments of `tourney bench`.
@@ -87,6 +142,10 @@ pub(crate) struct BenchArgs {
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
+        Suite::Selfplay => {
+            selfplay::<Loa>(args)?;
+            selfplay::<Amazons>(args)?;
+        }
         Suite::Search => {
             println!("alpha-beta (ab), one thread, fixed depths");
             search::<Loa>(LOA_POSITIONS, args.loa_depth)?;

@@ -279,3 +279,135 @@ fn ratings_reads_pgn_and_jsonl_in_every_format() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn play_prints_a_record_and_engine_plays_through_the_protocol() {
+    let out = tourney(
+        &[
+            "play",
+            "--game",
+            "loa",
+            "--white",
+            "ab:depth=2",
+            "--black",
+            "random:seed=3",
+            "--quiet",
+            "--json",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&record["result"].as_str().unwrap()));
+    assert!(record["termination"].is_string());
+    // The built-in engine served over the protocol, as an outside engine of `play`.
+    let engine = format!("cmd:{} engine ab:depth=2", env!("CARGO_BIN_EXE_tourney"));
+    let out = tourney(
+        &[
+            "play",
+            "--game",
+            "amazons",
+            "--white",
+            &engine,
+            "--black",
+            "ab:depth=1",
+            "--tc",
+            "10+0.1",
+            "--adjudicate",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pgn = stdout(&out);
+    assert!(
+        pgn.contains("[Game \"Amazons\"]") && pgn.contains("[TimeControl \"10+0.1\"]"),
+        "{pgn}"
+    );
+    assert!(
+        !pgn.contains("[Termination \"crash\"]") && !pgn.contains("illegal-move"),
+        "{pgn}"
+    );
+    // The board is shown on stderr as the game goes.
+    assert!(stderr(&out).contains("a b c d e f g h i j"));
+}
+
+#[test]
+fn play_refuses_bad_players_and_unfit_engines() {
+    let out = tourney(
+        &[
+            "play",
+            "--game",
+            "loa",
+            "--white",
+            "ab:dept=2",
+            "--black",
+            "random",
+        ],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unknown key 'dept'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tourney(
+        &[
+            "play",
+            "--game",
+            "loa",
+            "--white",
+            "cmd:/nonexistent/engine",
+            "--black",
+            "random",
+        ],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unfit") && stderr(&out).contains("cannot start"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn openings_are_distinct_positions() {
+    let out = tourney(
+        &[
+            "openings", "--game", "loa", "--plies", "4", "--count", "20", "--seed", "5",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20);
+    let unique: std::collections::HashSet<&&str> = lines.iter().collect();
+    assert_eq!(unique.len(), 20);
+    let again = tourney(
+        &[
+            "openings", "--game", "loa", "--plies", "4", "--count", "20", "--seed", "5",
+        ],
+        "",
+    );
+    assert_eq!(stdout(&again), text, "same seed, same suite");
+    let out = tourney(
+        &[
+            "openings",
+            "--game",
+            "amazons",
+            "--plies",
+            "2",
+            "--count",
+            "3",
+            "--balanced",
+            "ab:depth=1",
+            "--max-score",
+            "400",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 3);
+}

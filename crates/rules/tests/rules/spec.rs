@@ -636,7 +636,11 @@ fn amazons_separated_territory_counts_each_sides_regions() {
     let split: Amazons = "3b2b3/10/10/b8b/10/xxxxxxxxxx/w8w/10/10/3w2w3 w"
         .parse()
         .unwrap();
-    assert_eq!(split.separated_territory(), Some([46, 36]), "black has ranks 6-10, white 1-4");
+    assert_eq!(
+        split.separated_territory(),
+        Some([46, 36]),
+        "black has ranks 6-10, white 1-4"
+    );
     // A diagonal gap lets a king step through: not separated.
     let leaky: Amazons = "3b2b3/10/10/b8b/10/xxxx1xxxxx/w8w/10/10/3w2w3 w"
         .parse()
