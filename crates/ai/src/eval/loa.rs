@@ -21,6 +21,9 @@ weights! {
         connectedness: 60,
         /// Bonus per legal step.
         mobility: 3,
+        /// Bonus per enemy edge piece walled in: our piece on the square next to it,
+        /// towards the centre.
+        walls: 15,
         /// Bonus for being the side to move.
         tempo: 10,
     }
@@ -50,6 +53,18 @@ const MIN_SPREAD: [i32; 13] = [0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14];
 const FILE_A: u64 = 0x0101_0101_0101_0101;
 const NOT_FILE_A: u64 = !FILE_A;
 const NOT_FILE_H: u64 = !(FILE_A << 7);
+
+const RANK_1: u64 = 0xff;
+const RANK_8: u64 = 0xff << 56;
+
+/// Enemy pieces on the edge whose square towards the centre holds one of ours.
+fn walled(ours: u64, theirs: u64) -> i32 {
+    let bottom = theirs & RANK_1 & (ours >> 8);
+    let top = theirs & RANK_8 & (ours << 8);
+    let left = theirs & FILE_A & ((ours >> 1) & NOT_FILE_H);
+    let right = theirs & (FILE_A << 7) & ((ours << 1) & NOT_FILE_A);
+    (bottom | top | left | right).count_ones() as i32
+}
 
 /// The features of one side, already weighted.
 fn side(pieces: u64, w: &LoaWeights) -> i32 {
@@ -122,7 +137,9 @@ impl Heuristics for Loa {
         } else {
             0
         };
-        side(self.pieces(us), w) - side(self.pieces(them), w) + mobility + w.tempo
+        let (ours, theirs) = (self.pieces(us), self.pieces(them));
+        let walls = w.walls * (walled(ours, theirs) - walled(theirs, ours));
+        side(ours, w) - side(theirs, w) + mobility + walls + w.tempo
     }
 
     fn move_index(mv: Move) -> usize {
@@ -146,6 +163,14 @@ mod tests {
         let w = LoaWeights::default();
         let start = Loa::start();
         assert_eq!(start.evaluate(&w), w.tempo);
+    }
+
+    #[test]
+    fn walls_count_enemy_edge_pieces_blocked_inwards() {
+        // White a4 has a black piece on b4; white h5 is free. Black d1 has white d2 above it.
+        let position: Loa = "8/8/8/7w/wb6/8/3w4/3b4 b".parse().unwrap();
+        assert_eq!(walled(position.pieces(tourney_rules::Color::Black), position.pieces(tourney_rules::Color::White)), 1);
+        assert_eq!(walled(position.pieces(tourney_rules::Color::White), position.pieces(tourney_rules::Color::Black)), 1);
     }
 
     #[test]
