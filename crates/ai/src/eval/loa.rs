@@ -169,8 +169,20 @@ mod tests {
     fn walls_count_enemy_edge_pieces_blocked_inwards() {
         // White a4 has a black piece on b4; white h5 is free. Black d1 has white d2 above it.
         let position: Loa = "8/8/8/7w/wb6/8/3w4/3b4 b".parse().unwrap();
-        assert_eq!(walled(position.pieces(tourney_rules::Color::Black), position.pieces(tourney_rules::Color::White)), 1);
-        assert_eq!(walled(position.pieces(tourney_rules::Color::White), position.pieces(tourney_rules::Color::Black)), 1);
+        assert_eq!(
+            walled(
+                position.pieces(tourney_rules::Color::Black),
+                position.pieces(tourney_rules::Color::White)
+            ),
+            1
+        );
+        assert_eq!(
+            walled(
+                position.pieces(tourney_rules::Color::White),
+                position.pieces(tourney_rules::Color::Black)
+            ),
+            1
+        );
     }
 
     #[test]
