@@ -1,4 +1,5 @@
-//! The shared vocabulary of tourney: game records, why games end, time controls.
+//! The shared vocabulary of tourney: game records, why games end, time controls, and
+//! tournament files.
 //!
 //! Pure data with serde, used by the referee, the store, the coordinator and the reports.
 
@@ -6,6 +7,7 @@
 
 mod record;
 mod time_control;
+pub mod tournament;
 
 pub use record::{GameRecord, MoveRecord, PlayerRecord, Termination};
 pub use time_control::TimeControl;

@@ -1,0 +1,612 @@
+//! Tournament files (TOML): what to play, between whom, under which limits, and when to
+//! stop. Errors name the file, the line and the key.
+//!
+//! ```toml
+//! name = "eval-v2-vs-v1"
+//! game = "loa"
+//! rules = { double-connection = "mover-wins" }
+//! format = "sprt"
+//! sprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, model = "normalized", max_pairs = 20000 }
+//! openings = { plies = 4, seed = 1 }
+//! limits = { nodes = 20000 }
+//! adjudication = { max_plies = 400 }
+//!
+//! [[engine]]
+//! name = "v2"
+//! player = "ab:connectedness=80"
+//!
+//! [[engine]]
+//! name = "v1"
+//! player = "ab"
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use crate::TimeControl;
+
+/// How the engines meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Every engine against every other, `rounds` times (one pair per pairing per round).
+    RoundRobin,
+    /// The first engine against each of the others, `rounds` times.
+    Gauntlet,
+    /// Two engines until the SPRT decides (or `sprt.max_pairs`).
+    Sprt,
+    /// Two engines, a fixed number of `pairs`.
+    Match,
+}
+
+impl Format {
+    /// The name in tournament files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::RoundRobin => "round-robin",
+            Format::Gauntlet => "gauntlet",
+            Format::Sprt => "sprt",
+            Format::Match => "match",
+        }
+    }
+}
+
+/// An SPRT's hypotheses and error rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SprtSettings {
+    /// Elo under H0.
+    pub elo0: f64,
+    /// Elo under H1.
+    pub elo1: f64,
+    /// False-positive rate.
+    #[serde(default = "five_percent")]
+    pub alpha: f64,
+    /// False-negative rate.
+    #[serde(default = "five_percent")]
+    pub beta: f64,
+    /// `normalized`, `logistic` or `bayeselo`.
+    #[serde(default = "normalized")]
+    pub model: String,
+    /// Stop (undecided) after this many pairs.
+    #[serde(default = "default_max_pairs")]
+    pub max_pairs: u64,
+}
+
+fn five_percent() -> f64 {
+    0.05
+}
+fn normalized() -> String {
+    "normalized".into()
+}
+fn default_max_pairs() -> u64 {
+    100_000
+}
+
+/// Where openings come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpeningSettings {
+    /// Random plies from the start (generated suite).
+    pub plies: Option<u32>,
+    /// Seed of the generated suite.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Keep only positions this player judges balanced.
+    pub balanced: Option<String>,
+    /// The balance threshold in centi-units.
+    #[serde(default = "hundred")]
+    pub max_score: i32,
+    /// A file with one position string per line (relative to the tournament file).
+    pub file: Option<String>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn hundred() -> i32 {
+    100
+}
+
+impl Default for OpeningSettings {
+    fn default() -> Self {
+        OpeningSettings {
+            plies: Some(4),
+            seed: 1,
+            balanced: None,
+            max_score: 100,
+            file: None,
+        }
+    }
+}
+
+/// Per-move limits and the clock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Time control, e.g. `10+0.1`.
+    pub tc: Option<String>,
+    /// Nodes per move.
+    pub nodes: Option<u64>,
+    /// Depth per move.
+    pub depth: Option<u32>,
+    /// Milliseconds per move.
+    pub movetime: Option<u64>,
+    /// Extra milliseconds over the clock before a time forfeit.
+    #[serde(default = "margin")]
+    pub margin: u64,
+}
+
+fn margin() -> u64 {
+    100
+}
+
+/// Early ends decided by the referee.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdjudicationSettings {
+    /// Draw after this many plies.
+    pub max_plies: Option<u32>,
+    /// Amazons: decide once the board is split into regions of one side each.
+    #[serde(default)]
+    pub regions: bool,
+}
+
+/// An engine of the tournament: a built-in player or an outside program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineEntry {
+    /// Its name in the standings.
+    pub name: String,
+    /// A built-in player spec (`ab:depth=6`).
+    pub player: Option<String>,
+    /// An outside engine's command line; its program is uploaded as an artifact.
+    pub command: Option<String>,
+    /// `setoption` values for an outside engine.
+    #[serde(default)]
+    pub options: BTreeMap<String, toml::Value>,
+}
+
+/// A tournament file as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentConfig {
+    /// The tournament's name.
+    pub name: String,
+    /// `loa` or `amazons`.
+    pub game: String,
+    /// Rule options, e.g. `{ double-connection = "draw" }`.
+    #[serde(default)]
+    pub rules: BTreeMap<String, String>,
+    /// How the engines meet.
+    pub format: Format,
+    /// Round-robin and gauntlet: rounds.
+    pub rounds: Option<u32>,
+    /// Match: pairs to play.
+    pub pairs: Option<u64>,
+    /// SPRT settings (format `sprt`).
+    pub sprt: Option<SprtSettings>,
+    /// Openings.
+    #[serde(default)]
+    pub openings: OpeningSettings,
+    /// Limits.
+    #[serde(default)]
+    pub limits: LimitSettings,
+    /// Adjudication.
+    #[serde(default)]
+    pub adjudication: AdjudicationSettings,
+    /// Scheduling priority: higher runs first.
+    #[serde(default)]
+    pub priority: i32,
+    /// Share of the workers among tournaments of equal priority.
+    #[serde(default = "one_f64")]
+    pub weight: f64,
+    /// The engines.
+    #[serde(default, rename = "engine")]
+    pub engines: Vec<EngineEntry>,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+/// A tournament file that is not right: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file (or `<text>`).
+    pub file: String,
+    /// 1-based line, if known.
+    pub line: Option<usize>,
+    /// The key concerned, e.g. `sprt.elo1` or `engine[2].player`.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The line where `key` is set: the first `key =` after the header of `table` (the
+/// `n`-th `[[table]]` for arrays of tables, counted from 0), or the header itself when the
+/// key is missing there; an inline `table = { ... }` is found by its own line.
+fn key_line(text: &str, table: Option<(&str, usize)>, key: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let sets = |line: &str, name: &str| {
+        let t = line.trim_start();
+        t.strip_prefix(name)
+            .is_some_and(|after| after.trim_start().starts_with('='))
+    };
+    let Some((name, n)) = table else {
+        return lines.iter().position(|l| sets(l, key)).map(|i| i + 1);
+    };
+    let (array_header, header) = (format!("[[{name}]]"), format!("[{name}]"));
+    let Some(start) = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == array_header || l.trim() == header)
+        .nth(n)
+        .map(|(i, _)| i)
+    else {
+        return lines.iter().position(|l| sets(l, name)).map(|i| i + 1);
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .map_or(lines.len(), |i| start + 1 + i);
+    Some(
+        lines[start..end]
+            .iter()
+            .position(|l| sets(l, key))
+            .map_or(start, |i| start + i)
+            + 1,
+    )
+}
+
+impl TournamentConfig {
+    /// Parses and checks a tournament file's text; `file` names it in errors.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the line and key of the first problem.
+    pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
+        let config: TournamentConfig = toml::from_str(text).map_err(|e| {
+            let span: Option<Range<usize>> = e.span();
+            ConfigError {
+                file: file.to_string(),
+                line: span.map(|s| line_of(text, s.start)),
+                key: None,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.validate().map_err(|(table, key, message)| {
+            let leaf = key.rsplit('.').next().unwrap_or(&key).to_string();
+            let leaf = leaf.split('[').next().unwrap_or(&leaf).to_string();
+            ConfigError {
+                file: file.to_string(),
+                line: key_line(text, table, &leaf),
+                key: Some(key),
+                message,
+            }
+        })?;
+        Ok(config)
+    }
+
+    /// Checks what TOML alone cannot: a problem as (table, key path, message).
+    fn validate(&self) -> Result<(), (Option<(&'static str, usize)>, String, String)> {
+        let top = |key: &str, message: String| Err((None, key.to_string(), message));
+        if !matches!(self.game.as_str(), "loa" | "amazons") {
+            return top(
+                "game",
+                format!("unknown game '{}': expected loa or amazons", self.game),
+            );
+        }
+        if self.name.trim().is_empty() {
+            return top("name", "must not be empty".into());
+        }
+        let n = self.engines.len();
+        let two_only = matches!(self.format, Format::Sprt | Format::Match);
+        if n < 2 || (two_only && n != 2) {
+            let want = if two_only { "exactly 2" } else { "at least 2" };
+            return top(
+                "engine",
+                format!(
+                    "a {} tournament needs {want} [[engine]] tables, found {n}",
+                    self.format.name()
+                ),
+            );
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, engine) in self.engines.iter().enumerate() {
+            let at = |key: &str, message: String| {
+                Err((Some(("engine", i)), format!("engine[{i}].{key}"), message))
+            };
+            if engine.name.trim().is_empty() {
+                return at("name", "must not be empty".into());
+            }
+            if !names.insert(engine.name.as_str()) {
+                return at(
+                    "name",
+                    format!("'{}' is used by another engine", engine.name),
+                );
+            }
+            match (&engine.player, &engine.command) {
+                (Some(_), Some(_)) => return at("player", "give player or command, not both".into()),
+                (None, None) => return at("player", "give a built-in player (player = \"ab:depth=6\") or an outside engine (command = \"./engine\")".into()),
+                (None, Some(c)) if c.trim().is_empty() => return at("command", "must not be empty".into()),
+                _ => {}
+            }
+            if engine.player.is_some() && !engine.options.is_empty() {
+                return at(
+                    "options",
+                    "options are for outside engines (command = ...)".into(),
+                );
+            }
+        }
+        match self.format {
+            Format::RoundRobin | Format::Gauntlet if self.rounds.is_none_or(|r| r == 0) => {
+                return top(
+                    "rounds",
+                    format!("a {} needs rounds = 1 or more", self.format.name()),
+                );
+            }
+            Format::Match if self.pairs.is_none_or(|p| p == 0) => {
+                return top("pairs", "a match needs pairs = 1 or more".into());
+            }
+            Format::Sprt => {
+                let Some(sprt) = &self.sprt else {
+                    return top(
+                        "sprt",
+                        "an sprt tournament needs sprt = { elo0 = ..., elo1 = ... }".into(),
+                    );
+                };
+                let at = |key: &str, message: String| {
+                    Err((Some(("sprt", 0)), format!("sprt.{key}"), message))
+                };
+                if sprt.elo0.is_nan() || sprt.elo1.is_nan() || sprt.elo0 >= sprt.elo1 {
+                    return at(
+                        "elo1",
+                        format!("elo1 ({}) must be above elo0 ({})", sprt.elo1, sprt.elo0),
+                    );
+                }
+                for (key, v) in [("alpha", sprt.alpha), ("beta", sprt.beta)] {
+                    if !(v > 0.0 && v < 0.5) {
+                        return at(key, format!("must be between 0 and 0.5, found {v}"));
+                    }
+                }
+                if !matches!(sprt.model.as_str(), "normalized" | "logistic" | "bayeselo") {
+                    return at(
+                        "model",
+                        format!(
+                            "unknown model '{}': expected normalized, logistic or bayeselo",
+                            sprt.model
+                        ),
+                    );
+                }
+                if sprt.max_pairs == 0 {
+                    return at("max_pairs", "must be 1 or more".into());
+                }
+            }
+            _ => {}
+        }
+        let o = &self.openings;
+        let at = |key: &str, message: String| {
+            Err((Some(("openings", 0)), format!("openings.{key}"), message))
+        };
+        match (o.plies, &o.file) {
+            (Some(_), Some(_)) => {
+                return at(
+                    "file",
+                    "give plies (generated openings) or file, not both".into(),
+                );
+            }
+            (None, None) => return at("plies", "give plies = N or file = \"...\"".into()),
+            _ => {}
+        }
+        let l = &self.limits;
+        if let Some(tc) = &l.tc
+            && let Err(e) = tc.parse::<TimeControl>()
+        {
+            return Err((Some(("limits", 0)), "limits.tc".into(), e));
+        }
+        if l.tc.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime.is_none() {
+            return Err((
+                Some(("limits", 0)),
+                "limits".into(),
+                "set a clock (tc = \"10+0.1\") or per-move limits (nodes, depth, movetime)".into(),
+            ));
+        }
+        if !(self.weight > 0.0 && self.weight.is_finite()) {
+            return top(
+                "weight",
+                format!("must be a positive number, found {}", self.weight),
+            );
+        }
+        Ok(())
+    }
+
+    /// The rule options as `key=value,...` (the rules crate's text form).
+    pub fn rules_text(&self) -> String {
+        self.rules
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Pairs planned, or `None` for an SPRT (open-ended up to `max_pairs`).
+    pub fn planned_pairs(&self) -> Option<u64> {
+        let n = self.engines.len() as u64;
+        let rounds = u64::from(self.rounds.unwrap_or(1));
+        match self.format {
+            Format::RoundRobin => Some(rounds * n * (n - 1) / 2),
+            Format::Gauntlet => Some(rounds * (n - 1)),
+            Format::Match => self.pairs,
+            Format::Sprt => None,
+        }
+    }
+
+    /// The most pairs the tournament can play.
+    pub fn max_pairs(&self) -> u64 {
+        self.planned_pairs()
+            .unwrap_or_else(|| self.sprt.as_ref().map_or(0, |s| s.max_pairs))
+    }
+
+    /// The engines of pair `index` (indices into [`TournamentConfig::engines`]) and the
+    /// index of its opening. Each pair plays the opening twice with colours swapped.
+    pub fn pairing(&self, index: u64) -> (usize, usize, u64) {
+        let n = self.engines.len() as u64;
+        match self.format {
+            Format::RoundRobin => {
+                let per_round = n * (n - 1) / 2;
+                let (round, k) = (index / per_round, index % per_round);
+                let (mut a, mut k) = (0, k);
+                while k >= n - 1 - a {
+                    k -= n - 1 - a;
+                    a += 1;
+                }
+                (a as usize, (a + 1 + k) as usize, round)
+            }
+            Format::Gauntlet => {
+                let per_round = n - 1;
+                (0, (1 + index % per_round) as usize, index / per_round)
+            }
+            Format::Sprt | Format::Match => (0, 1, index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPRT: &str = r#"
+name = "eval-v2-vs-v1"
+game = "loa"
+rules = { double-connection = "mover-wins" }
+format = "sprt"
+sprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, model = "normalized", max_pairs = 20000 }
+openings = { plies = 4, seed = 1 }
+limits = { nodes = 20000 }
+adjudication = { max_plies = 400 }
+
+[[engine]]
+name = "v2"
+player = "ab:depth=3"
+
+[[engine]]
+name = "v1"
+command = "./engines/v1"
+options = { Hash = 64 }
+"#;
+
+    #[test]
+    fn the_issue_example_parses() {
+        let c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+        assert_eq!(c.format, Format::Sprt);
+        assert_eq!(c.rules_text(), "double-connection=mover-wins");
+        assert_eq!(c.planned_pairs(), None);
+        assert_eq!(c.max_pairs(), 20000);
+        assert_eq!(c.engines[1].command.as_deref(), Some("./engines/v1"));
+    }
+
+    #[test]
+    fn the_example_configs_parse() {
+        for file in [
+            "loa-quick.toml",
+            "amazons-quick.toml",
+            "sprt-loa.toml",
+            "gauntlet-outside.toml",
+        ] {
+            let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    fn error(text: &str) -> ConfigError {
+        TournamentConfig::parse(text, "t.toml").unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_key() {
+        let e = error(&SPRT.replace("max_plies = 400", "max_plies = 400, speed = 3"));
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(e.message.contains("unknown field `speed`"), "{e}");
+        let e = error(&SPRT.replace("elo1 = 5.0", "elo1 = -5.0"));
+        assert_eq!(
+            e.to_string(),
+            "t.toml:6: sprt.elo1: elo1 (-5) must be above elo0 (0)"
+        );
+        let e = error(&SPRT.replace("player = \"ab:depth=3\"", "program = \"x\""));
+        assert!(e.message.contains("unknown field `program`"), "{e}");
+        assert_eq!(e.line, Some(13));
+        let e = error(&SPRT.replace("command = \"./engines/v1\"\n", ""));
+        assert_eq!(
+            (e.key.as_deref(), e.line),
+            (Some("engine[1].player"), Some(15)),
+            "{e}"
+        );
+        let e = error(&SPRT.replace(
+            "limits = { nodes = 20000 }",
+            "limits = { tc = \"ten minutes\" }",
+        ));
+        assert_eq!(e.key.as_deref(), Some("limits.tc"), "{e}");
+        assert_eq!(e.line, Some(8));
+        let e = error(&SPRT.replace("game = \"loa\"", "game = \"chess\""));
+        assert_eq!(
+            e.to_string(),
+            "t.toml:3: game: unknown game 'chess': expected loa or amazons"
+        );
+        let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
+        assert!(e.message.contains("swiss"), "{e}");
+        assert_eq!(e.line, Some(5));
+        let e = error(&SPRT.replace("name = \"v1\"", "name = \"v2\""));
+        assert_eq!(e.key.as_deref(), Some("engine[1].name"));
+    }
+
+    #[test]
+    fn round_robin_pairs_cover_every_pairing_once_per_round() {
+        let mut c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+        c.format = Format::RoundRobin;
+        c.rounds = Some(2);
+        for i in 0..3 {
+            c.engines.push(EngineEntry {
+                name: format!("e{i}"),
+                player: Some("random".into()),
+                command: None,
+                options: BTreeMap::new(),
+            });
+        }
+        assert_eq!(c.planned_pairs(), Some(20));
+        let mut seen = std::collections::BTreeMap::new();
+        for p in 0..20 {
+            let (a, b, round) = c.pairing(p);
+            assert!(a < b && b < 5);
+            *seen.entry((a, b)).or_insert(0) += 1;
+            assert_eq!(round, p / 10);
+        }
+        assert_eq!(seen.len(), 10);
+        assert!(seen.values().all(|&n| n == 2));
+        c.format = Format::Gauntlet;
+        assert_eq!(c.planned_pairs(), Some(8));
+        assert_eq!(c.pairing(5), (0, 2, 1));
+    }
+}
