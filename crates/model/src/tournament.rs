@@ -281,6 +281,10 @@ fn key_line(text: &str, table: Option<(&str, usize)>, key: &str) -> Option<usize
     )
 }
 
+/// A problem found by validation: the table it is in (name, instance), the key path, and
+/// the message.
+type Problem = (Option<(&'static str, usize)>, String, String);
+
 impl TournamentConfig {
     /// Parses and checks a tournament file's text; `file` names it in errors.
     ///
@@ -310,7 +314,7 @@ impl TournamentConfig {
     }
 
     /// Checks what TOML alone cannot: a problem as (table, key path, message).
-    fn validate(&self) -> Result<(), (Option<(&'static str, usize)>, String, String)> {
+    fn validate(&self) -> Result<(), Problem> {
         let top = |key: &str, message: String| Err((None, key.to_string(), message));
         if !matches!(self.game.as_str(), "loa" | "amazons") {
             return top(
