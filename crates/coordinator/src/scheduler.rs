@@ -1,0 +1,729 @@
+//! The scheduling state machine, with no I/O and no clock of its own: time comes in as
+//! `now` (milliseconds on any monotonic scale) with each event.
+//!
+//! Work is leased in game pairs (one opening, colours swapped). A lease has a deadline that
+//! heartbeats extend; [`Scheduler::tick`] puts the unfinished pairs of expired leases back
+//! on offer. A result names its tournament and pair: the first result for a pair is kept,
+//! whoever sent it (a late result from an expired lease included), and every later one is
+//! acknowledged as a duplicate and ignored. An SPRT decides on the longest prefix of
+//! completed pairs in pair-index order, so quickly finished pairs cannot bias it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use tourney_model::tournament::{Format, TournamentConfig};
+use tourney_stats::{EloModel, Pentanomial, Sprt, SprtInput, SprtStatus, Trinomial};
+
+/// A tournament's number.
+pub type TournamentId = u64;
+/// A lease's number.
+pub type LeaseId = u64;
+
+/// Where a tournament is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Submitted, no pair played yet.
+    Queued,
+    /// Pairs are being played.
+    Running,
+    /// Every planned pair played, or the SPRT decided (or reached its maximum).
+    Finished,
+    /// Stopped by an operator.
+    Cancelled,
+}
+
+impl State {
+    /// Whether pairs can still be leased.
+    pub fn is_active(self) -> bool {
+        matches!(self, State::Queued | State::Running)
+    }
+}
+
+/// What a finished pair contributes to the standings: the two engines and the half-points
+/// of `first` in each game (game 0: `first` moves first; game 1: colours swapped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairOutcome {
+    /// The pair's index.
+    pub pair: u64,
+    /// Index of the pairing's first engine.
+    pub first: usize,
+    /// Index of the second engine.
+    pub second: usize,
+    /// Half-points of `first` in game 0 and game 1 (0, 1 or 2 each).
+    pub half_points: [u8; 2],
+}
+
+/// A pair handed to a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The pair's index.
+    pub pair: u64,
+    /// Engine indices: `first` moves first in game 0.
+    pub first: usize,
+    /// The other engine.
+    pub second: usize,
+    /// Index into the tournament's opening suite.
+    pub opening: u64,
+}
+
+/// A lease: pairs given to one worker until a deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The lease's number.
+    pub id: LeaseId,
+    /// The worker holding it.
+    pub worker: String,
+    /// Until when (`now` scale).
+    pub deadline: u64,
+    /// The pairs in it, by tournament.
+    pub pairs: Vec<(TournamentId, u64)>,
+}
+
+/// The answer to a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReportAck {
+    /// Results newly recorded.
+    pub accepted: u32,
+    /// Results for pairs already recorded (ignored).
+    pub duplicates: u32,
+    /// Results for unknown tournaments or pairs (ignored).
+    pub rejected: u32,
+}
+
+/// One tournament's scheduling state.
+#[derive(Debug, Clone)]
+pub struct Tournament {
+    /// Its number.
+    pub id: TournamentId,
+    /// The file it was submitted with.
+    pub config: TournamentConfig,
+    /// Where it is.
+    pub state: State,
+    /// Pairs never handed out are `next_pair..`.
+    next_pair: u64,
+    /// Pairs handed out before whose lease expired, to offer again first.
+    retry: BTreeSet<u64>,
+    /// Pairs in a live lease.
+    leased: HashMap<u64, LeaseId>,
+    /// Completed pairs.
+    done: BTreeMap<u64, PairOutcome>,
+    /// Pairs `0..prefix` are all completed.
+    prefix: u64,
+    /// The SPRT on the prefix, for SPRT tournaments.
+    sprt: Option<SprtStatus>,
+}
+
+/// The SPRT of a tournament file.
+pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
+    let s = config
+        .sprt
+        .as_ref()
+        .filter(|_| config.format == Format::Sprt)?;
+    Some(Sprt {
+        elo0: s.elo0,
+        elo1: s.elo1,
+        alpha: s.alpha,
+        beta: s.beta,
+        model: s.model.parse::<EloModel>().unwrap_or_default(),
+    })
+}
+
+impl Tournament {
+    /// A new tournament, queued.
+    pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
+        Tournament {
+            id,
+            config,
+            state: State::Queued,
+            next_pair: 0,
+            retry: BTreeSet::new(),
+            leased: HashMap::new(),
+            done: BTreeMap::new(),
+            prefix: 0,
+            sprt: None,
+        }
+    }
+
+    /// Completed pairs.
+    pub fn completed(&self) -> impl Iterator<Item = &PairOutcome> {
+        self.done.values()
+    }
+
+    /// Number of completed pairs.
+    pub fn pairs_done(&self) -> u64 {
+        self.done.len() as u64
+    }
+
+    /// Pairs `0..n` are all completed.
+    pub fn prefix(&self) -> u64 {
+        self.prefix
+    }
+
+    /// Pairs currently leased.
+    pub fn pairs_leased(&self) -> usize {
+        self.leased.len()
+    }
+
+    /// The SPRT state on the completed prefix.
+    pub fn sprt_status(&self) -> Option<SprtStatus> {
+        self.sprt
+    }
+
+    /// Pair counts of the completed prefix, from the first engine's side.
+    pub fn prefix_pentanomial(&self) -> Pentanomial {
+        let mut p = Pentanomial::default();
+        for outcome in self.done.range(..self.prefix).map(|(_, o)| o) {
+            p.bins[(outcome.half_points[0] + outcome.half_points[1]) as usize] += 1;
+        }
+        p
+    }
+
+    /// W/D/L of the completed prefix, from the first engine's side.
+    pub fn prefix_trinomial(&self) -> Trinomial {
+        let mut t = Trinomial::default();
+        for outcome in self.done.range(..self.prefix).map(|(_, o)| o) {
+            for h in outcome.half_points {
+                match h {
+                    2 => t.wins += 1,
+                    1 => t.draws += 1,
+                    _ => t.losses += 1,
+                }
+            }
+        }
+        t
+    }
+
+    /// The next pair to hand out, if any.
+    fn take_pair(&mut self) -> Option<u64> {
+        if !self.state.is_active() {
+            return None;
+        }
+        if let Some(&p) = self.retry.iter().next() {
+            self.retry.remove(&p);
+            return Some(p);
+        }
+        (self.next_pair < self.config.max_pairs()).then(|| {
+            self.next_pair += 1;
+            self.next_pair - 1
+        })
+    }
+
+    /// Whether a pair is still worth offering.
+    fn has_work(&self) -> bool {
+        self.state.is_active()
+            && (!self.retry.is_empty() || self.next_pair < self.config.max_pairs())
+    }
+
+    fn assignment(&self, pair: u64) -> Assignment {
+        let (first, second, opening) = self.config.pairing(pair);
+        Assignment {
+            tournament: self.id,
+            pair,
+            first,
+            second,
+            opening,
+        }
+    }
+
+    /// Records a completed pair; returns whether it was new.
+    fn record(&mut self, outcome: PairOutcome) -> bool {
+        if outcome.pair >= self.config.max_pairs() || self.done.contains_key(&outcome.pair) {
+            return false;
+        }
+        self.leased.remove(&outcome.pair);
+        self.retry.remove(&outcome.pair);
+        // Pairs skipped over (handed out to nobody) must still be played.
+        for skipped in self.next_pair..outcome.pair {
+            self.retry.insert(skipped);
+        }
+        self.next_pair = self.next_pair.max(outcome.pair + 1);
+        self.done.insert(outcome.pair, outcome);
+        while self.done.contains_key(&self.prefix) {
+            self.prefix += 1;
+        }
+        if self.state == State::Queued {
+            self.state = State::Running;
+        }
+        self.update_state();
+        true
+    }
+
+    /// Finishes the tournament when its plan is complete or its SPRT decided.
+    fn update_state(&mut self) {
+        if !self.state.is_active() {
+            return;
+        }
+        if let Some(sprt) = sprt_of(&self.config) {
+            if self.prefix > 0 {
+                let input = SprtInput {
+                    pentanomial: Some(self.prefix_pentanomial()),
+                    trinomial: Some(self.prefix_trinomial()),
+                };
+                self.sprt = sprt.status(&input).ok();
+            }
+            let decided = self
+                .sprt
+                .is_some_and(|s| s.decision != tourney_stats::Decision::Continue);
+            if decided || self.prefix >= self.config.max_pairs() {
+                self.state = State::Finished;
+            }
+        } else if self.prefix >= self.config.max_pairs() {
+            self.state = State::Finished;
+        }
+    }
+
+    /// Rebuilds state from completed pairs (after a restart): everything below the highest
+    /// completed pair that is missing is offered again.
+    fn restore(&mut self, outcomes: impl IntoIterator<Item = PairOutcome>) {
+        for outcome in outcomes {
+            self.done.insert(outcome.pair, outcome);
+        }
+        self.next_pair = self.done.keys().next_back().map_or(0, |p| p + 1);
+        self.retry = (0..self.next_pair)
+            .filter(|p| !self.done.contains_key(p))
+            .collect();
+        while self.done.contains_key(&self.prefix) {
+            self.prefix += 1;
+        }
+        if !self.done.is_empty() && self.state == State::Queued {
+            self.state = State::Running;
+        }
+        self.update_state();
+    }
+}
+
+/// The scheduler of all tournaments and leases.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    tournaments: BTreeMap<TournamentId, Tournament>,
+    leases: HashMap<LeaseId, Lease>,
+    next_lease: LeaseId,
+    /// How long a lease lasts without a heartbeat.
+    pub lease_ms: u64,
+}
+
+impl Scheduler {
+    /// A scheduler whose leases last `lease_ms` without a heartbeat.
+    pub fn new(lease_ms: u64) -> Self {
+        Scheduler {
+            lease_ms,
+            next_lease: 1,
+            ..Scheduler::default()
+        }
+    }
+
+    /// Adds a tournament (new, or restored with its completed pairs and state).
+    pub fn add(
+        &mut self,
+        id: TournamentId,
+        config: TournamentConfig,
+        state: State,
+        completed: Vec<PairOutcome>,
+    ) {
+        let mut t = Tournament::new(id, config);
+        t.state = state;
+        t.restore(completed);
+        self.tournaments.insert(id, t);
+    }
+
+    /// A tournament.
+    pub fn tournament(&self, id: TournamentId) -> Option<&Tournament> {
+        self.tournaments.get(&id)
+    }
+
+    /// All tournaments, oldest first.
+    pub fn tournaments(&self) -> impl Iterator<Item = &Tournament> {
+        self.tournaments.values()
+    }
+
+    /// Live leases.
+    pub fn leases(&self) -> impl Iterator<Item = &Lease> {
+        self.leases.values()
+    }
+
+    /// Leases up to `max_pairs` pairs to `worker`, from the active tournaments by priority,
+    /// then by the fewest pairs (done or leased) per unit of weight. `None` when there is no
+    /// work.
+    pub fn lease(
+        &mut self,
+        worker: &str,
+        max_pairs: usize,
+        now: u64,
+    ) -> Option<(Lease, Vec<Assignment>)> {
+        let mut assignments = Vec::new();
+        let id = self.next_lease;
+        while assignments.len() < max_pairs {
+            let chosen = self
+                .tournaments
+                .values()
+                .filter(|t| t.has_work())
+                .max_by(|a, b| {
+                    let load =
+                        |t: &Tournament| (t.done.len() + t.leased.len()) as f64 / t.config.weight;
+                    a.config
+                        .priority
+                        .cmp(&b.config.priority)
+                        .then(load(b).total_cmp(&load(a)))
+                        .then(b.id.cmp(&a.id))
+                })
+                .map(|t| t.id);
+            let Some(tid) = chosen else { break };
+            let t = self.tournaments.get_mut(&tid).expect("chosen from the map");
+            let Some(pair) = t.take_pair() else { break };
+            t.leased.insert(pair, id);
+            if t.state == State::Queued {
+                t.state = State::Running;
+            }
+            assignments.push(t.assignment(pair));
+        }
+        if assignments.is_empty() {
+            return None;
+        }
+        self.next_lease += 1;
+        let lease = Lease {
+            id,
+            worker: worker.to_string(),
+            deadline: now + self.lease_ms,
+            pairs: assignments.iter().map(|a| (a.tournament, a.pair)).collect(),
+        };
+        self.leases.insert(id, lease.clone());
+        Some((lease, assignments))
+    }
+
+    /// Records pair results. Unknown pairs are rejected, repeated ones acknowledged and
+    /// ignored. Returns the counts and the tournaments whose state changed.
+    pub fn report(
+        &mut self,
+        results: &[(TournamentId, PairOutcome)],
+    ) -> (ReportAck, Vec<TournamentId>) {
+        let mut ack = ReportAck::default();
+        let mut changed = Vec::new();
+        for &(tid, outcome) in results {
+            let Some(t) = self.tournaments.get_mut(&tid) else {
+                ack.rejected += 1;
+                continue;
+            };
+            if outcome.pair >= t.config.max_pairs() {
+                ack.rejected += 1;
+                continue;
+            }
+            let before = t.state;
+            if let Some(lease) = t.leased.get(&outcome.pair).copied()
+                && let Some(l) = self.leases.get_mut(&lease)
+            {
+                l.pairs.retain(|&(lt, lp)| (lt, lp) != (tid, outcome.pair));
+            }
+            if t.record(outcome) {
+                ack.accepted += 1;
+            } else {
+                ack.duplicates += 1;
+            }
+            if t.state != before && !changed.contains(&tid) {
+                changed.push(tid);
+            }
+        }
+        self.leases.retain(|_, l| !l.pairs.is_empty());
+        (ack, changed)
+    }
+
+    /// Extends the worker's leases; returns the ids of its leases that are gone (expired,
+    /// unknown, or for tournaments that ended), which it should drop.
+    pub fn heartbeat(&mut self, worker: &str, held: &[LeaseId], now: u64) -> Vec<LeaseId> {
+        let mut drop = Vec::new();
+        for &id in held {
+            let alive = self.leases.get(&id).is_some_and(|l| {
+                l.worker == worker
+                    && l.pairs
+                        .iter()
+                        .any(|(t, _)| self.tournaments.get(t).is_some_and(|t| t.state.is_active()))
+            });
+            if alive {
+                if let Some(l) = self.leases.get_mut(&id) {
+                    l.deadline = now + self.lease_ms;
+                }
+            } else {
+                drop.push(id);
+            }
+        }
+        drop
+    }
+
+    /// Expires leases past their deadline: their unfinished pairs are offered again.
+    /// Returns the expired lease ids.
+    pub fn tick(&mut self, now: u64) -> Vec<LeaseId> {
+        let expired: Vec<LeaseId> = self
+            .leases
+            .values()
+            .filter(|l| l.deadline <= now)
+            .map(|l| l.id)
+            .collect();
+        for id in &expired {
+            if let Some(lease) = self.leases.remove(id) {
+                for (tid, pair) in lease.pairs {
+                    if let Some(t) = self.tournaments.get_mut(&tid)
+                        && t.leased.get(&pair) == Some(id)
+                    {
+                        t.leased.remove(&pair);
+                        if !t.done.contains_key(&pair) {
+                            t.retry.insert(pair);
+                        }
+                    }
+                }
+            }
+        }
+        expired
+    }
+
+    /// Cancels a tournament; its leases are dropped at their next heartbeat. Returns
+    /// whether it was active.
+    pub fn cancel(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state.is_active() => {
+                t.state = State::Cancelled;
+                t.leased.clear();
+                t.retry.clear();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_model::tournament::TournamentConfig;
+
+    fn config(format: &str, extra: &str) -> TournamentConfig {
+        let text = format!(
+            "name = \"t\"\ngame = \"loa\"\nformat = \"{format}\"\n{extra}\nlimits = {{ nodes = 100 }}\n\
+             [[engine]]\nname = \"a\"\nplayer = \"ab\"\n[[engine]]\nname = \"b\"\nplayer = \"random\"\n"
+        );
+        TournamentConfig::parse(&text, "t.toml").unwrap()
+    }
+
+    fn outcome(pair: u64, half_points: [u8; 2]) -> PairOutcome {
+        PairOutcome {
+            pair,
+            first: 0,
+            second: 1,
+            half_points,
+        }
+    }
+
+    /// A simulated worker: leases, then reports what it was given.
+    fn play_all(s: &mut Scheduler, worker: &str, max: usize, now: u64) -> usize {
+        let Some((_, assignments)) = s.lease(worker, max, now) else {
+            return 0;
+        };
+        let results: Vec<_> = assignments
+            .iter()
+            .map(|a| (a.tournament, outcome(a.pair, [1, 1])))
+            .collect();
+        s.report(&results);
+        assignments.len()
+    }
+
+    #[test]
+    fn a_match_is_played_exactly_once_by_several_workers() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 10"), State::Queued, vec![]);
+        let mut played = 0;
+        let mut now = 0;
+        while played < 10 {
+            for w in ["w1", "w2", "w3"] {
+                played += play_all(&mut s, w, 2, now);
+            }
+            now += 10;
+        }
+        let t = s.tournament(1).unwrap();
+        assert_eq!(
+            (t.state, t.pairs_done(), t.prefix()),
+            (State::Finished, 10, 10)
+        );
+        assert!(s.lease("w1", 2, now).is_none(), "no work after the end");
+        assert_eq!(s.leases().count(), 0);
+    }
+
+    #[test]
+    fn expired_leases_are_offered_again_and_late_results_still_count_once() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 3"), State::Queued, vec![]);
+        let (lost, first) = s.lease("slow", 3, 0).unwrap();
+        assert_eq!(first.len(), 3);
+        assert!(s.lease("fast", 3, 10).is_none(), "everything is leased");
+        // A heartbeat keeps the lease alive past its first deadline.
+        assert!(s.heartbeat("slow", &[lost.id], 900).is_empty());
+        assert!(s.tick(1500).is_empty());
+        assert_eq!(s.tick(1900), vec![lost.id]);
+        let (_, again) = s.lease("fast", 3, 2000).unwrap();
+        assert_eq!(
+            again.iter().map(|a| a.pair).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        // The slow worker's late result for pair 1 arrives first and is kept...
+        let (ack, _) = s.report(&[(1, outcome(1, [2, 2]))]);
+        assert_eq!((ack.accepted, ack.duplicates), (1, 0));
+        // ... so the fast worker's result for it is a duplicate; the rest are new.
+        let (ack, changed) = s.report(&[
+            (1, outcome(0, [1, 1])),
+            (1, outcome(1, [0, 0])),
+            (1, outcome(2, [1, 1])),
+        ]);
+        assert_eq!((ack.accepted, ack.duplicates), (2, 1));
+        assert_eq!(changed, vec![1]);
+        let t = s.tournament(1).unwrap();
+        assert_eq!(
+            t.completed().find(|o| o.pair == 1).unwrap().half_points,
+            [2, 2]
+        );
+        assert_eq!(t.state, State::Finished);
+        // The expired lease is told to drop its work.
+        assert_eq!(s.heartbeat("slow", &[lost.id], 2100), vec![lost.id]);
+    }
+
+    #[test]
+    fn unknown_results_are_rejected() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 2"), State::Queued, vec![]);
+        let (ack, _) = s.report(&[(9, outcome(0, [1, 1])), (1, outcome(7, [1, 1]))]);
+        assert_eq!(ack.rejected, 2);
+    }
+
+    #[test]
+    fn the_sprt_decides_on_the_longest_completed_prefix() {
+        let mut s = Scheduler::new(1000);
+        s.add(
+            1,
+            config("sprt", "sprt = { elo0 = 0, elo1 = 10, max_pairs = 1000 }"),
+            State::Queued,
+            vec![],
+        );
+        s.lease("w", 200, 0).unwrap();
+        // Overwhelming wins in pairs 1..200 while pair 0 is still out: no decision yet.
+        let wins: Vec<_> = (1..200).map(|p| (1, outcome(p, [2, 2]))).collect();
+        s.report(&wins);
+        let t = s.tournament(1).unwrap();
+        assert_eq!((t.prefix(), t.state), (0, State::Running));
+        assert!(t.sprt_status().is_none());
+        // Pair 0 completes the prefix: now the SPRT decides.
+        s.report(&[(1, outcome(0, [1, 1]))]);
+        let t = s.tournament(1).unwrap();
+        assert_eq!(t.prefix(), 200);
+        assert_eq!(t.state, State::Finished);
+        assert_eq!(
+            t.sprt_status().unwrap().decision,
+            tourney_stats::Decision::AcceptH1
+        );
+        assert!(s.lease("w", 10, 10).is_none());
+    }
+
+    #[test]
+    fn cancelled_tournaments_stop_and_their_leases_are_dropped() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 50"), State::Queued, vec![]);
+        let (lease, _) = s.lease("w", 5, 0).unwrap();
+        assert!(s.cancel(1));
+        assert!(!s.cancel(1));
+        assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
+        assert!(s.lease("w", 5, 20).is_none());
+        assert_eq!(s.tournament(1).unwrap().state, State::Cancelled);
+    }
+
+    #[test]
+    fn priority_first_then_weight_shares_the_workers() {
+        let mut s = Scheduler::new(1000);
+        let mut light = config("match", "pairs = 1000\nweight = 1");
+        light.name = "light".into();
+        let heavy = config("match", "pairs = 1000\nweight = 3");
+        let urgent = config("match", "pairs = 5\npriority = 10");
+        s.add(1, light, State::Queued, vec![]);
+        s.add(2, heavy, State::Queued, vec![]);
+        s.add(3, urgent, State::Queued, vec![]);
+        let (_, first) = s.lease("w", 5, 0).unwrap();
+        assert!(
+            first.iter().all(|a| a.tournament == 3),
+            "higher priority first"
+        );
+        let mut count = [0usize; 3];
+        for i in 0..400 {
+            let (_, got) = s.lease("w", 1, i).unwrap();
+            count[got[0].tournament as usize - 1] += 1;
+        }
+        assert_eq!(count[2], 0);
+        assert!(
+            (count[1] as f64 / count[0] as f64 - 3.0).abs() < 0.1,
+            "{count:?}"
+        );
+    }
+
+    #[test]
+    fn restored_tournaments_offer_their_gaps_first() {
+        let mut s = Scheduler::new(1000);
+        let done = vec![outcome(0, [1, 1]), outcome(2, [1, 1]), outcome(3, [1, 1])];
+        s.add(1, config("match", "pairs = 6"), State::Running, done);
+        let t = s.tournament(1).unwrap();
+        assert_eq!((t.pairs_done(), t.prefix()), (3, 1));
+        let (_, got) = s.lease("w", 6, 0).unwrap();
+        assert_eq!(
+            got.iter().map(|a| a.pair).collect::<Vec<_>>(),
+            vec![1, 4, 5]
+        );
+    }
+
+    #[test]
+    fn chaotic_workers_never_lose_or_double_count_a_pair() {
+        // Workers that drop reports, repeat them, deliver them late and out of order.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut s = Scheduler::new(500);
+        s.add(1, config("match", "pairs = 300"), State::Queued, vec![]);
+        let mut in_flight: Vec<(u64, (TournamentId, PairOutcome))> = Vec::new();
+        let mut now = 0u64;
+        let mut accepted = 0;
+        while s.tournament(1).unwrap().state != State::Finished {
+            now += 50;
+            let worker = format!("w{}", next() % 5);
+            if let Some((_, got)) = s.lease(&worker, 1 + (next() % 4) as usize, now) {
+                for a in got {
+                    if next() % 5 != 0 {
+                        // Delivered after a random delay (sometimes past the lease's end).
+                        let r = (
+                            a.tournament,
+                            outcome(a.pair, [(next() % 3) as u8, (next() % 3) as u8]),
+                        );
+                        in_flight.push((now + next() % 1500, r));
+                        if next() % 4 == 0 {
+                            in_flight.push((now + next() % 3000, r));
+                        }
+                    }
+                }
+            }
+            in_flight.sort_by_key(|(t, _)| *t);
+            let due: Vec<_> = in_flight
+                .iter()
+                .filter(|(t, _)| *t <= now)
+                .map(|(_, r)| *r)
+                .collect();
+            in_flight.retain(|(t, _)| *t > now);
+            accepted += s.report(&due).0.accepted;
+            s.tick(now);
+            assert!(now < 10_000_000, "the tournament must finish");
+        }
+        let t = s.tournament(1).unwrap();
+        assert_eq!(accepted, 300);
+        assert_eq!((t.pairs_done(), t.prefix()), (300, 300));
+        assert_eq!(
+            t.completed().map(|o| o.pair).collect::<Vec<_>>(),
+            (0..300).collect::<Vec<_>>()
+        );
+    }
+}
