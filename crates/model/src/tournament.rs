@@ -27,6 +27,41 @@ use std::ops::Range;
 
 use crate::TimeControl;
 
+/// Where a tournament is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Submitted, no pair played yet.
+    Queued,
+    /// Pairs are being played.
+    Running,
+    /// Every planned pair played, or the SPRT decided (or reached its maximum).
+    Finished,
+    /// Stopped by an operator.
+    Cancelled,
+}
+
+impl State {
+    /// Whether pairs can still be leased.
+    pub fn is_active(self) -> bool {
+        matches!(self, State::Queued | State::Running)
+    }
+}
+
+/// What a finished pair contributes to the standings: the two engines and the half-points
+/// of `first` in each game (game 0: `first` moves first; game 1: colours swapped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairOutcome {
+    /// The pair's index.
+    pub pair: u64,
+    /// Index of the pairing's first engine.
+    pub first: usize,
+    /// Index of the second engine.
+    pub second: usize,
+    /// Half-points of `first` in game 0 and game 1 (0, 1 or 2 each).
+    pub half_points: [u8; 2],
+}
+
 /// How the engines meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

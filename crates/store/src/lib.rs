@@ -1,0 +1,400 @@
+//! Durable storage of tournaments on sled.
+//!
+//! One tree per kind of record, keys are big-endian numbers so that iteration follows
+//! pair order:
+//!
+//! | tree | key | value |
+//! |---|---|---|
+//! | `meta` | name | schema version, id counter |
+//! | `tournaments` | id (u64) | [`TournamentRecord`] as JSON |
+//! | `pairs` | id (u64) ‖ pair (u64) | [`PairRecord`] as JSON (both games' full records) |
+//! | `artifacts` | sha256 (hex) | an outside engine's program |
+//!
+//! A batch of pair results is committed in one transaction, and [`Store::flush`] makes it
+//! durable (against a process crash; sled's flush is not a power-loss guarantee).
+//! Committing a pair that is already stored keeps the first and reports it as a duplicate.
+
+#![deny(missing_docs)]
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sled::Transactional;
+use sled::transaction::ConflictableTransactionError;
+use tourney_model::GameRecord;
+use tourney_model::tournament::{PairOutcome, State};
+
+/// The storage format version written by this build.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// What can go wrong with the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// sled failed (I/O, corruption, lock held by another process).
+    #[error("store: {0}")]
+    Sled(#[from] sled::Error),
+    /// A record could not be encoded or decoded.
+    #[error("store record: {0}")]
+    Codec(#[from] serde_json::Error),
+    /// The data was written by an incompatible version.
+    #[error("store at {path} has schema version {found}, this build reads version {expected}")]
+    Schema {
+        /// The data directory.
+        path: String,
+        /// Version found.
+        found: u64,
+        /// Version expected.
+        expected: u64,
+    },
+}
+
+/// A tournament as stored: its file, its openings and where it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TournamentRecord {
+    /// Its number.
+    pub id: u64,
+    /// The tournament file's text, as submitted.
+    pub config_text: String,
+    /// The file name it was submitted from.
+    pub file: String,
+    /// The opening suite (position strings), fixed at submission.
+    pub openings: Vec<String>,
+    /// Where it is.
+    pub state: State,
+    /// Submission time, Unix milliseconds.
+    pub created_ms: u64,
+    /// Artifact sha256 per outside engine name.
+    #[serde(default)]
+    pub artifacts: std::collections::BTreeMap<String, String>,
+}
+
+/// A completed pair: its outcome and both games.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRecord {
+    /// The tournament.
+    pub tournament: u64,
+    /// What it contributes to the standings.
+    pub outcome: PairOutcome,
+    /// The two games (game 0: the pairing's first engine moves first).
+    pub games: Vec<GameRecord>,
+    /// The worker that played it.
+    pub worker: String,
+}
+
+/// The tournament store.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+    meta: sled::Tree,
+    tournaments: sled::Tree,
+    pairs: sled::Tree,
+    artifacts: sled::Tree,
+}
+
+fn pair_key(tournament: u64, pair: u64) -> [u8; 16] {
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&tournament.to_be_bytes());
+    key[8..].copy_from_slice(&pair.to_be_bytes());
+    key
+}
+
+impl Store {
+    /// Opens (or creates) the store in `path`, with a 128 MiB cache.
+    ///
+    /// # Errors
+    /// sled errors (e.g. another process has it open) or an incompatible schema version.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let db = sled::Config::new()
+            .path(path)
+            .cache_capacity(128 << 20)
+            .open()?;
+        Self::from_db(db, &path.display().to_string())
+    }
+
+    /// A store that lives in memory only (tests).
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn temporary() -> Result<Store, StoreError> {
+        Self::from_db(sled::Config::new().temporary(true).open()?, "<temporary>")
+    }
+
+    fn from_db(db: sled::Db, path: &str) -> Result<Store, StoreError> {
+        let meta = db.open_tree("meta")?;
+        match meta.get("schema_version")? {
+            Some(v) => {
+                let found = u64::from_be_bytes(v.as_ref().try_into().unwrap_or([0; 8]));
+                if found != SCHEMA_VERSION {
+                    return Err(StoreError::Schema {
+                        path: path.to_string(),
+                        found,
+                        expected: SCHEMA_VERSION,
+                    });
+                }
+            }
+            None => {
+                meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
+            }
+        }
+        Ok(Store {
+            tournaments: db.open_tree("tournaments")?,
+            pairs: db.open_tree("pairs")?,
+            artifacts: db.open_tree("artifacts")?,
+            meta,
+            db,
+        })
+    }
+
+    /// A new tournament number (never reused).
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn next_tournament_id(&self) -> Result<u64, StoreError> {
+        let next = self.meta.update_and_fetch("next_tournament", |old| {
+            let n = old.map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap_or([0; 8])));
+            Some((n + 1).to_be_bytes().to_vec())
+        })?;
+        Ok(next.map_or(1, |v| {
+            u64::from_be_bytes(v.as_ref().try_into().unwrap_or([0; 8]))
+        }))
+    }
+
+    /// Writes a tournament record (new, or with a new state).
+    ///
+    /// # Errors
+    /// sled or encoding errors.
+    pub fn put_tournament(&self, record: &TournamentRecord) -> Result<(), StoreError> {
+        self.tournaments
+            .insert(record.id.to_be_bytes(), serde_json::to_vec(record)?)?;
+        Ok(())
+    }
+
+    /// One tournament.
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn tournament(&self, id: u64) -> Result<Option<TournamentRecord>, StoreError> {
+        Ok(match self.tournaments.get(id.to_be_bytes())? {
+            Some(v) => Some(serde_json::from_slice(&v)?),
+            None => None,
+        })
+    }
+
+    /// All tournaments, by id.
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError> {
+        self.tournaments
+            .iter()
+            .values()
+            .map(|v| Ok(serde_json::from_slice(&v?)?))
+            .collect()
+    }
+
+    /// Stores completed pairs in one transaction; `true` for each pair stored now, `false`
+    /// for a pair that was already there (kept as it was).
+    ///
+    /// # Errors
+    /// sled or encoding errors; nothing is written then.
+    pub fn commit_pairs(&self, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
+        let encoded: Vec<([u8; 16], Vec<u8>)> = records
+            .iter()
+            .map(|r| {
+                Ok((
+                    pair_key(r.tournament, r.outcome.pair),
+                    serde_json::to_vec(r)?,
+                ))
+            })
+            .collect::<Result<_, serde_json::Error>>()?;
+        let result = (&self.pairs,).transaction(|(pairs,)| {
+            let mut fresh = Vec::with_capacity(encoded.len());
+            for (key, value) in &encoded {
+                let new = pairs.get(key)?.is_none();
+                if new {
+                    pairs.insert(&key[..], value.as_slice())?;
+                }
+                fresh.push(new);
+            }
+            Ok::<_, ConflictableTransactionError<()>>(fresh)
+        });
+        result.map_err(|e| match e {
+            sled::transaction::TransactionError::Storage(e) => StoreError::Sled(e),
+            sled::transaction::TransactionError::Abort(()) => {
+                StoreError::Sled(sled::Error::Unsupported("aborted".into()))
+            }
+        })
+    }
+
+    /// The completed pairs of a tournament, in pair order.
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn pairs(&self, tournament: u64) -> Result<Vec<PairRecord>, StoreError> {
+        self.pairs
+            .scan_prefix(tournament.to_be_bytes())
+            .values()
+            .map(|v| Ok(serde_json::from_slice(&v?)?))
+            .collect()
+    }
+
+    /// Stores an artifact; returns its sha256 (hex).
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn put_artifact(&self, bytes: &[u8]) -> Result<String, StoreError> {
+        let hash = sha256_hex(bytes);
+        self.artifacts.insert(hash.as_bytes(), bytes)?;
+        Ok(hash)
+    }
+
+    /// An artifact by sha256.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn artifact(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.artifacts.get(sha256.as_bytes())?.map(|v| v.to_vec()))
+    }
+
+    /// Makes everything written so far durable.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush_async().await?;
+        Ok(())
+    }
+
+    /// [`Store::flush`] for callers outside an async runtime.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn flush_blocking(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+/// The sha256 of `bytes`, as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_model::{PlayerRecord, Termination};
+
+    fn record(id: u64) -> TournamentRecord {
+        TournamentRecord {
+            id,
+            config_text: "name = \"t\"".into(),
+            file: "t.toml".into(),
+            openings: vec!["1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into()],
+            state: State::Queued,
+            created_ms: 1,
+            artifacts: Default::default(),
+        }
+    }
+
+    fn pair(tournament: u64, pair: u64, half: u8) -> PairRecord {
+        let game = GameRecord {
+            game: "loa".into(),
+            rules: String::new(),
+            start: "s".into(),
+            opening_plies: 0,
+            time_control: "inf".into(),
+            white: PlayerRecord::default(),
+            black: PlayerRecord::default(),
+            moves: vec![],
+            result: "1-0".into(),
+            termination: Termination::Connection,
+            detail: None,
+            meta: Default::default(),
+        };
+        PairRecord {
+            tournament,
+            outcome: PairOutcome {
+                pair,
+                first: 0,
+                second: 1,
+                half_points: [half, half],
+            },
+            games: vec![game.clone(), game],
+            worker: "w".into(),
+        }
+    }
+
+    #[test]
+    fn records_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            assert_eq!(store.next_tournament_id().unwrap(), 1);
+            assert_eq!(store.next_tournament_id().unwrap(), 2);
+            store.put_tournament(&record(2)).unwrap();
+            store.commit_pairs(&[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
+            let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
+            assert_eq!(sha.len(), 64);
+            store.flush_blocking().unwrap();
+        }
+        // sled releases its lock file when its background flusher has stopped.
+        let store = (0..100)
+            .find_map(|_| {
+                Store::open(dir.path()).ok().or_else(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                })
+            })
+            .expect("the store reopens");
+        assert_eq!(store.tournaments().unwrap(), vec![record(2)]);
+        let pairs = store.pairs(2).unwrap();
+        assert_eq!(
+            pairs.iter().map(|p| p.outcome.pair).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert!(store.pairs(3).unwrap().is_empty());
+        assert_eq!(
+            store.next_tournament_id().unwrap(),
+            3,
+            "ids are never reused"
+        );
+        let sha = sha256_hex(b"#!/bin/sh\n");
+        assert_eq!(store.artifact(&sha).unwrap().unwrap(), b"#!/bin/sh\n");
+    }
+
+    #[test]
+    fn a_repeated_pair_keeps_the_first_result() {
+        let store = Store::temporary().unwrap();
+        assert_eq!(
+            store.commit_pairs(&[pair(1, 0, 2), pair(1, 1, 0)]).unwrap(),
+            vec![true, true]
+        );
+        assert_eq!(
+            store.commit_pairs(&[pair(1, 0, 0), pair(1, 2, 1)]).unwrap(),
+            vec![false, true]
+        );
+        let pairs = store.pairs(1).unwrap();
+        assert_eq!(pairs[0].outcome.half_points, [2, 2]);
+        assert_eq!(pairs.len(), 3);
+    }
+
+    #[test]
+    fn a_store_of_another_schema_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = sled::open(dir.path()).unwrap();
+            db.open_tree("meta")
+                .unwrap()
+                .insert("schema_version", &99u64.to_be_bytes())
+                .unwrap();
+            db.flush().unwrap();
+        }
+        let err = Store::open(dir.path()).err().unwrap();
+        assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+}
