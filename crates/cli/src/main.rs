@@ -4,6 +4,7 @@ mod bench;
 mod play_cmd;
 mod ratings_cmd;
 mod rules_cmd;
+mod service_cmd;
 mod stats_cmd;
 
 use std::process::ExitCode;
@@ -39,6 +40,26 @@ enum Command {
     /// `tourney stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points).
     /// `tourney stats sprt ...` is an SPRT calculator like fishtest's.
     Stats(stats_cmd::StatsArgs),
+    /// Run a tournament on this machine: coordinator, workers and store in one process.
+    ///
+    /// Shows a progress bar, prints the rating report at the end and writes it as HTML
+    /// into the data directory. Run again on the same data to resume; a finished
+    /// tournament just prints its report. Example: `tourney run config/loa-quick.toml`.
+    Run(service_cmd::RunArgs),
+    /// Serve the coordinator of a cluster (gRPC, with health and reflection).
+    Coordinator(service_cmd::CoordinatorArgs),
+    /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
+    Worker(service_cmd::WorkerArgs),
+    /// Submit a tournament file to a coordinator; prints the new tournament's id last.
+    Submit(service_cmd::SubmitArgs),
+    /// Show tournaments with their standings (`--json` for scripts).
+    Status(service_cmd::StatusArgs),
+    /// A tournament's rating report as text, JSON, CSV or HTML.
+    Report(service_cmd::ReportArgs),
+    /// A tournament's games as PGN-style text or JSON lines.
+    Export(service_cmd::ExportArgs),
+    /// Cancel a tournament.
+    Cancel(service_cmd::CancelArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
@@ -70,6 +91,14 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats_cmd::run(&args),
         Command::Ratings(args) => ratings_cmd::run(&args),
         Command::Play(args) => play_cmd::play(&args),
+        Command::Run(args) => service_cmd::run(&args),
+        Command::Coordinator(args) => service_cmd::coordinator(&args),
+        Command::Worker(args) => service_cmd::worker(&args),
+        Command::Submit(args) => service_cmd::submit(&args),
+        Command::Status(args) => service_cmd::status(&args),
+        Command::Report(args) => service_cmd::report(&args),
+        Command::Export(args) => service_cmd::export(&args),
+        Command::Cancel(args) => service_cmd::cancel(&args),
         Command::Engine(args) => play_cmd::engine(&args),
         Command::Openings(args) => play_cmd::openings(&args),
     };

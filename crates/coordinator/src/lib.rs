@@ -3,7 +3,16 @@
 //! - [`scheduler`]: the scheduling state machine, with no I/O: tournaments, their pairs,
 //!   leases to workers, expiry, exactly-once results, SPRT stopping on the longest prefix
 //!   of completed pairs. Driven by events and `tick(now)`.
+//! - [`state`]: the [`Coordinator`]: scheduler, store and workers behind one lock, with a
+//!   group commit that makes every acknowledged result durable.
+//! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
+//! - [`server`]: serving it all, with health checking, reflection and optional TLS.
 
 #![deny(missing_docs)]
 
 pub mod scheduler;
+pub mod server;
+pub mod service;
+pub mod state;
+
+pub use state::{Coordinator, Settings};

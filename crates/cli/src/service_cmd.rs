@@ -1,0 +1,798 @@
+//! The tournament service on the command line: `run` (embedded), `coordinator`, `worker`,
+//! `submit`, `status`, `report`, `export`, `cancel`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_model::tournament::TournamentConfig;
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::admin_client::AdminClient;
+use tourney_store::Store;
+use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
+
+type Admin = AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
+>;
+
+/// Where a client finds the coordinator.
+#[derive(Args, Clone)]
+pub(crate) struct ClientArgs {
+    /// The coordinator's URL.
+    #[arg(
+        long,
+        env = "TOURNEY_COORDINATOR",
+        default_value = "http://127.0.0.1:7070"
+    )]
+    coordinator: String,
+    /// The admin (or, for `worker`, the worker) token.
+    #[arg(long, env = "TOURNEY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// CA certificate (PEM) for a TLS coordinator (`https://` URLs).
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    fn ca(&self) -> Result<Option<Vec<u8>>> {
+        self.tls_ca
+            .as_ref()
+            .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+            .transpose()
+    }
+
+    async fn admin(&self) -> Result<Admin> {
+        let channel = connect(&self.coordinator, self.ca()?.as_deref())
+            .await
+            .with_context(|| format!("connecting to {}", self.coordinator))?;
+        Ok(
+            AdminClient::with_interceptor(channel, TokenInterceptor::new(self.token.as_deref()))
+                .max_decoding_message_size(256 << 20),
+        )
+    }
+}
+
+fn status_error(e: tonic::Status) -> anyhow::Error {
+    match e.code() {
+        tonic::Code::Unauthenticated => {
+            anyhow!("the coordinator refused the token (set --token or TOURNEY_TOKEN)")
+        }
+        _ => anyhow!("{}", e.message()),
+    }
+}
+
+/// Reads a tournament file and what it refers to: (text, openings text, outside engine
+/// programs to upload by engine name).
+fn read_tournament(path: &Path) -> Result<(String, String, Vec<(String, PathBuf)>)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = path.display().to_string();
+    let config = TournamentConfig::parse(&text, &file)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let openings = match &config.openings.file {
+        Some(f) => {
+            let p = base.join(f);
+            std::fs::read_to_string(&p)
+                .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?
+        }
+        None => String::new(),
+    };
+    let mut uploads = Vec::new();
+    for engine in &config.engines {
+        if let Some(command) = &engine.command {
+            let program = tourney_runner::split_command(command)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            // A program given as a path is uploaded; a bare name is looked up on each worker.
+            if program.contains('/') {
+                let p = base.join(&program);
+                if !p.is_file() {
+                    bail!(
+                        "{file}: engine '{}': program {} not found",
+                        engine.name,
+                        p.display()
+                    );
+                }
+                uploads.push((engine.name.clone(), p));
+            }
+        }
+    }
+    Ok((text, openings, uploads))
+}
+
+/// Submits a tournament file through the admin API; returns its id.
+async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
+    let (config, openings, uploads) = read_tournament(path)?;
+    let mut artifacts = BTreeMap::new();
+    for (name, program) in uploads {
+        let content =
+            std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
+        let sha = admin
+            .upload_artifact(pb::UploadArtifactRequest { content })
+            .await
+            .map_err(status_error)?
+            .into_inner()
+            .sha256;
+        artifacts.insert(name, sha);
+    }
+    let request = pb::SubmitRequest {
+        config,
+        file: path.display().to_string(),
+        openings,
+        artifacts: artifacts.into_iter().collect(),
+    };
+    Ok(admin
+        .submit(request)
+        .await
+        .map_err(status_error)?
+        .into_inner()
+        .id)
+}
+
+/// Arguments of `tourney run`.
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// The tournament file (see config/ for examples).
+    file: PathBuf,
+    /// Where the results are kept; running again on the same data resumes.
+    #[arg(long, default_value = "tourney-data")]
+    data: PathBuf,
+    /// Games played at once (default: the machine's cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A random-enough token for the embedded run's loopback connections.
+fn local_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut rng = tourney_ai::Rng::new(nanos as u64 ^ u64::from(std::process::id()));
+    format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64())
+}
+
+/// The progress line: pairs, games/s, and the leader or the LLR.
+fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: u64) -> String {
+    let rate = (s.games - games_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+    let tail = match (&s.sprt, s.standings.first()) {
+        (Some(sprt), _) => format!(
+            "LLR {:.2} [{:.2}, {:.2}]",
+            sprt.llr, sprt.lower_bound, sprt.upper_bound
+        ),
+        (None, Some(leader)) if s.games > 0 => format!("leader {} {:+.0}", leader.name, leader.elo),
+        _ => String::new(),
+    };
+    format!("{:.1} games/s  {tail}", rate)
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(run_embedded(args))
+}
+
+/// The coordinator and local workers in one process, talking over loopback exactly as a
+/// cluster does.
+async fn run_embedded(args: &RunArgs) -> Result<()> {
+    let (text, _, _) = read_tournament(&args.file)?;
+    std::fs::create_dir_all(&args.data)
+        .with_context(|| format!("creating {}", args.data.display()))?;
+    let store = Store::open(&args.data.join("db"))
+        .with_context(|| format!("opening the store in {}", args.data.display()))?;
+    // The same file on the same data resumes its tournament.
+    let existing = store
+        .tournaments()?
+        .into_iter()
+        .rev()
+        .find(|t| t.config_text == text)
+        .map(|t| t.id);
+    let coordinator = Coordinator::open(
+        store,
+        Settings {
+            lease_ms: 10_000,
+            heartbeat_ms: 2_000,
+        },
+    )?;
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let token = local_token();
+    let options = ServerOptions {
+        worker_token: Some(token.clone()),
+        admin_token: Some(token.clone()),
+        tls: None,
+    };
+    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(coordinator, listener, options, async {
+        let _ = server_stopped.await;
+    }));
+    let client = ClientArgs {
+        coordinator: format!("http://{addr}"),
+        token: Some(token.clone()),
+        tls_ca: None,
+    };
+    let mut admin = client.admin().await?;
+    let id = match existing {
+        Some(id) => id,
+        None => submit_file(&mut admin, &args.file).await?,
+    };
+    let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
+    let worker = WorkerOptions {
+        coordinator: client.coordinator.clone(),
+        token: Some(token),
+        name: "local".into(),
+        concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        tls_ca: None,
+        cache_dir: args.data.join("artifacts"),
+    };
+    let mut stopped = workers_stopped.clone();
+    let workers = tokio::spawn(tourney_worker::run(worker, async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    let mut status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let bar = match status.pairs_planned {
+        Some(planned) => ProgressBar::new(planned),
+        None => ProgressBar::new(status.sprt.as_ref().map_or(0, |_| 0)),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} pairs  {msg}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    if status.pairs_planned.is_none() {
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} pairs  {msg}")
+                .expect("the template is valid"),
+        );
+    }
+    let started = Instant::now();
+    let games_at_start = status.games;
+    while matches!(status.state.as_str(), "queued" | "running") {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        bar.set_position(status.pairs_done);
+        bar.set_message(progress_message(&status, started, games_at_start));
+        if workers.is_finished() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let _ = stop_workers.send(true);
+    let worker_result = workers.await;
+    let report = report_text(&mut admin, id).await?;
+    let _ = stop_server.send(());
+    let _ = server.await;
+    if let Ok(Err(e)) = worker_result {
+        bail!("worker: {e}");
+    }
+    print!("{}", report.0);
+    let html_path = args.data.join(format!("report-{id}.html"));
+    std::fs::write(&html_path, report.1)
+        .with_context(|| format!("writing {}", html_path.display()))?;
+    println!(
+        "\nTournament {id}: {} pairs, {} games. HTML report: {}",
+        status.pairs_done,
+        status.games,
+        html_path.display()
+    );
+    Ok(())
+}
+
+/// The text and HTML report of a tournament, computed from its exported games.
+async fn report_text(admin: &mut Admin, id: u64) -> Result<(String, String)> {
+    let report = fetch_report(admin, id).await?;
+    Ok((report.text(), report.html()))
+}
+
+/// Builds the report from the status and the exported games.
+async fn fetch_report(admin: &mut Admin, id: u64) -> Result<tourney_stats::report::Report> {
+    let status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let mut stream = admin
+        .export(pb::ExportRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let mut table = tourney_stats::GameTable::new();
+    for s in &status.standings {
+        table.player(&s.name);
+    }
+    let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
+    // Per pair: the pairing's first engine (the first mover of game 0) and its half-points.
+    let first_mover = tourney_coordinator::state::first_mover(&status.game);
+    let mut pairs: BTreeMap<u64, Vec<(String, String, String, String)>> = BTreeMap::new();
+    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+        let v: serde_json::Value = serde_json::from_str(&chunk.line)?;
+        let (white, black, result) = (
+            v["white"].as_str().unwrap_or_default().to_string(),
+            v["black"].as_str().unwrap_or_default().to_string(),
+            v["result"].as_str().unwrap_or_default().to_string(),
+        );
+        if let Some(r) = tourney_stats::GameResult::parse(&result) {
+            table.add(&white, &black, r);
+        }
+        *terminations
+            .entry(v["termination"].as_str().unwrap_or("?").to_string())
+            .or_default() += 1;
+        let game = v["meta"]["game"].as_str().unwrap_or("0").to_string();
+        pairs
+            .entry(v["pair"].as_u64().unwrap_or(0))
+            .or_default()
+            .push((game, white, black, result));
+    }
+    let ratings = tourney_stats::BayesElo::default().rate(&table);
+    let names: Vec<String> = ratings.players.iter().map(|p| p.name.clone()).collect();
+    let mut terminations: Vec<(String, u64)> = terminations.into_iter().collect();
+    terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let sprt = match &status.sprt {
+        Some(s) => {
+            let config = tourney_stats::Sprt {
+                elo0: s.elo0,
+                elo1: s.elo1,
+                alpha: s.alpha,
+                beta: s.beta,
+                model: s.model.parse().unwrap_or_default(),
+            };
+            let prefix: Vec<usize> = pairs
+                .iter()
+                .enumerate()
+                .take_while(|(i, (p, games))| **p == *i as u64 && games.len() == 2)
+                .map(|(_, (_, games))| {
+                    let game0 = games.iter().find(|g| g.0 == "0").unwrap_or(&games[0]);
+                    let first = if first_mover == tourney_rules::Color::White {
+                        &game0.1
+                    } else {
+                        &game0.2
+                    };
+                    games
+                        .iter()
+                        .map(|(_, w, _, r)| match (r.as_str(), w == first) {
+                            ("1/2-1/2", _) => 1,
+                            ("1-0", true) | ("0-1", false) => 2,
+                            _ => 0,
+                        })
+                        .sum()
+                })
+                .collect();
+            tourney_stats::report::SprtReport::from_pairs(config, &prefix, 200).ok()
+        }
+        None => None,
+    };
+    Ok(tourney_stats::report::Report {
+        title: format!(
+            "{} (#{}, {}, {}, {})",
+            status.name, status.id, status.game, status.format, status.state
+        ),
+        crosstable: tourney_stats::report::Crosstable::new(&table, &names),
+        ratings,
+        sprt,
+        terminations,
+    })
+}
+
+/// Arguments of `tourney coordinator`.
+#[derive(Args)]
+pub(crate) struct CoordinatorArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:7070")]
+    listen: SocketAddr,
+    /// Data directory (the sled store).
+    #[arg(long, default_value = "tourney-data")]
+    data: PathBuf,
+    /// File with the worker token (default: TOURNEY_WORKER_TOKEN; none: no check).
+    #[arg(long)]
+    worker_token_file: Option<PathBuf>,
+    /// File with the admin token (default: TOURNEY_ADMIN_TOKEN; none: no check).
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
+    /// TLS certificate chain (PEM).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Seconds a lease lasts without a heartbeat.
+    #[arg(long, default_value_t = 30)]
+    lease_seconds: u64,
+}
+
+fn token(file: &Option<PathBuf>, env: &str) -> Result<Option<String>> {
+    match file {
+        Some(p) => Ok(Some(
+            std::fs::read_to_string(p)
+                .with_context(|| format!("reading {}", p.display()))?
+                .trim()
+                .to_string(),
+        )),
+        None => Ok(std::env::var(env).ok().filter(|t| !t.is_empty())),
+    }
+}
+
+pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let store = Store::open(&args.data)
+            .with_context(|| format!("opening the store in {}", args.data.display()))?;
+        let lease_ms = args.lease_seconds.max(1) * 1000;
+        let coordinator = Coordinator::open(
+            store,
+            Settings {
+                lease_ms,
+                heartbeat_ms: (lease_ms / 6).max(500),
+            },
+        )?;
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(c), Some(k)) => Some((
+                std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
+                std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
+            )),
+            _ => None,
+        };
+        let options = ServerOptions {
+            worker_token: token(&args.worker_token_file, "TOURNEY_WORKER_TOKEN")?,
+            admin_token: token(&args.admin_token_file, "TOURNEY_ADMIN_TOKEN")?,
+            tls,
+        };
+        let listener = TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listening on {}", args.listen))?;
+        eprintln!(
+            "tourney coordinator listening on {} (data in {})",
+            listener.local_addr()?,
+            args.data.display()
+        );
+        serve(coordinator, listener, options, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney worker`.
+#[derive(Args)]
+pub(crate) struct WorkerArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Games played at once (default: the machine's cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// The worker's name (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Where outside engines' programs are cached.
+    #[arg(long, default_value = "tourney-worker-cache")]
+    cache: PathBuf,
+}
+
+pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let name = args
+        .name
+        .clone()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "worker".into());
+    let options = WorkerOptions {
+        coordinator: args.client.coordinator.clone(),
+        token: args.client.token.clone(),
+        name,
+        concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        tls_ca: args.client.ca()?,
+        cache_dir: args.cache.clone(),
+    };
+    runtime.block_on(async {
+        let shutdown = async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("signal handler");
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            eprintln!("worker: finishing the games in progress");
+        };
+        tourney_worker::run(options, shutdown)
+            .await
+            .map_err(anyhow::Error::msg)
+    })
+}
+
+/// Arguments of `tourney submit`.
+#[derive(Args)]
+pub(crate) struct SubmitArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament file.
+    file: PathBuf,
+}
+
+pub(crate) fn submit(args: &SubmitArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let id = submit_file(&mut admin, &args.file).await?;
+        println!("{id}");
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney status`.
+#[derive(Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// A tournament id (default: all).
+    id: Option<u64>,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    id: u64,
+    name: String,
+    game: String,
+    format: String,
+    state: String,
+    pairs_done: u64,
+    pairs_planned: Option<u64>,
+    games: u64,
+    standings: Vec<StandingJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llr: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lower_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upper_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<String>,
+}
+
+#[derive(Serialize)]
+struct StandingJson {
+    name: String,
+    elo: f64,
+    plus: f64,
+    minus: f64,
+    games: u64,
+    score: f64,
+}
+
+fn status_json(s: &pb::TournamentStatus) -> StatusJson {
+    StatusJson {
+        id: s.id,
+        name: s.name.clone(),
+        game: s.game.clone(),
+        format: s.format.clone(),
+        state: s.state.clone(),
+        pairs_done: s.pairs_done,
+        pairs_planned: s.pairs_planned,
+        games: s.games,
+        standings: s
+            .standings
+            .iter()
+            .map(|p| StandingJson {
+                name: p.name.clone(),
+                elo: p.elo,
+                plus: p.plus,
+                minus: p.minus,
+                games: p.games,
+                score: p.score,
+            })
+            .collect(),
+        llr: s.sprt.as_ref().map(|x| x.llr),
+        lower_bound: s.sprt.as_ref().map(|x| x.lower_bound),
+        upper_bound: s.sprt.as_ref().map(|x| x.upper_bound),
+        decision: s.sprt.as_ref().map(|x| x.decision.clone()),
+    }
+}
+
+fn status_line(s: &pb::TournamentStatus) -> String {
+    let planned = s
+        .pairs_planned
+        .map_or("open".to_string(), |p| p.to_string());
+    let mut out = format!(
+        "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
+        s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
+    );
+    if let Some(sprt) = &s.sprt {
+        out += &format!(
+            ", LLR {:.2} [{:.2}, {:.2}] {}",
+            sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.decision
+        );
+    }
+    for (rank, p) in s.standings.iter().enumerate() {
+        out += &format!(
+            "\n  {:>2}. {:<20} {:>6.0} +{:.0}/-{:.0}  {} games  {:.1}%",
+            rank + 1,
+            p.name,
+            p.elo,
+            p.plus,
+            p.minus,
+            p.games,
+            p.score * 100.0
+        );
+    }
+    out
+}
+
+pub(crate) fn status(args: &StatusArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let list = match args.id {
+            Some(id) => vec![
+                admin
+                    .status(pb::StatusRequest { id })
+                    .await
+                    .map_err(status_error)?
+                    .into_inner(),
+            ],
+            None => {
+                admin
+                    .list(pb::ListRequest {})
+                    .await
+                    .map_err(status_error)?
+                    .into_inner()
+                    .tournaments
+            }
+        };
+        if args.json {
+            let json: Vec<StatusJson> = list.iter().map(status_json).collect();
+            let out = if args.id.is_some() {
+                serde_json::to_string_pretty(&json[0])?
+            } else {
+                serde_json::to_string_pretty(&json)?
+            };
+            println!("{out}");
+        } else {
+            for s in &list {
+                println!("{}", status_line(s));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Report formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
+    Csv,
+    Html,
+}
+
+/// Arguments of `tourney report`.
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn report(args: &ReportArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let report = fetch_report(&mut admin, args.id).await?;
+        let out = match args.format {
+            ReportFormat::Text => report.text(),
+            ReportFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+            ReportFormat::Csv => report.csv(),
+            ReportFormat::Html => report.html(),
+        };
+        match &args.output {
+            Some(p) => {
+                std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print!("{out}"),
+        }
+        Ok(())
+    })
+}
+
+/// Export formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// PGN-style text.
+    Pgn,
+    /// One JSON record per line.
+    Jsonl,
+}
+
+/// Arguments of `tourney export`.
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: ExportFormat,
+}
+
+pub(crate) fn export(args: &ExportArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let mut stream = admin.export(pb::ExportRequest { id: args.id }).await.map_err(status_error)?.into_inner();
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        use std::io::Write;
+        while let Some(chunk) = stream.message().await.map_err(status_error)? {
+            match args.format {
+                ExportFormat::Jsonl => writeln!(out, "{}", chunk.line)?,
+                ExportFormat::Pgn => {
+                    let mut value: serde_json::Value = serde_json::from_str(&chunk.line)?;
+                    // Restore the record's own shape (players as objects) for the PGN writer.
+                    for side in ["white", "black"] {
+                        let name = value[side].clone();
+                        value[side] = serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
+                    }
+                    let record: tourney_model::GameRecord = serde_json::from_value(value)?;
+                    write!(out, "{}", record.to_pgn())?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney cancel`.
+#[derive(Args)]
+pub(crate) struct CancelArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+}
+
+pub(crate) fn cancel(args: &CancelArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let cancelled = admin
+            .cancel(pb::CancelRequest { id: args.id })
+            .await
+            .map_err(status_error)?
+            .into_inner()
+            .cancelled;
+        println!(
+            "{}",
+            if cancelled {
+                "cancelled"
+            } else {
+                "not running (already finished or cancelled)"
+            }
+        );
+        Ok(())
+    })
+}

@@ -1,0 +1,91 @@
+//! Serving the coordinator: the gRPC services with health checking and reflection, the
+//! lease-expiry clock, token checks and optional TLS.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::service::Routes;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tourney_proto::v1 as pb;
+
+use crate::service::{AdminService, Auth, WorkerService};
+use crate::state::Coordinator;
+
+/// How the server guards its services.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Token workers must present (`None`: none needed).
+    pub worker_token: Option<String>,
+    /// Token admin clients must present.
+    pub admin_token: Option<String>,
+    /// PEM certificate chain and key, for TLS.
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// Serves `coordinator` on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// The transport failed (e.g. a bad TLS identity).
+pub async fn serve(
+    coordinator: Arc<Coordinator>,
+    listener: TcpListener,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let failures = Arc::new(AtomicU64::new(0));
+    let worker_auth = Auth::new(options.worker_token.clone(), Arc::clone(&failures));
+    let admin_auth = Auth::new(options.admin_token.clone(), Arc::clone(&failures));
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<pb::worker_server::WorkerServer<WorkerService>>()
+        .await;
+    health
+        .set_serving::<pb::admin_server::AdminServer<AdminService>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .expect("the embedded descriptor sets are valid");
+    let worker = InterceptedService::new(
+        pb::worker_server::WorkerServer::new(WorkerService(Arc::clone(&coordinator)))
+            .max_decoding_message_size(64 << 20),
+        move |r| worker_auth.check(r),
+    );
+    let admin = InterceptedService::new(
+        pb::admin_server::AdminServer::new(AdminService(Arc::clone(&coordinator)))
+            .max_decoding_message_size(256 << 20),
+        move |r| admin_auth.check(r),
+    );
+    let mut routes = Routes::builder();
+    routes
+        .add_service(worker)
+        .add_service(admin)
+        .add_service(health_service)
+        .add_service(reflection);
+
+    let ticker = Arc::clone(&coordinator);
+    let clock = tokio::spawn(async move {
+        let mut interval = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            interval.tick().await;
+            ticker.tick();
+        }
+    });
+    let mut builder = Server::builder().accept_http1(true);
+    if let Some((cert, key)) = options.tls {
+        builder =
+            builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
+    }
+    let result = builder
+        .add_routes(routes.routes())
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await;
+    clock.abort();
+    result
+}

@@ -1,0 +1,366 @@
+//! The gRPC adapters: thin translations between `tourney.v1` messages and the
+//! [`Coordinator`], with token checks. Errors become `Status` here and nowhere else.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status as GrpcStatus};
+use tourney_model::GameRecord;
+use tourney_model::tournament::PairOutcome;
+use tourney_proto::v1 as pb;
+
+use crate::state::{Coordinator, Finished, Job, Status};
+
+/// Checks `authorization: Bearer <token>` against the expected token (if any), counting
+/// refusals.
+#[derive(Clone)]
+pub struct Auth {
+    token: Option<Arc<String>>,
+    /// Calls refused for a missing or wrong token.
+    pub failures: Arc<AtomicU64>,
+}
+
+impl Auth {
+    /// Requires `token` (`None`: no check).
+    pub fn new(token: Option<String>, failures: Arc<AtomicU64>) -> Self {
+        Auth {
+            token: token.map(Arc::new),
+            failures,
+        }
+    }
+
+    /// The interceptor function for tonic.
+    #[allow(clippy::result_large_err)] // tonic's interceptor signature
+    pub fn check(&self, request: Request<()>) -> Result<Request<()>, GrpcStatus> {
+        let Some(expected) = &self.token else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given == Some(expected.as_str()) {
+            Ok(request)
+        } else {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+            Err(GrpcStatus::unauthenticated("missing or wrong token"))
+        }
+    }
+}
+
+/// The worker service.
+pub struct WorkerService(pub Arc<Coordinator>);
+
+/// The admin service.
+pub struct AdminService(pub Arc<Coordinator>);
+
+/// An engine option's value as `setoption` sends it.
+fn option_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+fn job_to_pb(job: &Job) -> pb::PairJob {
+    let c = &job.config;
+    let engine = |i: usize| {
+        let e = &c.engines[i];
+        pb::EngineSpec {
+            name: e.name.clone(),
+            player: e.player.clone().unwrap_or_default(),
+            command: e.command.clone().unwrap_or_default(),
+            artifact_sha256: job.artifacts.get(&e.name).cloned().unwrap_or_default(),
+            options: e
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), option_value(v)))
+                .collect(),
+        }
+    };
+    pb::PairJob {
+        tournament: job.tournament,
+        pair: job.pair,
+        settings: Some(pb::GameSettings {
+            tournament_name: c.name.clone(),
+            game: c.game.clone(),
+            rules: c.rules_text(),
+            tc: c.limits.tc.clone().unwrap_or_default(),
+            nodes: c.limits.nodes,
+            depth: c.limits.depth,
+            movetime_ms: c.limits.movetime,
+            max_plies: c.adjudication.max_plies,
+            adjudicate: c.adjudication.regions,
+            margin_ms: c.limits.margin,
+        }),
+        first: Some(engine(job.first)),
+        second: Some(engine(job.second)),
+        opening: job.opening.clone(),
+    }
+}
+
+/// A status as the API gives it.
+pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
+    pb::TournamentStatus {
+        id: s.id,
+        name: s.config.name.clone(),
+        game: s.config.game.clone(),
+        format: s.config.format.name().to_string(),
+        state: s.state_name().to_string(),
+        pairs_done: s.pairs_done,
+        pairs_planned: s.pairs_planned(),
+        games: 2 * s.pairs_done,
+        standings: s
+            .ratings
+            .players
+            .iter()
+            .map(|p| pb::Standing {
+                name: p.name.clone(),
+                elo: p.elo,
+                plus: p.plus,
+                minus: p.minus,
+                games: p.games,
+                score: p.score,
+            })
+            .collect(),
+        sprt: s.sprt.map(|sprt| pb::SprtState {
+            llr: sprt.llr,
+            lower_bound: sprt.lower_bound,
+            upper_bound: sprt.upper_bound,
+            decision: sprt.decision.to_string(),
+            elo0: s.config.sprt.as_ref().map_or(0.0, |x| x.elo0),
+            elo1: s.config.sprt.as_ref().map_or(0.0, |x| x.elo1),
+            alpha: s.config.sprt.as_ref().map_or(0.05, |x| x.alpha),
+            beta: s.config.sprt.as_ref().map_or(0.05, |x| x.beta),
+            model: s
+                .config
+                .sprt
+                .as_ref()
+                .map_or_else(|| "normalized".into(), |x| x.model.clone()),
+        }),
+        pairs_leased: s.pairs_leased,
+    }
+}
+
+#[tonic::async_trait]
+impl pb::worker_server::Worker for WorkerService {
+    async fn register(
+        &self,
+        request: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let worker_id = self.0.register(&r.name, r.slots);
+        Ok(Response::new(pb::RegisterResponse {
+            worker_id,
+            heartbeat_ms: self.0.settings.heartbeat_ms,
+            lease_ms: self.0.settings.lease_ms,
+        }))
+    }
+
+    async fn lease(
+        &self,
+        request: Request<pb::LeaseRequest>,
+    ) -> Result<Response<pb::LeaseResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let (lease_id, jobs) = self
+            .0
+            .lease(&r.worker_id, r.max_pairs.max(1) as usize)
+            .unwrap_or((0, Vec::new()));
+        Ok(Response::new(pb::LeaseResponse {
+            lease_id,
+            jobs: jobs.iter().map(job_to_pb).collect(),
+        }))
+    }
+
+    async fn report(
+        &self,
+        request: Request<pb::ReportRequest>,
+    ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let mut finished = Vec::with_capacity(r.results.len());
+        let mut malformed = 0;
+        for result in r.results {
+            let games: Result<Vec<GameRecord>, _> = serde_json::from_str(&result.games_json);
+            let (Ok(games), [h0, h1]) = (games, result.half_points.as_slice()) else {
+                malformed += 1;
+                continue;
+            };
+            let (first, second) = match (games.first(), self.0.status_config(result.tournament)) {
+                (Some(_), Some(config)) => {
+                    let (a, b, _) = config.pairing(result.pair);
+                    (a, b)
+                }
+                _ => (0, 1),
+            };
+            finished.push(Finished {
+                tournament: result.tournament,
+                outcome: PairOutcome {
+                    pair: result.pair,
+                    first,
+                    second,
+                    half_points: [(*h0).min(2) as u8, (*h1).min(2) as u8],
+                },
+                games,
+            });
+        }
+        let ack = self.0.report(&r.worker_id, finished).await.map_err(|e| {
+            eprintln!("coordinator: report failed: {e}");
+            GrpcStatus::internal("results could not be stored")
+        })?;
+        Ok(Response::new(pb::ReportResponse {
+            accepted: ack.accepted,
+            duplicates: ack.duplicates,
+            rejected: ack.rejected + malformed,
+        }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        Ok(Response::new(pb::HeartbeatResponse {
+            drop_leases: self.0.heartbeat(&r.worker_id, &r.lease_ids),
+        }))
+    }
+
+    async fn fetch_artifact(
+        &self,
+        request: Request<pb::FetchArtifactRequest>,
+    ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
+        let sha = request.into_inner().sha256;
+        match self
+            .0
+            .artifact(&sha)
+            .map_err(|_| GrpcStatus::internal("the store failed"))?
+        {
+            Some(content) => Ok(Response::new(pb::FetchArtifactResponse { content })),
+            None => Err(GrpcStatus::not_found(format!("no artifact {sha}"))),
+        }
+    }
+}
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, GrpcStatus>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::admin_server::Admin for AdminService {
+    async fn submit(
+        &self,
+        request: Request<pb::SubmitRequest>,
+    ) -> Result<Response<pb::SubmitResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let artifacts: BTreeMap<String, String> = r.artifacts.into_iter().collect();
+        let id = self
+            .0
+            .submit(&r.config, &r.file, &r.openings, artifacts)
+            .await
+            .map_err(GrpcStatus::invalid_argument)?;
+        Ok(Response::new(pb::SubmitResponse { id }))
+    }
+
+    async fn list(
+        &self,
+        _: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListResponse>, GrpcStatus> {
+        let tournaments = self
+            .0
+            .ids()
+            .into_iter()
+            .filter_map(|id| self.0.status(id))
+            .map(|s| status_to_pb(&s))
+            .collect();
+        Ok(Response::new(pb::ListResponse { tournaments }))
+    }
+
+    async fn status(
+        &self,
+        request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::TournamentStatus>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let status = self
+            .0
+            .status(id)
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
+        Ok(Response::new(status_to_pb(&status)))
+    }
+
+    type WatchStream = Stream_<pb::TournamentStatus>;
+
+    async fn watch(
+        &self,
+        request: Request<pb::StatusRequest>,
+    ) -> Result<Response<Self::WatchStream>, GrpcStatus> {
+        let id = request.into_inner().id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        let coordinator = Arc::clone(&self.0);
+        let mut changes = coordinator.subscribe();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        tokio::spawn(async move {
+            while let Some(status) = coordinator.status(id) {
+                let active = status.state.is_active();
+                if tx.send(Ok(status_to_pb(&status))).await.is_err() || !active {
+                    break;
+                }
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
+    async fn cancel(
+        &self,
+        request: Request<pb::CancelRequest>,
+    ) -> Result<Response<pb::CancelResponse>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let cancelled = self
+            .0
+            .cancel(id)
+            .await
+            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        Ok(Response::new(pb::CancelResponse { cancelled }))
+    }
+
+    async fn upload_artifact(
+        &self,
+        request: Request<pb::UploadArtifactRequest>,
+    ) -> Result<Response<pb::UploadArtifactResponse>, GrpcStatus> {
+        let content = request.into_inner().content;
+        let sha256 = self
+            .0
+            .store()
+            .put_artifact(&content)
+            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
+    }
+
+    type ExportStream = Stream_<pb::ExportChunk>;
+
+    async fn export(
+        &self,
+        request: Request<pb::ExportRequest>,
+    ) -> Result<Response<Self::ExportStream>, GrpcStatus> {
+        let id = request.into_inner().id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        let lines = self
+            .0
+            .export(id)
+            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        let stream = tokio_stream::iter(lines.into_iter().map(|line| Ok(pb::ExportChunk { line })));
+        Ok(Response::new(Box::pin(stream)))
+    }
+}

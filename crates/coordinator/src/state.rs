@@ -1,0 +1,676 @@
+//! The coordinator's state: the scheduler, the store, the workers, and the group commit
+//! that makes every acknowledged result durable.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot, watch};
+use tourney_ai::{Heuristics, PlayerSpec};
+use tourney_model::GameRecord;
+use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_rules::{Amazons, Color, GameKind, Loa, Position};
+use tourney_stats::report::{Crosstable, Report, SprtReport};
+use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
+use tourney_store::{PairRecord, Store, StoreError, TournamentRecord};
+
+use crate::scheduler::{LeaseId, ReportAck, Scheduler, TournamentId, sprt_of};
+
+/// Settings of a coordinator.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a lease lasts without a heartbeat.
+    pub lease_ms: u64,
+    /// How often workers should send heartbeats.
+    pub heartbeat_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            lease_ms: 30_000,
+            heartbeat_ms: 5_000,
+        }
+    }
+}
+
+/// A pair for a worker, with everything needed to play it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The pair's index.
+    pub pair: u64,
+    /// The tournament file (settings, engines).
+    pub config: Arc<TournamentConfig>,
+    /// Artifacts of outside engines by name.
+    pub artifacts: Arc<BTreeMap<String, String>>,
+    /// Index of the engine that moves first in game 0.
+    pub first: usize,
+    /// The other engine.
+    pub second: usize,
+    /// The opening position.
+    pub opening: String,
+}
+
+/// A finished pair as a worker reports it.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// What it contributes.
+    pub outcome: PairOutcome,
+    /// Both games.
+    pub games: Vec<GameRecord>,
+}
+
+/// A tournament's status as clients see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// Its number.
+    pub id: TournamentId,
+    /// Its file.
+    pub config: Arc<TournamentConfig>,
+    /// Where it is.
+    pub state: State,
+    /// Completed pairs.
+    pub pairs_done: u64,
+    /// Pairs in live leases.
+    pub pairs_leased: u64,
+    /// Joint ratings of the completed games.
+    pub ratings: RatingTable,
+    /// The SPRT on the completed prefix.
+    pub sprt: Option<SprtStatus>,
+}
+
+struct CommitJob {
+    records: Vec<PairRecord>,
+    reply: oneshot::Sender<Result<Vec<bool>, String>>,
+}
+
+struct Inner {
+    scheduler: Scheduler,
+    records: BTreeMap<TournamentId, TournamentRecord>,
+    configs: BTreeMap<TournamentId, Arc<TournamentConfig>>,
+    artifacts: BTreeMap<TournamentId, Arc<BTreeMap<String, String>>>,
+    workers: HashMap<String, (String, u32)>,
+    next_worker: u64,
+}
+
+/// The coordinator.
+pub struct Coordinator {
+    inner: Mutex<Inner>,
+    store: Store,
+    commits: mpsc::Sender<CommitJob>,
+    started: Instant,
+    /// The settings it runs with.
+    pub settings: Settings,
+    changes: watch::Sender<u64>,
+}
+
+/// The colour that moves first in a game.
+pub fn first_mover(game: &str) -> Color {
+    match game {
+        "amazons" => Amazons::start().turn(),
+        _ => Loa::start().turn(),
+    }
+}
+
+/// Checks that every built-in player spec fits the game.
+fn check_players<P: Heuristics>(config: &TournamentConfig) -> Result<(), String> {
+    for (i, engine) in config.engines.iter().enumerate() {
+        if let Some(spec) = &engine.player {
+            let parsed: PlayerSpec = spec
+                .parse()
+                .map_err(|e: tourney_ai::SpecError| format!("engine[{i}].player: {e}"))?;
+            parsed
+                .build::<P>()
+                .map_err(|e| format!("engine[{i}].player: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The opening suite of a tournament: from the openings file's text or generated.
+fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
+    let o = &config.openings;
+    if o.file.is_some() {
+        let lines: Vec<String> = file_text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        for (n, line) in lines.iter().enumerate() {
+            let ok = match config.game.as_str() {
+                "amazons" => line.parse::<Amazons>().map(|_| ()),
+                _ => line.parse::<Loa>().map(|_| ()),
+            };
+            ok.map_err(|e| format!("openings file line {}: {e}", n + 1))?;
+        }
+        if lines.is_empty() {
+            return Err("the openings file has no positions".into());
+        }
+        return Ok(lines);
+    }
+    let settings = tourney_runner::openings::OpeningSettings {
+        plies: o.plies.unwrap_or(4),
+        count: (config.max_pairs().min(2_000) as usize).max(1),
+        seed: o.seed,
+        balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
+    };
+    match config.game.as_str() {
+        "amazons" => tourney_runner::openings::generate::<Amazons>(&settings),
+        _ => tourney_runner::openings::generate::<Loa>(&settings),
+    }
+    .map_err(|e| format!("openings: {e}"))
+}
+
+/// The games of completed pairs as a rating table input.
+pub fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
+    let mut table = GameTable::new();
+    for engine in &config.engines {
+        table.player(&engine.name);
+    }
+    let first_moves = first_mover(&config.game);
+    for o in outcomes {
+        for (g, &half) in o.half_points.iter().enumerate() {
+            let (leader, other) = if g == 0 {
+                (o.first, o.second)
+            } else {
+                (o.second, o.first)
+            };
+            // `half` is for the pairing's first engine; make it the leader's.
+            let leader_half = if g == 0 { half } else { 2 - half };
+            let (white, black, white_half) = if first_moves == Color::White {
+                (leader, other, leader_half)
+            } else {
+                (other, leader, 2 - leader_half)
+            };
+            let result = match white_half {
+                2 => GameResult::WhiteWins,
+                1 => GameResult::Draw,
+                _ => GameResult::BlackWins,
+            };
+            table.add(
+                &config.engines[white].name,
+                &config.engines[black].name,
+                result,
+            );
+        }
+    }
+    table
+}
+
+impl Coordinator {
+    /// A coordinator over `store`, restoring every stored tournament, with its group-commit
+    /// task running on the current tokio runtime.
+    ///
+    /// # Errors
+    /// The store could not be read, or holds a tournament file that no longer parses.
+    pub fn open(store: Store, settings: Settings) -> Result<Arc<Coordinator>, StoreError> {
+        let mut scheduler = Scheduler::new(settings.lease_ms);
+        let mut records = BTreeMap::new();
+        let mut configs = BTreeMap::new();
+        let mut artifacts = BTreeMap::new();
+        for record in store.tournaments()? {
+            let Ok(config) = TournamentConfig::parse(&record.config_text, &record.file) else {
+                continue;
+            };
+            let done: Vec<PairOutcome> = store
+                .pairs(record.id)?
+                .into_iter()
+                .map(|p| p.outcome)
+                .collect();
+            scheduler.add(record.id, config.clone(), record.state, done);
+            configs.insert(record.id, Arc::new(config));
+            artifacts.insert(record.id, Arc::new(record.artifacts.clone()));
+            records.insert(record.id, record);
+        }
+        let (commits, rx) = mpsc::channel(4096);
+        tokio::spawn(committer(store.clone(), rx));
+        Ok(Arc::new(Coordinator {
+            inner: Mutex::new(Inner {
+                scheduler,
+                records,
+                configs,
+                artifacts,
+                workers: HashMap::new(),
+                next_worker: 1,
+            }),
+            store,
+            commits,
+            started: Instant::now(),
+            settings,
+            changes: watch::channel(0).0,
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves consistent data (every step is atomic).
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Milliseconds since the coordinator started (the scheduler's clock).
+    pub fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// A receiver that changes whenever a tournament does.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|v| *v += 1);
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Submits a tournament file; returns its id.
+    ///
+    /// # Errors
+    /// A message naming the problem (file, line, key) if the tournament is not valid.
+    pub async fn submit(
+        &self,
+        text: &str,
+        file: &str,
+        openings_text: &str,
+        artifacts: BTreeMap<String, String>,
+    ) -> Result<TournamentId, String> {
+        let config = TournamentConfig::parse(text, file).map_err(|e| e.to_string())?;
+        match config.game.parse::<GameKind>().map_err(|e| e.to_string())? {
+            GameKind::Loa => check_players::<Loa>(&config),
+            GameKind::Amazons => check_players::<Amazons>(&config),
+        }
+        .map_err(|e| format!("{file}: {e}"))?;
+        for (name, sha) in &artifacts {
+            if !config
+                .engines
+                .iter()
+                .any(|e| &e.name == name && e.command.is_some())
+            {
+                return Err(format!(
+                    "artifact for '{name}', which is not an outside engine of {file}"
+                ));
+            }
+            if self
+                .store
+                .artifact(sha)
+                .map_err(|e| e.to_string())?
+                .is_none()
+            {
+                return Err(format!("artifact {sha} of '{name}' was not uploaded"));
+            }
+        }
+        let openings = openings_of(&config, openings_text).map_err(|e| format!("{file}: {e}"))?;
+        let id = self.store.next_tournament_id().map_err(|e| e.to_string())?;
+        let created_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let record = TournamentRecord {
+            id,
+            config_text: text.to_string(),
+            file: file.to_string(),
+            openings,
+            state: State::Queued,
+            created_ms,
+            artifacts: artifacts.clone(),
+        };
+        self.store
+            .put_tournament(&record)
+            .map_err(|e| e.to_string())?;
+        self.store.flush().await.map_err(|e| e.to_string())?;
+        let mut inner = self.lock();
+        inner
+            .scheduler
+            .add(id, config.clone(), State::Queued, Vec::new());
+        inner.configs.insert(id, Arc::new(config));
+        inner.artifacts.insert(id, Arc::new(artifacts));
+        inner.records.insert(id, record);
+        drop(inner);
+        self.changed();
+        Ok(id)
+    }
+
+    /// Registers a worker; returns its id.
+    pub fn register(&self, name: &str, slots: u32) -> String {
+        let mut inner = self.lock();
+        let id = format!("{name}#{}", inner.next_worker);
+        inner.next_worker += 1;
+        inner.workers.insert(id.clone(), (name.to_string(), slots));
+        id
+    }
+
+    /// Workers registered, with their slots.
+    pub fn workers(&self) -> Vec<(String, u32)> {
+        self.lock().workers.values().cloned().collect()
+    }
+
+    /// Leases up to `max_pairs` pairs to a worker.
+    pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<Job>)> {
+        let now = self.now_ms();
+        let mut inner = self.lock();
+        let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
+        let jobs = assignments
+            .into_iter()
+            .map(|a| {
+                let record = &inner.records[&a.tournament];
+                Job {
+                    tournament: a.tournament,
+                    pair: a.pair,
+                    config: Arc::clone(&inner.configs[&a.tournament]),
+                    artifacts: Arc::clone(&inner.artifacts[&a.tournament]),
+                    first: a.first,
+                    second: a.second,
+                    opening: record.openings[(a.opening % record.openings.len() as u64) as usize]
+                        .clone(),
+                }
+            })
+            .collect();
+        Some((lease.id, jobs))
+    }
+
+    /// Records finished pairs: durable (committed and flushed) before this returns.
+    ///
+    /// # Errors
+    /// The store failed; nothing was acknowledged.
+    pub async fn report(&self, worker: &str, results: Vec<Finished>) -> Result<ReportAck, String> {
+        let mut ack = ReportAck::default();
+        let mut fresh_candidates = Vec::new();
+        {
+            let inner = self.lock();
+            for r in results {
+                match inner.scheduler.tournament(r.tournament) {
+                    None => ack.rejected += 1,
+                    Some(t) if r.outcome.pair >= t.config.max_pairs() || r.games.len() != 2 => {
+                        ack.rejected += 1
+                    }
+                    Some(t) if t.completed().any(|o| o.pair == r.outcome.pair) => {
+                        ack.duplicates += 1
+                    }
+                    Some(_) => fresh_candidates.push(r),
+                }
+            }
+        }
+        if fresh_candidates.is_empty() {
+            return Ok(ack);
+        }
+        let records: Vec<PairRecord> = fresh_candidates
+            .iter()
+            .map(|r| PairRecord {
+                tournament: r.tournament,
+                outcome: r.outcome,
+                games: r.games.clone(),
+                worker: worker.to_string(),
+            })
+            .collect();
+        let (reply, wait) = oneshot::channel();
+        self.commits
+            .send(CommitJob { records, reply })
+            .await
+            .map_err(|_| "the store is closed".to_string())?;
+        let fresh = wait
+            .await
+            .map_err(|_| "the store is closed".to_string())??;
+        let mut changed_states = Vec::new();
+        {
+            let mut inner = self.lock();
+            // The store decides which of two racing results for a pair is the first.
+            let applied: Vec<(TournamentId, PairOutcome)> = fresh_candidates
+                .iter()
+                .zip(&fresh)
+                .filter(|(_, new)| **new)
+                .map(|(r, _)| (r.tournament, r.outcome))
+                .collect();
+            ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
+            let (scheduler_ack, changed) = inner.scheduler.report(&applied);
+            ack.accepted += scheduler_ack.accepted;
+            ack.duplicates += scheduler_ack.duplicates;
+            for tid in changed {
+                let state = inner.scheduler.tournament(tid).map(|t| t.state);
+                if let (Some(state), Some(record)) = (state, inner.records.get_mut(&tid)) {
+                    record.state = state;
+                    changed_states.push(record.clone());
+                }
+            }
+        }
+        for record in changed_states {
+            self.store
+                .put_tournament(&record)
+                .map_err(|e| e.to_string())?;
+        }
+        self.changed();
+        Ok(ack)
+    }
+
+    /// Keeps a worker's leases alive; returns those it must drop.
+    pub fn heartbeat(&self, worker: &str, leases: &[LeaseId]) -> Vec<LeaseId> {
+        let now = self.now_ms();
+        self.lock().scheduler.heartbeat(worker, leases, now)
+    }
+
+    /// Expires overdue leases.
+    pub fn tick(&self) {
+        let now = self.now_ms();
+        let expired = self.lock().scheduler.tick(now);
+        if !expired.is_empty() {
+            self.changed();
+        }
+    }
+
+    /// Cancels a tournament.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn cancel(&self, id: TournamentId) -> Result<bool, String> {
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.cancel(id) {
+                return Ok(false);
+            }
+            let record = inner
+                .records
+                .get_mut(&id)
+                .expect("scheduled tournaments have records");
+            record.state = State::Cancelled;
+            record.clone()
+        };
+        self.store
+            .put_tournament(&record)
+            .map_err(|e| e.to_string())?;
+        self.store.flush().await.map_err(|e| e.to_string())?;
+        self.changed();
+        Ok(true)
+    }
+
+    /// A tournament's file.
+    pub fn status_config(&self, id: TournamentId) -> Option<Arc<TournamentConfig>> {
+        self.lock().configs.get(&id).cloned()
+    }
+
+    /// Ids of all tournaments.
+    pub fn ids(&self) -> Vec<TournamentId> {
+        self.lock().scheduler.tournaments().map(|t| t.id).collect()
+    }
+
+    /// A tournament's status with standings.
+    pub fn status(&self, id: TournamentId) -> Option<Status> {
+        let inner = self.lock();
+        let t = inner.scheduler.tournament(id)?;
+        let config = Arc::clone(&inner.configs[&id]);
+        let outcomes: Vec<PairOutcome> = t.completed().copied().collect();
+        let (state, pairs_done, pairs_leased, sprt) = (
+            t.state,
+            t.pairs_done(),
+            t.pairs_leased() as u64,
+            t.sprt_status(),
+        );
+        drop(inner);
+        let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
+        Some(Status {
+            id,
+            config,
+            state,
+            pairs_done,
+            pairs_leased,
+            ratings,
+            sprt,
+        })
+    }
+
+    /// The full report of a tournament: standings, cross-table, SPRT history, terminations.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn report_of(&self, id: TournamentId) -> Result<Option<Report>, String> {
+        let Some(status) = self.status(id) else {
+            return Ok(None);
+        };
+        let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
+        let config = &status.config;
+        let outcomes: Vec<PairOutcome> = pairs.iter().map(|p| p.outcome).collect();
+        let table = game_table(config, &outcomes);
+        let names: Vec<String> = status
+            .ratings
+            .players
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
+        for game in pairs.iter().flat_map(|p| &p.games) {
+            *terminations
+                .entry(game.termination.name().to_string())
+                .or_default() += 1;
+        }
+        let mut terminations: Vec<(String, u64)> = terminations.into_iter().collect();
+        terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let sprt = match sprt_of(config) {
+            Some(sprt) => {
+                // The prefix of completed pairs in index order, as the SPRT counts them.
+                let prefix: Vec<usize> = outcomes
+                    .iter()
+                    .enumerate()
+                    .take_while(|(i, o)| o.pair == *i as u64)
+                    .map(|(_, o)| (o.half_points[0] + o.half_points[1]) as usize)
+                    .collect();
+                SprtReport::from_pairs(sprt, &prefix, 200).ok()
+            }
+            None => None,
+        };
+        let format = config.format.name();
+        Ok(Some(Report {
+            title: format!(
+                "{} ({}, {format}, {})",
+                config.name,
+                config.game,
+                status.state_name()
+            ),
+            crosstable: Crosstable::new(&table, &names),
+            ratings: status.ratings,
+            sprt,
+            terminations,
+        }))
+    }
+
+    /// The games of a tournament as JSON lines (pair order), each with its pair index and
+    /// the engine names as `white` and `black`.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn export(&self, id: TournamentId) -> Result<Vec<String>, String> {
+        let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
+        let mut lines = Vec::new();
+        for pair in pairs {
+            for game in &pair.games {
+                let mut value = serde_json::to_value(game).map_err(|e| e.to_string())?;
+                if let Some(map) = value.as_object_mut() {
+                    map.insert("pair".into(), pair.outcome.pair.into());
+                    map.insert("tournament".into(), id.into());
+                    map.insert(
+                        "white_spec".into(),
+                        map.get("white")
+                            .and_then(|w| w.get("spec"))
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    map.insert(
+                        "black_spec".into(),
+                        map.get("black")
+                            .and_then(|w| w.get("spec"))
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    map.insert("white".into(), game.white.name.clone().into());
+                    map.insert("black".into(), game.black.name.clone().into());
+                }
+                lines.push(serde_json::to_string(&value).map_err(|e| e.to_string())?);
+            }
+        }
+        Ok(lines)
+    }
+
+    /// An artifact by sha256.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn artifact(&self, sha: &str) -> Result<Option<Vec<u8>>, String> {
+        self.store.artifact(sha).map_err(|e| e.to_string())
+    }
+}
+
+impl Status {
+    /// `queued`, `running`, `finished` or `cancelled`.
+    pub fn state_name(&self) -> &'static str {
+        match self.state {
+            State::Queued => "queued",
+            State::Running => "running",
+            State::Finished => "finished",
+            State::Cancelled => "cancelled",
+        }
+    }
+
+    /// Pairs planned, `None` for an open SPRT.
+    pub fn pairs_planned(&self) -> Option<u64> {
+        match self.config.format {
+            Format::Sprt => None,
+            _ => self.config.planned_pairs(),
+        }
+    }
+}
+
+/// The group commit: takes every commit waiting, writes them in one transaction, flushes
+/// once, then answers them all.
+async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>) {
+    while let Some(first) = jobs.recv().await {
+        let mut batch = vec![first];
+        while let Ok(more) = jobs.try_recv() {
+            batch.push(more);
+        }
+        let all: Vec<PairRecord> = batch
+            .iter()
+            .flat_map(|j| j.records.iter().cloned())
+            .collect();
+        let result = match store.commit_pairs(&all) {
+            Ok(fresh) => store
+                .flush()
+                .await
+                .map(|()| fresh)
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let mut offset = 0;
+        for job in batch {
+            let n = job.records.len();
+            let answer = result
+                .as_ref()
+                .map(|fresh| fresh[offset..offset + n].to_vec())
+                .map_err(Clone::clone);
+            offset += n;
+            let _ = job.reply.send(answer);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The coordinator's gRPC API, package `tourney.v1` (`proto/tourney/v1/tourney.proto`),
+//! generated at build time without a system `protoc`.
+
+/// The generated messages, clients and servers.
+#[allow(missing_docs, unreachable_pub, clippy::all)]
+pub mod v1 {
+    tonic::include_proto!("tourney.v1");
+
+    /// The encoded descriptor set, for gRPC reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("tourney_descriptor");
+}

@@ -1,0 +1,282 @@
+//! The worker: leases game pairs from a coordinator, plays them (built-in players
+//! in-process, outside engines as processes), reports the results, and keeps its leases
+//! alive with heartbeats.
+//!
+//! Games run on blocking threads, `concurrency` at a time. Finished results are kept until
+//! the coordinator acknowledges them, across reconnections (with backoff). On shutdown the
+//! worker takes no new work, finishes the games it is playing and reports them.
+
+#![deny(missing_docs)]
+
+mod play;
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tonic::Request;
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::worker_client::WorkerClient;
+
+pub use play::play_pair;
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The coordinator's URL, e.g. `http://127.0.0.1:7070`.
+    pub coordinator: String,
+    /// The worker token, if the coordinator wants one.
+    pub token: Option<String>,
+    /// The worker's name.
+    pub name: String,
+    /// Games played at once.
+    pub concurrency: usize,
+    /// CA certificate (PEM) for a TLS coordinator.
+    pub tls_ca: Option<Vec<u8>>,
+    /// Where outside engines' programs are cached.
+    pub cache_dir: PathBuf,
+}
+
+/// A connected client with the token attached to every call.
+type Client =
+    WorkerClient<tonic::service::interceptor::InterceptedService<Channel, TokenInterceptor>>;
+
+/// Adds `authorization: Bearer <token>`.
+#[derive(Clone)]
+pub struct TokenInterceptor(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl TokenInterceptor {
+    /// An interceptor for `token` (none: adds nothing).
+    ///
+    /// # Panics
+    /// If the token contains characters not allowed in a header.
+    pub fn new(token: Option<&str>) -> Self {
+        TokenInterceptor(token.map(|t| {
+            format!("Bearer {t}")
+                .parse()
+                .expect("tokens are printable ASCII")
+        }))
+    }
+}
+
+impl tonic::service::Interceptor for TokenInterceptor {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A channel to `url`, with TLS when the URL is `https` (using `ca` if given).
+///
+/// # Errors
+/// A bad URL or TLS setting, or no connection.
+pub async fn connect(url: &str, ca: Option<&[u8]>) -> Result<Channel, tonic::transport::Error> {
+    let mut endpoint =
+        Endpoint::from_shared(url.to_string())?.connect_timeout(Duration::from_secs(5));
+    if url.starts_with("https") {
+        let mut tls = ClientTlsConfig::new().with_enabled_roots();
+        if let Some(ca) = ca {
+            tls = tls.ca_certificate(Certificate::from_pem(ca));
+        }
+        endpoint = endpoint.tls_config(tls)?;
+    }
+    endpoint.connect().await
+}
+
+struct Session {
+    client: Client,
+    worker_id: String,
+    heartbeat: Duration,
+}
+
+async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
+    let channel = connect(&options.coordinator, options.tls_ca.as_deref())
+        .await
+        .map_err(|e| format!("connecting to {}: {e}", options.coordinator))?;
+    let mut client =
+        WorkerClient::with_interceptor(channel, TokenInterceptor::new(options.token.as_deref()))
+            .max_decoding_message_size(64 << 20);
+    let reply = client
+        .register(pb::RegisterRequest {
+            name: options.name.clone(),
+            slots: options.concurrency as u32,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            games: vec!["loa".into(), "amazons".into()],
+        })
+        .await
+        .map_err(|e| format!("registering: {}", e.message()))?
+        .into_inner();
+    Ok(Session {
+        client,
+        worker_id: reply.worker_id,
+        heartbeat: Duration::from_millis(reply.heartbeat_ms.max(100)),
+    })
+}
+
+/// Runs a worker until `shutdown` completes, then finishes and reports its games.
+///
+/// # Errors
+/// Only for a refused token (there is no point retrying); connection problems are retried.
+pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> Result<(), String> {
+    tokio::pin!(shutdown);
+    let (done_tx, mut done_rx) =
+        mpsc::channel::<(u64, pb::PairResult)>(options.concurrency.max(1) * 2);
+    let mut unreported: Vec<(u64, pb::PairResult)> = Vec::new();
+    let mut leases: HashMap<u64, usize> = HashMap::new();
+    let mut dropped: HashSet<u64> = HashSet::new();
+    let mut in_flight = 0usize;
+    let mut stopping = false;
+    let mut backoff = Duration::from_millis(100);
+    let mut session: Option<Session> = None;
+    let mut idle_until = tokio::time::Instant::now();
+    let mut next_heartbeat = tokio::time::Instant::now();
+    loop {
+        if stopping && in_flight == 0 && unreported.is_empty() {
+            return Ok(());
+        }
+        if session.is_none() {
+            match open_session(&options).await {
+                Ok(s) => {
+                    session = Some(s);
+                    backoff = Duration::from_millis(100);
+                }
+                Err(e) if e.contains("token") => return Err(e),
+                Err(e) => {
+                    eprintln!(
+                        "worker {}: {e}; retrying in {:.1} s",
+                        options.name,
+                        backoff.as_secs_f64()
+                    );
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = &mut shutdown, if !stopping => stopping = true,
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                    continue;
+                }
+            }
+        }
+        let s = session.as_mut().expect("connected above");
+        let mut failed = false;
+        // Report what is finished.
+        if !unreported.is_empty() {
+            let mut by_lease: HashMap<u64, Vec<pb::PairResult>> = HashMap::new();
+            for (lease, result) in &unreported {
+                by_lease.entry(*lease).or_default().push(result.clone());
+            }
+            for (lease_id, results) in by_lease {
+                let request = pb::ReportRequest {
+                    worker_id: s.worker_id.clone(),
+                    lease_id,
+                    results,
+                };
+                match s.client.report(request).await {
+                    Ok(_) => unreported.retain(|(l, _)| *l != lease_id),
+                    Err(e) if e.code() == tonic::Code::Unauthenticated => {
+                        return Err("the coordinator refused the worker token".into());
+                    }
+                    Err(_) => failed = true,
+                }
+            }
+        }
+        // Keep leases alive.
+        if !failed && tokio::time::Instant::now() >= next_heartbeat {
+            let request = pb::HeartbeatRequest {
+                worker_id: s.worker_id.clone(),
+                lease_ids: leases.keys().copied().collect(),
+                busy_slots: in_flight as u32,
+            };
+            match s.client.heartbeat(request).await {
+                Ok(reply) => dropped.extend(reply.into_inner().drop_leases),
+                Err(_) => failed = true,
+            }
+            next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
+        }
+        // Take work.
+        if !failed
+            && !stopping
+            && in_flight < options.concurrency
+            && tokio::time::Instant::now() >= idle_until
+        {
+            let request = pb::LeaseRequest {
+                worker_id: s.worker_id.clone(),
+                max_pairs: (options.concurrency - in_flight) as u32,
+            };
+            match s.client.lease(request).await {
+                Ok(reply) => {
+                    let lease = reply.into_inner();
+                    if lease.jobs.is_empty() {
+                        idle_until = tokio::time::Instant::now() + Duration::from_millis(200);
+                    }
+                    for job in lease.jobs {
+                        let job = match play::prepare(&mut s.client, &options.cache_dir, job).await
+                        {
+                            Ok(job) => job,
+                            Err(e) => {
+                                eprintln!("worker {}: {e}", options.name);
+                                continue;
+                            }
+                        };
+                        *leases.entry(lease.lease_id).or_default() += 1;
+                        in_flight += 1;
+                        let tx = done_tx.clone();
+                        let lease_id = lease.lease_id;
+                        tokio::task::spawn_blocking(move || {
+                            let result = play_pair(&job);
+                            let _ = tx.blocking_send((lease_id, result));
+                        });
+                    }
+                }
+                Err(e) if e.code() == tonic::Code::Unauthenticated => {
+                    return Err("the coordinator refused the worker token".into());
+                }
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            session = None;
+            continue;
+        }
+        // Wait for a finished game, the shutdown, or the next heartbeat or lease attempt.
+        let wake = next_heartbeat.min(if in_flight < options.concurrency && !stopping {
+            idle_until.max(tokio::time::Instant::now())
+        } else {
+            next_heartbeat
+        });
+        tokio::select! {
+            Some((lease, result)) = done_rx.recv() => {
+                in_flight -= 1;
+                if let Some(n) = leases.get_mut(&lease) {
+                    *n -= 1;
+                    if *n == 0 {
+                        leases.remove(&lease);
+                    }
+                }
+                // Results of dropped leases are still worth sending: the coordinator keeps a
+                // result for a pair nobody else completed and ignores repeats.
+                dropped.remove(&lease);
+                unreported.push((lease, result));
+                while let Ok((lease, result)) = done_rx.try_recv() {
+                    in_flight -= 1;
+                    if let Some(n) = leases.get_mut(&lease) {
+                        *n -= 1;
+                        if *n == 0 {
+                            leases.remove(&lease);
+                        }
+                    }
+                    unreported.push((lease, result));
+                }
+            }
+            _ = &mut shutdown, if !stopping => stopping = true,
+            _ = tokio::time::sleep_until(wake) => {}
+        }
+    }
+}

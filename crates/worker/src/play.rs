@@ -1,0 +1,253 @@
+//! Playing one leased pair: both games of an opening, colours swapped.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tourney_ai::{Heuristics, Limits};
+use tourney_model::{GameRecord, Termination, TimeControl};
+use tourney_proto::v1 as pb;
+use tourney_rules::{Amazons, Color, GameKind, Loa};
+use tourney_runner::{
+    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, play,
+};
+
+use crate::Client;
+
+/// Makes a job ready to play: outside engines' artifacts are fetched (once, checked by
+/// sha256) and their command points at the cached program.
+pub(crate) async fn prepare(
+    client: &mut Client,
+    cache: &Path,
+    mut job: pb::PairJob,
+) -> Result<pb::PairJob, String> {
+    for engine in [job.first.as_mut(), job.second.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        if engine.artifact_sha256.is_empty() {
+            continue;
+        }
+        let path = cache.join(&engine.artifact_sha256);
+        if !path.exists() {
+            let reply = client
+                .fetch_artifact(pb::FetchArtifactRequest {
+                    sha256: engine.artifact_sha256.clone(),
+                })
+                .await
+                .map_err(|e| format!("fetching artifact of {}: {}", engine.name, e.message()))?;
+            let content = reply.into_inner().content;
+            if tourney_store::sha256_hex(&content) != engine.artifact_sha256 {
+                return Err(format!(
+                    "artifact of {} does not match its sha256",
+                    engine.name
+                ));
+            }
+            std::fs::create_dir_all(cache)
+                .map_err(|e| format!("cache {}: {e}", cache.display()))?;
+            let partial = path.with_extension("part");
+            std::fs::write(&partial, &content)
+                .map_err(|e| format!("cache {}: {e}", partial.display()))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755));
+            }
+            std::fs::rename(&partial, &path)
+                .map_err(|e| format!("cache {}: {e}", path.display()))?;
+        }
+        // The program (first word) becomes the cached artifact; the arguments stay.
+        let words = tourney_runner::split_command(&engine.command);
+        let args: Vec<String> = words
+            .into_iter()
+            .skip(1)
+            .map(|w| {
+                if w.contains(' ') {
+                    format!("\"{w}\"")
+                } else {
+                    w
+                }
+            })
+            .collect();
+        engine.command = std::iter::once(path.display().to_string())
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    Ok(job)
+}
+
+fn contestant<P: Heuristics>(spec: &pb::EngineSpec) -> Result<Box<dyn Contestant<P>>, String> {
+    if spec.command.is_empty() {
+        Ok(Box::new(BuiltIn::<P>::new(&spec.player)?))
+    } else {
+        let mut config = EngineConfig::new(&spec.command);
+        config.options = spec
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Box::new(ExternalEngine::new(config)))
+    }
+}
+
+/// Half-points of the engine that played `color` in `record`.
+fn half_points(record: &GameRecord, color: Color) -> u32 {
+    match (record.result.as_str(), color) {
+        ("1-0", Color::White) | ("0-1", Color::Black) => 2,
+        ("1/2-1/2", _) => 1,
+        _ => 0,
+    }
+}
+
+fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairResult, String> {
+    let settings = job.settings.clone().unwrap_or_default();
+    let mut setup = Setup::<P>::new(
+        settings
+            .rules
+            .parse()
+            .map_err(|e: tourney_rules::ParseError| e.to_string())?,
+    );
+    setup.start = job
+        .opening
+        .parse()
+        .map_err(|e: tourney_rules::ParseError| format!("opening: {e}"))?;
+    setup.time_control = if settings.tc.is_empty() {
+        TimeControl::Infinite
+    } else {
+        settings.tc.parse()?
+    };
+    setup.limits = Limits {
+        nodes: settings.nodes,
+        depth: settings.depth,
+        movetime: settings.movetime_ms.map(Duration::from_millis),
+        clock: None,
+    };
+    setup.max_plies = settings.max_plies;
+    setup.adjudicate = settings.adjudicate;
+    setup.time_margin = Duration::from_millis(settings.margin_ms);
+    setup
+        .meta
+        .insert("tournament".into(), settings.tournament_name.clone());
+    setup.meta.insert("pair".into(), job.pair.to_string());
+    setup
+        .meta
+        .insert("tourney_version".into(), env!("CARGO_PKG_VERSION").into());
+    let (first, second) = (
+        job.first.clone().unwrap_or_default(),
+        job.second.clone().unwrap_or_default(),
+    );
+    let mut a = contestant::<P>(&first)?;
+    let mut b = contestant::<P>(&second)?;
+    let first_color = tourney_rules::Position::turn(&P::start());
+    let mut games = Vec::with_capacity(2);
+    let mut points = Vec::with_capacity(2);
+    for game in 0..2 {
+        // Game 0: the first engine moves first; game 1: colours swapped.
+        let first_has = if game == 0 {
+            first_color
+        } else {
+            first_color.opponent()
+        };
+        let (white, black) = if first_has == Color::White {
+            (
+                Seat {
+                    name: first.name.clone(),
+                    player: a.as_mut(),
+                },
+                Seat {
+                    name: second.name.clone(),
+                    player: b.as_mut(),
+                },
+            )
+        } else {
+            (
+                Seat {
+                    name: second.name.clone(),
+                    player: b.as_mut(),
+                },
+                Seat {
+                    name: first.name.clone(),
+                    player: a.as_mut(),
+                },
+            )
+        };
+        setup.meta.insert("game".into(), game.to_string());
+        let record = play(&setup, white, black, &mut |_| {}).map_err(|e| e.to_string())?;
+        if let Some(sha) = Some(&first.artifact_sha256).filter(|s| !s.is_empty()) {
+            setup.meta.insert("artifact_first".into(), sha.clone());
+        }
+        points.push(half_points(&record, first_has));
+        games.push(record);
+    }
+    Ok(pb::PairResult {
+        tournament: job.tournament,
+        pair: job.pair,
+        half_points: points,
+        games_json: serde_json::to_string(&games).map_err(|e| e.to_string())?,
+    })
+}
+
+/// Plays both games of a pair. An engine that cannot play (unfit) forfeits both games, so
+/// the tournament goes on and the record says why.
+pub fn play_pair(job: &pb::PairJob) -> pb::PairResult {
+    let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
+    let result = match game.parse::<GameKind>() {
+        Ok(GameKind::Amazons) => play_typed::<Amazons>(job),
+        _ => play_typed::<Loa>(job),
+    };
+    result.unwrap_or_else(|why| forfeit(job, &why))
+}
+
+/// Both games scored as losses of the engine that could not play (or draws when the cause
+/// is not an engine's), recorded as crashes with the reason.
+fn forfeit(job: &pb::PairJob, why: &str) -> pb::PairResult {
+    let (first, second) = (
+        job.first.clone().unwrap_or_default(),
+        job.second.clone().unwrap_or_default(),
+    );
+    let first_at_fault = why.starts_with(&format!("{}:", first.name));
+    let second_at_fault = why.starts_with(&format!("{}:", second.name));
+    let half = if first_at_fault {
+        0
+    } else if second_at_fault {
+        2
+    } else {
+        1
+    };
+    let settings = job.settings.clone().unwrap_or_default();
+    let record = |game: u32| GameRecord {
+        game: settings.game.clone(),
+        rules: settings.rules.clone(),
+        start: job.opening.clone(),
+        opening_plies: 0,
+        time_control: settings.tc.clone(),
+        white: tourney_model::PlayerRecord {
+            name: first.name.clone(),
+            spec: first.player.clone(),
+            ..Default::default()
+        },
+        black: tourney_model::PlayerRecord {
+            name: second.name.clone(),
+            spec: second.player.clone(),
+            ..Default::default()
+        },
+        moves: Vec::new(),
+        result: match (half, game) {
+            (1, _) => "1/2-1/2",
+            (2, _) => "1-0",
+            _ => "0-1",
+        }
+        .into(),
+        termination: Termination::Crash,
+        detail: Some(why.to_string()),
+        meta: [("pair".to_string(), job.pair.to_string())]
+            .into_iter()
+            .collect(),
+    };
+    pb::PairResult {
+        tournament: job.tournament,
+        pair: job.pair,
+        half_points: vec![half, half],
+        games_json: serde_json::to_string(&[record(0), record(1)]).unwrap_or_else(|_| "[]".into()),
+    }
+}
