@@ -69,9 +69,18 @@ fn status_error(e: tonic::Status) -> anyhow::Error {
     }
 }
 
-/// Reads a tournament file and what it refers to: (text, openings text, outside engine
-/// programs to upload by engine name).
-fn read_tournament(path: &Path) -> Result<(String, String, Vec<(String, PathBuf)>)> {
+/// A tournament file and what it refers to.
+struct TournamentFiles {
+    /// The file's text.
+    text: String,
+    /// The openings file's text (empty for generated openings).
+    openings: String,
+    /// Outside engines' programs to upload, by engine name.
+    uploads: Vec<(String, PathBuf)>,
+}
+
+/// Reads a tournament file and what it refers to.
+fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let file = path.display().to_string();
@@ -106,12 +115,20 @@ fn read_tournament(path: &Path) -> Result<(String, String, Vec<(String, PathBuf)
             }
         }
     }
-    Ok((text, openings, uploads))
+    Ok(TournamentFiles {
+        text,
+        openings,
+        uploads,
+    })
 }
 
 /// Submits a tournament file through the admin API; returns its id.
 async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
-    let (config, openings, uploads) = read_tournament(path)?;
+    let TournamentFiles {
+        text: config,
+        openings,
+        uploads,
+    } = read_tournament(path)?;
     let mut artifacts = BTreeMap::new();
     for (name, program) in uploads {
         let content =
@@ -175,7 +192,7 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
         (None, Some(leader)) if s.games > 0 => format!("leader {} {:+.0}", leader.name, leader.elo),
         _ => String::new(),
     };
-    format!("{:.1} games/s  {tail}", rate)
+    format!("{rate:.1} games/s  {tail}")
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
@@ -186,7 +203,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
 /// The coordinator and local workers in one process, talking over loopback exactly as a
 /// cluster does.
 async fn run_embedded(args: &RunArgs) -> Result<()> {
-    let (text, _, _) = read_tournament(&args.file)?;
+    let text = read_tournament(&args.file)?.text;
     std::fs::create_dir_all(&args.data)
         .with_context(|| format!("creating {}", args.data.display()))?;
     let store = Store::open(&args.data.join("db"))
