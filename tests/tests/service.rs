@@ -1,0 +1,227 @@
+//! The tournament service in one process over loopback: a real coordinator server, a real
+//! worker and the admin API, as `tourney run` uses them.
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::admin_client::AdminClient;
+use tourney_store::Store;
+use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
+
+const MATCH: &str = r#"
+name = "service-test"
+game = "loa"
+format = "match"
+pairs = 6
+openings = { plies = 4, seed = 3 }
+limits = { nodes = 300 }
+adjudication = { max_plies = 200 }
+
+[[engine]]
+name = "ab"
+player = "ab"
+
+[[engine]]
+name = "random"
+player = "random"
+"#;
+
+struct Running {
+    addr: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
+    let dir = store_dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
+    let store = Store::open(dir.path()).unwrap();
+    let coordinator = Coordinator::open(
+        store,
+        Settings {
+            lease_ms: 5_000,
+            heartbeat_ms: 500,
+        },
+    )
+    .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let options = ServerOptions {
+        worker_token: Some("w-secret".into()),
+        admin_token: Some("a-secret".into()),
+        tls: None,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve(coordinator, listener, options, async {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        stop,
+        _dir: dir,
+    }
+}
+
+async fn admin(
+    addr: &str,
+    token: &str,
+) -> AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
+> {
+    AdminClient::with_interceptor(
+        connect(addr, None).await.unwrap(),
+        TokenInterceptor::new(Some(token)),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_is_played_by_a_worker_and_reported() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config: MATCH.into(),
+            file: "match.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(tourney_worker::run(
+        WorkerOptions {
+            coordinator: server.addr.clone(),
+            token: Some("w-secret".into()),
+            name: "test".into(),
+            concurrency: 2,
+            tls_ca: None,
+            cache_dir: std::env::temp_dir().join("tourney-test-cache"),
+        },
+        async {
+            let _ = worker_stopped.await;
+        },
+    ));
+    let mut status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..600 {
+        if status.state == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .unwrap()
+            .into_inner();
+    }
+    assert_eq!(status.state, "finished");
+    assert_eq!(
+        (status.pairs_done, status.pairs_planned, status.games),
+        (6, Some(6), 12)
+    );
+    // Every pair exactly twice (both colours), records with pair index and engine names.
+    let mut stream = admin
+        .export(pb::ExportRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut table = tourney_stats::GameTable::new();
+    // Players numbered as in the tournament file, as the coordinator numbers them.
+    table.player("ab");
+    table.player("random");
+    let mut per_pair = std::collections::BTreeMap::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+        *per_pair.entry(v["pair"].as_u64().unwrap()).or_insert(0) += 1;
+        let (w, b) = (v["white"].as_str().unwrap(), v["black"].as_str().unwrap());
+        assert!((w, b) == ("ab", "random") || (w, b) == ("random", "ab"));
+        table.add(
+            w,
+            b,
+            tourney_stats::GameResult::parse(v["result"].as_str().unwrap()).unwrap(),
+        );
+    }
+    assert_eq!(
+        per_pair.keys().copied().collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
+    assert!(per_pair.values().all(|&n| n == 2));
+    // The standings are the ratings of the exported games.
+    let ratings = tourney_stats::BayesElo::default().rate(&table);
+    for (standing, rating) in status.standings.iter().zip(&ratings.players) {
+        assert_eq!(standing.name, rating.name);
+        assert!((standing.elo - rating.elo).abs() < 1e-6);
+        assert_eq!(standing.games, rating.games);
+    }
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn wrong_or_missing_tokens_are_refused() {
+    let server = start(None).await;
+    let mut wrong = admin(&server.addr, "nope").await;
+    let err = wrong.list(pb::ListRequest {}).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    // The worker token is not an admin token.
+    let mut worker_token = admin(&server.addr, "w-secret").await;
+    assert_eq!(
+        worker_token
+            .list(pb::ListRequest {})
+            .await
+            .unwrap_err()
+            .code(),
+        tonic::Code::Unauthenticated
+    );
+    let channel = connect(&server.addr, None).await.unwrap();
+    let mut worker = tourney_proto::v1::worker_client::WorkerClient::new(channel);
+    let err = worker
+        .register(pb::RegisterRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn malformed_tournament_files_are_rejected_with_the_key_named() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let bad = MATCH.replace("player = \"random\"", "player = \"random\"\nspeed = 3");
+    let err = admin
+        .submit(pb::SubmitRequest {
+            config: bad,
+            file: "bad.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().starts_with("bad.toml:17:") && err.message().contains("speed"),
+        "{}",
+        err.message()
+    );
+    let bad = MATCH.replace("player = \"ab\"", "player = \"ab:dept=2\"");
+    let err = admin
+        .submit(pb::SubmitRequest {
+            config: bad,
+            file: "bad.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("engine[0].player") && err.message().contains("unknown key 'dept'"),
+        "{}",
+        err.message()
+    );
+    let _ = server.stop.send(());
+}
