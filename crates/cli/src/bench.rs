@@ -118,6 +118,9 @@ enum Suite {
     /// Self-play through the referee: `ab:depth=2` against itself from random 4-ply
     /// openings, one thread; games per minute.
     Selfplay,
+    /// Load test of the coordinator: simulated workers on loopback lease pairs and report
+    /// instant results; pair results committed durably per second, lease latency p50/p99.
+    Coordinator,
 }
 
 /// Arguments of `tourney bench`.
@@ -137,11 +140,15 @@ pub(crate) struct BenchArgs {
     /// Search depth of the Amazons positions (bench search).
     #[arg(long, default_value_t = 2)]
     amazons_depth: u32,
+    /// Simulated workers (bench coordinator).
+    #[arg(long, default_value_t = 1000)]
+    workers: usize,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
+        Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;

@@ -1,6 +1,7 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
 mod bench;
+mod load;
 mod play_cmd;
 mod ratings_cmd;
 mod rules_cmd;

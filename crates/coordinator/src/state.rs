@@ -160,8 +160,8 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
     };
     match config.game.as_str() {
-        "amazons" => tourney_runner::openings::generate::<Amazons>(&settings),
-        _ => tourney_runner::openings::generate::<Loa>(&settings),
+        "amazons" => tourney_runner::openings::generate_up_to::<Amazons>(&settings),
+        _ => tourney_runner::openings::generate_up_to::<Loa>(&settings),
     }
     .map_err(|e| format!("openings: {e}"))
 }

@@ -65,6 +65,10 @@ pub trait Contestant<P: Position>: Send {
     fn stderr_tail(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The player lost by a failure: stop it now (an outside engine's process is killed,
+    /// and its stderr read to the end); the next game starts it afresh.
+    fn abandon(&mut self) {}
 }
 
 /// A built-in player running in the referee's thread.

@@ -83,6 +83,8 @@ struct EngineProcess {
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Closed when the stderr reader has read everything.
+    stderr_done: Receiver<()>,
 }
 
 impl EngineProcess {
@@ -110,7 +112,9 @@ impl EngineProcess {
         });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr);
+        let (done, stderr_done) = channel::<()>();
         thread::spawn(move || {
+            let _done = done;
             for line in BufReader::new(stderr_pipe).lines() {
                 let Ok(line) = line else { break };
                 let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
@@ -125,6 +129,7 @@ impl EngineProcess {
             stdin,
             lines,
             stderr,
+            stderr_done,
         })
     }
 
@@ -202,9 +207,13 @@ impl ExternalEngine {
         self.name.as_deref()
     }
 
-    /// Drops the process (quit, kill, reap), keeping its stderr tail.
+    /// Ends the process at once (kill, reap), keeping its complete stderr tail.
     fn discard(&mut self) {
-        if let Some(p) = self.process.take() {
+        if let Some(mut p) = self.process.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+            // The pipe closes with the process; a grandchild holding it must not stall us.
+            let _ = p.stderr_done.recv_timeout(Duration::from_millis(300));
             self.last_stderr = p.stderr_tail();
         }
     }
@@ -379,6 +388,10 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             Some(p) => p.stderr_tail(),
             None => self.last_stderr.clone(),
         }
+    }
+
+    fn abandon(&mut self) {
+        self.discard();
     }
 }
 

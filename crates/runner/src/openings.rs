@@ -22,11 +22,36 @@ pub struct OpeningSettings {
     pub balanced: Option<(String, i32)>,
 }
 
-/// The suite as position strings (one per opening).
+/// The suite as position strings (one per opening), exactly `count` of them.
 ///
 /// # Errors
-/// A bad judge spec, or too few distinct balanced openings after many tries.
+/// A bad judge spec, or too few distinct (balanced) openings after many tries.
 pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, String> {
+    let (out, attempts) = collect::<P>(settings)?;
+    if out.len() < settings.count {
+        return Err(format!(
+            "only {} distinct openings of {} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)",
+            out.len(),
+            settings.count
+        ));
+    }
+    Ok(out)
+}
+
+/// Up to `count` openings: all the distinct ones found when fewer exist (at least one).
+///
+/// # Errors
+/// A bad judge spec, or no opening at all.
+pub fn generate_up_to<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, String> {
+    let (out, attempts) = collect::<P>(settings)?;
+    if out.is_empty() {
+        return Err(format!("no (balanced) opening found in {attempts} tries"));
+    }
+    Ok(out)
+}
+
+/// Distinct openings, at most `count`, and the number of tries made.
+fn collect<P: Heuristics>(settings: &OpeningSettings) -> Result<(Vec<String>, usize), String> {
     let mut judge = match &settings.balanced {
         Some((spec, _)) => Some(
             spec.parse::<PlayerSpec>()
@@ -73,12 +98,5 @@ pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>
         }
         out.push(game.position().to_string());
     }
-    if out.len() < settings.count {
-        return Err(format!(
-            "only {} distinct openings of {} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)",
-            out.len(),
-            settings.count
-        ));
-    }
-    Ok(out)
+    Ok((out, attempts))
 }

@@ -293,6 +293,9 @@ pub fn play<'a, P: Adjudicate>(
     };
 
     let failed = termination.is_failure();
+    if failed && let Some(w) = winner {
+        seats[w.opponent().index()].player.abandon();
+    }
     let [black, white] = seats;
     let record = |seat: &Seat<'_, P>, color: Color| PlayerRecord {
         name: seat.name.clone(),

@@ -1,0 +1,204 @@
+//! `tourney bench coordinator`: a load test of the coordinator over loopback.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use tokio::net::TcpListener;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_model::{GameRecord, PlayerRecord, Termination};
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::admin_client::AdminClient;
+use tourney_proto::v1::worker_client::WorkerClient;
+use tourney_store::Store;
+use tourney_worker::connect;
+
+const TOURNAMENT: &str = r#"
+name = "load"
+game = "loa"
+format = "match"
+pairs = 100000000
+openings = { plies = 2, seed = 1 }
+limits = { nodes = 1 }
+
+[[engine]]
+name = "a"
+player = "random"
+
+[[engine]]
+name = "b"
+player = "random:seed=2"
+"#;
+
+/// A finished-looking pair, as a worker would report it.
+fn games_json() -> String {
+    let game = GameRecord {
+        game: "loa".into(),
+        rules: String::new(),
+        start: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
+        opening_plies: 0,
+        time_control: "nodes=1".into(),
+        white: PlayerRecord {
+            name: "a".into(),
+            spec: "random".into(),
+            ..Default::default()
+        },
+        black: PlayerRecord {
+            name: "b".into(),
+            spec: "random:seed=2".into(),
+            ..Default::default()
+        },
+        moves: Vec::new(),
+        result: "1-0".into(),
+        termination: Termination::Connection,
+        detail: None,
+        meta: Default::default(),
+    };
+    serde_json::to_string(&[game.clone(), game]).expect("records encode")
+}
+
+/// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
+/// them at once. Prints durable pair results per second and lease latency percentiles.
+pub(crate) fn coordinator(workers: usize, seconds: f64) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
+        let store = Store::open(&dir)?;
+        let coordinator = Coordinator::open(
+            store,
+            Settings {
+                lease_ms: 60_000,
+                heartbeat_ms: 10_000,
+            },
+        )?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(
+            coordinator,
+            listener,
+            ServerOptions::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let mut admin = AdminClient::new(connect(&url, None).await?);
+        let id = admin
+            .submit(pb::SubmitRequest {
+                config: TOURNAMENT.into(),
+                file: "load.toml".into(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner()
+            .id;
+        // Workers share a few HTTP/2 connections, as many processes behind one host would.
+        let mut channels = Vec::new();
+        for _ in 0..8 {
+            channels.push(connect(&url, None).await?);
+        }
+        let games = Arc::new(games_json());
+        let running = Arc::new(AtomicBool::new(true));
+        let accepted = Arc::new(AtomicU64::new(0));
+        let latencies = Arc::new(std::sync::Mutex::new(Vec::<u32>::new()));
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for w in 0..workers {
+            let mut client = WorkerClient::new(channels[w % channels.len()].clone());
+            let (games, running, accepted, latencies) = (
+                Arc::clone(&games),
+                Arc::clone(&running),
+                Arc::clone(&accepted),
+                Arc::clone(&latencies),
+            );
+            tasks.push(tokio::spawn(async move {
+                let worker_id = client
+                    .register(pb::RegisterRequest {
+                        name: format!("sim{w}"),
+                        slots: 4,
+                        ..Default::default()
+                    })
+                    .await
+                    .map(|r| r.into_inner().worker_id)
+                    .unwrap_or_default();
+                let mut mine = Vec::new();
+                while running.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    let Ok(lease) = client
+                        .lease(pb::LeaseRequest {
+                            worker_id: worker_id.clone(),
+                            max_pairs: 4,
+                        })
+                        .await
+                    else {
+                        break;
+                    };
+                    mine.push(t.elapsed().as_micros() as u32);
+                    let lease = lease.into_inner();
+                    let results = lease
+                        .jobs
+                        .iter()
+                        .map(|j| pb::PairResult {
+                            tournament: j.tournament,
+                            pair: j.pair,
+                            half_points: vec![2, 0],
+                            games_json: games.to_string(),
+                        })
+                        .collect();
+                    let request = pb::ReportRequest {
+                        worker_id: worker_id.clone(),
+                        lease_id: lease.lease_id,
+                        results,
+                    };
+                    if let Ok(reply) = client.report(request).await {
+                        accepted
+                            .fetch_add(u64::from(reply.into_inner().accepted), Ordering::Relaxed);
+                    }
+                }
+                latencies
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(mine);
+            }));
+        }
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+        running.store(false, Ordering::Relaxed);
+        let elapsed = started.elapsed().as_secs_f64();
+        let done = accepted.load(Ordering::Relaxed);
+        for t in tasks {
+            let _ = t.await;
+        }
+        let stored = admin
+            .status(pb::StatusRequest { id })
+            .await?
+            .into_inner()
+            .pairs_done;
+        let mut lat = latencies.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        lat.sort_unstable();
+        let pct = |p: f64| {
+            lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0) as f64
+                / 1000.0
+        };
+        println!("coordinator load test: {workers} simulated workers on loopback, {elapsed:.1} s");
+        println!(
+            "  pair results committed durably: {done} = {:.0} results/s ({stored} stored)",
+            done as f64 / elapsed
+        );
+        println!(
+            "  lease latency: p50 {:.2} ms, p99 {:.2} ms over {} leases",
+            pct(0.5),
+            pct(0.99),
+            lat.len()
+        );
+        let _ = stop.send(());
+        let _ = server.await;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    })
+}
