@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
-use tourney_model::GameRecord;
 use tourney_model::tournament::PairOutcome;
 use tourney_proto::v1 as pb;
 
@@ -186,19 +185,21 @@ impl pb::worker_server::Worker for WorkerService {
         let r = request.into_inner();
         let mut finished = Vec::with_capacity(r.results.len());
         let mut malformed = 0;
+        let mut configs = std::collections::HashMap::new();
         for result in r.results {
-            let games: Result<Vec<GameRecord>, _> = serde_json::from_str(&result.games_json);
+            // Only the JSON syntax is checked here; the records are stored as sent.
+            let games = serde_json::value::RawValue::from_string(result.games_json);
             let (Ok(games), [h0, h1]) = (games, result.half_points.as_slice()) else {
                 malformed += 1;
                 continue;
             };
-            let (first, second) = match (games.first(), self.0.status_config(result.tournament)) {
-                (Some(_), Some(config)) => {
-                    let (a, b, _) = config.pairing(result.pair);
-                    (a, b)
-                }
-                _ => (0, 1),
-            };
+            let config = configs
+                .entry(result.tournament)
+                .or_insert_with(|| self.0.status_config(result.tournament));
+            let (first, second) = config.as_ref().map_or((0, 1), |c| {
+                let (a, b, _) = c.pairing(result.pair);
+                (a, b)
+            });
             finished.push(Finished {
                 tournament: result.tournament,
                 outcome: PairOutcome {

@@ -60,8 +60,8 @@ pub struct Finished {
     pub tournament: TournamentId,
     /// What it contributes.
     pub outcome: PairOutcome,
-    /// Both games.
-    pub games: Vec<GameRecord>,
+    /// Both games' records, a JSON array as the worker sent it.
+    pub games: Box<serde_json::value::RawValue>,
 }
 
 /// A tournament's status as clients see it.
@@ -386,9 +386,7 @@ impl Coordinator {
             for r in results {
                 match inner.scheduler.tournament(r.tournament) {
                     None => ack.rejected += 1,
-                    Some(t) if r.outcome.pair >= t.config.max_pairs() || r.games.len() != 2 => {
-                        ack.rejected += 1
-                    }
+                    Some(t) if r.outcome.pair >= t.config.max_pairs() => ack.rejected += 1,
                     Some(t) if t.completed().any(|o| o.pair == r.outcome.pair) => {
                         ack.duplicates += 1
                     }
@@ -541,7 +539,12 @@ impl Coordinator {
             .map(|p| p.name.clone())
             .collect();
         let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
-        for game in pairs.iter().flat_map(|p| &p.games) {
+        let games: Vec<GameRecord> = pairs
+            .iter()
+            .filter_map(|p| p.games().ok())
+            .flatten()
+            .collect();
+        for game in &games {
             *terminations
                 .entry(game.termination.name().to_string())
                 .or_default() += 1;
@@ -585,7 +588,7 @@ impl Coordinator {
         let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
         let mut lines = Vec::new();
         for pair in pairs {
-            for game in &pair.games {
+            for game in &pair.games().map_err(|e| e.to_string())? {
                 let mut value = serde_json::to_value(game).map_err(|e| e.to_string())?;
                 if let Some(map) = value.as_object_mut() {
                     map.insert("pair".into(), pair.outcome.pair.into());

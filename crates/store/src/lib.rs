@@ -19,9 +19,8 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
-use sled::Transactional;
-use sled::transaction::ConflictableTransactionError;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
 
@@ -70,16 +69,27 @@ pub struct TournamentRecord {
 }
 
 /// A completed pair: its outcome and both games.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairRecord {
     /// The tournament.
     pub tournament: u64,
     /// What it contributes to the standings.
     pub outcome: PairOutcome,
-    /// The two games (game 0: the pairing's first engine moves first).
-    pub games: Vec<GameRecord>,
+    /// The two games' records as a JSON array (game 0: the pairing's first engine moves
+    /// first), kept as the worker sent them.
+    pub games: Box<RawValue>,
     /// The worker that played it.
     pub worker: String,
+}
+
+impl PairRecord {
+    /// The two games, decoded.
+    ///
+    /// # Errors
+    /// The stored records do not decode.
+    pub fn games(&self) -> Result<Vec<GameRecord>, serde_json::Error> {
+        serde_json::from_str(self.games.get())
+    }
 }
 
 /// The tournament store.
@@ -90,6 +100,8 @@ pub struct Store {
     tournaments: sled::Tree,
     pairs: sled::Tree,
     artifacts: sled::Tree,
+    /// Serialises pair commits: check-then-insert is atomic per batch.
+    pair_writer: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 fn pair_key(tournament: u64, pair: u64) -> [u8; 16] {
@@ -141,6 +153,7 @@ impl Store {
             tournaments: db.open_tree("tournaments")?,
             pairs: db.open_tree("pairs")?,
             artifacts: db.open_tree("artifacts")?,
+            pair_writer: Default::default(),
             meta,
             db,
         })
@@ -193,38 +206,27 @@ impl Store {
             .collect()
     }
 
-    /// Stores completed pairs in one transaction; `true` for each pair stored now, `false`
-    /// for a pair that was already there (kept as it was).
+    /// Stores completed pairs in one atomic batch; `true` for each pair stored now, `false`
+    /// for a pair that was already there or earlier in the batch (the first is kept).
     ///
     /// # Errors
     /// sled or encoding errors; nothing is written then.
     pub fn commit_pairs(&self, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
-        let encoded: Vec<([u8; 16], Vec<u8>)> = records
-            .iter()
-            .map(|r| {
-                Ok((
-                    pair_key(r.tournament, r.outcome.pair),
-                    serde_json::to_vec(r)?,
-                ))
-            })
-            .collect::<Result<_, serde_json::Error>>()?;
-        let result = (&self.pairs,).transaction(|(pairs,)| {
-            let mut fresh = Vec::with_capacity(encoded.len());
-            for (key, value) in &encoded {
-                let new = pairs.get(key)?.is_none();
-                if new {
-                    pairs.insert(&key[..], value.as_slice())?;
-                }
-                fresh.push(new);
+        let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut batch = sled::Batch::default();
+        let mut fresh = Vec::with_capacity(records.len());
+        let mut in_batch = std::collections::HashSet::new();
+        for r in records {
+            let key = pair_key(r.tournament, r.outcome.pair);
+            let new = in_batch.insert(key) && !self.pairs.contains_key(key)?;
+            if new {
+                batch.insert(&key[..], serde_json::to_vec(r)?);
             }
-            Ok::<_, ConflictableTransactionError<()>>(fresh)
-        });
-        result.map_err(|e| match e {
-            sled::transaction::TransactionError::Storage(e) => StoreError::Sled(e),
-            sled::transaction::TransactionError::Abort(()) => {
-                StoreError::Sled(sled::Error::Unsupported("aborted".into()))
-            }
-        })
+            fresh.push(new);
+        }
+        // One atomic batch: all of it is written, or nothing.
+        self.pairs.apply_batch(batch)?;
+        Ok(fresh)
     }
 
     /// The completed pairs of a tournament, in pair order.
@@ -324,7 +326,7 @@ mod tests {
                 second: 1,
                 half_points: [half, half],
             },
-            games: vec![game.clone(), game],
+            games: serde_json::value::to_raw_value(&[game.clone(), game]).unwrap(),
             worker: "w".into(),
         }
     }
