@@ -116,6 +116,11 @@ impl Tournament {
         self.done.values()
     }
 
+    /// Whether pair `pair` is completed.
+    pub fn is_done(&self, pair: u64) -> bool {
+        self.done.contains_key(&pair)
+    }
+
     /// Number of completed pairs.
     pub fn pairs_done(&self) -> u64 {
         self.done.len() as u64

@@ -387,9 +387,7 @@ impl Coordinator {
                 match inner.scheduler.tournament(r.tournament) {
                     None => ack.rejected += 1,
                     Some(t) if r.outcome.pair >= t.config.max_pairs() => ack.rejected += 1,
-                    Some(t) if t.completed().any(|o| o.pair == r.outcome.pair) => {
-                        ack.duplicates += 1
-                    }
+                    Some(t) if t.is_done(r.outcome.pair) => ack.duplicates += 1,
                     Some(_) => fresh_candidates.push(r),
                 }
             }
