@@ -143,12 +143,16 @@ pub(crate) struct BenchArgs {
     /// Simulated workers (bench coordinator).
     #[arg(long, default_value_t = 1000)]
     workers: usize,
+    /// Pace the simulated workers to about this many pair results/s in total, to measure
+    /// latency at a given load (bench coordinator; 0: as fast as they can).
+    #[arg(long, default_value_t = 0)]
+    rate: u64,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
-        Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds)?,
+        Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;

@@ -60,8 +60,11 @@ fn games_json() -> String {
 }
 
 /// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
-/// them at once. Prints durable pair results per second and lease latency percentiles.
-pub(crate) fn coordinator(workers: usize, seconds: f64) -> Result<()> {
+/// them at once (paced to about `rate` results/s in total, or as fast as possible for 0).
+/// Prints durable pair results per second and lease latency percentiles.
+pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()> {
+    // Each worker's cycle (one lease of 4 pairs) when paced.
+    let cycle = (rate > 0).then(|| Duration::from_secs_f64(workers as f64 * 4.0 / rate as f64));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -126,6 +129,10 @@ pub(crate) fn coordinator(workers: usize, seconds: f64) -> Result<()> {
                     .map(|r| r.into_inner().worker_id)
                     .unwrap_or_default();
                 let mut mine = Vec::new();
+                // Spread the paced workers over one cycle.
+                if let Some(cycle) = cycle {
+                    tokio::time::sleep(cycle.mul_f64(w as f64 / workers as f64)).await;
+                }
                 while running.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     let Ok(lease) = client
@@ -158,6 +165,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64) -> Result<()> {
                         accepted
                             .fetch_add(u64::from(reply.into_inner().accepted), Ordering::Relaxed);
                     }
+                    if let Some(cycle) = cycle {
+                        tokio::time::sleep(cycle.saturating_sub(t.elapsed())).await;
+                    }
                 }
                 latencies
                     .lock()
@@ -185,7 +195,8 @@ pub(crate) fn coordinator(workers: usize, seconds: f64) -> Result<()> {
                 .unwrap_or(0) as f64
                 / 1000.0
         };
-        println!("coordinator load test: {workers} simulated workers on loopback, {elapsed:.1} s");
+        let pace = if rate > 0 { format!("paced to {rate} results/s") } else { "unpaced".to_string() };
+        println!("coordinator load test: {workers} simulated workers on loopback ({pace}), {elapsed:.1} s");
         println!(
             "  pair results committed durably: {done} = {:.0} results/s ({stored} stored)",
             done as f64 / elapsed
