@@ -231,9 +231,16 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let crasher = format!("{} crash 3", env!("CARGO_BIN_EXE_misbehave"));
-    let config = MATCH.replace("pairs = 6", "pairs = 3").replace("name = \"ab\"\nplayer = \"ab\"", &format!("name = \"crasher\"\ncommand = \"{crasher}\""));
+    let config = MATCH.replace("pairs = 6", "pairs = 3").replace(
+        "name = \"ab\"\nplayer = \"ab\"",
+        &format!("name = \"crasher\"\ncommand = \"{crasher}\""),
+    );
     let id = admin
-        .submit(pb::SubmitRequest { config, file: "crash.toml".into(), ..Default::default() })
+        .submit(pb::SubmitRequest {
+            config,
+            file: "crash.toml".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner()
@@ -252,29 +259,52 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
             let _ = worker_stopped.await;
         },
     ));
-    let mut status = admin.status(pb::StatusRequest { id }).await.unwrap().into_inner();
+    let mut status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
     for _ in 0..600 {
         if status.state == "finished" {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        status = admin.status(pb::StatusRequest { id }).await.unwrap().into_inner();
+        status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .unwrap()
+            .into_inner();
     }
     assert_eq!((status.state.as_str(), status.games), ("finished", 6));
-    let mut stream = admin.export(pb::ExportRequest { id }).await.unwrap().into_inner();
+    let mut stream = admin
+        .export(pb::ExportRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
     let mut crashes = 0;
     while let Some(chunk) = stream.message().await.unwrap() {
         let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
         if v["termination"] == "crash" {
             crashes += 1;
             // The crasher lost; its stderr tail is in the record.
-            let loser = if v["result"] == "1-0" { "black" } else { "white" };
+            let loser = if v["result"] == "1-0" {
+                "black"
+            } else {
+                "white"
+            };
             assert_eq!(v[loser], "crasher", "{v}");
             assert!(v["meta"].is_object());
         }
     }
-    assert!(crashes >= 1, "the crasher crashed at its fourth move in some game");
-    let crasher_row = status.standings.iter().find(|s| s.name == "crasher").unwrap();
+    assert!(
+        crashes >= 1,
+        "the crasher crashed at its fourth move in some game"
+    );
+    let crasher_row = status
+        .standings
+        .iter()
+        .find(|s| s.name == "crasher")
+        .unwrap();
     assert!(crasher_row.score < 0.5);
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();

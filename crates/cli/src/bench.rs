@@ -121,6 +121,9 @@ enum Suite {
     /// Load test of the coordinator: simulated workers on loopback lease pairs and report
     /// instant results; pair results committed durably per second, lease latency p50/p99.
     Coordinator,
+    /// Distribution overhead: the same pairs played by the referee alone (2 threads) and
+    /// by a 2-worker cluster on loopback; games/s of each.
+    Cluster,
 }
 
 /// Arguments of `tourney bench`.
@@ -147,12 +150,16 @@ pub(crate) struct BenchArgs {
     /// latency at a given load (bench coordinator; 0: as fast as they can).
     #[arg(long, default_value_t = 0)]
     rate: u64,
+    /// Pairs played (bench cluster).
+    #[arg(long, default_value_t = 200)]
+    pairs: usize,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
         Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
+        Suite::Cluster => crate::load::cluster(args.pairs)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;

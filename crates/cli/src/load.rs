@@ -213,3 +213,165 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         Ok(())
     })
 }
+
+/// The overhead benchmark's tournament: fast built-in players, deterministic limits.
+fn cluster_tournament(pairs: usize) -> String {
+    format!(
+        "name = \"overhead\"\ngame = \"loa\"\nformat = \"match\"\npairs = {pairs}\n\
+         openings = {{ plies = 4, seed = 1 }}\nlimits = {{ depth = 2 }}\nadjudication = {{ max_plies = 300 }}\n\
+         [[engine]]\nname = \"a\"\nplayer = \"ab:depth=2\"\n[[engine]]\nname = \"b\"\nplayer = \"ab:depth=1\"\n"
+    )
+}
+
+/// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
+/// 2-worker cluster over loopback; prints games/s of both and the overhead.
+pub(crate) fn cluster(pairs: usize) -> Result<()> {
+    use tourney_rules::{Color, Loa, Position};
+    use tourney_runner::openings::{OpeningSettings, generate_up_to};
+    use tourney_runner::{BuiltIn, Seat, Setup, play};
+
+    let text = cluster_tournament(pairs);
+    let config = tourney_model::tournament::TournamentConfig::parse(&text, "overhead.toml")?;
+    let settings = OpeningSettings {
+        plies: 4,
+        count: pairs.min(2000),
+        seed: 1,
+        balanced: None,
+    };
+    let openings = generate_up_to::<Loa>(&settings).map_err(anyhow::Error::msg)?;
+
+    // The referee alone: pairs split over two threads.
+    let started = Instant::now();
+    let played: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let (config, openings) = (&config, &openings);
+                scope.spawn(move || {
+                    let mut a = BuiltIn::<Loa>::new("ab:depth=2").expect("valid spec");
+                    let mut b = BuiltIn::<Loa>::new("ab:depth=1").expect("valid spec");
+                    let mut games = 0;
+                    for pair in (t..pairs).step_by(2) {
+                        let (_, _, opening) = config.pairing(pair as u64);
+                        let mut setup = Setup::<Loa>::new(Default::default());
+                        setup.start = openings[opening as usize % openings.len()]
+                            .parse()
+                            .expect("generated openings parse");
+                        setup.limits.depth = Some(2);
+                        setup.max_plies = Some(300);
+                        for game in 0..2 {
+                            // LOA: Black moves first; game 0 gives the first move to `a`.
+                            let a_black = (game == 0) == (Loa::start().turn() == Color::Black);
+                            let (white, black) = if a_black {
+                                (
+                                    Seat {
+                                        name: "b".into(),
+                                        player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
+                                    },
+                                    Seat {
+                                        name: "a".into(),
+                                        player: &mut a as &mut dyn tourney_runner::Contestant<Loa>,
+                                    },
+                                )
+                            } else {
+                                (
+                                    Seat {
+                                        name: "a".into(),
+                                        player: &mut a as &mut dyn tourney_runner::Contestant<Loa>,
+                                    },
+                                    Seat {
+                                        name: "b".into(),
+                                        player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
+                                    },
+                                )
+                            };
+                            play(&setup, white, black, &mut |_| {})
+                                .expect("built-in players are fit");
+                            games += 1;
+                        }
+                    }
+                    games
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench thread"))
+            .sum()
+    });
+    let alone = played as f64 / started.elapsed().as_secs_f64();
+
+    // The same tournament on a cluster: coordinator and two workers over loopback.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let clustered = runtime.block_on(async move {
+        let dir = std::env::temp_dir().join(format!("tourney-overhead-{}", std::process::id()));
+        let store = Store::open(&dir)?;
+        let coordinator = Coordinator::open(
+            store,
+            Settings {
+                lease_ms: 30_000,
+                heartbeat_ms: 5_000,
+            },
+        )?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(
+            coordinator,
+            listener,
+            ServerOptions::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let mut admin = AdminClient::new(connect(&url, None).await?);
+        let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
+        let mut workers = Vec::new();
+        for w in 0..2 {
+            let options = tourney_worker::WorkerOptions {
+                coordinator: url.clone(),
+                token: None,
+                name: format!("bench{w}"),
+                concurrency: 1,
+                tls_ca: None,
+                cache_dir: dir.join("cache"),
+            };
+            let mut stopped = workers_stopped.clone();
+            workers.push(tokio::spawn(tourney_worker::run(options, async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            })));
+        }
+        let started = Instant::now();
+        let id = admin
+            .submit(pb::SubmitRequest {
+                config: text,
+                file: "overhead.toml".into(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner()
+            .id;
+        let games = loop {
+            let s = admin.status(pb::StatusRequest { id }).await?.into_inner();
+            if s.state == "finished" {
+                break s.games;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let rate = games as f64 / started.elapsed().as_secs_f64();
+        let _ = stop_workers.send(true);
+        for w in workers {
+            let _ = w.await;
+        }
+        let _ = stop.send(());
+        let _ = server.await;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok::<f64, anyhow::Error>(rate)
+    })?;
+    println!("distribution overhead, {pairs} pairs of ab:depth=2 vs ab:depth=1 (LOA), 2 cores:");
+    println!("  referee alone, 2 threads:        {alone:.1} games/s");
+    println!("  2-worker cluster over loopback:  {clustered:.1} games/s");
+    println!("  overhead: {:.1}%", (1.0 - clustered / alone) * 100.0);
+    Ok(())
+}

@@ -133,14 +133,37 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
     let mut leases: HashMap<u64, usize> = HashMap::new();
     let mut dropped: HashSet<u64> = HashSet::new();
     let mut in_flight = 0usize;
+    // The report under way, with the results it carries (returned if it fails).
+    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, pb::PairResult)>)>>;
+    let mut report_task: Option<Reporting> = None;
+    // Leased and prepared, waiting for a free slot: leasing ahead keeps slots busy while
+    // the lease call is under way.
+    let mut queue: std::collections::VecDeque<(u64, pb::PairJob)> =
+        std::collections::VecDeque::new();
     let mut stopping = false;
     let mut backoff = Duration::from_millis(100);
     let mut session: Option<Session> = None;
     let mut idle_until = tokio::time::Instant::now();
     let mut next_heartbeat = tokio::time::Instant::now();
     loop {
-        if stopping && in_flight == 0 && unreported.is_empty() {
+        if stopping {
+            // Leased pairs not started are returned: their leases expire and they are
+            // offered again.
+            queue.clear();
+        }
+        if stopping && in_flight == 0 && unreported.is_empty() && report_task.is_none() {
             return Ok(());
+        }
+        // Start waiting pairs first, so that reporting overlaps with playing.
+        while in_flight < options.concurrency
+            && let Some((lease_id, job)) = queue.pop_front()
+        {
+            in_flight += 1;
+            let tx = done_tx.clone();
+            tokio::task::spawn_blocking(move || {
+                let result = play_pair(&job);
+                let _ = tx.blocking_send((lease_id, result));
+            });
         }
         if session.is_none() {
             match open_session(&options).await {
@@ -166,26 +189,29 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
         }
         let s = session.as_mut().expect("connected above");
         let mut failed = false;
-        // Report what is finished.
-        if !unreported.is_empty() {
-            let mut by_lease: HashMap<u64, Vec<pb::PairResult>> = HashMap::new();
-            for (lease, result) in &unreported {
-                by_lease.entry(*lease).or_default().push(result.clone());
-            }
-            for (lease_id, results) in by_lease {
-                let request = pb::ReportRequest {
-                    worker_id: s.worker_id.clone(),
-                    lease_id,
-                    results,
-                };
-                match s.client.report(request).await {
-                    Ok(_) => unreported.retain(|(l, _)| *l != lease_id),
-                    Err(e) if e.code() == tonic::Code::Unauthenticated => {
-                        return Err("the coordinator refused the worker token".into());
-                    }
-                    Err(_) => failed = true,
+        // Report what is finished, in the background: a report waits for the coordinator's
+        // durable commit, and the slots should not wait with it.
+        if report_task.is_none() && !unreported.is_empty() {
+            let batch = std::mem::take(&mut unreported);
+            let mut client = s.client.clone();
+            let worker_id = s.worker_id.clone();
+            report_task = Some(tokio::spawn(async move {
+                let mut by_lease: HashMap<u64, Vec<pb::PairResult>> = HashMap::new();
+                for (lease, result) in &batch {
+                    by_lease.entry(*lease).or_default().push(result.clone());
                 }
-            }
+                for (lease_id, results) in by_lease {
+                    let request = pb::ReportRequest {
+                        worker_id: worker_id.clone(),
+                        lease_id,
+                        results,
+                    };
+                    if let Err(e) = client.report(request).await {
+                        return Err((e.code(), batch));
+                    }
+                }
+                Ok(())
+            }));
         }
         // Keep leases alive.
         if !failed && tokio::time::Instant::now() >= next_heartbeat {
@@ -201,14 +227,11 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
         }
         // Take work.
-        if !failed
-            && !stopping
-            && in_flight < options.concurrency
-            && tokio::time::Instant::now() >= idle_until
-        {
+        let wanted = (2 * options.concurrency).saturating_sub(in_flight + queue.len());
+        if !failed && !stopping && wanted > 0 && tokio::time::Instant::now() >= idle_until {
             let request = pb::LeaseRequest {
                 worker_id: s.worker_id.clone(),
-                max_pairs: (options.concurrency - in_flight) as u32,
+                max_pairs: wanted as u32,
             };
             match s.client.lease(request).await {
                 Ok(reply) => {
@@ -226,14 +249,10 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
                             }
                         };
                         *leases.entry(lease.lease_id).or_default() += 1;
-                        in_flight += 1;
-                        let tx = done_tx.clone();
-                        let lease_id = lease.lease_id;
-                        tokio::task::spawn_blocking(move || {
-                            let result = play_pair(&job);
-                            let _ = tx.blocking_send((lease_id, result));
-                        });
+                        queue.push_back((lease.lease_id, job));
                     }
+                    // Start them now rather than after the next wait.
+                    continue;
                 }
                 Err(e) if e.code() == tonic::Code::Unauthenticated => {
                     return Err("the coordinator refused the worker token".into());
@@ -246,11 +265,13 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
             continue;
         }
         // Wait for a finished game, the shutdown, or the next heartbeat or lease attempt.
-        let wake = next_heartbeat.min(if in_flight < options.concurrency && !stopping {
-            idle_until.max(tokio::time::Instant::now())
-        } else {
-            next_heartbeat
-        });
+        let wake = next_heartbeat.min(
+            if in_flight + queue.len() < 2 * options.concurrency && !stopping {
+                idle_until.max(tokio::time::Instant::now())
+            } else {
+                next_heartbeat
+            },
+        );
         tokio::select! {
             Some((lease, result)) = done_rx.recv() => {
                 in_flight -= 1;
@@ -273,6 +294,21 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
                         }
                     }
                     unreported.push((lease, result));
+                }
+            }
+            outcome = async { report_task.as_mut().expect("guarded").await }, if report_task.is_some() => {
+                report_task = None;
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err((code, batch))) => {
+                        if code == tonic::Code::Unauthenticated {
+                            return Err("the coordinator refused the worker token".into());
+                        }
+                        // Kept for the next connection.
+                        unreported.extend(batch);
+                        session = None;
+                    }
+                    Err(_) => {}
                 }
             }
             _ = &mut shutdown, if !stopping => stopping = true,

@@ -1,5 +1,8 @@
 //! Playing one leased pair: both games of an opening, colours swapped.
 
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -76,17 +79,55 @@ pub(crate) async fn prepare(
     Ok(job)
 }
 
-fn contestant<P: Heuristics>(spec: &pb::EngineSpec) -> Result<Box<dyn Contestant<P>>, String> {
-    if spec.command.is_empty() {
-        Ok(Box::new(BuiltIn::<P>::new(&spec.player)?))
-    } else {
-        let mut config = EngineConfig::new(&spec.command);
-        config.options = spec
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        Ok(Box::new(ExternalEngine::new(config)))
+thread_local! {
+    /// Built-in players kept between pairs on this game thread, by game and spec: building
+    /// one allocates its transposition table, which costs more than a fast game.
+    static PLAYERS: RefCell<HashMap<String, Vec<Box<dyn Any>>>> = RefCell::new(HashMap::new());
+}
+
+/// One side of a pair.
+enum Side<P: Heuristics> {
+    BuiltIn(String, BuiltIn<P>),
+    Outside(ExternalEngine),
+}
+
+impl<P: Heuristics> Side<P> {
+    fn new(spec: &pb::EngineSpec) -> Result<Self, String> {
+        if !spec.command.is_empty() {
+            let mut config = EngineConfig::new(&spec.command);
+            config.options = spec
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            return Ok(Side::Outside(ExternalEngine::new(config)));
+        }
+        let key = format!("{}:{}", P::GAME, spec.player);
+        let cached = PLAYERS.with(|c| c.borrow_mut().get_mut(&key).and_then(Vec::pop));
+        let player = match cached.and_then(|b| b.downcast::<BuiltIn<P>>().ok()) {
+            Some(player) => *player,
+            None => BuiltIn::<P>::new(&spec.player)?,
+        };
+        Ok(Side::BuiltIn(key, player))
+    }
+
+    fn contestant(&mut self) -> &mut dyn Contestant<P> {
+        match self {
+            Side::BuiltIn(_, p) => p,
+            Side::Outside(e) => e,
+        }
+    }
+
+    /// Returns a built-in player to the cache.
+    fn release(self) {
+        if let Side::BuiltIn(key, player) = self {
+            PLAYERS.with(|c| {
+                c.borrow_mut()
+                    .entry(key)
+                    .or_default()
+                    .push(Box::new(player))
+            });
+        }
     }
 }
 
@@ -136,8 +177,8 @@ fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairR
         job.first.clone().unwrap_or_default(),
         job.second.clone().unwrap_or_default(),
     );
-    let mut a = contestant::<P>(&first)?;
-    let mut b = contestant::<P>(&second)?;
+    let mut a = Side::<P>::new(&first)?;
+    let mut b = Side::<P>::new(&second)?;
     let first_color = tourney_rules::Position::turn(&P::start());
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
@@ -152,22 +193,22 @@ fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairR
             (
                 Seat {
                     name: first.name.clone(),
-                    player: a.as_mut(),
+                    player: a.contestant(),
                 },
                 Seat {
                     name: second.name.clone(),
-                    player: b.as_mut(),
+                    player: b.contestant(),
                 },
             )
         } else {
             (
                 Seat {
                     name: second.name.clone(),
-                    player: b.as_mut(),
+                    player: b.contestant(),
                 },
                 Seat {
                     name: first.name.clone(),
-                    player: a.as_mut(),
+                    player: a.contestant(),
                 },
             )
         };
@@ -179,6 +220,8 @@ fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairR
         points.push(half_points(&record, first_has));
         games.push(record);
     }
+    a.release();
+    b.release();
     Ok(pb::PairResult {
         tournament: job.tournament,
         pair: job.pair,

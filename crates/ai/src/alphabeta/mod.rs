@@ -201,6 +201,7 @@ impl<P: Heuristics> Search<'_, P> {
             mv: best_move,
             depth: depth.min(255) as u8,
             bound,
+            generation: 0,
         });
         best
     }

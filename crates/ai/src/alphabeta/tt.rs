@@ -1,6 +1,7 @@
 //! The transposition table: one entry per slot, indexed by the low bits of the position's
 //! Zobrist hash, replaced when the new entry is for another position or searched at least
-//! as deep.
+//! as deep. A new game starts a new generation: older entries are ignored and overwritten,
+//! so clearing costs nothing.
 //!
 //! ```text
 //! Entry (for LOA, 24 bytes):  key: u64 | score: i32 | move: Option<Move> | depth: u8 | bound: u8
@@ -26,12 +27,15 @@ pub(crate) struct Entry<M> {
     pub(crate) mv: Option<M>,
     pub(crate) depth: u8,
     pub(crate) bound: Bound,
+    /// The generation (game) that wrote it.
+    pub(crate) generation: u8,
 }
 
 /// A fixed-size table of the last search results.
 pub(crate) struct Table<M> {
     entries: Vec<Option<Entry<M>>>,
     mask: usize,
+    generation: u8,
 }
 
 impl<M: Copy> Table<M> {
@@ -45,21 +49,32 @@ impl<M: Copy> Table<M> {
         Table {
             entries: vec![None; slots],
             mask: slots - 1,
+            generation: 0,
         }
     }
 
+    /// Forgets every entry (in O(1): a new generation; every 256th clears for real).
     pub(crate) fn clear(&mut self) {
-        self.entries.iter_mut().for_each(|e| *e = None);
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.entries.iter_mut().for_each(|e| *e = None);
+        }
     }
 
     pub(crate) fn probe(&self, key: u64) -> Option<Entry<M>> {
-        self.entries[key as usize & self.mask].filter(|e| e.key == key)
+        self.entries[key as usize & self.mask]
+            .filter(|e| e.key == key && e.generation == self.generation)
     }
 
-    pub(crate) fn store(&mut self, entry: Entry<M>) {
+    pub(crate) fn store(&mut self, mut entry: Entry<M>) {
+        entry.generation = self.generation;
+        let generation = self.generation;
         let slot = &mut self.entries[entry.key as usize & self.mask];
         match slot {
-            Some(old) if old.key == entry.key && old.depth > entry.depth => {}
+            Some(old)
+                if old.key == entry.key
+                    && old.generation == generation
+                    && old.depth > entry.depth => {}
             _ => *slot = Some(entry),
         }
     }
@@ -93,6 +108,7 @@ mod tests {
             mv: Some(1),
             depth,
             bound: Bound::Exact,
+            generation: 0,
         };
         table.store(e(5, 10));
         table.store(e(3, 20));
@@ -100,5 +116,10 @@ mod tests {
         table.store(e(6, 30));
         assert_eq!(table.probe(42).unwrap().score, 30);
         assert!(table.probe(43).is_none());
+        // A new game forgets it.
+        table.clear();
+        assert!(table.probe(42).is_none());
+        table.store(e(1, 40));
+        assert_eq!(table.probe(42).unwrap().score, 40);
     }
 }
