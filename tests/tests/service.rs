@@ -76,34 +76,34 @@ async fn admin(
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tournament_is_played_by_a_worker_and_reported() {
-    let server = start(None).await;
-    let mut admin = admin(&server.addr, "a-secret").await;
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config: MATCH.into(),
-            file: "match.toml".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
-    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(tourney_worker::run(
-        WorkerOptions {
-            coordinator: server.addr.clone(),
-            token: Some("w-secret".into()),
-            name: "test".into(),
-            concurrency: 2,
-            tls_ca: None,
-            cache_dir: std::env::temp_dir().join("tourney-test-cache"),
-        },
-        async {
-            let _ = worker_stopped.await;
-        },
-    ));
+type Admin = AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
+>;
+
+/// A worker with two slots, stopped through the returned sender.
+fn spawn_worker(
+    addr: &str,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), String>>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = WorkerOptions {
+        coordinator: addr.to_string(),
+        token: Some("w-secret".into()),
+        name: "test".into(),
+        concurrency: 2,
+        tls_ca: None,
+        cache_dir: std::env::temp_dir().join("tourney-test-cache"),
+    };
+    let handle = tokio::spawn(tourney_worker::run(options, async {
+        let _ = stopped.await;
+    }));
+    (stop, handle)
+}
+
+/// The status once the tournament has finished (or after a minute).
+async fn wait_until_finished(admin: &mut Admin, id: u64) -> pb::TournamentStatus {
     let mut status = admin
         .status(pb::StatusRequest { id })
         .await
@@ -120,6 +120,25 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
             .unwrap()
             .into_inner();
     }
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_is_played_by_a_worker_and_reported() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config: MATCH.into(),
+            file: "match.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    let status = wait_until_finished(&mut admin, id).await;
     assert_eq!(status.state, "finished");
     assert_eq!(
         (status.pairs_done, status.pairs_planned, status.games),
@@ -245,36 +264,8 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         .unwrap()
         .into_inner()
         .id;
-    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(tourney_worker::run(
-        WorkerOptions {
-            coordinator: server.addr.clone(),
-            token: Some("w-secret".into()),
-            name: "test".into(),
-            concurrency: 2,
-            tls_ca: None,
-            cache_dir: std::env::temp_dir().join("tourney-test-cache"),
-        },
-        async {
-            let _ = worker_stopped.await;
-        },
-    ));
-    let mut status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .unwrap()
-        .into_inner();
-    for _ in 0..600 {
-        if status.state == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        status = admin
-            .status(pb::StatusRequest { id })
-            .await
-            .unwrap()
-            .into_inner();
-    }
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    let status = wait_until_finished(&mut admin, id).await;
     assert_eq!((status.state.as_str(), status.games), ("finished", 6));
     let mut stream = admin
         .export(pb::ExportRequest { id })

@@ -32,6 +32,30 @@ name = "b"
 player = "random:seed=2"
 "#;
 
+/// A running local coordinator: its URL, the sender that stops it, and its task.
+type LocalCoordinator = (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+);
+
+/// A coordinator with its store in `dir`, serving on a free loopback port without tokens.
+async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<LocalCoordinator> {
+    let coordinator = Coordinator::open(Store::open(dir)?, settings)?;
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(
+        coordinator,
+        listener,
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    Ok((url, stop, server))
+}
+
 /// A finished-looking pair, as a worker would report it.
 fn games_json() -> String {
     let game = GameRecord {
@@ -70,25 +94,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         .build()?;
     runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
-        let store = Store::open(&dir)?;
-        let coordinator = Coordinator::open(
-            store,
-            Settings {
-                lease_ms: 60_000,
-                heartbeat_ms: 10_000,
-            },
-        )?;
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(
-            coordinator,
-            listener,
-            ServerOptions::default(),
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let (url, stop, server) = local_coordinator(&dir, Settings { lease_ms: 60_000, heartbeat_ms: 10_000 }).await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
         let id = admin
             .submit(pb::SubmitRequest {
@@ -306,25 +312,14 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
         .build()?;
     let clustered = runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-overhead-{}", std::process::id()));
-        let store = Store::open(&dir)?;
-        let coordinator = Coordinator::open(
-            store,
+        let (url, stop, server) = local_coordinator(
+            &dir,
             Settings {
                 lease_ms: 30_000,
                 heartbeat_ms: 5_000,
             },
-        )?;
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(
-            coordinator,
-            listener,
-            ServerOptions::default(),
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        )
+        .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();

@@ -4,10 +4,10 @@
 use crate::error::ParseError;
 use crate::position::Color;
 
-/// A parsed position string: the piece letter of every square (index `rank * n + file`,
-/// `None` for empty) and the side to move.
+/// A parsed position string: for each piece letter (in the order given to [`parse`]) the
+/// bitboard of its squares (bit `rank * n + file`), and the side to move.
 pub(crate) struct BoardText {
-    pub(crate) cells: Vec<Option<u8>>,
+    pub(crate) pieces: Vec<u128>,
     pub(crate) turn: Color,
 }
 
@@ -37,7 +37,7 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
         }
     };
 
-    let mut cells = vec![None; n * n];
+    let mut boards = vec![0u128; pieces.len()];
     let mut rank_from_top = 0;
     let mut file = 0;
     let bytes = board.as_bytes();
@@ -88,7 +88,8 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
                     ),
                 ));
             }
-            cells[(n - 1 - rank_from_top) * n + file] = Some(b);
+            let kind = pieces.iter().position(|&p| p == b).expect("checked above");
+            boards[kind] |= 1 << ((n - 1 - rank_from_top) * n + file);
             file += 1;
             i += 1;
         } else {
@@ -112,7 +113,10 @@ pub(crate) fn parse(text: &str, n: usize, pieces: &[u8]) -> Result<BoardText, Pa
             ),
         ));
     }
-    Ok(BoardText { cells, turn })
+    Ok(BoardText {
+        pieces: boards,
+        turn,
+    })
 }
 
 /// Formats an `n`×`n` board whose square `index` holds the letter `cell(index)`.

@@ -527,15 +527,9 @@ impl FromStr for Amazons {
 
     fn from_str(text: &str) -> Result<Self, ParseError> {
         let parsed = board_text::parse(text, 10, b"bwx")?;
-        let mut bbs = [0u128; 3];
-        for (i, cell) in parsed.cells.iter().enumerate() {
-            match cell {
-                Some(b'b') => bbs[0] |= 1 << i,
-                Some(b'w') => bbs[1] |= 1 << i,
-                Some(b'x') => bbs[2] |= 1 << i,
-                _ => {}
-            }
-        }
-        Amazons::from_bitboards(bbs[0], bbs[1], bbs[2], parsed.turn)
+        let [black, white, arrows] = parsed.pieces[..] else {
+            unreachable!("three piece letters")
+        };
+        Amazons::from_bitboards(black, white, arrows, parsed.turn)
     }
 }

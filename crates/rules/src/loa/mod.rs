@@ -493,15 +493,11 @@ impl FromStr for Loa {
 
     fn from_str(text: &str) -> Result<Self, ParseError> {
         let parsed = board_text::parse(text, 8, b"bw")?;
-        let mut pieces = [0u64; 2];
-        for (i, cell) in parsed.cells.iter().enumerate() {
-            match cell {
-                Some(b'b') => pieces[0] |= 1 << i,
-                Some(b'w') => pieces[1] |= 1 << i,
-                _ => {}
-            }
-        }
-        Loa::from_bitboards(pieces[0], pieces[1], parsed.turn)
+        Loa::from_bitboards(
+            parsed.pieces[0] as u64,
+            parsed.pieces[1] as u64,
+            parsed.turn,
+        )
     }
 }
 
