@@ -301,3 +301,45 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
 }
+
+#[tokio::test]
+async fn tls_connections_work_with_the_coordinators_certificate() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator =
+        Coordinator::open(Store::open(dir.path()).unwrap(), Settings::default()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let options = ServerOptions {
+        worker_token: None,
+        admin_token: Some("a-secret".into()),
+        tls: Some((cert_pem.clone().into_bytes(), key_pem.into_bytes())),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve(coordinator, listener, options, async {
+        let _ = stopped.await;
+    }));
+    let url = format!("https://localhost:{port}");
+    let channel = connect(&url, Some(cert_pem.as_bytes())).await.unwrap();
+    let mut admin = AdminClient::with_interceptor(channel, TokenInterceptor::new(Some("a-secret")));
+    assert!(
+        admin
+            .list(pb::ListRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .tournaments
+            .is_empty()
+    );
+    // Without the certificate the connection is refused.
+    let refused = match connect(&url, None).await {
+        Err(_) => true,
+        Ok(channel) => AdminClient::new(channel)
+            .list(pb::ListRequest {})
+            .await
+            .is_err(),
+    };
+    assert!(refused, "an untrusted certificate must not be accepted");
+    let _ = stop.send(());
+}
