@@ -343,3 +343,65 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
     assert!(refused, "an untrusted certificate must not be accepted");
     let _ = stop.send(());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_tournament_stops_its_workers() {
+    let server = start(None).await;
+    let mut control = admin(&server.addr, "a-secret").await;
+    let config = MATCH
+        .replace("pairs = 6", "pairs = 100000")
+        .replace("limits = { nodes = 300 }", "limits = { movetime = 5 }");
+    let id = control
+        .submit(pb::SubmitRequest {
+            config,
+            file: "long.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    let addr = server.addr.clone();
+    let done = move || {
+        let addr = addr.clone();
+        async move {
+            let mut client = admin(&addr, "a-secret").await;
+            client
+                .status(pb::StatusRequest { id })
+                .await
+                .unwrap()
+                .into_inner()
+                .pairs_done
+        }
+    };
+    while done().await < 2 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        control
+            .cancel(pb::CancelRequest { id })
+            .await
+            .unwrap()
+            .into_inner()
+            .cancelled
+    );
+    // Within a couple of heartbeats the worker drops the cancelled work.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let settled = done().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        done().await,
+        settled,
+        "no more pairs after the cancellation"
+    );
+    let status = control
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.state, "cancelled");
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}

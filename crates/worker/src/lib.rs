@@ -10,9 +10,11 @@
 
 mod play;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -121,6 +123,22 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
     })
 }
 
+/// Counts `n` pairs of `lease` as done with; forgets the lease after its last pair.
+fn release(
+    leases: &mut HashMap<u64, usize>,
+    cancels: &mut HashMap<u64, Arc<AtomicBool>>,
+    lease: u64,
+    n: usize,
+) {
+    if let Some(count) = leases.get_mut(&lease) {
+        *count = count.saturating_sub(n);
+        if *count == 0 {
+            leases.remove(&lease);
+            cancels.remove(&lease);
+        }
+    }
+}
+
 /// Runs a worker until `shutdown` completes, then finishes and reports its games.
 ///
 /// # Errors
@@ -128,10 +146,12 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
 pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> Result<(), String> {
     tokio::pin!(shutdown);
     let (done_tx, mut done_rx) =
-        mpsc::channel::<(u64, pb::PairResult)>(options.concurrency.max(1) * 2);
+        mpsc::channel::<(u64, Option<pb::PairResult>)>(options.concurrency.max(1) * 2);
     let mut unreported: Vec<(u64, pb::PairResult)> = Vec::new();
     let mut leases: HashMap<u64, usize> = HashMap::new();
-    let mut dropped: HashSet<u64> = HashSet::new();
+    // Cancellation flags of the leases with pairs in play, set when the coordinator says
+    // to drop them.
+    let mut cancels: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
     let mut in_flight = 0usize;
     // The report under way, with the results it carries (returned if it fails).
     type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, pb::PairResult)>)>>;
@@ -160,8 +180,9 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
         {
             in_flight += 1;
             let tx = done_tx.clone();
+            let cancelled = Arc::clone(cancels.entry(lease_id).or_default());
             tokio::task::spawn_blocking(move || {
-                let result = play_pair(&job);
+                let result = play_pair(&job, &cancelled);
                 let _ = tx.blocking_send((lease_id, result));
             });
         }
@@ -221,7 +242,16 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
                 busy_slots: in_flight as u32,
             };
             match s.client.heartbeat(request).await {
-                Ok(reply) => dropped.extend(reply.into_inner().drop_leases),
+                Ok(reply) => {
+                    for lease in reply.into_inner().drop_leases {
+                        let before = queue.len();
+                        queue.retain(|(l, _)| *l != lease);
+                        if let Some(flag) = cancels.get(&lease) {
+                            flag.store(true, Ordering::Relaxed);
+                        }
+                        release(&mut leases, &mut cancels, lease, before - queue.len());
+                    }
+                }
                 Err(_) => failed = true,
             }
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
@@ -273,27 +303,19 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
             },
         );
         tokio::select! {
-            Some((lease, result)) = done_rx.recv() => {
-                in_flight -= 1;
-                if let Some(n) = leases.get_mut(&lease) {
-                    *n -= 1;
-                    if *n == 0 {
-                        leases.remove(&lease);
-                    }
+            Some(first) = done_rx.recv() => {
+                let mut finished = vec![first];
+                while let Ok(more) = done_rx.try_recv() {
+                    finished.push(more);
                 }
-                // Results of dropped leases are still worth sending: the coordinator keeps a
-                // result for a pair nobody else completed and ignores repeats.
-                dropped.remove(&lease);
-                unreported.push((lease, result));
-                while let Ok((lease, result)) = done_rx.try_recv() {
+                for (lease, result) in finished {
                     in_flight -= 1;
-                    if let Some(n) = leases.get_mut(&lease) {
-                        *n -= 1;
-                        if *n == 0 {
-                            leases.remove(&lease);
-                        }
+                    release(&mut leases, &mut cancels, lease, 1);
+                    // A result of a dropped lease is still sent: the coordinator keeps a
+                    // result for a pair nobody else completed and ignores repeats.
+                    if let Some(result) = result {
+                        unreported.push((lease, result));
                     }
-                    unreported.push((lease, result));
                 }
             }
             outcome = async { report_task.as_mut().expect("guarded").await }, if report_task.is_some() => {

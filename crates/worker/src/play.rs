@@ -4,6 +4,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tourney_ai::{Heuristics, Limits};
@@ -140,7 +141,10 @@ fn half_points(record: &GameRecord, color: Color) -> u32 {
     }
 }
 
-fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairResult, String> {
+fn play_typed<P: Heuristics + Adjudicate>(
+    job: &pb::PairJob,
+    cancelled: &AtomicBool,
+) -> Result<Option<pb::PairResult>, String> {
     let settings = job.settings.clone().unwrap_or_default();
     let mut setup = Setup::<P>::new(
         settings
@@ -183,6 +187,11 @@ fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairR
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
+        if cancelled.load(Ordering::Relaxed) {
+            a.release();
+            b.release();
+            return Ok(None);
+        }
         // Game 0: the first engine moves first; game 1: colours swapped.
         let first_has = if game == 0 {
             first_color
@@ -222,23 +231,29 @@ fn play_typed<P: Heuristics + Adjudicate>(job: &pb::PairJob) -> Result<pb::PairR
     }
     a.release();
     b.release();
-    Ok(pb::PairResult {
+    Ok(Some(pb::PairResult {
         tournament: job.tournament,
         pair: job.pair,
         half_points: points,
         games_json: serde_json::to_string(&games).map_err(|e| e.to_string())?,
-    })
+    }))
 }
 
 /// Plays both games of a pair. An engine that cannot play (unfit) forfeits both games, so
 /// the tournament goes on and the record says why.
-pub fn play_pair(job: &pb::PairJob) -> pb::PairResult {
+///
+/// Returns `None` when `cancelled` is set before a game starts: the coordinator dropped
+/// the lease (the tournament was decided or cancelled), so the pair is abandoned.
+pub fn play_pair(job: &pb::PairJob, cancelled: &AtomicBool) -> Option<pb::PairResult> {
     let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
     let result = match game.parse::<GameKind>() {
-        Ok(GameKind::Amazons) => play_typed::<Amazons>(job),
-        _ => play_typed::<Loa>(job),
+        Ok(GameKind::Amazons) => play_typed::<Amazons>(job, cancelled),
+        _ => play_typed::<Loa>(job, cancelled),
     };
-    result.unwrap_or_else(|why| forfeit(job, &why))
+    match result {
+        Ok(result) => result,
+        Err(why) => Some(forfeit(job, &why)),
+    }
 }
 
 /// Both games scored as losses of the engine that could not play (or draws when the cause
