@@ -321,6 +321,16 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
+        let started = Instant::now();
+        let id = admin
+            .submit(pb::SubmitRequest {
+                config: text,
+                file: "overhead.toml".into(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner()
+            .id;
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();
         for w in 0..2 {
@@ -337,16 +347,7 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
                 let _ = stopped.wait_for(|s| *s).await;
             })));
         }
-        let started = Instant::now();
-        let id = admin
-            .submit(pb::SubmitRequest {
-                config: text,
-                file: "overhead.toml".into(),
-                ..Default::default()
-            })
-            .await?
-            .into_inner()
-            .id;
+
         let games = loop {
             let s = admin.status(pb::StatusRequest { id }).await?.into_inner();
             if s.state == "finished" {

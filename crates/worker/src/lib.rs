@@ -10,11 +10,11 @@
 
 mod play;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -123,20 +123,31 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
     })
 }
 
-/// Counts `n` pairs of `lease` as done with; forgets the lease after its last pair.
-fn release(
-    leases: &mut HashMap<u64, usize>,
-    cancels: &mut HashMap<u64, Arc<AtomicBool>>,
-    lease: u64,
-    n: usize,
-) {
-    if let Some(count) = leases.get_mut(&lease) {
-        *count = count.saturating_sub(n);
-        if *count == 0 {
-            leases.remove(&lease);
-            cancels.remove(&lease);
+/// Pairs leased and ready, shared with the game threads: a thread that finishes a pair
+/// takes the next one itself, without waiting for the async side to be scheduled.
+type Queue = Arc<Mutex<VecDeque<(u64, pb::PairJob, Arc<AtomicBool>)>>>;
+
+/// What game threads tell the async side.
+enum Played {
+    /// A pair of a lease finished (`None`: abandoned because the lease was dropped).
+    Pair(u64, Option<pb::PairResult>),
+    /// A game thread found the queue empty and ended.
+    SlotFree,
+}
+
+/// A game thread: plays queued pairs until the queue is empty.
+fn slot(queue: Queue, tx: mpsc::Sender<Played>) {
+    loop {
+        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        let Some((lease, job, cancelled)) = next else {
+            break;
+        };
+        let result = play_pair(&job, &cancelled);
+        if tx.blocking_send(Played::Pair(lease, result)).is_err() {
+            return;
         }
     }
+    let _ = tx.blocking_send(Played::SlotFree);
 }
 
 /// Runs a worker until `shutdown` completes, then finishes and reports its games.
@@ -145,46 +156,59 @@ fn release(
 /// Only for a refused token (there is no point retrying); connection problems are retried.
 pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> Result<(), String> {
     tokio::pin!(shutdown);
-    let (done_tx, mut done_rx) =
-        mpsc::channel::<(u64, Option<pb::PairResult>)>(options.concurrency.max(1) * 2);
+    let concurrency = options.concurrency.max(1);
+    let (done_tx, mut done_rx) = mpsc::channel::<Played>(concurrency * 4);
+    let queue: Queue = Arc::default();
     let mut unreported: Vec<(u64, pb::PairResult)> = Vec::new();
+    // Pairs per lease not finished yet (queued or in play), for heartbeats.
     let mut leases: HashMap<u64, usize> = HashMap::new();
-    // Cancellation flags of the leases with pairs in play, set when the coordinator says
-    // to drop them.
+    // Cancellation flag of each lease, set when the coordinator says to drop it.
     let mut cancels: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
-    let mut in_flight = 0usize;
+    // Game threads running, and pairs held (queued or in play).
+    let (mut slots, mut held) = (0usize, 0usize);
     // The report under way, with the results it carries (returned if it fails).
     type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, pb::PairResult)>)>>;
     let mut report_task: Option<Reporting> = None;
-    // Leased and prepared, waiting for a free slot: leasing ahead keeps slots busy while
-    // the lease call is under way.
-    let mut queue: std::collections::VecDeque<(u64, pb::PairJob)> =
-        std::collections::VecDeque::new();
     let mut stopping = false;
     let mut backoff = Duration::from_millis(100);
     let mut session: Option<Session> = None;
     let mut idle_until = tokio::time::Instant::now();
     let mut next_heartbeat = tokio::time::Instant::now();
+    let forget = |leases: &mut HashMap<u64, usize>,
+                  cancels: &mut HashMap<u64, Arc<AtomicBool>>,
+                  lease: u64,
+                  n: usize| {
+        if let Some(count) = leases.get_mut(&lease) {
+            *count = count.saturating_sub(n);
+            if *count == 0 {
+                leases.remove(&lease);
+                cancels.remove(&lease);
+            }
+        }
+    };
     loop {
         if stopping {
             // Leased pairs not started are returned: their leases expire and they are
             // offered again.
-            queue.clear();
+            let dropped: Vec<_> = queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+                .collect();
+            for (lease, _, _) in dropped {
+                held -= 1;
+                forget(&mut leases, &mut cancels, lease, 1);
+            }
         }
-        if stopping && in_flight == 0 && unreported.is_empty() && report_task.is_none() {
+        if stopping && slots == 0 && unreported.is_empty() && report_task.is_none() {
             return Ok(());
         }
-        // Start waiting pairs first, so that reporting overlaps with playing.
-        while in_flight < options.concurrency
-            && let Some((lease_id, job)) = queue.pop_front()
-        {
-            in_flight += 1;
-            let tx = done_tx.clone();
-            let cancelled = Arc::clone(cancels.entry(lease_id).or_default());
-            tokio::task::spawn_blocking(move || {
-                let result = play_pair(&job, &cancelled);
-                let _ = tx.blocking_send((lease_id, result));
-            });
+        // Enough game threads for the queued pairs.
+        let queued = queue.lock().unwrap_or_else(|e| e.into_inner()).len();
+        while slots < concurrency && slots < queued {
+            slots += 1;
+            let (queue, tx) = (Arc::clone(&queue), done_tx.clone());
+            tokio::task::spawn_blocking(move || slot(queue, tx));
         }
         if session.is_none() {
             match open_session(&options).await {
@@ -211,7 +235,7 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
         let s = session.as_mut().expect("connected above");
         let mut failed = false;
         // Report what is finished, in the background: a report waits for the coordinator's
-        // durable commit, and the slots should not wait with it.
+        // durable commit, and nothing else should wait with it.
         if report_task.is_none() && !unreported.is_empty() {
             let batch = std::mem::take(&mut unreported);
             let mut client = s.client.clone();
@@ -234,30 +258,34 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
                 Ok(())
             }));
         }
-        // Keep leases alive.
-        if !failed && tokio::time::Instant::now() >= next_heartbeat {
+        // Keep leases alive; drop those the coordinator ended.
+        if tokio::time::Instant::now() >= next_heartbeat {
             let request = pb::HeartbeatRequest {
                 worker_id: s.worker_id.clone(),
                 lease_ids: leases.keys().copied().collect(),
-                busy_slots: in_flight as u32,
+                busy_slots: slots as u32,
             };
             match s.client.heartbeat(request).await {
                 Ok(reply) => {
                     for lease in reply.into_inner().drop_leases {
-                        let before = queue.len();
-                        queue.retain(|(l, _)| *l != lease);
                         if let Some(flag) = cancels.get(&lease) {
                             flag.store(true, Ordering::Relaxed);
                         }
-                        release(&mut leases, &mut cancels, lease, before - queue.len());
+                        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                        let before = q.len();
+                        q.retain(|(l, _, _)| *l != lease);
+                        let removed = before - q.len();
+                        drop(q);
+                        held -= removed;
+                        forget(&mut leases, &mut cancels, lease, removed);
                     }
                 }
                 Err(_) => failed = true,
             }
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
         }
-        // Take work.
-        let wanted = (2 * options.concurrency).saturating_sub(in_flight + queue.len());
+        // Lease ahead: up to twice the slots, so a finished game finds the next pair waiting.
+        let wanted = (2 * concurrency).saturating_sub(held);
         if !failed && !stopping && wanted > 0 && tokio::time::Instant::now() >= idle_until {
             let request = pb::LeaseRequest {
                 worker_id: s.worker_id.clone(),
@@ -267,21 +295,23 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
                 Ok(reply) => {
                     let lease = reply.into_inner();
                     if lease.jobs.is_empty() {
-                        idle_until = tokio::time::Instant::now() + Duration::from_millis(200);
+                        idle_until = tokio::time::Instant::now() + Duration::from_millis(100);
                     }
+                    let cancel = Arc::clone(cancels.entry(lease.lease_id).or_default());
                     for job in lease.jobs {
-                        let job = match play::prepare(&mut s.client, &options.cache_dir, job).await
-                        {
-                            Ok(job) => job,
-                            Err(e) => {
-                                eprintln!("worker {}: {e}", options.name);
-                                continue;
+                        match play::prepare(&mut s.client, &options.cache_dir, job).await {
+                            Ok(job) => {
+                                *leases.entry(lease.lease_id).or_default() += 1;
+                                held += 1;
+                                queue.lock().unwrap_or_else(|e| e.into_inner()).push_back((
+                                    lease.lease_id,
+                                    job,
+                                    Arc::clone(&cancel),
+                                ));
                             }
-                        };
-                        *leases.entry(lease.lease_id).or_default() += 1;
-                        queue.push_back((lease.lease_id, job));
+                            Err(e) => eprintln!("worker {}: {e}", options.name),
+                        }
                     }
-                    // Start them now rather than after the next wait.
                     continue;
                 }
                 Err(e) if e.code() == tonic::Code::Unauthenticated => {
@@ -294,43 +324,43 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
             session = None;
             continue;
         }
-        // Wait for a finished game, the shutdown, or the next heartbeat or lease attempt.
-        let wake = next_heartbeat.min(
-            if in_flight + queue.len() < 2 * options.concurrency && !stopping {
-                idle_until.max(tokio::time::Instant::now())
-            } else {
-                next_heartbeat
-            },
-        );
+        let wake = if held < 2 * concurrency && !stopping {
+            idle_until
+                .max(tokio::time::Instant::now())
+                .min(next_heartbeat)
+        } else {
+            next_heartbeat
+        };
         tokio::select! {
             Some(first) = done_rx.recv() => {
-                let mut finished = vec![first];
+                let mut messages = vec![first];
                 while let Ok(more) = done_rx.try_recv() {
-                    finished.push(more);
+                    messages.push(more);
                 }
-                for (lease, result) in finished {
-                    in_flight -= 1;
-                    release(&mut leases, &mut cancels, lease, 1);
-                    // A result of a dropped lease is still sent: the coordinator keeps a
-                    // result for a pair nobody else completed and ignores repeats.
-                    if let Some(result) = result {
-                        unreported.push((lease, result));
+                for message in messages {
+                    match message {
+                        Played::SlotFree => slots -= 1,
+                        Played::Pair(lease, result) => {
+                            held -= 1;
+                            forget(&mut leases, &mut cancels, lease, 1);
+                            // A result of a dropped lease is still sent: the coordinator keeps
+                            // a result for a pair nobody else completed and ignores repeats.
+                            if let Some(result) = result {
+                                unreported.push((lease, result));
+                            }
+                        }
                     }
                 }
             }
             outcome = async { report_task.as_mut().expect("guarded").await }, if report_task.is_some() => {
                 report_task = None;
-                match outcome {
-                    Ok(Ok(())) => {}
-                    Ok(Err((code, batch))) => {
-                        if code == tonic::Code::Unauthenticated {
-                            return Err("the coordinator refused the worker token".into());
-                        }
-                        // Kept for the next connection.
-                        unreported.extend(batch);
-                        session = None;
+                if let Ok(Err((code, batch))) = outcome {
+                    if code == tonic::Code::Unauthenticated {
+                        return Err("the coordinator refused the worker token".into());
                     }
-                    Err(_) => {}
+                    // Kept for the next connection.
+                    unreported.extend(batch);
+                    session = None;
                 }
             }
             _ = &mut shutdown, if !stopping => stopping = true,
