@@ -89,6 +89,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of our output goes away
+    // (`tourney export 1 | head`) instead of panicking on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(args) => rules_cmd::run_perft_command(&args),
