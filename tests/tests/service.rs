@@ -44,6 +44,7 @@ async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
             lease_ms: 5_000,
             heartbeat_ms: 500,
         },
+        &prometheus::Registry::new(),
     )
     .unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -307,8 +308,12 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
     let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
     let dir = tempfile::tempdir().unwrap();
-    let coordinator =
-        Coordinator::open(Store::open(dir.path()).unwrap(), Settings::default()).unwrap();
+    let coordinator = Coordinator::open(
+        Store::open(dir.path()).unwrap(),
+        Settings::default(),
+        &prometheus::Registry::new(),
+    )
+    .unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let options = ServerOptions {
@@ -401,6 +406,186 @@ async fn a_cancelled_tournament_stops_its_workers() {
         .unwrap()
         .into_inner();
     assert_eq!(status.state, "cancelled");
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+/// `GET path` over plain HTTP/1.1; the status line and the body.
+fn http_get(host_port: &str, path: &str) -> std::io::Result<(String, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(host_port)?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.lines().next().unwrap_or_default().to_string();
+    // Chunked bodies: keep the data lines (the metrics text has no bare hex lines).
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut data = String::new();
+        let mut rest = body;
+        while let Some((size, tail)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            data.push_str(&tail[..n]);
+            rest = &tail[n + 2..];
+        }
+        data
+    } else {
+        body.to_string()
+    };
+    Ok((status, body))
+}
+
+/// The value of the one series an instant PromQL query returns, if it returns one.
+fn prometheus_value(prometheus: &str, query: &str) -> Option<f64> {
+    let encoded: String = query
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let (_, body) = http_get(prometheus, &format!("/api/v1/query?query={encoded}")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&body).ok()?;
+    json["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+/// Runs `check` every 250 ms for up to `seconds` until it holds.
+async fn eventually(seconds: u64, mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..seconds * 4 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    false
+}
+
+/// A free loopback port (released for the caller to bind).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
+    let server = start(None).await;
+    let target = server.addr.trim_start_matches("http://").to_string();
+    let (status, text) = http_get(&target, "/metrics").unwrap();
+    assert!(status.contains("200"), "{status}");
+    assert!(text.contains("tourney_workers_connected 0"), "{text}");
+    assert!(text.contains("tourney_pair_results_committed_total 0"));
+
+    // A refused call is counted.
+    let mut wrong = admin(&server.addr, "nope").await;
+    assert!(wrong.list(pb::ListRequest {}).await.is_err());
+    let (_, text) = http_get(&target, "/metrics").unwrap();
+    assert!(
+        text.contains("tourney_auth_failures_total{service=\"admin\"} 1"),
+        "{text}"
+    );
+
+    let Some(prometheus_bin) = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        assert!(
+            std::env::var_os("TOURNEY_REQUIRE_PROMETHEUS").is_none(),
+            "TOURNEY_REQUIRE_PROMETHEUS is set but no prometheus binary is installed"
+        );
+        eprintln!("skipping the Prometheus part: no prometheus binary (apt install prometheus)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tourney\n    \
+             static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let web = format!("127.0.0.1:{}", free_port());
+    let mut prometheus = std::process::Command::new(prometheus_bin)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address={web}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+
+    // The series exist before any game.
+    let seen = eventually(60, || {
+        prometheus_value(&web, "tourney_pair_results_committed_total") == Some(0.0)
+    })
+    .await;
+    assert!(seen, "Prometheus never scraped the coordinator");
+
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config: MATCH.into(),
+            file: "match.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    assert_eq!(wait_until_finished(&mut admin, id).await.state, "finished");
+
+    // They move as games are played: 6 pairs, 12 games, one worker with 2 slots.
+    let moved = eventually(30, || {
+        prometheus_value(&web, "tourney_pair_results_committed_total") == Some(6.0)
+            && prometheus_value(&web, "sum(tourney_games_total)") == Some(12.0)
+            && prometheus_value(&web, "tourney_worker_slots") == Some(2.0)
+            && prometheus_value(&web, &format!("tourney_pairs_done{{tournament=\"{id}\"}}"))
+                == Some(6.0)
+            && prometheus_value(&web, "sum(tourney_game_plies_count)") == Some(12.0)
+    })
+    .await;
+    let _ = prometheus.kill();
+    let _ = prometheus.wait();
+    assert!(moved, "the series did not reach the played games");
+
+    // The exposition passes promtool's lint.
+    let (_, text) = http_get(&target, "/metrics").unwrap();
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let output = promtool.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());

@@ -41,7 +41,7 @@ type LocalCoordinator = (
 
 /// A coordinator with its store in `dir`, serving on a free loopback port without tokens.
 async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<LocalCoordinator> {
-    let coordinator = Coordinator::open(Store::open(dir)?, settings)?;
+    let coordinator = Coordinator::open(Store::open(dir)?, settings, &prometheus::Registry::new())?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

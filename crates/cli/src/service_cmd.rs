@@ -221,6 +221,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
             lease_ms: 10_000,
             heartbeat_ms: 2_000,
         },
+        &prometheus::Registry::new(),
     )?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -461,6 +462,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 lease_ms,
                 heartbeat_ms: (lease_ms / 6).max(500),
             },
+            &prometheus::Registry::new(),
         )?;
         let tls = match (&args.tls_cert, &args.tls_key) {
             (Some(c), Some(k)) => Some((

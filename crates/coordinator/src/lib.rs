@@ -6,10 +6,13 @@
 //! - [`state`]: the [`Coordinator`]: scheduler, store and workers behind one lock, with a
 //!   group commit that makes every acknowledged result durable.
 //! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
-//! - [`server`]: serving it all, with health checking, reflection and optional TLS.
+//! - [`metrics`]: the Prometheus metrics it exports.
+//! - [`server`]: serving it all, with health checking, reflection, `/metrics` and optional
+//!   TLS.
 
 #![deny(missing_docs)]
 
+pub mod metrics;
 pub mod scheduler;
 pub mod server;
 pub mod service;

@@ -1,9 +1,9 @@
-//! Serving the coordinator: the gRPC services with health checking and reflection, the
-//! lease-expiry clock, token checks and optional TLS.
+//! Serving the coordinator: the gRPC services with health checking and reflection,
+//! `/metrics` for Prometheus on the same port, the lease-expiry clock, token checks and
+//! optional TLS.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -37,9 +37,15 @@ pub async fn serve(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
-    let failures = Arc::new(AtomicU64::new(0));
-    let worker_auth = Auth::new(options.worker_token.clone(), Arc::clone(&failures));
-    let admin_auth = Auth::new(options.admin_token.clone(), Arc::clone(&failures));
+    let refused = &coordinator.metrics().auth_failures;
+    let worker_auth = Auth::new(
+        options.worker_token.clone(),
+        refused.with_label_values(&["worker"]),
+    );
+    let admin_auth = Auth::new(
+        options.admin_token.clone(),
+        refused.with_label_values(&["admin"]),
+    );
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<pb::worker_server::WorkerServer<WorkerService>>()
@@ -83,9 +89,26 @@ pub async fn serve(
             builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
     }
     let result = builder
-        .add_routes(routes.routes())
+        .add_routes(Routes::from(with_metrics(routes.routes(), coordinator)))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await;
     clock.abort();
     result
+}
+
+/// Adds `GET /metrics` (Prometheus text format) beside the gRPC services.
+fn with_metrics(routes: Routes, coordinator: Arc<Coordinator>) -> axum::Router {
+    let metrics = axum::routing::get(move || {
+        let coordinator = Arc::clone(&coordinator);
+        async move {
+            let text = tokio::task::spawn_blocking(move || coordinator.metrics_text())
+                .await
+                .unwrap_or_default();
+            (
+                [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
+                text,
+            )
+        }
+    });
+    routes.into_axum_router().route("/metrics", metrics)
 }

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use prometheus::IntCounter;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
 use tourney_model::tournament::PairOutcome;
@@ -18,13 +18,13 @@ use crate::state::{Coordinator, Finished, Job, Status};
 #[derive(Clone)]
 pub struct Auth {
     token: Option<Arc<String>>,
-    /// Calls refused for a missing or wrong token.
-    pub failures: Arc<AtomicU64>,
+    /// Counts calls refused for a missing or wrong token.
+    failures: IntCounter,
 }
 
 impl Auth {
     /// Requires `token` (`None`: no check).
-    pub fn new(token: Option<String>, failures: Arc<AtomicU64>) -> Self {
+    pub fn new(token: Option<String>, failures: IntCounter) -> Self {
         Auth {
             token: token.map(Arc::new),
             failures,
@@ -45,7 +45,7 @@ impl Auth {
         if given == Some(expected.as_str()) {
             Ok(request)
         } else {
-            self.failures.fetch_add(1, Ordering::Relaxed);
+            self.failures.inc();
             Err(GrpcStatus::unauthenticated("missing or wrong token"))
         }
     }

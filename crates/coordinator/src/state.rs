@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
 use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::GameRecord;
@@ -14,6 +15,7 @@ use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
 use tourney_store::{PairRecord, Store, StoreError, TournamentRecord};
 
+use crate::metrics::{CoordinatorMetrics, TournamentGauges};
 use crate::scheduler::{LeaseId, ReportAck, Scheduler, TournamentId, sprt_of};
 
 /// Settings of a coordinator.
@@ -106,6 +108,7 @@ pub struct Coordinator {
     /// The settings it runs with.
     pub settings: Settings,
     changes: watch::Sender<u64>,
+    metrics: CoordinatorMetrics,
 }
 
 /// The colour that moves first in a game.
@@ -204,11 +207,16 @@ pub fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTa
 
 impl Coordinator {
     /// A coordinator over `store`, restoring every stored tournament, with its group-commit
-    /// task running on the current tokio runtime.
+    /// task running on the current tokio runtime and its metrics registered in `registry`.
     ///
     /// # Errors
     /// The store could not be read, or holds a tournament file that no longer parses.
-    pub fn open(store: Store, settings: Settings) -> Result<Arc<Coordinator>, StoreError> {
+    pub fn open(
+        store: Store,
+        settings: Settings,
+        registry: &Registry,
+    ) -> Result<Arc<Coordinator>, StoreError> {
+        let metrics = CoordinatorMetrics::new(registry);
         let mut scheduler = Scheduler::new(settings.lease_ms);
         let mut records = BTreeMap::new();
         let mut configs = BTreeMap::new();
@@ -228,7 +236,7 @@ impl Coordinator {
             records.insert(record.id, record);
         }
         let (commits, rx) = mpsc::channel(4096);
-        tokio::spawn(committer(store.clone(), rx));
+        tokio::spawn(committer(store.clone(), rx, metrics.commit_latency.clone()));
         Ok(Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
@@ -243,6 +251,7 @@ impl Coordinator {
             started: Instant::now(),
             settings,
             changes: watch::channel(0).0,
+            metrics,
         }))
     }
 
@@ -352,9 +361,11 @@ impl Coordinator {
 
     /// Leases up to `max_pairs` pairs to a worker.
     pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<Job>)> {
+        let _timer = self.metrics.lease_latency.start_timer();
         let now = self.now_ms();
         let mut inner = self.lock();
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
+        self.metrics.leases_granted.inc();
         let jobs = assignments
             .into_iter()
             .map(|a| {
@@ -423,6 +434,7 @@ impl Coordinator {
                 .map(|(r, _)| (r.tournament, r.outcome))
                 .collect();
             ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
+            self.metrics.pairs_committed.inc_by(applied.len() as u64);
             let (scheduler_ack, changed) = inner.scheduler.report(&applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
@@ -431,6 +443,14 @@ impl Coordinator {
                 if let (Some(state), Some(record)) = (state, inner.records.get_mut(&tid)) {
                     record.state = state;
                     changed_states.push(record.clone());
+                }
+            }
+        }
+        for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+            // The worker's JSON was checked when the report was decoded.
+            if let Ok(games) = serde_json::from_str::<Vec<GameRecord>>(r.games.get()) {
+                for game in &games {
+                    self.metrics.observe_game(r.tournament, game);
                 }
             }
         }
@@ -454,6 +474,7 @@ impl Coordinator {
         let now = self.now_ms();
         let expired = self.lock().scheduler.tick(now);
         if !expired.is_empty() {
+            self.metrics.leases_expired.inc_by(expired.len() as u64);
             self.changed();
         }
     }
@@ -491,6 +512,41 @@ impl Coordinator {
     /// Ids of all tournaments.
     pub fn ids(&self) -> Vec<TournamentId> {
         self.lock().scheduler.tournaments().map(|t| t.id).collect()
+    }
+
+    /// The metrics (for counting refused calls).
+    pub fn metrics(&self) -> &CoordinatorMetrics {
+        &self.metrics
+    }
+
+    /// Every metric in the Prometheus text format, gauges read from the current state.
+    pub fn metrics_text(&self) -> String {
+        let statuses: Vec<Status> = self
+            .ids()
+            .into_iter()
+            .filter_map(|id| self.status(id))
+            .collect();
+        let gauges: Vec<TournamentGauges<'_>> = statuses
+            .iter()
+            .map(|s| TournamentGauges {
+                id: s.id,
+                state: s.state_name(),
+                pending: s
+                    .pairs_planned()
+                    .map(|planned| planned.saturating_sub(s.pairs_done + s.pairs_leased)),
+                leased: s.pairs_leased,
+                done: s.pairs_done,
+                llr: s.sprt.as_ref().map(|sprt| sprt.llr),
+                elo: s
+                    .ratings
+                    .players
+                    .iter()
+                    .map(|p| (p.name.as_str(), p.elo))
+                    .collect(),
+            })
+            .collect();
+        self.metrics.set_gauges(&self.workers(), &gauges);
+        self.metrics.encode()
     }
 
     /// A tournament's status with standings.
@@ -645,7 +701,7 @@ impl Status {
 
 /// The group commit: takes every commit waiting, writes them in one transaction, flushes
 /// once, then answers them all.
-async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>) {
+async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>, latency: Histogram) {
     while let Some(first) = jobs.recv().await {
         let mut batch = vec![first];
         while let Ok(more) = jobs.try_recv() {
@@ -655,6 +711,7 @@ async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>) {
             .iter()
             .flat_map(|j| j.records.iter().cloned())
             .collect();
+        let timer = latency.start_timer();
         let result = match store.commit_pairs(&all) {
             Ok(fresh) => store
                 .flush()
@@ -663,6 +720,7 @@ async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>) {
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
+        timer.observe_duration();
         let mut offset = 0;
         for job in batch {
             let n = job.records.len();

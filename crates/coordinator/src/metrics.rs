@@ -1,0 +1,295 @@
+//! The coordinator's Prometheus metrics: counters and histograms updated as events happen,
+//! gauges refreshed from the coordinator's state on every scrape.
+//!
+//! Label sets are bounded: a tournament, a game, a result, a termination, an engine name,
+//! an RPC service; never a pair or a game.
+
+use prometheus::core::Collector;
+use prometheus::{
+    GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry,
+};
+use tourney_model::GameRecord;
+
+/// Every coordinator metric, registered in one registry.
+pub struct CoordinatorMetrics {
+    registry: Registry,
+    /// `tourney_games_total{tournament,game,result,termination}`.
+    pub games: IntCounterVec,
+    /// `tourney_pair_results_committed_total`.
+    pub pairs_committed: IntCounter,
+    /// `tourney_game_duration_seconds{game}`: thinking time of both sides.
+    pub game_duration: HistogramVec,
+    /// `tourney_game_plies{game}`.
+    pub game_plies: HistogramVec,
+    /// `tourney_nodes_searched_total{tournament}`, as the players reported them.
+    pub nodes: IntCounterVec,
+    /// `tourney_engine_failures_total{reason}`: games lost to a crash, timeout, illegal move.
+    pub engine_failures: IntCounterVec,
+    /// `tourney_leases_granted_total`.
+    pub leases_granted: IntCounter,
+    /// `tourney_leases_expired_total`.
+    pub leases_expired: IntCounter,
+    /// `tourney_lease_duration_seconds`: from grant to the report of its last pair.
+    pub lease_latency: Histogram,
+    /// `tourney_auth_failures_total{service}`.
+    pub auth_failures: IntCounterVec,
+    /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
+    pub commit_latency: Histogram,
+    pairs_pending: IntGaugeVec,
+    pairs_leased: IntGaugeVec,
+    pairs_done: IntGaugeVec,
+    tournament_running: IntGaugeVec,
+    workers: IntGauge,
+    worker_slots: IntGauge,
+    sprt_llr: GaugeVec,
+    elo: GaugeVec,
+}
+
+/// What the scrape-time gauges show of one tournament.
+pub struct TournamentGauges<'a> {
+    /// Its number.
+    pub id: u64,
+    /// `queued`, `running`, `finished` or `cancelled`.
+    pub state: &'a str,
+    /// Pairs not yet leased or done (`None`: open-ended SPRT).
+    pub pending: Option<u64>,
+    /// Pairs in live leases.
+    pub leased: u64,
+    /// Pairs completed.
+    pub done: u64,
+    /// The SPRT's log-likelihood ratio, if it is one.
+    pub llr: Option<f64>,
+    /// Ratings by engine name.
+    pub elo: Vec<(&'a str, f64)>,
+}
+
+/// Registers a new metric (names and buckets here are constants, so failure is a bug).
+fn register<M: Collector + Clone + 'static>(
+    registry: &Registry,
+    metric: prometheus::Result<M>,
+) -> M {
+    let metric = metric.expect("valid metric");
+    registry
+        .register(Box::new(metric.clone()))
+        .expect("unique metric");
+    metric
+}
+
+fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
+    register(registry, IntCounter::new(name, help))
+}
+
+fn counter_vec(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    register(registry, IntCounterVec::new(Opts::new(name, help), labels))
+}
+
+fn int_gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
+    register(registry, IntGauge::new(name, help))
+}
+
+fn gauge_vec(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    register(registry, IntGaugeVec::new(Opts::new(name, help), labels))
+}
+
+fn float_gauge_vec(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+    register(registry, GaugeVec::new(Opts::new(name, help), labels))
+}
+
+fn histogram_vec(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    buckets: Vec<f64>,
+    labels: &[&str],
+) -> HistogramVec {
+    let opts = HistogramOpts::new(name, help).buckets(buckets);
+    register(registry, HistogramVec::new(opts, labels))
+}
+
+fn histogram(registry: &Registry, name: &str, help: &str, buckets: Vec<f64>) -> Histogram {
+    register(
+        registry,
+        Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)),
+    )
+}
+
+impl CoordinatorMetrics {
+    /// Registers the coordinator's metrics in `registry`.
+    ///
+    /// # Panics
+    /// The registry already holds metrics of these names.
+    pub fn new(registry: &Registry) -> Self {
+        let r = registry;
+        let seconds = prometheus::exponential_buckets(0.001, 4.0, 10).expect("valid buckets");
+        CoordinatorMetrics {
+            registry: r.clone(),
+            games: counter_vec(
+                r,
+                "tourney_games_total",
+                "Games finished, by tournament, game, result and termination.",
+                &["tournament", "game", "result", "termination"],
+            ),
+            pairs_committed: counter(
+                r,
+                "tourney_pair_results_committed_total",
+                "Pair results made durable in the store.",
+            ),
+            game_duration: histogram_vec(
+                r,
+                "tourney_game_duration_seconds",
+                "Thinking time of both sides in a game.",
+                prometheus::exponential_buckets(0.01, 4.0, 10).expect("valid buckets"),
+                &["game"],
+            ),
+            game_plies: histogram_vec(
+                r,
+                "tourney_game_plies",
+                "Plies in a finished game.",
+                prometheus::exponential_buckets(8.0, 2.0, 8).expect("valid buckets"),
+                &["game"],
+            ),
+            nodes: counter_vec(
+                r,
+                "tourney_nodes_searched_total",
+                "Nodes the players reported searching.",
+                &["tournament"],
+            ),
+            engine_failures: counter_vec(
+                r,
+                "tourney_engine_failures_total",
+                "Games lost to an engine failure, by reason.",
+                &["reason"],
+            ),
+            leases_granted: counter(
+                r,
+                "tourney_leases_granted_total",
+                "Leases granted to workers.",
+            ),
+            leases_expired: counter(
+                r,
+                "tourney_leases_expired_total",
+                "Leases that ran out without a heartbeat; their pairs went back to the queue.",
+            ),
+            lease_latency: histogram(
+                r,
+                "tourney_lease_duration_seconds",
+                "Time from granting a lease to a report for it.",
+                seconds.clone(),
+            ),
+            auth_failures: counter_vec(
+                r,
+                "tourney_auth_failures_total",
+                "Calls refused for a missing or wrong token, by service.",
+                &["service"],
+            ),
+            commit_latency: histogram(
+                r,
+                "tourney_store_commit_duration_seconds",
+                "One group commit to the store: write and flush.",
+                seconds,
+            ),
+            pairs_pending: gauge_vec(
+                r,
+                "tourney_pairs_pending",
+                "Pairs neither leased nor done (fixed-length tournaments).",
+                &["tournament"],
+            ),
+            pairs_leased: gauge_vec(
+                r,
+                "tourney_pairs_leased",
+                "Pairs in live leases.",
+                &["tournament"],
+            ),
+            pairs_done: gauge_vec(r, "tourney_pairs_done", "Pairs completed.", &["tournament"]),
+            tournament_running: gauge_vec(
+                r,
+                "tourney_tournament_state",
+                "1 for the state each tournament is in.",
+                &["tournament", "state"],
+            ),
+            workers: int_gauge(r, "tourney_workers_connected", "Workers registered."),
+            worker_slots: int_gauge(r, "tourney_worker_slots", "Game slots of the workers."),
+            sprt_llr: float_gauge_vec(
+                r,
+                "tourney_sprt_llr",
+                "Log-likelihood ratio of an SPRT tournament.",
+                &["tournament"],
+            ),
+            elo: float_gauge_vec(
+                r,
+                "tourney_elo_estimate",
+                "Rating of each engine in a tournament (BayesElo scale).",
+                &["tournament", "engine"],
+            ),
+        }
+    }
+
+    /// Counts the games of a committed pair.
+    pub fn observe_game(&self, tournament: u64, game: &GameRecord) {
+        let termination = game.termination.name();
+        self.games
+            .with_label_values(&[
+                &tournament.to_string(),
+                &game.game,
+                &game.result,
+                termination,
+            ])
+            .inc();
+        if game.termination.is_failure() {
+            self.engine_failures.with_label_values(&[termination]).inc();
+        }
+        let thinking_ms: u64 = game.moves.iter().map(|m| m.time_ms).sum();
+        self.game_duration
+            .with_label_values(&[&game.game])
+            .observe(thinking_ms as f64 / 1000.0);
+        self.game_plies
+            .with_label_values(&[&game.game])
+            .observe(game.moves.len() as f64);
+        let nodes: u64 = game.moves.iter().filter_map(|m| m.nodes).sum();
+        if nodes > 0 {
+            self.nodes
+                .with_label_values(&[&tournament.to_string()])
+                .inc_by(nodes);
+        }
+    }
+
+    /// Sets the gauges from a snapshot of the coordinator.
+    pub fn set_gauges(&self, workers: &[(String, u32)], tournaments: &[TournamentGauges<'_>]) {
+        self.workers.set(workers.len() as i64);
+        self.worker_slots
+            .set(workers.iter().map(|(_, s)| i64::from(*s)).sum());
+        for t in tournaments {
+            let id = t.id.to_string();
+            for state in ["queued", "running", "finished", "cancelled"] {
+                self.tournament_running
+                    .with_label_values(&[&id, state])
+                    .set(i64::from(state == t.state));
+            }
+            if let Some(pending) = t.pending {
+                self.pairs_pending
+                    .with_label_values(&[&id])
+                    .set(pending as i64);
+            }
+            self.pairs_leased
+                .with_label_values(&[&id])
+                .set(t.leased as i64);
+            self.pairs_done.with_label_values(&[&id]).set(t.done as i64);
+            if let Some(llr) = t.llr {
+                self.sprt_llr.with_label_values(&[&id]).set(llr);
+            }
+            for (engine, elo) in &t.elo {
+                self.elo.with_label_values(&[id.as_str(), engine]).set(*elo);
+            }
+        }
+    }
+
+    /// The registry, in the text exposition format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus::TextEncoder::new()
+            .encode_utf8(&self.registry.gather(), &mut text)
+            .expect("text encoding cannot fail");
+        text
+    }
+}
