@@ -97,7 +97,8 @@ fn spawn_worker(
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
     };
-    let handle = tokio::spawn(tourney_worker::run(options, async {
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let handle = tokio::spawn(tourney_worker::run(options, metrics, async {
         let _ = stopped.await;
     }));
     (stop, handle)
@@ -559,7 +560,7 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
     let moved = eventually(30, || {
         prometheus_value(&web, "tourney_pair_results_committed_total") == Some(6.0)
             && prometheus_value(&web, "sum(tourney_games_total)") == Some(12.0)
-            && prometheus_value(&web, "tourney_worker_slots") == Some(2.0)
+            && prometheus_value(&web, "tourney_slots_registered") == Some(2.0)
             && prometheus_value(&web, &format!("tourney_pairs_done{{tournament=\"{id}\"}}"))
                 == Some(6.0)
             && prometheus_value(&web, "sum(tourney_game_plies_count)") == Some(12.0)

@@ -333,6 +333,7 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
             .id;
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();
+        let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
         for w in 0..2 {
             let options = tourney_worker::WorkerOptions {
                 coordinator: url.clone(),
@@ -343,9 +344,14 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
                 cache_dir: dir.join("cache"),
             };
             let mut stopped = workers_stopped.clone();
-            workers.push(tokio::spawn(tourney_worker::run(options, async move {
-                let _ = stopped.wait_for(|s| *s).await;
-            })));
+            let metrics = metrics.clone();
+            workers.push(tokio::spawn(tourney_worker::run(
+                options,
+                metrics,
+                async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                },
+            )));
         }
 
         let games = loop {

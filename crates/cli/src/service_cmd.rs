@@ -17,7 +17,7 @@ use tourney_model::tournament::TournamentConfig;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
-use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
+use tourney_worker::{TokenInterceptor, WorkerMetrics, WorkerOptions, connect};
 
 type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
@@ -215,13 +215,15 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         .rev()
         .find(|t| t.config_text == text)
         .map(|t| t.id);
+    // One registry for the coordinator and the local worker, served at /metrics.
+    let registry = prometheus::Registry::new();
     let coordinator = Coordinator::open(
         store,
         Settings {
             lease_ms: 10_000,
             heartbeat_ms: 2_000,
         },
-        &prometheus::Registry::new(),
+        &registry,
     )?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -255,7 +257,8 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         cache_dir: args.data.join("artifacts"),
     };
     let mut stopped = workers_stopped.clone();
-    let workers = tokio::spawn(tourney_worker::run(worker, async move {
+    let worker_metrics = WorkerMetrics::new(&registry);
+    let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
     let mut status = admin
@@ -506,6 +509,9 @@ pub(crate) struct WorkerArgs {
     /// Where outside engines' programs are cached.
     #[arg(long, default_value = "tourney-worker-cache")]
     cache: PathBuf,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
@@ -524,6 +530,14 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         cache_dir: args.cache.clone(),
     };
     runtime.block_on(async {
+        let registry = prometheus::Registry::new();
+        let metrics = WorkerMetrics::new(&registry);
+        if let Some(addr) = args.metrics {
+            let listener = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--metrics: listening on {addr}"))?;
+            tokio::spawn(serve_metrics(listener, registry));
+        }
         let shutdown = async {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -534,7 +548,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             }
             eprintln!("worker: finishing the games in progress");
         };
-        tourney_worker::run(options, shutdown)
+        tourney_worker::run(options, metrics, shutdown)
             .await
             .map_err(anyhow::Error::msg)
     })
@@ -814,4 +828,24 @@ pub(crate) fn cancel(args: &CancelArgs) -> Result<()> {
         );
         Ok(())
     })
+}
+
+/// Serves `registry` at `/metrics` (Prometheus text format) on `listener`.
+async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
+    let page = axum::routing::get(move || {
+        let registry = registry.clone();
+        async move {
+            let mut text = String::new();
+            // Encoding gathered metrics into a string cannot fail.
+            let _ = prometheus::TextEncoder::new().encode_utf8(&registry.gather(), &mut text);
+            (
+                [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
+                text,
+            )
+        }
+    });
+    let app = axum::Router::new().route("/metrics", page);
+    if let Err(e) = axum::serve(listener, app).await {
+        eprintln!("worker: the metrics server stopped: {e}");
+    }
 }

@@ -57,10 +57,14 @@ fn start_coordinator(port: u16, data: &std::path::Path) -> Child {
         .unwrap()
 }
 
-fn start_worker(port: u16, name: &str) -> Child {
-    tourney()
+fn start_worker(port: u16, name: &str, metrics: Option<u16>) -> Child {
+    let mut command = tourney();
+    command.arg("worker");
+    if let Some(metrics) = metrics {
+        command.args(["--metrics", &format!("127.0.0.1:{metrics}")]);
+    }
+    command
         .args([
-            "worker",
             "--coordinator",
             &format!("http://127.0.0.1:{port}"),
             "--concurrency",
@@ -74,6 +78,28 @@ fn start_worker(port: u16, name: &str) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .unwrap()
+}
+
+/// The body of `GET /metrics` on a loopback port.
+fn metrics_text(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+/// The value of the series written exactly as `series` in a metrics text.
+fn series_value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no series {series} in {text}"))
+        .parse()
         .unwrap()
 }
 
@@ -134,9 +160,10 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
         .unwrap()
         .trim()
         .to_string();
+    let worker_metrics = free_port();
     let mut workers: Vec<Child> = ["w1", "w2", "w3"]
         .iter()
-        .map(|n| start_worker(port, n))
+        .map(|n| start_worker(port, n, (*n == "w2").then_some(worker_metrics)))
         .collect();
 
     // Kill a worker while it is playing (each worker holds one pair at a time).
@@ -195,6 +222,19 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
         );
         assert_eq!(s["games"], r.games);
     }
+
+    // The surviving worker with --metrics counted its games; the restarted coordinator
+    // counted the pairs committed since its restart.
+    let worker_text = metrics_text(worker_metrics);
+    assert!(
+        worker_text.contains("tourney_worker_slots 1"),
+        "{worker_text}"
+    );
+    let games = series_value(&worker_text, "tourney_worker_games_total{game=\"loa\"}");
+    assert!((2.0..=32.0).contains(&games), "{worker_text}");
+    let coordinator_text = metrics_text(port);
+    let committed = series_value(&coordinator_text, "tourney_pair_results_committed_total");
+    assert!((1.0..=16.0).contains(&committed), "{coordinator_text}");
 
     for w in workers.iter_mut().skip(1) {
         w.kill().unwrap();

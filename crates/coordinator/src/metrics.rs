@@ -209,7 +209,11 @@ impl CoordinatorMetrics {
                 &["tournament", "state"],
             ),
             workers: int_gauge(r, "tourney_workers_connected", "Workers registered."),
-            worker_slots: int_gauge(r, "tourney_worker_slots", "Game slots of the workers."),
+            worker_slots: int_gauge(
+                r,
+                "tourney_slots_registered",
+                "Game slots of the registered workers.",
+            ),
             sprt_llr: float_gauge_vec(
                 r,
                 "tourney_sprt_llr",

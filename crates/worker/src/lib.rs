@@ -8,6 +8,7 @@
 
 #![deny(missing_docs)]
 
+mod metrics;
 mod play;
 
 use std::collections::{HashMap, VecDeque};
@@ -24,6 +25,8 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 
+use metrics::GaugeShare;
+pub use metrics::WorkerMetrics;
 pub use play::play_pair;
 
 /// How a worker runs.
@@ -136,13 +139,22 @@ enum Played {
 }
 
 /// A game thread: plays queued pairs until the queue is empty.
-fn slot(queue: Queue, tx: mpsc::Sender<Played>) {
+fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
     loop {
         let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
         let Some((lease, job, cancelled)) = next else {
             break;
         };
+        metrics.pairs_in_play.inc();
         let result = play_pair(&job, &cancelled);
+        metrics.pairs_in_play.dec();
+        if let Some(r) = &result {
+            let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
+            metrics
+                .games
+                .with_label_values(&[game])
+                .inc_by(r.half_points.len() as u64);
+        }
         if tx.blocking_send(Played::Pair(lease, result)).is_err() {
             return;
         }
@@ -150,13 +162,21 @@ fn slot(queue: Queue, tx: mpsc::Sender<Played>) {
     let _ = tx.blocking_send(Played::SlotFree);
 }
 
-/// Runs a worker until `shutdown` completes, then finishes and reports its games.
+/// Runs a worker until `shutdown` completes, then finishes and reports its games,
+/// recording what it does in `metrics`.
 ///
 /// # Errors
 /// Only for a refused token (there is no point retrying); connection problems are retried.
-pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> Result<(), String> {
+pub async fn run(
+    options: WorkerOptions,
+    metrics: WorkerMetrics,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), String> {
     tokio::pin!(shutdown);
     let concurrency = options.concurrency.max(1);
+    let mut slots_shown = GaugeShare::new(&metrics.slots);
+    slots_shown.set(concurrency as i64);
+    let mut queued_shown = GaugeShare::new(&metrics.pairs_queued);
     let (done_tx, mut done_rx) = mpsc::channel::<Played>(concurrency * 4);
     let queue: Queue = Arc::default();
     let mut unreported: Vec<(u64, pb::PairResult)> = Vec::new();
@@ -205,10 +225,11 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
         }
         // Enough game threads for the queued pairs.
         let queued = queue.lock().unwrap_or_else(|e| e.into_inner()).len();
+        queued_shown.set(queued as i64);
         while slots < concurrency && slots < queued {
             slots += 1;
-            let (queue, tx) = (Arc::clone(&queue), done_tx.clone());
-            tokio::task::spawn_blocking(move || slot(queue, tx));
+            let (queue, tx, metrics) = (Arc::clone(&queue), done_tx.clone(), metrics.clone());
+            tokio::task::spawn_blocking(move || slot(queue, tx, metrics));
         }
         if session.is_none() {
             match open_session(&options).await {
@@ -321,6 +342,7 @@ pub async fn run(options: WorkerOptions, shutdown: impl Future<Output = ()>) -> 
             }
         }
         if failed {
+            metrics.reconnects.inc();
             session = None;
             continue;
         }

@@ -1,0 +1,92 @@
+//! The worker's Prometheus metrics (`tourney_worker_` prefix), registered in the registry
+//! the binary hands down and served by it (`tourney worker --metrics ADDR`).
+
+use prometheus::{IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+
+/// The worker's metrics. Clones share the series, so several workers in one process
+/// (the embedded mode, benchmarks) add up.
+#[derive(Clone)]
+pub struct WorkerMetrics {
+    /// `tourney_worker_games_total{game}`: games played (rate: games/s).
+    pub games: IntCounterVec,
+    /// `tourney_worker_pairs_in_play`: pairs on the game threads now.
+    pub pairs_in_play: IntGauge,
+    /// `tourney_worker_pairs_queued`: leased pairs waiting for a game thread.
+    pub pairs_queued: IntGauge,
+    /// `tourney_worker_slots`: game threads the worker may run.
+    pub slots: IntGauge,
+    /// `tourney_worker_reconnects_total`: sessions lost and opened again.
+    pub reconnects: IntCounter,
+}
+
+impl WorkerMetrics {
+    /// Registers the worker's metrics in `registry`.
+    ///
+    /// # Panics
+    /// The registry already holds metrics of these names.
+    pub fn new(registry: &Registry) -> Self {
+        let games = IntCounterVec::new(
+            Opts::new("tourney_worker_games_total", "Games played by this worker."),
+            &["game"],
+        )
+        .expect("valid metric");
+        let gauge = |name: &str, help: &str| IntGauge::new(name, help).expect("valid metric");
+        let counter = |name: &str, help: &str| IntCounter::new(name, help).expect("valid metric");
+        let metrics = WorkerMetrics {
+            games,
+            pairs_in_play: gauge(
+                "tourney_worker_pairs_in_play",
+                "Pairs being played on game threads.",
+            ),
+            pairs_queued: gauge(
+                "tourney_worker_pairs_queued",
+                "Leased pairs waiting for a game thread.",
+            ),
+            slots: gauge("tourney_worker_slots", "Game threads the worker may run."),
+            reconnects: counter(
+                "tourney_worker_reconnects_total",
+                "Connections to the coordinator lost and opened again.",
+            ),
+        };
+        let collectors: [Box<dyn prometheus::core::Collector>; 5] = [
+            Box::new(metrics.games.clone()),
+            Box::new(metrics.pairs_in_play.clone()),
+            Box::new(metrics.pairs_queued.clone()),
+            Box::new(metrics.slots.clone()),
+            Box::new(metrics.reconnects.clone()),
+        ];
+        for c in collectors {
+            registry.register(c).expect("unique metric");
+        }
+        metrics
+    }
+}
+
+/// This worker's share of a gauge that several workers in one process add to; the share
+/// is taken back when it is dropped.
+pub(crate) struct GaugeShare {
+    gauge: IntGauge,
+    shown: i64,
+}
+
+impl GaugeShare {
+    /// A share of `gauge`, starting at 0.
+    pub(crate) fn new(gauge: &IntGauge) -> Self {
+        GaugeShare {
+            gauge: gauge.clone(),
+            shown: 0,
+        }
+    }
+
+    /// Makes this worker's share `value`.
+    pub(crate) fn set(&mut self, value: i64) {
+        self.gauge.add(value - self.shown);
+        self.shown = value;
+    }
+}
+
+impl Drop for GaugeShare {
+    fn drop(&mut self) {
+        self.gauge.sub(self.shown);
+    }
+}
