@@ -415,15 +415,19 @@ async fn fetch_report(admin: &mut Admin, id: u64) -> Result<tourney_stats::repor
     })
 }
 
-/// Arguments of `tourney coordinator`.
+/// Arguments of `tourney coordinator`; each can also be set in a `--config` file (flags win).
 #[derive(Args)]
 pub(crate) struct CoordinatorArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0:7070")]
-    listen: SocketAddr,
-    /// Data directory (the sled store).
-    #[arg(long, default_value = "tourney-data")]
-    data: PathBuf,
+    /// Settings file (TOML, keys as the flags with `_`: see config/coordinator.toml);
+    /// relative paths in it are relative to the file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on (gRPC and /metrics) [default: 0.0.0.0:7070].
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Data directory (the sled store) [default: tourney-data].
+    #[arg(long)]
+    data: Option<PathBuf>,
     /// File with the worker token (default: TOURNEY_WORKER_TOKEN; none: no check).
     #[arg(long)]
     worker_token_file: Option<PathBuf>,
@@ -436,9 +440,86 @@ pub(crate) struct CoordinatorArgs {
     /// TLS private key (PEM).
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Seconds a lease lasts without a heartbeat.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds a lease lasts without a heartbeat [default: 30].
+    #[arg(long)]
+    lease_seconds: Option<u64>,
+}
+
+/// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CoordinatorFile {
+    listen: Option<SocketAddr>,
+    data: Option<PathBuf>,
+    worker_token_file: Option<PathBuf>,
+    admin_token_file: Option<PathBuf>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    lease_seconds: Option<u64>,
+}
+
+/// The coordinator's settings: flags over the settings file over the defaults.
+#[derive(Debug, PartialEq)]
+struct CoordinatorSetup {
+    listen: SocketAddr,
+    data: PathBuf,
+    worker_token_file: Option<PathBuf>,
+    admin_token_file: Option<PathBuf>,
+    tls: Option<(PathBuf, PathBuf)>,
     lease_seconds: u64,
+}
+
+impl CoordinatorArgs {
+    fn setup(&self) -> Result<CoordinatorSetup> {
+        let (file, base) = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let file: CoordinatorFile =
+                    tourney_model::tournament::parse_toml(&text, &path.display().to_string())?;
+                (
+                    file,
+                    path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                )
+            }
+            None => (CoordinatorFile::default(), PathBuf::new()),
+        };
+        let in_file = |p: Option<PathBuf>| p.map(|p| base.join(p));
+        let tls = match (
+            self.tls_cert.clone().or(in_file(file.tls_cert)),
+            self.tls_key.clone().or(in_file(file.tls_key)),
+        ) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => bail!("tls_cert is set but tls_key is not"),
+            (None, Some(_)) => bail!("tls_key is set but tls_cert is not"),
+        };
+        Ok(CoordinatorSetup {
+            listen: self
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 7070))),
+            data: self
+                .data
+                .clone()
+                .or(in_file(file.data))
+                .unwrap_or_else(|| "tourney-data".into()),
+            worker_token_file: self
+                .worker_token_file
+                .clone()
+                .or(in_file(file.worker_token_file)),
+            admin_token_file: self
+                .admin_token_file
+                .clone()
+                .or(in_file(file.admin_token_file)),
+            tls,
+            lease_seconds: self
+                .lease_seconds
+                .or(file.lease_seconds)
+                .unwrap_or(30)
+                .max(1),
+        })
+    }
 }
 
 fn token(file: &Option<PathBuf>, env: &str) -> Result<Option<String>> {
@@ -454,11 +535,12 @@ fn token(file: &Option<PathBuf>, env: &str) -> Result<Option<String>> {
 }
 
 pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
+    let setup = args.setup()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let store = Store::open(&args.data)
-            .with_context(|| format!("opening the store in {}", args.data.display()))?;
-        let lease_ms = args.lease_seconds.max(1) * 1000;
+        let store = Store::open(&setup.data)
+            .with_context(|| format!("opening the store in {}", setup.data.display()))?;
+        let lease_ms = setup.lease_seconds * 1000;
         let coordinator = Coordinator::open(
             store,
             Settings {
@@ -467,25 +549,25 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             },
             &prometheus::Registry::new(),
         )?;
-        let tls = match (&args.tls_cert, &args.tls_key) {
-            (Some(c), Some(k)) => Some((
+        let tls = match &setup.tls {
+            Some((c, k)) => Some((
                 std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
                 std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
             )),
-            _ => None,
+            None => None,
         };
         let options = ServerOptions {
-            worker_token: token(&args.worker_token_file, "TOURNEY_WORKER_TOKEN")?,
-            admin_token: token(&args.admin_token_file, "TOURNEY_ADMIN_TOKEN")?,
+            worker_token: token(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN")?,
+            admin_token: token(&setup.admin_token_file, "TOURNEY_ADMIN_TOKEN")?,
             tls,
         };
-        let listener = TcpListener::bind(args.listen)
+        let listener = TcpListener::bind(setup.listen)
             .await
-            .with_context(|| format!("listening on {}", args.listen))?;
+            .with_context(|| format!("listening on {}", setup.listen))?;
         eprintln!(
             "tourney coordinator listening on {} (data in {})",
             listener.local_addr()?,
-            args.data.display()
+            setup.data.display()
         );
         serve(coordinator, listener, options, async {
             let _ = tokio::signal::ctrl_c().await;
@@ -847,5 +929,62 @@ async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
     let app = axum::Router::new().route("/metrics", page);
     if let Err(e) = axum::serve(listener, app).await {
         eprintln!("worker: the metrics server stopped: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        coordinator: CoordinatorArgs,
+    }
+
+    fn setup(args: &[&str]) -> Result<CoordinatorSetup> {
+        let cli = Cli::try_parse_from(std::iter::once("coordinator").chain(args.iter().copied()))?;
+        cli.coordinator.setup()
+    }
+
+    #[test]
+    fn defaults_without_a_file() {
+        let s = setup(&[]).unwrap();
+        assert_eq!(s.listen, "0.0.0.0:7070".parse().unwrap());
+        assert_eq!(s.data, PathBuf::from("tourney-data"));
+        assert_eq!((s.lease_seconds, s.tls), (30, None));
+    }
+
+    #[test]
+    fn the_example_file_is_read_with_paths_relative_to_it_and_flags_win() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/coordinator.toml");
+        let s = setup(&["--config", file]).unwrap();
+        let dir = Path::new(file).parent().unwrap();
+        assert_eq!(s.data, dir.join("../tourney-coordinator-data"));
+        assert_eq!(s.lease_seconds, 30);
+        let s = setup(&["--config", file, "--lease-seconds", "5", "--data", "d"]).unwrap();
+        assert_eq!((s.lease_seconds, s.data), (5, PathBuf::from("d")));
+    }
+
+    #[test]
+    fn bad_files_name_the_file_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "listen = \"0.0.0.0:1\"\nlease_secs = 3\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml:2") && e.contains("lease_secs"), "{e}");
+        std::fs::write(&path, "tls_cert = \"c.pem\"\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tls_key is not"), "{e}");
+        std::fs::write(&path, "listen = \"nowhere\"\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml:1"), "{e}");
     }
 }

@@ -275,6 +275,26 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Deserializes a TOML file's text; `file` names it in errors, which give the line and
+/// what is wrong (an unknown or mistyped key is named in the message).
+///
+/// # Errors
+/// [`ConfigError`] for TOML that is malformed or does not fit `T`.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &str,
+) -> Result<T, ConfigError> {
+    toml::from_str(text).map_err(|e| {
+        let span: Option<Range<usize>> = e.span();
+        ConfigError {
+            file: file.to_string(),
+            line: span.map(|s| line_of(text, s.start)),
+            key: None,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
 /// 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -326,15 +346,7 @@ impl TournamentConfig {
     /// # Errors
     /// [`ConfigError`] naming the line and key of the first problem.
     pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
-        let config: TournamentConfig = toml::from_str(text).map_err(|e| {
-            let span: Option<Range<usize>> = e.span();
-            ConfigError {
-                file: file.to_string(),
-                line: span.map(|s| line_of(text, s.start)),
-                key: None,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let config: TournamentConfig = parse_toml(text, file)?;
         config.validate().map_err(|(table, key, message)| {
             let leaf = key.rsplit('.').next().unwrap_or(&key).to_string();
             let leaf = leaf.split('[').next().unwrap_or(&leaf).to_string();
