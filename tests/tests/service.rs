@@ -162,6 +162,8 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         *per_pair.entry(v["pair"].as_u64().unwrap()).or_insert(0) += 1;
         let (w, b) = (v["white"].as_str().unwrap(), v["black"].as_str().unwrap());
         assert!((w, b) == ("ab", "random") || (w, b) == ("random", "ab"));
+        // Which worker played it (the registered name and its session number).
+        assert!(v["worker"].as_str().unwrap().starts_with("test#"), "{v}");
         table.add(
             w,
             b,

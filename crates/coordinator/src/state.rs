@@ -647,6 +647,7 @@ impl Coordinator {
                 if let Some(map) = value.as_object_mut() {
                     map.insert("pair".into(), pair.outcome.pair.into());
                     map.insert("tournament".into(), id.into());
+                    map.insert("worker".into(), pair.worker.clone().into());
                     map.insert(
                         "white_spec".into(),
                         map.get("white")
