@@ -88,6 +88,20 @@ fn spawn_worker(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), String>>,
 ) {
+    spawn_worker_with(
+        addr,
+        tourney_worker::WorkerMetrics::new(&prometheus::Registry::new()),
+    )
+}
+
+/// A worker with two slots recording into `metrics`.
+fn spawn_worker_with(
+    addr: &str,
+    metrics: tourney_worker::WorkerMetrics,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), String>>,
+) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {
         coordinator: addr.to_string(),
@@ -97,7 +111,6 @@ fn spawn_worker(
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
     };
-    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
     let handle = tokio::spawn(tourney_worker::run(options, metrics, async {
         let _ = stopped.await;
     }));
@@ -268,7 +281,8 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         .unwrap()
         .into_inner()
         .id;
-    let (stop_worker, worker) = spawn_worker(&server.addr);
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let (stop_worker, worker) = spawn_worker_with(&server.addr, metrics.clone());
     let status = wait_until_finished(&mut admin, id).await;
     assert_eq!((status.state.as_str(), status.games), ("finished", 6));
     let mut stream = admin
@@ -276,11 +290,15 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         .await
         .unwrap()
         .into_inner();
-    let mut crashes = 0;
+    let (mut crashes, mut first_game_crashes) = (0, 0);
     while let Some(chunk) = stream.message().await.unwrap() {
         let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
         if v["termination"] == "crash" {
             crashes += 1;
+            // A crash in a pair's first game makes the worker start the engine again.
+            if v["meta"]["game"] == "0" {
+                first_game_crashes += 1;
+            }
             // The crasher lost; its stderr tail is in the record.
             let loser = if v["result"] == "1-0" {
                 "black"
@@ -301,6 +319,9 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         .find(|s| s.name == "crasher")
         .unwrap();
     assert!(crasher_row.score < 0.5);
+    assert!(first_game_crashes >= 1);
+    assert_eq!(metrics.engine_restarts.get(), first_game_crashes);
+    assert_eq!(metrics.games.with_label_values(&["loa"]).get(), 6);
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());

@@ -189,6 +189,7 @@ pub struct ExternalEngine {
     /// The engine's `id name`.
     name: Option<String>,
     last_stderr: Vec<String>,
+    started: u32,
 }
 
 impl ExternalEngine {
@@ -199,7 +200,13 @@ impl ExternalEngine {
             process: None,
             name: None,
             last_stderr: Vec::new(),
+            started: 0,
         }
+    }
+
+    /// How many processes were started: one, plus one per restart after a failure.
+    pub fn processes_started(&self) -> u32 {
+        self.started
     }
 
     /// The name the engine gave in its handshake.
@@ -259,6 +266,7 @@ impl ExternalEngine {
     }
 
     fn start(&mut self) -> Result<(), Unfit> {
+        self.started += 1;
         self.process = Some(EngineProcess::spawn(&self.config.command).map_err(Unfit)?);
         self.send_or_unfit(&Command::Ugi)?;
         let seen = self.await_line("ugiok", |m| *m == Message::UgiOk)?;

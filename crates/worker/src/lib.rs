@@ -146,7 +146,7 @@ fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
             break;
         };
         metrics.pairs_in_play.inc();
-        let result = play_pair(&job, &cancelled);
+        let result = play_pair(&job, &cancelled, &metrics);
         metrics.pairs_in_play.dec();
         if let Some(r) = &result {
             let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());

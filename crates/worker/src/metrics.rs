@@ -15,6 +15,9 @@ pub struct WorkerMetrics {
     pub pairs_queued: IntGauge,
     /// `tourney_worker_slots`: game threads the worker may run.
     pub slots: IntGauge,
+    /// `tourney_worker_engine_restarts_total`: outside engine processes started again
+    /// within a pair after a failure.
+    pub engine_restarts: IntCounter,
     /// `tourney_worker_reconnects_total`: sessions lost and opened again.
     pub reconnects: IntCounter,
 }
@@ -43,16 +46,21 @@ impl WorkerMetrics {
                 "Leased pairs waiting for a game thread.",
             ),
             slots: gauge("tourney_worker_slots", "Game threads the worker may run."),
+            engine_restarts: counter(
+                "tourney_worker_engine_restarts_total",
+                "Outside engine processes started again within a pair after a failure.",
+            ),
             reconnects: counter(
                 "tourney_worker_reconnects_total",
                 "Connections to the coordinator lost and opened again.",
             ),
         };
-        let collectors: [Box<dyn prometheus::core::Collector>; 5] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 6] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
             Box::new(metrics.slots.clone()),
+            Box::new(metrics.engine_restarts.clone()),
             Box::new(metrics.reconnects.clone()),
         ];
         for c in collectors {

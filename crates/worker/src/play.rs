@@ -11,6 +11,8 @@ use tourney_ai::{Heuristics, Limits};
 use tourney_model::{GameRecord, Termination, TimeControl};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Amazons, Color, GameKind, Loa};
+
+use crate::WorkerMetrics;
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, play,
 };
@@ -119,15 +121,18 @@ impl<P: Heuristics> Side<P> {
         }
     }
 
-    /// Returns a built-in player to the cache.
-    fn release(self) {
-        if let Side::BuiltIn(key, player) = self {
-            PLAYERS.with(|c| {
+    /// Returns a built-in player to the cache; counts an outside engine's restarts.
+    fn release(self, metrics: &WorkerMetrics) {
+        match self {
+            Side::BuiltIn(key, player) => PLAYERS.with(|c| {
                 c.borrow_mut()
                     .entry(key)
                     .or_default()
                     .push(Box::new(player))
-            });
+            }),
+            Side::Outside(engine) => metrics
+                .engine_restarts
+                .inc_by(u64::from(engine.processes_started().saturating_sub(1))),
         }
     }
 }
@@ -144,6 +149,7 @@ fn half_points(record: &GameRecord, color: Color) -> u32 {
 fn play_typed<P: Heuristics + Adjudicate>(
     job: &pb::PairJob,
     cancelled: &AtomicBool,
+    metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, String> {
     let settings = job.settings.clone().unwrap_or_default();
     let mut setup = Setup::<P>::new(
@@ -188,8 +194,8 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
         if cancelled.load(Ordering::Relaxed) {
-            a.release();
-            b.release();
+            a.release(metrics);
+            b.release(metrics);
             return Ok(None);
         }
         // Game 0: the first engine moves first; game 1: colours swapped.
@@ -229,8 +235,8 @@ fn play_typed<P: Heuristics + Adjudicate>(
         points.push(half_points(&record, first_has));
         games.push(record);
     }
-    a.release();
-    b.release();
+    a.release(metrics);
+    b.release(metrics);
     Ok(Some(pb::PairResult {
         tournament: job.tournament,
         pair: job.pair,
@@ -244,11 +250,15 @@ fn play_typed<P: Heuristics + Adjudicate>(
 ///
 /// Returns `None` when `cancelled` is set before a game starts: the coordinator dropped
 /// the lease (the tournament was decided or cancelled), so the pair is abandoned.
-pub fn play_pair(job: &pb::PairJob, cancelled: &AtomicBool) -> Option<pb::PairResult> {
+pub fn play_pair(
+    job: &pb::PairJob,
+    cancelled: &AtomicBool,
+    metrics: &WorkerMetrics,
+) -> Option<pb::PairResult> {
     let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
     let result = match game.parse::<GameKind>() {
-        Ok(GameKind::Amazons) => play_typed::<Amazons>(job, cancelled),
-        _ => play_typed::<Loa>(job, cancelled),
+        Ok(GameKind::Amazons) => play_typed::<Amazons>(job, cancelled, metrics),
+        _ => play_typed::<Loa>(job, cancelled, metrics),
     };
     match result {
         Ok(result) => result,
