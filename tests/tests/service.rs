@@ -177,6 +177,13 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         assert!((w, b) == ("ab", "random") || (w, b) == ("random", "ab"));
         // Which worker played it (the registered name and its session number).
         assert!(v["worker"].as_str().unwrap().starts_with("test#"), "{v}");
+        // The reproducibility bundle: opening index, pair, game, tourney version.
+        let meta = &v["meta"];
+        let opening: u64 = meta["opening"].as_str().unwrap().parse().unwrap();
+        assert!(opening < 6, "{v}");
+        assert_eq!(meta["pair"].as_str().unwrap(), v["pair"].to_string(), "{v}");
+        assert!(matches!(meta["game"].as_str(), Some("0" | "1")), "{v}");
+        assert_eq!(meta["tourney_version"], env!("CARGO_PKG_VERSION"));
         table.add(
             w,
             b,
@@ -271,10 +278,19 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         "name = \"ab\"\nplayer = \"ab\"",
         &format!("name = \"crasher\"\ncommand = \"{crasher}\""),
     );
+    // The engine's program is uploaded as an artifact: the worker fetches and caches it.
+    let content = std::fs::read(env!("CARGO_BIN_EXE_misbehave")).unwrap();
+    let sha = admin
+        .upload_artifact(pb::UploadArtifactRequest { content })
+        .await
+        .unwrap()
+        .into_inner()
+        .sha256;
     let id = admin
         .submit(pb::SubmitRequest {
             config,
             file: "crash.toml".into(),
+            artifacts: [("crasher".to_string(), sha.clone())].into(),
             ..Default::default()
         })
         .await
@@ -293,6 +309,12 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     let (mut crashes, mut first_game_crashes) = (0, 0);
     while let Some(chunk) = stream.message().await.unwrap() {
         let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+        // Every record names the artifact the crasher ran (first or second of its pair).
+        let artifacts = [&v["meta"]["artifact_first"], &v["meta"]["artifact_second"]];
+        assert!(
+            artifacts.contains(&&serde_json::Value::from(sha.clone())),
+            "{v}"
+        );
         if v["termination"] == "crash" {
             crashes += 1;
             // A crash in a pair's first game makes the worker start the engine again.

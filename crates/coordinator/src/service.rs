@@ -102,6 +102,7 @@ fn job_to_pb(job: &Job) -> pb::PairJob {
         first: Some(engine(job.first)),
         second: Some(engine(job.second)),
         opening: job.opening.clone(),
+        opening_index: job.opening_index,
     }
 }
 

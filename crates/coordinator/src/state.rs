@@ -53,6 +53,8 @@ pub struct Job {
     pub second: usize,
     /// The opening position.
     pub opening: String,
+    /// Its index in the tournament's opening suite.
+    pub opening_index: u64,
 }
 
 /// A finished pair as a worker reports it.
@@ -370,6 +372,7 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 let record = &inner.records[&a.tournament];
+                let opening_index = a.opening % record.openings.len() as u64;
                 Job {
                     tournament: a.tournament,
                     pair: a.pair,
@@ -377,8 +380,8 @@ impl Coordinator {
                     artifacts: Arc::clone(&inner.artifacts[&a.tournament]),
                     first: a.first,
                     second: a.second,
-                    opening: record.openings[(a.opening % record.openings.len() as u64) as usize]
-                        .clone(),
+                    opening: record.openings[opening_index as usize].clone(),
+                    opening_index,
                 }
             })
             .collect();

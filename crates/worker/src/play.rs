@@ -182,11 +182,21 @@ fn play_typed<P: Heuristics + Adjudicate>(
     setup.meta.insert("pair".into(), job.pair.to_string());
     setup
         .meta
+        .insert("opening".into(), job.opening_index.to_string());
+    setup
+        .meta
         .insert("tourney_version".into(), env!("CARGO_PKG_VERSION").into());
     let (first, second) = (
         job.first.clone().unwrap_or_default(),
         job.second.clone().unwrap_or_default(),
     );
+    for (key, engine) in [("artifact_first", &first), ("artifact_second", &second)] {
+        if !engine.artifact_sha256.is_empty() {
+            setup
+                .meta
+                .insert(key.into(), engine.artifact_sha256.clone());
+        }
+    }
     let mut a = Side::<P>::new(&first)?;
     let mut b = Side::<P>::new(&second)?;
     let first_color = tourney_rules::Position::turn(&P::start());
@@ -229,9 +239,6 @@ fn play_typed<P: Heuristics + Adjudicate>(
         };
         setup.meta.insert("game".into(), game.to_string());
         let record = play(&setup, white, black, &mut |_| {}).map_err(|e| e.to_string())?;
-        if let Some(sha) = Some(&first.artifact_sha256).filter(|s| !s.is_empty()) {
-            setup.meta.insert("artifact_first".into(), sha.clone());
-        }
         points.push(half_points(&record, first_has));
         games.push(record);
     }
