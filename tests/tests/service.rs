@@ -81,6 +81,20 @@ type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
 >;
 
+/// Submits the `MATCH` tournament; its id.
+async fn submit_match(admin: &mut Admin) -> u64 {
+    admin
+        .submit(pb::SubmitRequest {
+            config: MATCH.into(),
+            file: "match.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id
+}
+
 /// A worker with two slots, stopped through the returned sender.
 fn spawn_worker(
     addr: &str,
@@ -142,16 +156,7 @@ async fn wait_until_finished(admin: &mut Admin, id: u64) -> pb::TournamentStatus
 async fn a_tournament_is_played_by_a_worker_and_reported() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config: MATCH.into(),
-            file: "match.toml".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let id = submit_match(&mut admin).await;
     let (stop_worker, worker) = spawn_worker(&server.addr);
     let status = wait_until_finished(&mut admin, id).await;
     assert_eq!(status.state, "finished");
@@ -457,38 +462,17 @@ async fn a_cancelled_tournament_stops_its_workers() {
     let _ = server.stop.send(());
 }
 
-/// `GET path` over plain HTTP/1.1; the status line and the body.
+/// `GET path` over plain HTTP/1.0 (so the body is never chunked); the status line and the
+/// body.
 fn http_get(host_port: &str, path: &str) -> std::io::Result<(String, String)> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(host_port)?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n"
-    )?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host_port}\r\n\r\n")?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     let status = head.lines().next().unwrap_or_default().to_string();
-    // Chunked bodies: keep the data lines (the metrics text has no bare hex lines).
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut data = String::new();
-        let mut rest = body;
-        while let Some((size, tail)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            if n == 0 {
-                break;
-            }
-            data.push_str(&tail[..n]);
-            rest = &tail[n + 2..];
-        }
-        data
-    } else {
-        body.to_string()
-    };
-    Ok((status, body))
+    Ok((status, body.to_string()))
 }
 
 /// The value of the one series an instant PromQL query returns, if it returns one.
@@ -589,16 +573,7 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
 
     let mut admin = admin(&server.addr, "a-secret").await;
     let (stop_worker, worker) = spawn_worker(&server.addr);
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config: MATCH.into(),
-            file: "match.toml".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let id = submit_match(&mut admin).await;
     assert_eq!(wait_until_finished(&mut admin, id).await.state, "finished");
 
     // They move as games are played: 6 pairs, 12 games, one worker with 2 slots.

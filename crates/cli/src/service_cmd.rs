@@ -917,12 +917,9 @@ async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
     let page = axum::routing::get(move || {
         let registry = registry.clone();
         async move {
-            let mut text = String::new();
-            // Encoding gathered metrics into a string cannot fail.
-            let _ = prometheus::TextEncoder::new().encode_utf8(&registry.gather(), &mut text);
             (
                 [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
-                text,
+                tourney_coordinator::metrics::encode(&registry),
             )
         }
     });

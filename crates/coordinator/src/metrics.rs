@@ -30,7 +30,7 @@ pub struct CoordinatorMetrics {
     pub leases_granted: IntCounter,
     /// `tourney_leases_expired_total`.
     pub leases_expired: IntCounter,
-    /// `tourney_lease_duration_seconds`: from grant to the report of its last pair.
+    /// `tourney_lease_request_duration_seconds`: time to answer a lease request.
     pub lease_latency: Histogram,
     /// `tourney_auth_failures_total{service}`.
     pub auth_failures: IntCounterVec,
@@ -39,7 +39,7 @@ pub struct CoordinatorMetrics {
     pairs_pending: IntGaugeVec,
     pairs_leased: IntGaugeVec,
     pairs_done: IntGaugeVec,
-    tournament_running: IntGaugeVec,
+    tournament_state: IntGaugeVec,
     workers: IntGauge,
     worker_slots: IntGauge,
     sprt_llr: GaugeVec,
@@ -173,8 +173,8 @@ impl CoordinatorMetrics {
             ),
             lease_latency: histogram(
                 r,
-                "tourney_lease_duration_seconds",
-                "Time from granting a lease to a report for it.",
+                "tourney_lease_request_duration_seconds",
+                "Time to answer a worker's lease request.",
                 seconds.clone(),
             ),
             auth_failures: counter_vec(
@@ -202,7 +202,7 @@ impl CoordinatorMetrics {
                 &["tournament"],
             ),
             pairs_done: gauge_vec(r, "tourney_pairs_done", "Pairs completed.", &["tournament"]),
-            tournament_running: gauge_vec(
+            tournament_state: gauge_vec(
                 r,
                 "tourney_tournament_state",
                 "1 for the state each tournament is in.",
@@ -266,7 +266,7 @@ impl CoordinatorMetrics {
         for t in tournaments {
             let id = t.id.to_string();
             for state in ["queued", "running", "finished", "cancelled"] {
-                self.tournament_running
+                self.tournament_state
                     .with_label_values(&[&id, state])
                     .set(i64::from(state == t.state));
             }
@@ -290,10 +290,15 @@ impl CoordinatorMetrics {
 
     /// The registry, in the text exposition format.
     pub fn encode(&self) -> String {
-        let mut text = String::new();
-        prometheus::TextEncoder::new()
-            .encode_utf8(&self.registry.gather(), &mut text)
-            .expect("text encoding cannot fail");
-        text
+        encode(&self.registry)
     }
+}
+
+/// Every metric of `registry` in the Prometheus text exposition format.
+pub fn encode(registry: &Registry) -> String {
+    let mut text = String::new();
+    prometheus::TextEncoder::new()
+        .encode_utf8(&registry.gather(), &mut text)
+        .expect("text encoding of gathered metrics cannot fail");
+    text
 }
