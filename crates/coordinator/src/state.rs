@@ -450,7 +450,8 @@ impl Coordinator {
             }
         }
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
-            // The worker's JSON was checked when the report was decoded.
+            // Only the JSON syntax was checked on decoding: records that do not fit a
+            // GameRecord are stored as sent but not counted in the game metrics.
             if let Ok(games) = serde_json::from_str::<Vec<GameRecord>>(r.games.get()) {
                 for game in &games {
                     self.metrics.observe_game(r.tournament, game);
