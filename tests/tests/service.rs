@@ -9,6 +9,7 @@ use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
+use tourney_tests::http::{free_port, get as http_get};
 use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
 
 const MATCH: &str = r#"
@@ -462,19 +463,6 @@ async fn a_cancelled_tournament_stops_its_workers() {
     let _ = server.stop.send(());
 }
 
-/// `GET path` over plain HTTP/1.0 (so the body is never chunked); the status line and the
-/// body.
-fn http_get(host_port: &str, path: &str) -> std::io::Result<(String, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(host_port)?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host_port}\r\n\r\n")?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let status = head.lines().next().unwrap_or_default().to_string();
-    Ok((status, body.to_string()))
-}
-
 /// The value of the one series an instant PromQL query returns, if it returns one.
 fn prometheus_value(prometheus: &str, query: &str) -> Option<f64> {
     let encoded: String = query
@@ -501,15 +489,6 @@ async fn eventually(seconds: u64, mut check: impl FnMut() -> bool) -> bool {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     false
-}
-
-/// A free loopback port (released for the caller to bind).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

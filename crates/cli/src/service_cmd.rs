@@ -166,6 +166,10 @@ pub(crate) struct RunArgs {
     /// Games played at once (default: the machine's cores).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Where to serve the live dashboard and /metrics (and the embedded coordinator's
+    /// gRPC API, guarded by a random token); port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
 }
 
 fn cores() -> usize {
@@ -225,8 +229,16 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         },
         &registry,
     )?;
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("--listen {}", args.listen))?;
     let addr = listener.local_addr()?;
+    let dashboard = if addr.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], addr.port()))
+    } else {
+        addr
+    };
+    eprintln!("Live dashboard: http://{dashboard}/");
     let token = local_token();
     let options = ServerOptions {
         worker_token: Some(token.clone()),
@@ -238,7 +250,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         let _ = server_stopped.await;
     }));
     let client = ClientArgs {
-        coordinator: format!("http://{addr}"),
+        coordinator: format!("http://{dashboard}"),
         token: Some(token.clone()),
         tls_ca: None,
     };

@@ -1,12 +1,19 @@
-//! A real cluster on loopback: a coordinator process and three worker processes. One worker
-//! is killed with SIGKILL while it holds a lease, then the coordinator is killed (kill -9)
-//! and restarted on the same data. The tournament must still finish with exactly the
-//! planned games, no pair counted twice, and standings equal to the ratings of the
-//! exported games.
+//! Real clusters on loopback: a coordinator process and worker processes.
+//!
+//! - One worker is killed with SIGKILL while it holds a lease, then the coordinator is
+//!   killed (kill -9) and restarted on the same data. The tournament must still finish
+//!   with exactly the planned games, no pair counted twice, and standings equal to the
+//!   ratings of the exported games.
+//! - The coordinator's live dashboard, loaded in a real headless Chromium (through
+//!   chromedriver) while two tournaments run: standings and charts render and change, and
+//!   the board viewer steps through an LOA and an Amazons game. Screenshots are saved in
+//!   `target/test-artifacts/`.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use tourney_tests::http::{free_port, get};
+use tourney_tests::webdriver::{self, Browser};
 
 const TOURNAMENT: &str = r#"
 name = "cluster-test"
@@ -31,14 +38,6 @@ fn tourney() -> Command {
     c.env("TOURNEY_WORKER_TOKEN", "worker-secret")
         .env("TOURNEY_ADMIN_TOKEN", "admin-secret");
     c
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start_coordinator(port: u16, data: &std::path::Path) -> Child {
@@ -83,15 +82,9 @@ fn start_worker(port: u16, name: &str, metrics: Option<u16>) -> Child {
 
 /// The body of `GET /metrics` on a loopback port.
 fn metrics_text(port: u16) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response.split_once("\r\n\r\n").unwrap().1.to_string()
+    let (status, body) = get(&format!("127.0.0.1:{port}"), "/metrics").unwrap();
+    assert!(status.contains("200"), "{status}");
+    body
 }
 
 /// The value of the series written exactly as `series` in a metrics text.
@@ -242,4 +235,233 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     }
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
+}
+
+const DASHBOARD_SPRT: &str = r#"
+name = "dashboard-sprt"
+game = "loa"
+format = "sprt"
+sprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, model = "normalized", max_pairs = 5000 }
+openings = { plies = 4, seed = 5 }
+limits = { movetime = 10 }
+adjudication = { max_plies = 160 }
+
+[[engine]]
+name = "new"
+player = "ab"
+
+[[engine]]
+name = "old"
+player = "ab:walls=0"
+"#;
+
+const DASHBOARD_AMAZONS: &str = r#"
+name = "dashboard-amazons"
+game = "amazons"
+format = "round-robin"
+rounds = 50
+openings = { plies = 2, seed = 5 }
+limits = { depth = 1 }
+
+[[engine]]
+name = "one"
+player = "ab:depth=1"
+
+[[engine]]
+name = "random"
+player = "random"
+"#;
+
+/// A child process killed when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `target/test-artifacts/<name>`, its directory created.
+fn artifact_path(name: &str) -> std::path::PathBuf {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("test-artifacts");
+    std::fs::create_dir_all(&target).unwrap();
+    target.join(name)
+}
+
+fn save_screenshot(browser: &Browser, name: &str) {
+    let png = browser.screenshot();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let path = artifact_path(name);
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+}
+
+/// A JavaScript string literal of `value`.
+fn js(value: &serde_json::Value) -> String {
+    value.to_string()
+}
+
+#[test]
+fn the_live_dashboard_updates_and_replays_games_in_chromium() {
+    if !webdriver::available() {
+        assert!(
+            std::env::var_os("TOURNEY_REQUIRE_CHROMIUM").is_none(),
+            "TOURNEY_REQUIRE_CHROMIUM is set but chromium or chromedriver is missing"
+        );
+        eprintln!("skipping: no chromium/chromedriver (apt install chromium chromium-driver)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _coordinator = Reaped(start_coordinator(port, &dir.path().join("data")));
+    let mut ids = Vec::new();
+    for (name, text) in [
+        ("sprt.toml", DASHBOARD_SPRT),
+        ("amazons.toml", DASHBOARD_AMAZONS),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let out = admin(port, &["submit", file.to_str().unwrap()]);
+        ids.push(out.lines().last().unwrap().trim().to_string());
+    }
+    let _worker = Reaped(start_worker(port, "browser-test", None));
+    for id in &ids {
+        wait_for(port, id, "a first pair", |s| {
+            s["pairs_done"].as_u64().unwrap() >= 1
+        });
+    }
+
+    let browser = Browser::start(1280, 2200);
+    browser.goto(&format!("http://127.0.0.1:{port}/#t={}", ids[0]));
+    // The SPRT's standings and charts render from the live stream.
+    let first = browser.wait_for(
+        30,
+        "standings and the LLR chart",
+        r#"const rows = document.querySelectorAll('#standings tbody tr');
+           const chart = document.querySelector('#chart-llr img');
+           if (rows.length !== 2 || !chart || !chart.complete || chart.naturalWidth === 0) return null;
+           return { progress: document.querySelector('#detail-progress').textContent,
+                    standings: document.querySelector('#standings tbody').textContent,
+                    chart: chart.getAttribute('src'),
+                    pentanomial: [...document.querySelectorAll('#pentanomial td')]
+                        .map((td) => Number(td.textContent)),
+                    live: document.querySelector('#connection').className };"#,
+    );
+    assert_eq!(first["live"], "live");
+    let pentanomial: Vec<u64> = serde_json::from_value(first["pentanomial"].clone()).unwrap();
+    assert_eq!(pentanomial.len(), 5, "{first}");
+    assert!(pentanomial.iter().sum::<u64>() >= 1, "{first}");
+    let names = first["standings"].as_str().unwrap();
+    assert!(names.contains("new") && names.contains("old"), "{names}");
+    let fleet = browser.eval(
+        "return [document.querySelectorAll('#workers tbody tr').length,
+                 document.querySelectorAll('#tournaments tbody tr').length,
+                 document.querySelector('#sprt').hidden];",
+    );
+    assert_eq!(fleet, serde_json::json!([1, 2, false]));
+    // ... and change as pairs are played, without reloading the page.
+    browser.eval("window.notReloaded = true; return null;");
+    browser.wait_for(
+        90,
+        "the standings and the chart to change",
+        &format!(
+            "const chart = document.querySelector('#chart-llr img').getAttribute('src');
+             return document.querySelector('#detail-progress').textContent !== {} && chart !== {}
+                 && window.notReloaded === true;",
+            js(&first["progress"]),
+            js(&first["chart"])
+        ),
+    );
+    browser.wait_for(
+        30,
+        "games/s to show",
+        "return parseFloat(document.querySelector('#games-per-s').textContent) > 0;",
+    );
+    save_screenshot(&browser, "dashboard.png");
+
+    // The viewer replays an LOA game ply by ply.
+    browser.wait_for(
+        30,
+        "an LOA game in the recent games",
+        "return document.querySelector('#recent tr[data-game=loa] .view-game') !== null;",
+    );
+    browser.click("#recent tr[data-game=loa] .view-game");
+    // What the viewer shows; `drawn` is true when the board has a piece or arrow on
+    // exactly the squares the position string says.
+    let board = "const v = document.querySelector('#viewer');
+        const position = document.querySelector('#viewer-position').textContent;
+        if (!v.open || !position) return null;
+        const expected = [];
+        position.split(' ')[0].split('/').forEach((rank, row, ranks) => {
+            let file = 0;
+            for (const t of rank.match(/\\d+|[a-z]/g)) {
+                if (/\\d/.test(t)) { file += Number(t); continue; }
+                expected.push(t + String.fromCharCode(97 + file) + (ranks.length - row));
+                file += 1;
+            }
+        });
+        const drawn = [...document.querySelectorAll('#board .piece, #board .arrow')].map((e) =>
+            (e.classList.contains('arrow') ? 'x' : e.classList[1]) + e.dataset.square);
+        return { ply: Number(document.querySelector('#viewer-ply').dataset.ply),
+                 plies: document.querySelectorAll('#moves li').length,
+                 pieces: document.querySelectorAll('#board .piece').length,
+                 arrows: document.querySelectorAll('#board .arrow').length,
+                 drawn: expected.sort().join() === drawn.sort().join(),
+                 position };";
+    let start = browser.wait_for(10, "the viewer", board);
+    assert_eq!(start["ply"], 0);
+    assert_eq!(start["drawn"], true, "{start}");
+    assert!(
+        (2..=24).contains(&start["pieces"].as_u64().unwrap()),
+        "{start}"
+    );
+    for _ in 0..3 {
+        browser.click("#next");
+    }
+    let third = browser.eval(board);
+    assert_eq!(
+        (third["ply"].clone(), third["drawn"].clone()),
+        (3.into(), true.into())
+    );
+    assert_ne!(third["position"], start["position"]);
+    browser.click("#last");
+    let end = browser.eval(board);
+    assert_eq!(end["ply"], end["plies"]);
+    assert_eq!(end["drawn"], true);
+    browser.click("#prev");
+    let back = browser.eval(board);
+    assert_eq!(
+        back["ply"].as_u64().unwrap() + 1,
+        end["plies"].as_u64().unwrap()
+    );
+    browser.click("#viewer .close button");
+
+    // ... and an Amazons game: eight amazons, one more arrow each ply.
+    browser.wait_for(
+        60,
+        "an Amazons game in the recent games",
+        "return document.querySelector('#recent tr[data-game=amazons] .view-game') !== null;",
+    );
+    browser.click("#recent tr[data-game=amazons] .view-game");
+    let amazons = browser.wait_for(
+        10,
+        "the Amazons board",
+        &format!("const b = (() => {{ {board} }})(); return b && b.pieces === 8 ? b : null;"),
+    );
+    assert_eq!(amazons["drawn"], true, "{amazons}");
+    browser.click("#next");
+    browser.click("#next");
+    let two = browser.eval(board);
+    assert_eq!(two["ply"], 2);
+    assert_eq!(two["drawn"], true);
+    assert_eq!(
+        two["arrows"].as_u64().unwrap(),
+        amazons["arrows"].as_u64().unwrap() + 2,
+        "{two}"
+    );
+    save_screenshot(&browser, "dashboard-viewer.png");
 }

@@ -6,12 +6,16 @@
 //! - [`state`]: the [`Coordinator`]: scheduler, store and workers behind one lock, with a
 //!   group commit that makes every acknowledged result durable.
 //! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
+//! - [`fleet`]: workers, throughput and recent games, as the dashboard shows them.
 //! - [`metrics`]: the Prometheus metrics it exports.
+//! - [`dashboard`]: the live web dashboard and its JSON API, served beside `/metrics`.
 //! - [`server`]: serving it all, with health checking, reflection, `/metrics` and optional
 //!   TLS.
 
 #![deny(missing_docs)]
 
+pub mod dashboard;
+pub mod fleet;
 pub mod metrics;
 pub mod scheduler;
 pub mod server;

@@ -11,6 +11,8 @@ use prometheus::{
 };
 use tourney_model::GameRecord;
 
+use crate::fleet::WorkerInfo;
+
 /// Every coordinator metric, registered in one registry.
 pub struct CoordinatorMetrics {
     registry: Registry,
@@ -208,7 +210,11 @@ impl CoordinatorMetrics {
                 "1 for the state each tournament is in.",
                 &["tournament", "state"],
             ),
-            workers: int_gauge(r, "tourney_workers_connected", "Workers registered."),
+            workers: int_gauge(
+                r,
+                "tourney_workers_connected",
+                "Workers heard from within a lease period.",
+            ),
             worker_slots: int_gauge(
                 r,
                 "tourney_slots_registered",
@@ -259,10 +265,10 @@ impl CoordinatorMetrics {
     }
 
     /// Sets the gauges from a snapshot of the coordinator.
-    pub fn set_gauges(&self, workers: &[(String, u32)], tournaments: &[TournamentGauges<'_>]) {
+    pub fn set_gauges(&self, workers: &[WorkerInfo], tournaments: &[TournamentGauges<'_>]) {
         self.workers.set(workers.len() as i64);
         self.worker_slots
-            .set(workers.iter().map(|(_, s)| i64::from(*s)).sum());
+            .set(workers.iter().map(|w| i64::from(w.slots)).sum());
         for t in tournaments {
             let id = t.id.to_string();
             for state in ["queued", "running", "finished", "cancelled"] {

@@ -1,5 +1,5 @@
 //! Serving the coordinator: the gRPC services with health checking and reflection,
-//! `/metrics` for Prometheus on the same port, the lease-expiry clock, token checks and
+//! `/metrics` for Prometheus and the live dashboard on the same port, the lease-expiry clock, token checks and
 //! optional TLS.
 
 use std::future::Future;
@@ -89,15 +89,16 @@ pub async fn serve(
             builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
     }
     let result = builder
-        .add_routes(Routes::from(with_metrics(routes.routes(), coordinator)))
+        .add_routes(Routes::from(with_http(routes.routes(), coordinator)))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await;
     clock.abort();
     result
 }
 
-/// Adds `GET /metrics` (Prometheus text format) beside the gRPC services.
-fn with_metrics(routes: Routes, coordinator: Arc<Coordinator>) -> axum::Router {
+/// Adds `GET /metrics` (Prometheus text format) and the dashboard beside the gRPC services.
+fn with_http(routes: Routes, coordinator: Arc<Coordinator>) -> axum::Router {
+    let dashboard = crate::dashboard::router(Arc::clone(&coordinator));
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {
@@ -110,5 +111,8 @@ fn with_metrics(routes: Routes, coordinator: Arc<Coordinator>) -> axum::Router {
             )
         }
     });
-    routes.into_axum_router().route("/metrics", metrics)
+    routes
+        .into_axum_router()
+        .route("/metrics", metrics)
+        .merge(dashboard)
 }

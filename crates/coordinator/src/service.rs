@@ -156,7 +156,7 @@ impl pb::worker_server::Worker for WorkerService {
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
         let r = request.into_inner();
-        let worker_id = self.0.register(&r.name, r.slots);
+        let worker_id = self.0.register(&r.name, &r.version, r.slots);
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             heartbeat_ms: self.0.settings.heartbeat_ms,

@@ -15,6 +15,7 @@ use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
 use tourney_store::{PairRecord, Store, StoreError, TournamentRecord};
 
+use crate::fleet::{Fleet, RecentGame, Throughput, WorkerInfo};
 use crate::metrics::{CoordinatorMetrics, TournamentGauges};
 use crate::scheduler::{LeaseId, ReportAck, Scheduler, TournamentId, sprt_of};
 
@@ -97,8 +98,9 @@ struct Inner {
     records: BTreeMap<TournamentId, TournamentRecord>,
     configs: BTreeMap<TournamentId, Arc<TournamentConfig>>,
     artifacts: BTreeMap<TournamentId, Arc<BTreeMap<String, String>>>,
-    workers: HashMap<String, (String, u32)>,
-    next_worker: u64,
+    fleet: Fleet,
+    /// Ratings by tournament, with the number of pairs they were computed from.
+    ratings: HashMap<TournamentId, (u64, RatingTable)>,
 }
 
 /// The coordinator.
@@ -245,8 +247,8 @@ impl Coordinator {
                 records,
                 configs,
                 artifacts,
-                workers: HashMap::new(),
-                next_worker: 1,
+                fleet: Fleet::new(),
+                ratings: HashMap::new(),
             }),
             store,
             commits,
@@ -348,17 +350,33 @@ impl Coordinator {
     }
 
     /// Registers a worker; returns its id.
-    pub fn register(&self, name: &str, slots: u32) -> String {
-        let mut inner = self.lock();
-        let id = format!("{name}#{}", inner.next_worker);
-        inner.next_worker += 1;
-        inner.workers.insert(id.clone(), (name.to_string(), slots));
+    pub fn register(&self, name: &str, version: &str, slots: u32) -> String {
+        let now = self.now_ms();
+        let id = self.lock().fleet.register(name, version, slots, now);
+        self.changed();
         id
     }
 
-    /// Workers registered, with their slots.
-    pub fn workers(&self) -> Vec<(String, u32)> {
-        self.lock().workers.values().cloned().collect()
+    /// Workers heard from within a lease period, by name.
+    pub fn workers(&self) -> Vec<WorkerInfo> {
+        let now = self.now_ms();
+        self.lock().fleet.connected(now, self.settings.lease_ms)
+    }
+
+    /// Fleet throughput now.
+    pub fn throughput(&self) -> Throughput {
+        let now = self.now_ms();
+        self.lock().fleet.throughput(now)
+    }
+
+    /// Games/s in `bucket_ms` intervals over the last minutes, oldest first.
+    pub fn throughput_history(&self, bucket_ms: u64) -> Vec<f64> {
+        self.lock().fleet.history(bucket_ms)
+    }
+
+    /// The most recent games stored, newest first.
+    pub fn recent_games(&self) -> Vec<RecentGame> {
+        self.lock().fleet.recent().cloned().collect()
     }
 
     /// Leases up to `max_pairs` pairs to a worker.
@@ -366,6 +384,7 @@ impl Coordinator {
         let _timer = self.metrics.lease_latency.start_timer();
         let now = self.now_ms();
         let mut inner = self.lock();
+        inner.fleet.seen(worker, now);
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
         self.metrics.leases_granted.inc();
         let jobs = assignments
@@ -449,12 +468,26 @@ impl Coordinator {
                 }
             }
         }
+        let now = self.now_ms();
+        let mut played = Vec::new();
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
             // Only the JSON syntax was checked on decoding: records that do not fit a
-            // GameRecord are stored as sent but not counted in the game metrics.
+            // GameRecord are stored as sent but not counted in the metrics or the fleet.
             if let Ok(games) = serde_json::from_str::<Vec<GameRecord>>(r.games.get()) {
                 for game in &games {
                     self.metrics.observe_game(r.tournament, game);
+                }
+                played.push((r.tournament, r.outcome.pair, games));
+            }
+        }
+        {
+            let mut inner = self.lock();
+            inner.fleet.seen(worker, now);
+            for (tournament, pair, games) in &played {
+                for (index, game) in games.iter().enumerate() {
+                    inner
+                        .fleet
+                        .record_game(worker, *tournament, *pair, index, game);
                 }
             }
         }
@@ -470,13 +503,19 @@ impl Coordinator {
     /// Keeps a worker's leases alive; returns those it must drop.
     pub fn heartbeat(&self, worker: &str, leases: &[LeaseId]) -> Vec<LeaseId> {
         let now = self.now_ms();
-        self.lock().scheduler.heartbeat(worker, leases, now)
+        let mut inner = self.lock();
+        inner.fleet.seen(worker, now);
+        inner.scheduler.heartbeat(worker, leases, now)
     }
 
     /// Expires overdue leases.
     pub fn tick(&self) {
         let now = self.now_ms();
-        let expired = self.lock().scheduler.tick(now);
+        let expired = {
+            let mut inner = self.lock();
+            inner.fleet.tick(now);
+            inner.scheduler.tick(now)
+        };
         if !expired.is_empty() {
             self.metrics.leases_expired.inc_by(expired.len() as u64);
             self.changed();
@@ -555,6 +594,12 @@ impl Coordinator {
 
     /// A tournament's status with standings.
     pub fn status(&self, id: TournamentId) -> Option<Status> {
+        self.snapshot(id).map(|(status, _)| status)
+    }
+
+    /// A tournament's status and its completed pairs in pair order. Ratings are computed
+    /// once for each number of completed pairs.
+    fn snapshot(&self, id: TournamentId) -> Option<(Status, Vec<PairOutcome>)> {
         let inner = self.lock();
         let t = inner.scheduler.tournament(id)?;
         let config = Arc::clone(&inner.configs[&id]);
@@ -565,9 +610,20 @@ impl Coordinator {
             t.pairs_leased() as u64,
             t.sprt_status(),
         );
+        let cached = inner
+            .ratings
+            .get(&id)
+            .filter(|(pairs, _)| *pairs == pairs_done)
+            .map(|(_, ratings)| ratings.clone());
         drop(inner);
-        let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
-        Some(Status {
+        let ratings = cached.unwrap_or_else(|| {
+            let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
+            self.lock()
+                .ratings
+                .insert(id, (pairs_done, ratings.clone()));
+            ratings
+        });
+        let status = Status {
             id,
             config,
             state,
@@ -575,7 +631,8 @@ impl Coordinator {
             pairs_leased,
             ratings,
             sprt,
-        })
+        };
+        Some((status, outcomes))
     }
 
     /// The full report of a tournament: standings, cross-table, SPRT history, terminations.
@@ -583,58 +640,43 @@ impl Coordinator {
     /// # Errors
     /// The store failed.
     pub fn report_of(&self, id: TournamentId) -> Result<Option<Report>, String> {
-        let Some(status) = self.status(id) else {
+        let Some((status, _)) = self.snapshot(id) else {
             return Ok(None);
         };
         let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
-        let config = &status.config;
         let outcomes: Vec<PairOutcome> = pairs.iter().map(|p| p.outcome).collect();
-        let table = game_table(config, &outcomes);
-        let names: Vec<String> = status
-            .ratings
-            .players
-            .iter()
-            .map(|p| p.name.clone())
-            .collect();
         let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
-        let games: Vec<GameRecord> = pairs
-            .iter()
-            .filter_map(|p| p.games().ok())
-            .flatten()
-            .collect();
-        for game in &games {
+        for game in pairs.iter().filter_map(|p| p.games().ok()).flatten() {
             *terminations
                 .entry(game.termination.name().to_string())
                 .or_default() += 1;
         }
         let mut terminations: Vec<(String, u64)> = terminations.into_iter().collect();
         terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let sprt = match sprt_of(config) {
-            Some(sprt) => {
-                // The prefix of completed pairs in index order, as the SPRT counts them.
-                let prefix: Vec<usize> = outcomes
-                    .iter()
-                    .enumerate()
-                    .take_while(|(i, o)| o.pair == *i as u64)
-                    .map(|(_, o)| (o.half_points[0] + o.half_points[1]) as usize)
-                    .collect();
-                SprtReport::from_pairs(sprt, &prefix, 200).ok()
-            }
-            None => None,
-        };
-        let format = config.format.name();
-        Ok(Some(Report {
-            title: format!(
-                "{} ({}, {format}, {})",
-                config.name,
-                config.game,
-                status.state_name()
-            ),
-            crosstable: Crosstable::new(&table, &names),
-            ratings: status.ratings,
-            sprt,
-            terminations,
-        }))
+        Ok(Some(report_from(status, &outcomes, terminations)))
+    }
+
+    /// The report of a tournament from what the coordinator holds in memory, without
+    /// reading the store: everything but the terminations. For the live dashboard.
+    pub fn live_report(&self, id: TournamentId) -> Option<(Status, Report)> {
+        let (status, outcomes) = self.snapshot(id)?;
+        let report = report_from(status.clone(), &outcomes, Vec::new());
+        Some((status, report))
+    }
+
+    /// One stored pair's games.
+    ///
+    /// # Errors
+    /// The store failed or holds a record that does not decode.
+    pub fn pair_games(
+        &self,
+        id: TournamentId,
+        pair: u64,
+    ) -> Result<Option<Vec<GameRecord>>, String> {
+        match self.store.pair(id, pair).map_err(|e| e.to_string())? {
+            Some(record) => record.games().map(Some).map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
     }
 
     /// The games of a tournament as JSON lines (pair order), each with its pair index and
@@ -701,6 +743,45 @@ impl Status {
             Format::Sprt => None,
             _ => self.config.planned_pairs(),
         }
+    }
+}
+
+/// A report of `status` over its completed pairs in pair order.
+fn report_from(
+    status: Status,
+    outcomes: &[PairOutcome],
+    terminations: Vec<(String, u64)>,
+) -> Report {
+    let config = &status.config;
+    let table = game_table(config, outcomes);
+    let names: Vec<String> = status
+        .ratings
+        .players
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let sprt = sprt_of(config).and_then(|sprt| {
+        // The prefix of completed pairs in index order, as the SPRT counts them.
+        let prefix: Vec<usize> = outcomes
+            .iter()
+            .enumerate()
+            .take_while(|(i, o)| o.pair == *i as u64)
+            .map(|(_, o)| (o.half_points[0] + o.half_points[1]) as usize)
+            .collect();
+        SprtReport::from_pairs(sprt, &prefix, 200).ok()
+    });
+    Report {
+        title: format!(
+            "{} ({}, {}, {})",
+            config.name,
+            config.game,
+            config.format.name(),
+            status.state_name()
+        ),
+        crosstable: Crosstable::new(&table, &names),
+        ratings: status.ratings,
+        sprt,
+        terminations,
     }
 }
 

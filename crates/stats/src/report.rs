@@ -347,8 +347,8 @@ impl Report {
         page
     }
 
-    /// Rating intervals, best player on top.
-    fn standings_chart(&self) -> String {
+    /// Rating intervals, best player on top, as SVG (empty without players).
+    pub fn standings_chart(&self) -> String {
         let players = &self.ratings.players;
         if players.is_empty() {
             return String::new();
@@ -424,8 +424,8 @@ fn x_range(points: &[SprtPoint]) -> std::ops::Range<f64> {
     0.0..points.last().map_or(1.0, |p| p.pairs as f64).max(1.0)
 }
 
-/// LLR over pairs against its bounds.
-fn llr_chart(s: &SprtReport) -> String {
+/// The LLR over the pairs with the decision bounds, as SVG.
+pub fn llr_chart(s: &SprtReport) -> String {
     let points = &s.trajectory;
     let (lower, upper) = (s.status.lower_bound, s.status.upper_bound);
     let lo = points.iter().map(|p| p.llr).fold(lower, f64::min) - 0.2;
@@ -458,8 +458,8 @@ fn llr_chart(s: &SprtReport) -> String {
     })
 }
 
-/// The Elo estimate and its interval over pairs.
-fn elo_chart(s: &SprtReport) -> String {
+/// The Elo estimate and its interval over the pairs, as SVG.
+pub fn elo_chart(s: &SprtReport) -> String {
     let points: Vec<&SprtPoint> = s
         .trajectory
         .iter()
@@ -505,8 +505,8 @@ fn elo_chart(s: &SprtReport) -> String {
     })
 }
 
-/// Pair counts by points.
-fn pentanomial_chart(p: &Pentanomial) -> String {
+/// Pair-result counts (0 to 2 points in half-point bins), as SVG.
+pub fn pentanomial_chart(p: &Pentanomial) -> String {
     let top = p.bins.iter().copied().max().unwrap_or(0).max(1) as f64 * 1.1;
     const LABELS: [&str; 5] = ["0", "½", "1", "1½", "2"];
     svg(640, 280, |root| {

@@ -241,6 +241,17 @@ impl Store {
             .collect()
     }
 
+    /// One completed pair, if it is stored.
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn pair(&self, tournament: u64, pair: u64) -> Result<Option<PairRecord>, StoreError> {
+        Ok(match self.pairs.get(pair_key(tournament, pair))? {
+            Some(v) => Some(serde_json::from_slice(&v)?),
+            None => None,
+        })
+    }
+
     /// Stores an artifact; returns its sha256 (hex).
     ///
     /// # Errors
@@ -383,6 +394,10 @@ mod tests {
         let pairs = store.pairs(1).unwrap();
         assert_eq!(pairs[0].outcome.half_points, [2, 2]);
         assert_eq!(pairs.len(), 3);
+        let one = store.pair(1, 0).unwrap().expect("pair 0 is stored");
+        assert_eq!(one.outcome.half_points, [2, 2]);
+        assert!(store.pair(1, 3).unwrap().is_none());
+        assert!(store.pair(2, 0).unwrap().is_none());
     }
 
     #[test]

@@ -1,0 +1,357 @@
+// The tourney dashboard: renders the coordinator's overview as it streams in (server-sent
+// events), the selected tournament in detail, and a board viewer for stored games.
+"use strict";
+
+const $ = (selector) => document.querySelector(selector);
+
+/** An element with attributes and children (strings become text, never HTML). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+const svgNS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(svgNS, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function compact(x) {
+  if (x >= 1e9) return (x / 1e9).toFixed(2) + "G";
+  if (x >= 1e6) return (x / 1e6).toFixed(2) + "M";
+  if (x >= 1e4) return (x / 1e3).toFixed(1) + "k";
+  return x >= 100 ? x.toFixed(0) : x.toFixed(1);
+}
+const percent = (x) => (x * 100).toFixed(1) + "%";
+function duration(seconds) {
+  if (seconds < 60) return seconds.toFixed(0) + " s";
+  if (seconds < 3600) return (seconds / 60).toFixed(0) + " min";
+  return (seconds / 3600).toFixed(1) + " h";
+}
+function rating(player) {
+  const elo = player.elo.toFixed(0);
+  if (player.bound === "AtLeast") return ">" + elo;
+  if (player.bound === "AtMost") return "<" + elo;
+  return elo;
+}
+function fillBody(table, rows) {
+  const body = table.querySelector("tbody");
+  body.replaceChildren(...rows);
+}
+
+/** Shows a server-drawn chart (an HTML figure holding an SVG) as an image, so nothing in it
+ * can run. */
+function showChart(container, figure) {
+  if (!figure) {
+    container.replaceChildren();
+    return;
+  }
+  const start = figure.indexOf("<svg");
+  const end = figure.lastIndexOf("</svg>");
+  if (start < 0 || end < 0) {
+    container.replaceChildren(el("p", { class: "note" }, "(chart unavailable)"));
+    return;
+  }
+  const source = figure.slice(start, end + 6);
+  const url = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(source);
+  let img = container.querySelector("img");
+  if (!img) {
+    img = el("img", { alt: container.id.replace("chart-", "") + " chart" });
+    container.replaceChildren(img);
+  }
+  if (img.getAttribute("src") !== url) img.setAttribute("src", url);
+}
+
+// ---- overview ------------------------------------------------------------------------
+
+const view = { selected: null, overview: null, detailKey: null, loading: false };
+
+function selectedFromHash() {
+  const m = /^#t=(\d+)$/.exec(location.hash);
+  return m ? Number(m[1]) : null;
+}
+
+function renderFleet(o) {
+  const f = o.fleet;
+  $("#version").textContent = "v" + o.version;
+  $("#games-per-s").textContent = compact(f.games_per_s);
+  $("#nodes-per-s").textContent = compact(f.nodes_per_s);
+  $("#workers-count").textContent = f.workers;
+  $("#slots-count").textContent = f.slots;
+  $("#pairs-leased").textContent = f.pairs_leased;
+  $("#games-total").textContent = f.games_total;
+  const w = 320, h = 60;
+  const points = o.history.length ? o.history : [0];
+  const max = Math.max(1, ...points);
+  const step = points.length > 1 ? w / (points.length - 1) : w;
+  const line = points.map((v, i) => `${(i * step).toFixed(1)},${(h - 4 - (v / max) * (h - 16)).toFixed(1)}`).join(" ");
+  $("#throughput").replaceChildren(svg("svg", { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none" },
+    svg("polyline", { points: line, fill: "none", stroke: "#2f6fde", "stroke-width": 2 }),
+    svg("text", { x: 4, y: 11, "font-size": 10, fill: "#687085" },
+      `max ${compact(max)} games/s, ${o.history_bucket_s} s steps`)));
+}
+
+function progressCell(t) {
+  const planned = t.pairs_planned;
+  const bar = planned ? el("span", { class: "progress" },
+    el("span", { style: `width:${Math.min(100, (100 * t.pairs_done) / planned).toFixed(1)}%` })) : null;
+  return el("td", { class: "name" }, bar, `${t.pairs_done}${planned ? " / " + planned : ""} pairs`);
+}
+
+function renderTournaments(o) {
+  const table = $("#tournaments table");
+  $("#tournaments .empty").hidden = o.tournaments.length > 0;
+  fillBody(table, o.tournaments.map((t) => {
+    const tail = t.sprt
+      ? `LLR ${t.sprt.llr.toFixed(2)} [${t.sprt.lower_bound.toFixed(2)}, ${t.sprt.upper_bound.toFixed(2)}]`
+      : t.leader ? `${t.leader.name} ${t.leader.elo >= 0 ? "+" : ""}${t.leader.elo.toFixed(0)}` : "";
+    return el("tr", {
+      class: "selectable" + (t.id === view.selected ? " selected" : ""),
+      "data-id": t.id,
+      onclick: () => { location.hash = "#t=" + t.id; },
+    },
+    el("td", {}, t.id), el("td", { class: "name" }, t.name), el("td", { class: "name" }, t.game),
+    el("td", { class: "name" }, t.format), el("td", { class: "name" }, el("span", { class: "state " + t.state }, t.state)),
+    progressCell(t), el("td", { class: "name" }, tail));
+  }));
+}
+
+function renderWorkers(o) {
+  fillBody($("#workers table"), o.workers.map((w) => el("tr", {},
+    el("td", { class: "name" }, w.name), el("td", { class: "name" }, w.id), el("td", { class: "name" }, w.version),
+    el("td", {}, w.slots), el("td", {}, w.games), el("td", {}, compact(w.nodes)),
+    el("td", {}, duration(w.connected_s)), el("td", {}, duration(w.last_seen_s) + " ago"))));
+}
+
+function renderRecent(o) {
+  fillBody($("#recent table"), o.recent.map((g) => el("tr", { "data-tournament": g.tournament, "data-game": g.game },
+    el("td", {}, g.tournament), el("td", {}, g.pair), el("td", { class: "name" }, g.white),
+    el("td", { class: "name" }, g.black), el("td", {}, g.result), el("td", { class: "name" }, g.termination),
+    el("td", {}, g.plies), el("td", { class: "name" }, g.worker),
+    el("td", {}, el("button", { class: "view-game", onclick: () => openViewer(g.tournament, g.pair, g.index) }, "View")))));
+}
+
+function renderOverview(o) {
+  view.overview = o;
+  if (view.selected === null && o.tournaments.length) {
+    const running = o.tournaments.find((t) => t.state === "running");
+    view.selected = (running || o.tournaments[0]).id;
+  }
+  renderFleet(o);
+  renderTournaments(o);
+  renderWorkers(o);
+  renderRecent(o);
+  refreshDetail();
+}
+
+// ---- one tournament --------------------------------------------------------------------
+
+async function refreshDetail() {
+  const summary = view.overview && view.overview.tournaments.find((t) => t.id === view.selected);
+  if (!summary) {
+    $("#detail").hidden = true;
+    return;
+  }
+  const key = `${summary.id}/${summary.pairs_done}/${summary.state}`;
+  if (key === view.detailKey || view.loading) return;
+  view.loading = true;
+  try {
+    const response = await fetch(`/api/v1/tournaments/${summary.id}`);
+    if (response.ok) {
+      renderDetail(await response.json());
+      view.detailKey = key;
+    }
+  } finally {
+    view.loading = false;
+  }
+}
+
+function errorBar(p, lo, hi) {
+  const w = 90, x = (v) => ((v - lo) / (hi - lo || 1)) * w;
+  return svg("svg", { class: "errorbar", viewBox: `0 0 ${w} 10` },
+    svg("line", { x1: x(p.elo - p.minus), x2: x(p.elo + p.plus), y1: 5, y2: 5, stroke: "#2f6fde", "stroke-width": 2 }),
+    svg("circle", { cx: x(p.elo), cy: 5, r: 3, fill: "#1d2330" }));
+}
+
+function renderDetail(t) {
+  const r = t.report;
+  $("#detail").hidden = false;
+  $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
+  $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
+    ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`);
+  const players = r.ratings.players;
+  const lo = Math.min(...players.map((p) => p.elo - p.minus));
+  const hi = Math.max(...players.map((p) => p.elo + p.plus));
+  fillBody($("#standings"), players.map((p, i) => el("tr", {},
+    el("td", {}, i + 1), el("td", { class: "name" }, p.name), el("td", {}, rating(p)),
+    el("td", {}, `+${p.plus.toFixed(0)} −${p.minus.toFixed(0)} `, errorBar(p, lo, hi)),
+    el("td", {}, p.games), el("td", {}, percent(p.score)), el("td", {}, percent(p.draws)),
+    el("td", {}, p.los_next === null || p.los_next === undefined ? "" : percent(p.los_next)))));
+  $("#rating-method").textContent = r.ratings.method;
+  showChart($("#chart-standings"), t.charts.standings);
+
+  const c = r.crosstable;
+  $("#crosstable thead").replaceChildren(el("tr", {}, el("th"), c.names.map((n) => el("th", {}, n))));
+  fillBody($("#crosstable"), c.names.map((name, i) => el("tr", {}, el("td", { class: "name" }, name),
+    c.cells[i].map(([w, d, l], j) => el("td", {}, i === j ? "—" : `${w}-${d}-${l}`)))));
+
+  const s = r.sprt;
+  $("#sprt").hidden = !s;
+  if (s) {
+    const last = s.trajectory[s.trajectory.length - 1];
+    const elo = last ? `, Elo ${last.elo.toFixed(1)} [${last.elo_lower.toFixed(1)}, ${last.elo_upper.toFixed(1)}]` : "";
+    $("#sprt-summary").replaceChildren(
+      `${s.sprt.model} Elo bounds [${s.sprt.elo0}, ${s.sprt.elo1}], α ${s.sprt.alpha}, β ${s.sprt.beta}: LLR `,
+      el("strong", { id: "llr" }, s.status.llr.toFixed(2)),
+      ` in [${s.status.lower_bound.toFixed(2)}, ${s.status.upper_bound.toFixed(2)}]${elo} — `,
+      el("strong", {}, String(s.status.decision)));
+    $("#pentanomial tbody tr").replaceChildren(el("th", {}, "Pairs"), ...s.pentanomial.bins.map((n) => el("td", {}, n)));
+  }
+  showChart($("#chart-llr"), t.charts.llr);
+  showChart($("#chart-elo"), t.charts.elo);
+  showChart($("#chart-pentanomial"), t.charts.pentanomial);
+}
+
+// ---- board viewer ----------------------------------------------------------------------
+
+const viewer = { pair: null, game: 0, ply: 0 };
+
+/** The board of a position string: rows from the top rank down, each cell ' ' or a letter. */
+function parseBoard(position) {
+  const [board, turn] = position.split(" ");
+  const rows = board.split("/").map((rank) => {
+    const cells = [];
+    for (const token of rank.match(/\d+|[a-z]/g) || []) {
+      if (/\d/.test(token)) for (let i = 0; i < Number(token); i++) cells.push(" ");
+      else cells.push(token);
+    }
+    return cells;
+  });
+  return { rows, turn };
+}
+
+/** Squares a move touches, as [file, rank] pairs (0-based, rank 0 at the bottom). */
+function moveSquares(move) {
+  const squares = [];
+  for (const m of (move || "").matchAll(/([a-j])(\d+)/g)) squares.push([m[1].charCodeAt(0) - 97, Number(m[2]) - 1]);
+  return squares;
+}
+
+function drawBoard(game, position, move) {
+  const { rows, turn } = parseBoard(position);
+  const n = rows.length, size = 40, margin = 18, full = n * size + margin;
+  const board = svg("svg", { viewBox: `0 0 ${full} ${full}`, "data-turn": turn });
+  const touched = moveSquares(move);
+  for (let r = 0; r < n; r++) {
+    for (let f = 0; f < n; f++) {
+      const x = margin + f * size, y = r * size;
+      const rank = n - 1 - r;
+      const square = String.fromCharCode(97 + f) + (rank + 1);
+      const light = (f + rank) % 2 === 1;
+      const mark = touched.findIndex(([tf, tr]) => tf === f && tr === rank);
+      const fill = mark >= 0 ? (light ? "#f2e7a0" : "#d4c36a") : light ? "#eedfc6" : "#b98c63";
+      board.append(svg("rect", { x, y, width: size, height: size, fill, "data-square": square }));
+      const piece = rows[r][f];
+      const cx = x + size / 2, cy = y + size / 2;
+      if (piece === "x") {
+        board.append(svg("rect", { x: x + 8, y: y + 8, width: size - 16, height: size - 16, rx: 3, fill: "#5a3b2a", class: "arrow", "data-square": square }));
+      } else if (piece === "b" || piece === "w") {
+        const color = piece === "b" ? "#1b1b1b" : "#fafafa";
+        const stroke = piece === "b" ? "#000" : "#333";
+        board.append(svg("circle", { cx, cy, r: size * 0.38, fill: color, stroke, "stroke-width": 1.5, class: "piece " + piece, "data-square": square }));
+        if (game === "amazons") {
+          board.append(svg("text", { x: cx, y: cy + 7, "text-anchor": "middle", "font-size": 20, fill: piece === "b" ? "#fafafa" : "#1b1b1b" }, "♛"));
+        }
+      }
+    }
+    board.append(svg("text", { x: 3, y: r * size + size / 2 + 4, "font-size": 11, fill: "#687085" }, String(n - r)));
+  }
+  for (let f = 0; f < n; f++) {
+    board.append(svg("text", { x: margin + f * size + size / 2 - 3, y: full - 4, "font-size": 11, fill: "#687085" }, String.fromCharCode(97 + f)));
+  }
+  return board;
+}
+
+function showPly(ply) {
+  const g = viewer.pair.games[viewer.game];
+  viewer.ply = Math.max(0, Math.min(ply, g.positions.length - 1));
+  const move = viewer.ply > 0 ? g.moves[viewer.ply - 1].move : null;
+  $("#board").replaceChildren(drawBoard(g.game, g.positions[viewer.ply], move));
+  $("#board").setAttribute("aria-label", `Position after ${viewer.ply} plies`);
+  $("#viewer-ply").textContent = `ply ${viewer.ply} / ${g.positions.length - 1}` + (move ? `: ${move}` : "");
+  $("#viewer-ply").dataset.ply = viewer.ply;
+  $("#viewer-position").textContent = g.positions[viewer.ply];
+  for (const [i, li] of [...$("#moves").children].entries()) li.classList.toggle("current", i + 1 === viewer.ply);
+}
+
+function showGame(index) {
+  viewer.game = index;
+  const g = viewer.pair.games[index];
+  $("#viewer-title").textContent = `${g.white} (White) – ${g.black} (Black)`;
+  $("#viewer-result").textContent = `Tournament ${viewer.pair.tournament}, pair ${viewer.pair.pair}, game ${index + 1}: ` +
+    `${g.result} by ${g.termination}${g.detail ? " (" + g.detail + ")" : ""}` +
+    (g.replay_error ? ` — replay stopped: ${g.replay_error}` : "");
+  $("#moves").replaceChildren(...g.moves.map((m, i) => el("li", {
+    class: i < g.opening_plies ? "opening" : "",
+    title: [m.time_ms + " ms", m.nodes ? m.nodes + " nodes" : "", m.depth ? "depth " + m.depth : "", m.score || ""].filter(Boolean).join(", "),
+    onclick: () => showPly(i + 1),
+  }, m.move)));
+  for (const i of [0, 1]) {
+    const tab = $("#game-" + i);
+    tab.hidden = i >= viewer.pair.games.length;
+    tab.classList.toggle("active", i === index);
+  }
+  showPly(0);
+}
+
+async function openViewer(tournament, pair, game) {
+  const response = await fetch(`/api/v1/tournaments/${tournament}/pairs/${pair}`);
+  if (!response.ok) return;
+  viewer.pair = await response.json();
+  showGame(Math.min(game, viewer.pair.games.length - 1));
+  if (!$("#viewer").open) $("#viewer").showModal();
+}
+
+$("#first").addEventListener("click", () => showPly(0));
+$("#prev").addEventListener("click", () => showPly(viewer.ply - 1));
+$("#next").addEventListener("click", () => showPly(viewer.ply + 1));
+$("#last").addEventListener("click", () => showPly(Infinity));
+$("#game-0").addEventListener("click", () => showGame(0));
+$("#game-1").addEventListener("click", () => showGame(1));
+document.addEventListener("keydown", (e) => {
+  if (!$("#viewer").open) return;
+  const step = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+  if (step) showPly(viewer.ply + step);
+  if (e.key === "Home") showPly(0);
+  if (e.key === "End") showPly(Infinity);
+});
+
+// ---- live updates ----------------------------------------------------------------------
+
+window.addEventListener("hashchange", () => {
+  view.selected = selectedFromHash() ?? view.selected;
+  view.detailKey = null;
+  if (view.overview) renderOverview(view.overview);
+});
+view.selected = selectedFromHash();
+
+const events = new EventSource("/api/v1/events");
+events.addEventListener("overview", (e) => {
+  $("#connection").className = "live";
+  $("#connection").textContent = "live";
+  renderOverview(JSON.parse(e.data));
+});
+events.addEventListener("error", () => {
+  $("#connection").className = "offline";
+  $("#connection").textContent = "reconnecting…";
+});

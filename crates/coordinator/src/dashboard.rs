@@ -1,0 +1,463 @@
+//! The live dashboard: a web page served by the coordinator itself (assets embedded in the
+//! binary, no network needed) and the read-only JSON API behind it.
+//!
+//! - `GET /`: the page; `GET /dashboard/app.js`, `/dashboard/app.css`: its assets.
+//! - `GET /api/v1/overview`: tournaments with progress, fleet throughput and its history,
+//!   the workers table and the most recent games.
+//! - `GET /api/v1/events`: the overview again as server-sent events (`event: overview`),
+//!   sent when something changes and every two seconds.
+//! - `GET /api/v1/tournaments/{id}`: one tournament's standings, cross-table, SPRT state
+//!   with its trajectory and pentanomial counts, and its charts as inline SVG.
+//! - `GET /api/v1/tournaments/{id}/pairs/{pair}`: both games of a pair, with the position
+//!   after every ply replayed by the rules core, for the board viewer.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use tokio_stream::wrappers::ReceiverStream;
+use tourney_model::{GameRecord, MoveRecord, Termination};
+use tourney_rules::{Amazons, Loa, Position};
+use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
+
+use crate::fleet::{RecentGame, Throughput};
+use crate::state::{Coordinator, Status};
+
+const INDEX_HTML: &str = include_str!("../assets/index.html");
+const APP_JS: &str = include_str!("../assets/app.js");
+const APP_CSS: &str = include_str!("../assets/app.css");
+
+/// Seconds per point of the throughput chart.
+const HISTORY_BUCKET_S: u64 = 5;
+/// Longest time between two overview events.
+const EVENT_EVERY: Duration = Duration::from_secs(2);
+/// Shortest time between two overview events.
+const EVENT_THROTTLE: Duration = Duration::from_millis(500);
+
+/// The dashboard's routes, to merge into the coordinator's HTTP router.
+pub fn router(coordinator: Arc<Coordinator>) -> axum::Router {
+    let overview = Arc::clone(&coordinator);
+    let events = Arc::clone(&coordinator);
+    let tournament = Arc::clone(&coordinator);
+    axum::Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/dashboard/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/dashboard/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .route(
+            "/api/v1/overview",
+            get(move || {
+                let c = Arc::clone(&overview);
+                blocking_json(move || Ok(Some(overview_of(&c))))
+            }),
+        )
+        .route(
+            "/api/v1/events",
+            get(move || event_stream(Arc::clone(&events))),
+        )
+        .route(
+            "/api/v1/tournaments/{id}",
+            get(move |Path(id): Path<u64>| {
+                let c = Arc::clone(&tournament);
+                blocking_json(move || Ok(tournament_of(&c, id)))
+            }),
+        )
+        .route(
+            "/api/v1/tournaments/{id}/pairs/{pair}",
+            get(move |Path((id, pair)): Path<(u64, u64)>| {
+                let c = Arc::clone(&coordinator);
+                blocking_json(move || pair_of(&c, id, pair))
+            }),
+        )
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Runs `make` off the async threads; answers its value as JSON, 404 for `None`, 500 for
+/// an error.
+async fn blocking_json<T: Serialize + Send + 'static>(
+    make: impl FnOnce() -> Result<Option<T>, String> + Send + 'static,
+) -> Response {
+    let made = tokio::task::spawn_blocking(make)
+        .await
+        .unwrap_or_else(|e| Err(format!("the request failed: {e}")));
+    match made {
+        Ok(Some(value)) => match serde_json::to_string(&value) {
+            Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+        },
+        Ok(None) => (StatusCode::NOT_FOUND, "no such tournament or pair").into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
+}
+
+/// Overview events: one now, then on every change (at most one per
+/// [`EVENT_THROTTLE`]) and at least every [`EVENT_EVERY`].
+async fn event_stream(
+    coordinator: Arc<Coordinator>,
+) -> Sse<ReceiverStream<Result<Event, Infallible>>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let mut changes = coordinator.subscribe();
+    tokio::spawn(async move {
+        loop {
+            let c = Arc::clone(&coordinator);
+            let Ok(overview) = tokio::task::spawn_blocking(move || overview_of(&c)).await else {
+                break;
+            };
+            let data = serde_json::to_string(&overview).unwrap_or_default();
+            if tx
+                .send(Ok(Event::default().event("overview").data(data)))
+                .await
+                .is_err()
+            {
+                break; // The page went away.
+            }
+            tokio::time::sleep(EVENT_THROTTLE).await;
+            let _ = tokio::time::timeout(EVENT_EVERY - EVENT_THROTTLE, changes.changed()).await;
+            changes.mark_unchanged();
+        }
+    });
+    Sse::new(ReceiverStream::new(rx))
+}
+
+/// A tournament in a list: what it is and how far it got.
+#[derive(Debug, Serialize)]
+pub struct TournamentSummary {
+    id: u64,
+    name: String,
+    game: String,
+    format: &'static str,
+    state: &'static str,
+    pairs_done: u64,
+    pairs_planned: Option<u64>,
+    pairs_leased: u64,
+    games: u64,
+    leader: Option<Leader>,
+    sprt: Option<tourney_stats::SprtStatus>,
+}
+
+#[derive(Debug, Serialize)]
+struct Leader {
+    name: String,
+    elo: f64,
+}
+
+fn summary_of(s: &Status) -> TournamentSummary {
+    TournamentSummary {
+        id: s.id,
+        name: s.config.name.clone(),
+        game: s.config.game.clone(),
+        format: s.config.format.name(),
+        state: s.state_name(),
+        pairs_done: s.pairs_done,
+        pairs_planned: s.pairs_planned(),
+        pairs_leased: s.pairs_leased,
+        games: 2 * s.pairs_done,
+        leader: s
+            .ratings
+            .players
+            .first()
+            .filter(|_| s.pairs_done > 0)
+            .map(|p| Leader {
+                name: p.name.clone(),
+                elo: p.elo,
+            }),
+        sprt: s.sprt,
+    }
+}
+
+/// A worker as the table shows it.
+#[derive(Debug, Serialize)]
+struct WorkerRow {
+    id: String,
+    name: String,
+    version: String,
+    slots: u32,
+    games: u64,
+    nodes: u64,
+    /// Seconds since it last called.
+    last_seen_s: f64,
+    /// Seconds since it registered.
+    connected_s: f64,
+}
+
+/// The fleet: throughput now and the capacity it has.
+#[derive(Debug, Serialize)]
+struct FleetView {
+    #[serde(flatten)]
+    throughput: Throughput,
+    workers: usize,
+    slots: u64,
+    pairs_leased: u64,
+}
+
+/// What the overview shows.
+#[derive(Debug, Serialize)]
+pub struct Overview {
+    version: &'static str,
+    fleet: FleetView,
+    /// Games/s in consecutive buckets over the last minutes, oldest first.
+    history: Vec<f64>,
+    history_bucket_s: u64,
+    tournaments: Vec<TournamentSummary>,
+    workers: Vec<WorkerRow>,
+    recent: Vec<RecentGame>,
+}
+
+/// The overview of everything the coordinator runs.
+pub fn overview_of(c: &Coordinator) -> Overview {
+    let tournaments: Vec<TournamentSummary> = c
+        .ids()
+        .into_iter()
+        .rev()
+        .filter_map(|id| c.status(id))
+        .map(|s| summary_of(&s))
+        .collect();
+    let now = c.now_ms();
+    let workers = c.workers();
+    let seconds = |ms: u64| now.saturating_sub(ms) as f64 / 1000.0;
+    Overview {
+        version: env!("CARGO_PKG_VERSION"),
+        fleet: FleetView {
+            throughput: c.throughput(),
+            workers: workers.len(),
+            slots: workers.iter().map(|w| u64::from(w.slots)).sum(),
+            pairs_leased: tournaments.iter().map(|t| t.pairs_leased).sum(),
+        },
+        history: c.throughput_history(HISTORY_BUCKET_S * 1000),
+        history_bucket_s: HISTORY_BUCKET_S,
+        tournaments,
+        workers: workers
+            .into_iter()
+            .map(|w| WorkerRow {
+                last_seen_s: seconds(w.last_seen_ms),
+                connected_s: seconds(w.registered_ms),
+                id: w.id,
+                name: w.name,
+                version: w.version,
+                slots: w.slots,
+                games: w.games,
+                nodes: w.nodes,
+            })
+            .collect(),
+        recent: c.recent_games(),
+    }
+}
+
+/// Charts of a tournament, each an HTML figure with an inline SVG.
+#[derive(Debug, Serialize, Default)]
+struct Charts {
+    standings: String,
+    llr: Option<String>,
+    elo: Option<String>,
+    pentanomial: Option<String>,
+}
+
+/// One tournament in detail.
+#[derive(Debug, Serialize)]
+pub struct TournamentView {
+    #[serde(flatten)]
+    summary: TournamentSummary,
+    report: Report,
+    charts: Charts,
+}
+
+/// A tournament's standings, cross-table, SPRT and charts (`None`: no such tournament).
+pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
+    let (status, report) = c.live_report(id)?;
+    let charts = Charts {
+        standings: report.standings_chart(),
+        llr: report.sprt.as_ref().map(llr_chart),
+        elo: report.sprt.as_ref().map(elo_chart),
+        pentanomial: report
+            .sprt
+            .as_ref()
+            .map(|s| pentanomial_chart(&s.pentanomial)),
+    };
+    Some(TournamentView {
+        summary: summary_of(&status),
+        report,
+        charts,
+    })
+}
+
+/// A game for the board viewer: the record and every position it passed through.
+#[derive(Debug, Serialize)]
+struct GameView {
+    game: String,
+    white: String,
+    black: String,
+    result: String,
+    termination: Termination,
+    detail: Option<String>,
+    opening_plies: u32,
+    moves: Vec<MoveRecord>,
+    /// `positions[i]`: the position string after `i` plies (`positions[0]` is the start).
+    positions: Vec<String>,
+    /// Why the replay stopped early, if a move did not replay (a corrupt record).
+    replay_error: Option<String>,
+}
+
+/// Both games of a pair.
+#[derive(Debug, Serialize)]
+pub struct PairView {
+    tournament: u64,
+    pair: u64,
+    games: Vec<GameView>,
+}
+
+/// A stored pair with its games replayed (`None`: not stored).
+///
+/// # Errors
+/// The store failed.
+pub fn pair_of(c: &Coordinator, id: u64, pair: u64) -> Result<Option<PairView>, String> {
+    let Some(games) = c.pair_games(id, pair)? else {
+        return Ok(None);
+    };
+    Ok(Some(PairView {
+        tournament: id,
+        pair,
+        games: games.into_iter().map(game_view).collect(),
+    }))
+}
+
+fn game_view(record: GameRecord) -> GameView {
+    let replayed = match record.game.as_str() {
+        "amazons" => replay::<Amazons>(&record),
+        _ => replay::<Loa>(&record),
+    };
+    let (positions, replay_error) = match replayed {
+        Ok(positions) => (positions, None),
+        Err((positions, e)) => (positions, Some(e)),
+    };
+    GameView {
+        game: record.game,
+        white: record.white.name,
+        black: record.black.name,
+        result: record.result,
+        termination: record.termination,
+        detail: record.detail,
+        opening_plies: record.opening_plies,
+        moves: record.moves,
+        positions,
+        replay_error,
+    }
+}
+
+/// The position strings from the record's start through each of its moves; on a move
+/// that does not replay, those so far and what went wrong.
+fn replay<P: Position>(record: &GameRecord) -> Result<Vec<String>, (Vec<String>, String)> {
+    let mut position: P = record
+        .start
+        .parse()
+        .map_err(|e| (Vec::new(), format!("start position: {e}")))?;
+    let mut positions = vec![position.to_string()];
+    for (ply, m) in record.moves.iter().enumerate() {
+        let next = position
+            .parse_move(&m.mv)
+            .map_err(|e| e.to_string())
+            .and_then(|mv| position.play(mv).map_err(|e| e.to_string()));
+        match next {
+            Ok(next) => position = next,
+            Err(e) => return Err((positions, format!("ply {} ({}): {e}", ply + 1, m.mv))),
+        }
+        positions.push(position.to_string());
+    }
+    Ok(positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_model::PlayerRecord;
+
+    fn record(game: &str, start: String, moves: &[&str]) -> GameRecord {
+        GameRecord {
+            game: game.into(),
+            rules: String::new(),
+            start,
+            opening_plies: 0,
+            time_control: "inf".into(),
+            white: PlayerRecord::default(),
+            black: PlayerRecord::default(),
+            moves: moves
+                .iter()
+                .map(|m| MoveRecord {
+                    mv: (*m).into(),
+                    time_ms: 0,
+                    nodes: None,
+                    depth: None,
+                    score: None,
+                })
+                .collect(),
+            result: "1/2-1/2".into(),
+            termination: Termination::MaxPlies,
+            detail: None,
+            meta: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_game_replays_to_a_position_after_every_ply() {
+        let view = game_view(record("loa", Loa::start().to_string(), &["b1-b3", "a2-c2"]));
+        assert_eq!(view.positions.len(), 3);
+        assert_eq!(view.positions[0], Loa::start().to_string());
+        assert_eq!(
+            view.positions[1],
+            "1bbbbbb1/w6w/w6w/w6w/w6w/wb5w/w6w/2bbbbb1 w"
+        );
+        assert_eq!(
+            view.positions[2],
+            "1bbbbbb1/w6w/w6w/w6w/w6w/wb5w/2w4w/2bbbbb1 b"
+        );
+        assert!(view.replay_error.is_none());
+        let amazons = game_view(record(
+            "amazons",
+            Amazons::start().to_string(),
+            &["d1-d7/g7"],
+        ));
+        assert_eq!(
+            amazons.positions[1],
+            "3b2b3/10/10/b2w2x2b/10/10/w8w/10/10/6w3 b"
+        );
+    }
+
+    #[test]
+    fn a_move_that_does_not_replay_stops_the_replay_and_says_where() {
+        let view = game_view(record("loa", Loa::start().to_string(), &["b1-b3", "b3-b4"]));
+        assert_eq!(view.positions.len(), 2);
+        let error = view.replay_error.expect("the second move is illegal");
+        assert!(error.starts_with("ply 2 (b3-b4)"), "{error}");
+        let bad_start = game_view(record("amazons", "nonsense".into(), &[]));
+        assert!(bad_start.positions.is_empty());
+        assert!(
+            bad_start
+                .replay_error
+                .unwrap()
+                .starts_with("start position")
+        );
+    }
+}

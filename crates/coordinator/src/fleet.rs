@@ -1,0 +1,336 @@
+//! What the coordinator knows of its fleet: registered workers and when they were last
+//! heard from, throughput over time, and the most recent games. No I/O; times are the
+//! coordinator's clock in milliseconds.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde::Serialize;
+use tourney_model::GameRecord;
+
+/// How long throughput samples are kept (the dashboard's chart spans this).
+const HISTORY_MS: u64 = 300_000;
+/// Time between throughput samples.
+const SAMPLE_MS: u64 = 1_000;
+/// Window of the current games/s and nodes/s figures.
+const RATE_WINDOW_MS: u64 = 10_000;
+/// Recent games kept for the dashboard.
+const RECENT_GAMES: usize = 40;
+/// A worker not heard from for this long is forgotten.
+const FORGET_MS: u64 = 3_600_000;
+
+/// A registered worker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerInfo {
+    /// The id the coordinator gave it (`name#n`).
+    pub id: String,
+    /// The name it registered with (usually its host).
+    pub name: String,
+    /// Its tourney version.
+    pub version: String,
+    /// Games it plays at once.
+    pub slots: u32,
+    /// When it registered.
+    pub registered_ms: u64,
+    /// When it last called (lease, report or heartbeat).
+    pub last_seen_ms: u64,
+    /// Games it reported that were stored.
+    pub games: u64,
+    /// Nodes its players reported searching in those games.
+    pub nodes: u64,
+}
+
+/// A finished game, as the dashboard lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecentGame {
+    /// Its tournament.
+    pub tournament: u64,
+    /// Its pair.
+    pub pair: u64,
+    /// 0 or 1: which game of the pair.
+    pub index: usize,
+    /// `loa` or `amazons`.
+    pub game: String,
+    /// White's engine name.
+    pub white: String,
+    /// Black's engine name.
+    pub black: String,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    /// Why it ended.
+    pub termination: String,
+    /// Plies played.
+    pub plies: usize,
+    /// The worker that played it.
+    pub worker: String,
+}
+
+/// Games and nodes finished so far, at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Sample {
+    at_ms: u64,
+    games: u64,
+    nodes: u64,
+}
+
+/// Fleet throughput now: rates over the last few seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Throughput {
+    /// Games finished per second.
+    pub games_per_s: f64,
+    /// Nodes searched per second (as the players reported them).
+    pub nodes_per_s: f64,
+    /// Games stored since the coordinator started.
+    pub games_total: u64,
+}
+
+/// Workers, throughput and recent games.
+#[derive(Debug, Default)]
+pub struct Fleet {
+    workers: HashMap<String, WorkerInfo>,
+    next_worker: u64,
+    totals: Sample,
+    samples: VecDeque<Sample>,
+    recent: VecDeque<RecentGame>,
+}
+
+impl Fleet {
+    /// An empty fleet.
+    pub fn new() -> Self {
+        Fleet {
+            next_worker: 1,
+            ..Fleet::default()
+        }
+    }
+
+    /// Registers a worker; returns its new id.
+    pub fn register(&mut self, name: &str, version: &str, slots: u32, now: u64) -> String {
+        let id = format!("{name}#{}", self.next_worker);
+        self.next_worker += 1;
+        self.workers.insert(
+            id.clone(),
+            WorkerInfo {
+                id: id.clone(),
+                name: name.to_string(),
+                version: version.to_string(),
+                slots,
+                registered_ms: now,
+                last_seen_ms: now,
+                games: 0,
+                nodes: 0,
+            },
+        );
+        id
+    }
+
+    /// Notes that a worker called.
+    pub fn seen(&mut self, worker: &str, now: u64) {
+        if let Some(w) = self.workers.get_mut(worker) {
+            w.last_seen_ms = w.last_seen_ms.max(now);
+        }
+    }
+
+    /// Counts a stored game played by `worker`.
+    pub fn record_game(
+        &mut self,
+        worker: &str,
+        tournament: u64,
+        pair: u64,
+        index: usize,
+        game: &GameRecord,
+    ) {
+        let nodes: u64 = game.moves.iter().filter_map(|m| m.nodes).sum();
+        self.totals.games += 1;
+        self.totals.nodes += nodes;
+        if let Some(w) = self.workers.get_mut(worker) {
+            w.games += 1;
+            w.nodes += nodes;
+        }
+        if self.recent.len() == RECENT_GAMES {
+            self.recent.pop_back();
+        }
+        self.recent.push_front(RecentGame {
+            tournament,
+            pair,
+            index,
+            game: game.game.clone(),
+            white: game.white.name.clone(),
+            black: game.black.name.clone(),
+            result: game.result.clone(),
+            termination: game.termination.name().to_string(),
+            plies: game.moves.len(),
+            worker: worker.to_string(),
+        });
+    }
+
+    /// Takes a throughput sample if one is due and forgets long-silent workers.
+    pub fn tick(&mut self, now: u64) {
+        if self
+            .samples
+            .back()
+            .is_none_or(|last| now >= last.at_ms + SAMPLE_MS)
+        {
+            self.samples.push_back(Sample {
+                at_ms: now,
+                ..self.totals
+            });
+            while self
+                .samples
+                .front()
+                .is_some_and(|first| first.at_ms + HISTORY_MS < now)
+            {
+                self.samples.pop_front();
+            }
+        }
+        self.workers
+            .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
+    }
+
+    /// Workers heard from within `timeout_ms`, by name then id.
+    pub fn connected(&self, now: u64, timeout_ms: u64) -> Vec<WorkerInfo> {
+        let mut workers: Vec<WorkerInfo> = self
+            .workers
+            .values()
+            .filter(|w| w.last_seen_ms + timeout_ms >= now)
+            .cloned()
+            .collect();
+        workers.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        workers
+    }
+
+    /// Games/s and nodes/s over the last few seconds.
+    pub fn throughput(&self, now: u64) -> Throughput {
+        let since = now.saturating_sub(RATE_WINDOW_MS);
+        let base = self
+            .samples
+            .iter()
+            .find(|s| s.at_ms >= since)
+            .copied()
+            .unwrap_or(self.totals);
+        let seconds = now.saturating_sub(base.at_ms) as f64 / 1000.0;
+        let rate = |now_count: u64, then: u64| {
+            if seconds > 0.0 {
+                (now_count - then) as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        Throughput {
+            games_per_s: rate(self.totals.games, base.games),
+            nodes_per_s: rate(self.totals.nodes, base.nodes),
+            games_total: self.totals.games,
+        }
+    }
+
+    /// Games/s in consecutive `bucket_ms` intervals over the kept history, oldest first.
+    pub fn history(&self, bucket_ms: u64) -> Vec<f64> {
+        let mut rates = Vec::new();
+        let mut start: Option<Sample> = None;
+        for &s in &self.samples {
+            match start {
+                None => start = Some(s),
+                Some(b) if s.at_ms >= b.at_ms + bucket_ms => {
+                    rates.push((s.games - b.games) as f64 * 1000.0 / (s.at_ms - b.at_ms) as f64);
+                    start = Some(s);
+                }
+                Some(_) => {}
+            }
+        }
+        rates
+    }
+
+    /// The most recent games, newest first.
+    pub fn recent(&self) -> impl Iterator<Item = &RecentGame> {
+        self.recent.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_model::{MoveRecord, PlayerRecord, Termination};
+    use tourney_rules::Position;
+
+    fn game(plies: usize, nodes: u64) -> GameRecord {
+        GameRecord {
+            game: "loa".into(),
+            rules: String::new(),
+            start: tourney_rules::Loa::start().to_string(),
+            opening_plies: 0,
+            time_control: "inf".into(),
+            white: PlayerRecord {
+                name: "a".into(),
+                ..PlayerRecord::default()
+            },
+            black: PlayerRecord {
+                name: "b".into(),
+                ..PlayerRecord::default()
+            },
+            moves: (0..plies)
+                .map(|_| MoveRecord {
+                    mv: "b1-b3".into(),
+                    time_ms: 1,
+                    nodes: Some(nodes),
+                    depth: None,
+                    score: None,
+                })
+                .collect(),
+            result: "1-0".into(),
+            termination: Termination::Connection,
+            detail: None,
+            meta: Default::default(),
+        }
+    }
+
+    #[test]
+    fn workers_are_connected_until_they_fall_silent_and_then_forgotten() {
+        let mut fleet = Fleet::new();
+        let a = fleet.register("host", "0.1.0", 4, 0);
+        let b = fleet.register("host", "0.1.0", 2, 0);
+        assert_ne!(a, b, "two workers on one host get distinct ids");
+        fleet.seen(&a, 9_000);
+        let live = fleet.connected(10_000, 5_000);
+        assert_eq!(live.len(), 1);
+        assert_eq!((live[0].id.as_str(), live[0].slots), (a.as_str(), 4));
+        fleet.tick(9_000 + FORGET_MS + 1);
+        assert!(fleet.workers.is_empty());
+    }
+
+    #[test]
+    fn throughput_is_the_rate_over_the_recent_window() {
+        let mut fleet = Fleet::new();
+        let w = fleet.register("w", "v", 1, 0);
+        fleet.tick(0);
+        for second in 1..=20u64 {
+            // Three games a second, each of 10 plies at 100 nodes a ply.
+            for _ in 0..3 {
+                fleet.record_game(&w, 1, second, 0, &game(10, 100));
+            }
+            fleet.tick(second * 1000);
+        }
+        let t = fleet.throughput(20_000);
+        assert!((t.games_per_s - 3.0).abs() < 1e-9, "{t:?}");
+        assert!((t.nodes_per_s - 3000.0).abs() < 1e-6, "{t:?}");
+        assert_eq!(t.games_total, 60);
+        let history = fleet.history(5_000);
+        assert_eq!(history, vec![3.0; 4]);
+        fleet.seen(&w, 20_000);
+        let worker = &fleet.connected(20_000, 1_000)[0];
+        assert_eq!((worker.games, worker.nodes), (60, 60_000));
+    }
+
+    #[test]
+    fn recent_games_are_newest_first_and_bounded() {
+        let mut fleet = Fleet::new();
+        for pair in 0..(RECENT_GAMES as u64 + 5) {
+            fleet.record_game("gone#1", 7, pair, 1, &game(3, 0));
+        }
+        let recent: Vec<&RecentGame> = fleet.recent().collect();
+        assert_eq!(recent.len(), RECENT_GAMES);
+        assert_eq!(recent[0].pair, RECENT_GAMES as u64 + 4);
+        assert_eq!(
+            (recent[0].white.as_str(), recent[0].plies, recent[0].index),
+            ("a", 3, 1)
+        );
+        assert_eq!(fleet.throughput(0).games_total, RECENT_GAMES as u64 + 5);
+    }
+}
