@@ -390,25 +390,24 @@ async fn fetch_report(admin: &mut Admin, id: u64) -> Result<tourney_stats::repor
                 beta: s.beta,
                 model: s.model.parse().unwrap_or_default(),
             };
-            let prefix: Vec<usize> = pairs
+            // Per pair, the half-points of the pairing's first engine in games 0 and 1.
+            let prefix: Vec<[u8; 2]> = pairs
                 .iter()
                 .enumerate()
                 .take_while(|(i, (p, games))| **p == *i as u64 && games.len() == 2)
                 .map(|(_, (_, games))| {
                     let game0 = games.iter().find(|g| g.0 == "0").unwrap_or(&games[0]);
+                    let game1 = games.iter().find(|g| g.0 == "1").unwrap_or(&games[1]);
                     let first = if first_mover == tourney_rules::Color::White {
                         &game0.1
                     } else {
                         &game0.2
                     };
-                    games
-                        .iter()
-                        .map(|(_, w, _, r)| match (r.as_str(), w == first) {
-                            ("1/2-1/2", _) => 1,
-                            ("1-0", true) | ("0-1", false) => 2,
-                            _ => 0,
-                        })
-                        .sum()
+                    [game0, game1].map(|(_, w, _, r)| match (r.as_str(), w == first) {
+                        ("1/2-1/2", _) => 1,
+                        ("1-0", true) | ("0-1", false) => 2,
+                        _ => 0,
+                    })
                 })
                 .collect();
             tourney_stats::report::SprtReport::from_pairs(config, &prefix, 200).ok()

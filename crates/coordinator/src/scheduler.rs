@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
-use tourney_stats::{EloModel, Pentanomial, Sprt, SprtInput, SprtStatus, Trinomial};
+use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
 
 /// A tournament's number.
 pub type TournamentId = u64;
@@ -76,7 +76,9 @@ pub struct Tournament {
     done: BTreeMap<u64, PairOutcome>,
     /// Pairs `0..prefix` are all completed.
     prefix: u64,
-    /// The SPRT on the prefix, for SPRT tournaments.
+    /// What the SPRT counted: pairs `0..counts.pairs` of the prefix, up to its decision.
+    counts: SprtCounts,
+    /// The SPRT on `counts`, for SPRT tournaments.
     sprt: Option<SprtStatus>,
 }
 
@@ -107,6 +109,7 @@ impl Tournament {
             leased: HashMap::new(),
             done: BTreeMap::new(),
             prefix: 0,
+            counts: SprtCounts::default(),
             sprt: None,
         }
     }
@@ -141,28 +144,9 @@ impl Tournament {
         self.sprt
     }
 
-    /// Pair counts of the completed prefix, from the first engine's side.
-    pub fn prefix_pentanomial(&self) -> Pentanomial {
-        let mut p = Pentanomial::default();
-        for outcome in self.done.range(..self.prefix).map(|(_, o)| o) {
-            p.bins[(outcome.half_points[0] + outcome.half_points[1]) as usize] += 1;
-        }
-        p
-    }
-
-    /// W/D/L of the completed prefix, from the first engine's side.
-    pub fn prefix_trinomial(&self) -> Trinomial {
-        let mut t = Trinomial::default();
-        for outcome in self.done.range(..self.prefix).map(|(_, o)| o) {
-            for h in outcome.half_points {
-                match h {
-                    2 => t.wins += 1,
-                    1 => t.draws += 1,
-                    _ => t.losses += 1,
-                }
-            }
-        }
-        t
+    /// Pairs the SPRT counted (the completed prefix, up to the decision) and their counts.
+    pub fn sprt_counts(&self) -> SprtCounts {
+        self.counts
     }
 
     /// The next pair to hand out, if any.
@@ -222,24 +206,20 @@ impl Tournament {
 
     /// Finishes the tournament when its plan is complete or its SPRT decided.
     fn update_state(&mut self) {
-        if !self.state.is_active() {
-            return;
+        let decided = |s: &Option<SprtStatus>| {
+            s.is_some_and(|s| s.decision != tourney_stats::Decision::Continue)
+        };
+        if let (Some(sprt), false) = (sprt_of(&self.config), decided(&self.sprt)) {
+            // Pair by pair along the prefix, stopping at the first decision (also when
+            // restoring a tournament that has already finished).
+            let from = self.counts.pairs;
+            let new = (from..self.prefix).map(|p| self.done[&p].half_points);
+            if let Ok(Some(status)) = sprt.run(&mut self.counts, new, |_, _| {}) {
+                self.sprt = Some(status);
+            }
         }
-        if let Some(sprt) = sprt_of(&self.config) {
-            if self.prefix > 0 {
-                let input = SprtInput {
-                    pentanomial: Some(self.prefix_pentanomial()),
-                    trinomial: Some(self.prefix_trinomial()),
-                };
-                self.sprt = sprt.status(&input).ok();
-            }
-            let decided = self
-                .sprt
-                .is_some_and(|s| s.decision != tourney_stats::Decision::Continue);
-            if decided || self.prefix >= self.config.max_pairs() {
-                self.state = State::Finished;
-            }
-        } else if self.prefix >= self.config.max_pairs() {
+        if self.state.is_active() && (decided(&self.sprt) || self.prefix >= self.config.max_pairs())
+        {
             self.state = State::Finished;
         }
     }
@@ -587,7 +567,26 @@ mod tests {
             t.sprt_status().unwrap().decision,
             tourney_stats::Decision::AcceptH1
         );
+        // It stopped counting at its decision, before the end of the prefix.
+        let counted = t.sprt_counts();
+        assert!(counted.pairs < 200, "{counted:?}");
+        assert_eq!(counted.pentanomial.bins[2], 1, "pair 0 is counted first");
+        let status = t.sprt_status();
+        let config = t.config.clone();
         assert!(s.lease("w", 10, 10).is_none());
+        // Results that arrive after the decision change nothing in the test.
+        s.report(&[(1, outcome(200, [0, 0])), (1, outcome(201, [0, 0]))]);
+        let t = s.tournament(1).unwrap();
+        assert_eq!((t.sprt_counts(), t.sprt_status()), (counted, status));
+        // A restart on the stored results reaches the same decision at the same pair.
+        let done: Vec<PairOutcome> = t.completed().copied().collect();
+        let mut restarted = Scheduler::new(1000);
+        restarted.add(1, config, State::Finished, done);
+        let again = restarted.tournament(1).unwrap();
+        assert_eq!(
+            (again.sprt_counts(), again.sprt_status()),
+            (counted, status)
+        );
     }
 
     #[test]

@@ -762,11 +762,11 @@ fn report_from(
         .collect();
     let sprt = sprt_of(config).and_then(|sprt| {
         // The prefix of completed pairs in index order, as the SPRT counts them.
-        let prefix: Vec<usize> = outcomes
+        let prefix: Vec<[u8; 2]> = outcomes
             .iter()
             .enumerate()
             .take_while(|(i, o)| o.pair == *i as u64)
-            .map(|(_, o)| (o.half_points[0] + o.half_points[1]) as usize)
+            .map(|(_, o)| o.half_points)
             .collect();
         SprtReport::from_pairs(sprt, &prefix, 200).ok()
     });

@@ -36,7 +36,7 @@ pub use counts::{GameScore, Pentanomial, Trinomial};
 pub use games::{GameResult, GameTable};
 pub use ratings::{BayesElo, Bound, ErrorMethod, Ordo, PlayerRating, RatingTable};
 pub use sprt::{
-    CutechessSprt, Decision, EloModel, Sprt, SprtInput, SprtStatus, decide, fishtest_draw_elo,
-    gsprt, legacy_llr, wald_bounds,
+    CutechessSprt, Decision, EloModel, Sprt, SprtCounts, SprtInput, SprtStatus, decide,
+    fishtest_draw_elo, gsprt, legacy_llr, wald_bounds,
 };
 pub use summary::{Cutechess, Plain, Summary};

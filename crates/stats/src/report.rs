@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use crate::counts::Pentanomial;
 use crate::games::GameTable;
 use crate::ratings::{Bound, RatingTable};
-use crate::sprt::{Sprt, SprtInput, SprtStatus};
+use crate::sprt::{Decision, Sprt, SprtCounts, SprtStatus};
 use crate::summary::Summary;
 
 /// Results between every two players: `cells[i][j]` is `[wins, draws, losses]` of player
@@ -78,40 +78,37 @@ pub struct SprtReport {
 }
 
 impl SprtReport {
-    /// The report of `sprt` on pair results in pair-index order (`bins[k]` = the pair's
-    /// points in half-points, 0..=4), with about `points` trajectory samples.
+    /// The report of `sprt` on pair results in pair-index order (each pair: the tested
+    /// player's half-points in its two games), with about `points` trajectory samples. The
+    /// test stops at its first decision: pairs after it are not counted.
     ///
     /// # Errors
     /// As [`Sprt::status`] (e.g. no pairs yet).
-    pub fn from_pairs(sprt: Sprt, pairs: &[usize], points: usize) -> Result<SprtReport, String> {
-        let mut counts = Pentanomial::default();
+    pub fn from_pairs(sprt: Sprt, pairs: &[[u8; 2]], points: usize) -> Result<SprtReport, String> {
+        let mut counts = SprtCounts::default();
         let mut trajectory = Vec::new();
-        let every = (pairs.len() / points.max(1)).max(1);
-        for (i, &bin) in pairs.iter().enumerate() {
-            counts.bins[bin.min(4)] += 1;
-            if (i + 1) % every == 0 || i + 1 == pairs.len() {
-                let input = SprtInput {
-                    pentanomial: Some(counts),
-                    trinomial: None,
-                };
-                let summary = Summary::pentanomial(counts);
+        let every = (pairs.len() / points.max(1)).max(1) as u64;
+        let total = pairs.len() as u64;
+        let last = sprt.run(&mut counts, pairs.iter().copied(), |c, status| {
+            if c.pairs % every == 0 || c.pairs == total || status.decision != Decision::Continue {
+                let summary = Summary::pentanomial(c.pentanomial);
                 trajectory.push(SprtPoint {
-                    pairs: i as u64 + 1,
-                    llr: sprt.llr(&input)?,
+                    pairs: c.pairs,
+                    llr: status.llr,
                     elo: summary.elo,
                     elo_lower: summary.elo_lower,
                     elo_upper: summary.elo_upper,
                 });
             }
-        }
-        let status = sprt.status(&SprtInput {
-            pentanomial: Some(counts),
-            trinomial: None,
         })?;
+        let status = match last {
+            Some(status) => status,
+            None => sprt.status(&counts.input())?,
+        };
         Ok(SprtReport {
             sprt,
             status,
-            pentanomial: counts,
+            pentanomial: counts.pentanomial,
             trajectory,
         })
     }

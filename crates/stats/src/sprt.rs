@@ -197,6 +197,72 @@ impl Sprt {
     }
 }
 
+/// Pair results counted by a sequential test, added in pair order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SprtCounts {
+    /// Pairs counted.
+    pub pairs: u64,
+    /// Pair counts by the tested player's points.
+    pub pentanomial: Pentanomial,
+    /// Game counts from the tested player's side.
+    pub trinomial: Trinomial,
+}
+
+impl SprtCounts {
+    /// Counts one pair: the tested player's half-points (0, 1 or 2) in each of its games.
+    pub fn add(&mut self, half_points: [u8; 2]) {
+        self.pairs += 1;
+        let points = half_points
+            .iter()
+            .map(|&h| usize::from(h.min(2)))
+            .sum::<usize>();
+        self.pentanomial.bins[points] += 1;
+        for h in half_points {
+            match h {
+                2.. => self.trinomial.wins += 1,
+                1 => self.trinomial.draws += 1,
+                0 => self.trinomial.losses += 1,
+            }
+        }
+    }
+
+    /// The test's input: both the pair and the game counts.
+    pub fn input(&self) -> SprtInput {
+        SprtInput {
+            pentanomial: Some(self.pentanomial),
+            trinomial: Some(self.trinomial),
+        }
+    }
+}
+
+impl Sprt {
+    /// Adds pairs from `pairs` (in pair order) to `counts` until the test decides, as a
+    /// sequential test must: it stops at its first decision, and pairs after it are not
+    /// counted. The status after the last pair counted, `None` if there was none; `on_pair`
+    /// sees the counts and status after each pair.
+    ///
+    /// # Errors
+    /// As [`Sprt::status`].
+    pub fn run(
+        &self,
+        counts: &mut SprtCounts,
+        pairs: impl IntoIterator<Item = [u8; 2]>,
+        mut on_pair: impl FnMut(&SprtCounts, &SprtStatus),
+    ) -> Result<Option<SprtStatus>, String> {
+        let mut last = None;
+        for pair in pairs {
+            counts.add(pair);
+            let status = self.status(&counts.input())?;
+            on_pair(counts, &status);
+            last = Some(status);
+            if status.decision != Decision::Continue {
+                break;
+            }
+        }
+        Ok(last)
+    }
+}
+
 /// Wald's bounds `(ln(β/(1-α)), ln((1-β)/α))`.
 pub fn wald_bounds(alpha: f64, beta: f64) -> (f64, f64) {
     ((beta / (1.0 - alpha)).ln(), ((1.0 - beta) / alpha).ln())

@@ -13,8 +13,21 @@ fn report() -> Report {
     let ratings = BayesElo::default().rate(&table);
     let names: Vec<String> = ratings.players.iter().map(|p| p.name.clone()).collect();
     // A made-up SPRT history: pair results cycling through all five bins, biased upwards.
-    let pairs: Vec<usize> = (0..600)
-        .map(|i| [2, 3, 1, 2, 4, 2, 3, 0, 2, 3][i % 10])
+    let pairs: Vec<[u8; 2]> = (0..600)
+        .map(|i| {
+            [
+                [1, 1],
+                [2, 1],
+                [0, 1],
+                [2, 0],
+                [2, 2],
+                [1, 1],
+                [1, 2],
+                [0, 0],
+                [0, 2],
+                [1, 2],
+            ][i % 10]
+        })
         .collect();
     let sprt = SprtReport::from_pairs(Sprt::preset("stc").unwrap(), &pairs, 50).unwrap();
     Report {
@@ -72,4 +85,55 @@ fn text_and_csv_list_every_player() {
     assert_eq!(lines.len(), 5);
     assert!(lines[0].starts_with("rank,name,elo,plus,minus"));
     assert!(lines[1].starts_with("1,Kilo,46.10,"));
+}
+
+#[test]
+fn an_sprt_stops_at_its_first_decision_and_ignores_later_pairs() {
+    // Clear wins until H1 is accepted, then clear losses that would pull the LLR back.
+    let wins = [[2, 1], [1, 1], [2, 2], [1, 2], [2, 0]];
+    let pairs: Vec<[u8; 2]> = (0..400)
+        .map(|i| if i < 200 { wins[i % 5] } else { [0, 0] })
+        .collect();
+    let sprt = Sprt {
+        elo1: 50.0,
+        ..Sprt::preset("stc").unwrap()
+    };
+    let s = SprtReport::from_pairs(sprt, &pairs, 20).unwrap();
+    assert_eq!(s.status.decision, tourney_stats::Decision::AcceptH1);
+    let counted = s.pentanomial.pairs();
+    assert!(counted < 200, "decided after {counted} pairs");
+    assert_eq!(
+        s.pentanomial.bins[0], 0,
+        "no loss of the later pairs is counted"
+    );
+    let last = s.trajectory.last().unwrap();
+    assert_eq!(last.pairs, counted);
+    assert!(last.llr > s.status.upper_bound);
+    // One pair fewer and it had not decided yet.
+    let before = SprtReport::from_pairs(sprt, &pairs[..counted as usize - 1], 20).unwrap();
+    assert_eq!(before.status.decision, tourney_stats::Decision::Continue);
+}
+
+#[test]
+fn the_bayeselo_model_gets_the_game_counts_it_needs() {
+    let sprt = Sprt {
+        model: tourney_stats::EloModel::BayesElo,
+        ..Sprt::preset("stc").unwrap()
+    };
+    let pairs = [[2, 1], [1, 1], [0, 2], [1, 2]];
+    let s = SprtReport::from_pairs(sprt, &pairs, 10).unwrap();
+    let mut counts = tourney_stats::SprtCounts::default();
+    for p in pairs {
+        counts.add(p);
+    }
+    assert_eq!(
+        (
+            counts.trinomial.wins,
+            counts.trinomial.draws,
+            counts.trinomial.losses
+        ),
+        (3, 4, 1)
+    );
+    assert_eq!(counts.pentanomial.bins, [0, 0, 2, 2, 0]);
+    assert_eq!(s.status, sprt.status(&counts.input()).unwrap());
 }
