@@ -134,13 +134,18 @@ fn spawn_worker_with(
 
 /// The status once the tournament has finished (or after a minute).
 async fn wait_until_finished(admin: &mut Admin, id: u64) -> pb::TournamentStatus {
+    wait_for_state(admin, id, "finished").await
+}
+
+/// The status once the tournament is in `state` (or after a minute).
+async fn wait_for_state(admin: &mut Admin, id: u64, state: &str) -> pb::TournamentStatus {
     let mut status = admin
         .status(pb::StatusRequest { id })
         .await
         .unwrap()
         .into_inner();
     for _ in 0..600 {
-        if status.state == "finished" {
+        if status.state == state {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -350,6 +355,75 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     assert!(first_game_crashes >= 1);
     assert_eq!(metrics.engine_restarts.get(), first_game_crashes);
     assert_eq!(metrics.games.with_label_values(&["loa"]).get(), 6);
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let refuser = format!("{} unsupported", env!("CARGO_BIN_EXE_misbehave"));
+    let config = MATCH.replace(
+        "name = \"ab\"\nplayer = \"ab\"",
+        &format!("name = \"refuser\"\ncommand = \"{refuser}\""),
+    );
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config,
+            file: "refuser.toml".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    // No game is scored: the tournament pauses and says why.
+    let paused = wait_for_state(&mut admin, id, "paused").await;
+    assert_eq!(paused.state, "paused");
+    assert_eq!((paused.games, paused.pairs_done), (0, 0));
+    assert!(
+        paused.paused_reason.contains("refuser") && paused.paused_reason.contains("unsupported"),
+        "{}",
+        paused.paused_reason
+    );
+    let (_, metrics) = http_get(server.addr.trim_start_matches("http://"), "/metrics").unwrap();
+    assert!(
+        metrics.contains("tourney_engine_failures_total{reason=\"unfit\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "tourney_tournament_state{{state=\"paused\",tournament=\"{id}\"}} 1"
+        )),
+        "{metrics}"
+    );
+    // Resumed, the engine still cannot play: it pauses again.
+    let resumed = admin.resume(pb::ResumeRequest { id }).await.unwrap();
+    assert!(resumed.into_inner().resumed);
+    let again = wait_for_state(&mut admin, id, "paused").await;
+    assert_eq!((again.state.as_str(), again.games), ("paused", 0));
+    assert!(
+        !admin
+            .resume(pb::ResumeRequest { id: id + 1 })
+            .await
+            .unwrap()
+            .into_inner()
+            .resumed
+    );
+    // A paused tournament can be cancelled.
+    assert!(
+        admin
+            .cancel(pb::CancelRequest { id })
+            .await
+            .unwrap()
+            .into_inner()
+            .cancelled
+    );
+    let cancelled = wait_for_state(&mut admin, id, "cancelled").await;
+    assert!(cancelled.paused_reason.is_empty());
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());

@@ -166,6 +166,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                         worker_id: worker_id.clone(),
                         lease_id: lease.lease_id,
                         results,
+                        failures: Vec::new(),
                     };
                     if let Ok(reply) = client.report(request).await {
                         accepted

@@ -65,7 +65,10 @@ enum Command {
     /// A tournament's games as PGN-style text or JSON lines.
     Export(service_cmd::ExportArgs),
     /// Cancel a tournament.
-    Cancel(service_cmd::CancelArgs),
+    Cancel(service_cmd::TournamentArgs),
+    /// Resume a tournament paused because a pair could not be played (e.g. an engine that
+    /// does not start); see `tourney status` for why it paused.
+    Resume(service_cmd::TournamentArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Report(args) => service_cmd::report(&args),
         Command::Export(args) => service_cmd::export(&args),
         Command::Cancel(args) => service_cmd::cancel(&args),
+        Command::Resume(args) => service_cmd::resume(&args),
         Command::Engine(args) => play_cmd::engine(&args),
         Command::Openings(args) => play_cmd::openings(&args),
     };

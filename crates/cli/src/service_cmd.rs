@@ -256,7 +256,14 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     };
     let mut admin = client.admin().await?;
     let id = match existing {
-        Some(id) => id,
+        Some(id) => {
+            // Paused by a pair that could not be played: running again means it was fixed.
+            admin
+                .resume(pb::ResumeRequest { id })
+                .await
+                .map_err(status_error)?;
+            id
+        }
         None => submit_file(&mut admin, &args.file).await?,
     };
     let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
@@ -313,6 +320,16 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     bar.finish_and_clear();
     let _ = stop_workers.send(true);
     let worker_result = workers.await;
+    if status.state == "paused" {
+        let _ = stop_server.send(());
+        let _ = server.await;
+        bail!(
+            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
+             again: the tournament resumes where it stopped.",
+            status.pairs_done,
+            status.paused_reason
+        );
+    }
     let report = report_text(&mut admin, id).await?;
     let _ = stop_server.send(());
     let _ = server.await;
@@ -687,6 +704,8 @@ struct StatusJson {
     pairs_done: u64,
     pairs_planned: Option<u64>,
     games: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_reason: Option<String>,
     standings: Vec<StandingJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
@@ -718,6 +737,7 @@ fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         pairs_done: s.pairs_done,
         pairs_planned: s.pairs_planned,
         games: s.games,
+        paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
         standings: s
             .standings
             .iter()
@@ -745,6 +765,12 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
         s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
     );
+    if !s.paused_reason.is_empty() {
+        out += &format!(
+            " ({}; fix it, then `tourney resume {}`)",
+            s.paused_reason, s.id
+        );
+    }
     if let Some(sprt) = &s.sprt {
         out += &format!(
             ", LLR {:.2} [{:.2}, {:.2}] {}",
@@ -893,16 +919,16 @@ pub(crate) fn export(args: &ExportArgs) -> Result<()> {
     })
 }
 
-/// Arguments of `tourney cancel`.
+/// Arguments of `tourney cancel` and `tourney resume`.
 #[derive(Args)]
-pub(crate) struct CancelArgs {
+pub(crate) struct TournamentArgs {
     #[command(flatten)]
     client: ClientArgs,
     /// The tournament id.
     id: u64,
 }
 
-pub(crate) fn cancel(args: &CancelArgs) -> Result<()> {
+pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {
         let mut admin = args.client.admin().await?;
         let cancelled = admin
@@ -919,6 +945,20 @@ pub(crate) fn cancel(args: &CancelArgs) -> Result<()> {
                 "not running (already finished or cancelled)"
             }
         );
+        Ok(())
+    })
+}
+
+pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let resumed = admin
+            .resume(pb::ResumeRequest { id: args.id })
+            .await
+            .map_err(status_error)?
+            .into_inner()
+            .resumed;
+        println!("{}", if resumed { "resumed" } else { "not paused" });
         Ok(())
     })
 }

@@ -188,7 +188,8 @@ function renderDetail(t) {
   $("#detail").hidden = false;
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
-    ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`);
+    ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
+    t.paused_reason ? el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`) : null);
   const players = r.ratings.players;
   const lo = Math.min(...players.map((p) => p.elo - p.minus));
   const hi = Math.max(...players.map((p) => p.elo + p.plus));

@@ -157,6 +157,7 @@ pub struct TournamentSummary {
     games: u64,
     leader: Option<Leader>,
     sprt: Option<tourney_stats::SprtStatus>,
+    paused_reason: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -186,6 +187,7 @@ fn summary_of(s: &Status) -> TournamentSummary {
                 elo: p.elo,
             }),
         sprt: s.sprt,
+        paused_reason: s.paused_reason.clone(),
     }
 }
 

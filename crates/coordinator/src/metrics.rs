@@ -52,7 +52,7 @@ pub struct CoordinatorMetrics {
 pub struct TournamentGauges<'a> {
     /// Its number.
     pub id: u64,
-    /// `queued`, `running`, `finished` or `cancelled`.
+    /// `queued`, `running`, `finished`, `cancelled` or `paused`.
     pub state: &'a str,
     /// Pairs not yet leased or done (`None`: open-ended SPRT).
     pub pending: Option<u64>,
@@ -160,7 +160,7 @@ impl CoordinatorMetrics {
             engine_failures: counter_vec(
                 r,
                 "tourney_engine_failures_total",
-                "Games lost to an engine failure, by reason.",
+                "Games lost to an engine failure, by reason; `unfit`: pairs that could not be played (the tournament pauses).",
                 &["reason"],
             ),
             leases_granted: counter(
@@ -271,7 +271,7 @@ impl CoordinatorMetrics {
             .set(workers.iter().map(|w| i64::from(w.slots)).sum());
         for t in tournaments {
             let id = t.id.to_string();
-            for state in ["queued", "running", "finished", "cancelled"] {
+            for state in ["queued", "running", "finished", "cancelled", "paused"] {
                 self.tournament_state
                     .with_label_values(&[&id, state])
                     .set(i64::from(state == t.state));

@@ -426,11 +426,41 @@ impl Scheduler {
         expired
     }
 
-    /// Cancels a tournament; its leases are dropped at their next heartbeat. Returns
-    /// whether it was active.
-    pub fn cancel(&mut self, id: TournamentId) -> bool {
+    /// Pauses an active tournament: its leases are dropped at their next heartbeat and their
+    /// pairs offered again once it resumes. Returns whether it was active.
+    pub fn pause(&mut self, id: TournamentId) -> bool {
         match self.tournaments.get_mut(&id) {
             Some(t) if t.state.is_active() => {
+                t.state = State::Paused;
+                let leased: Vec<u64> = t.leased.drain().map(|(pair, _)| pair).collect();
+                t.retry.extend(leased);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Resumes a paused tournament. Returns whether it was paused.
+    pub fn resume(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state == State::Paused => {
+                t.state = if t.done.is_empty() {
+                    State::Queued
+                } else {
+                    State::Running
+                };
+                t.update_state();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels an active or paused tournament; its leases are dropped at their next
+    /// heartbeat. Returns whether it was active or paused.
+    pub fn cancel(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state.is_active() || t.state == State::Paused => {
                 t.state = State::Cancelled;
                 t.leased.clear();
                 t.retry.clear();
@@ -598,6 +628,31 @@ mod tests {
         assert!(!s.cancel(1));
         assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
         assert!(s.lease("w", 5, 20).is_none());
+        assert_eq!(s.tournament(1).unwrap().state, State::Cancelled);
+    }
+
+    #[test]
+    fn a_paused_tournament_hands_out_nothing_until_it_resumes() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
+        let (lease, pairs) = s.lease("w", 2, 0).unwrap();
+        assert_eq!(pairs.len(), 2);
+        s.report(&[(1, outcome(0, [1, 1]))]);
+        assert!(s.pause(1));
+        assert!(!s.pause(1), "pausing twice is a no-op");
+        assert_eq!(s.tournament(1).unwrap().state, State::Paused);
+        assert!(s.lease("w", 4, 10).is_none());
+        assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
+        assert!(s.resume(1));
+        assert!(!s.resume(1));
+        assert_eq!(s.tournament(1).unwrap().state, State::Running);
+        // The pair that was out (1) comes back first, then the rest.
+        let (_, again) = s.lease("w", 4, 20).unwrap();
+        let offered: Vec<u64> = again.iter().map(|a| a.pair).collect();
+        assert_eq!(offered, vec![1, 2, 3]);
+        // A paused tournament can still be cancelled.
+        assert!(s.pause(1));
+        assert!(s.cancel(1));
         assert_eq!(s.tournament(1).unwrap().state, State::Cancelled);
     }
 

@@ -146,6 +146,7 @@ pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
                 .map_or_else(|| "normalized".into(), |x| x.model.clone()),
         }),
         pairs_leased: s.pairs_leased,
+        paused_reason: s.paused_reason.clone().unwrap_or_default(),
     }
 }
 
@@ -211,6 +212,20 @@ impl pb::worker_server::Worker for WorkerService {
                 },
                 games,
             });
+        }
+        for failure in &r.failures {
+            self.0
+                .pair_failed(
+                    &r.worker_id,
+                    failure.tournament,
+                    failure.pair,
+                    &failure.reason,
+                )
+                .await
+                .map_err(|e| {
+                    eprintln!("coordinator: storing a pause failed: {e}");
+                    GrpcStatus::internal("the pause could not be stored")
+                })?;
         }
         let ack = self.0.report(&r.worker_id, finished).await.map_err(|e| {
             eprintln!("coordinator: report failed: {e}");
@@ -333,6 +348,19 @@ impl pb::admin_server::Admin for AdminService {
             .await
             .map_err(|_| GrpcStatus::internal("the store failed"))?;
         Ok(Response::new(pb::CancelResponse { cancelled }))
+    }
+
+    async fn resume(
+        &self,
+        request: Request<pb::ResumeRequest>,
+    ) -> Result<Response<pb::ResumeResponse>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let resumed = self
+            .0
+            .resume(id)
+            .await
+            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        Ok(Response::new(pb::ResumeResponse { resumed }))
     }
 
     async fn upload_artifact(

@@ -86,6 +86,8 @@ pub struct Status {
     pub ratings: RatingTable,
     /// The SPRT on the completed prefix.
     pub sprt: Option<SprtStatus>,
+    /// Why it is paused, while it is.
+    pub paused_reason: Option<String>,
 }
 
 struct CommitJob {
@@ -332,6 +334,7 @@ impl Coordinator {
             state: State::Queued,
             created_ms,
             artifacts: artifacts.clone(),
+            paused_reason: None,
         };
         self.store
             .put_tournament(&record)
@@ -537,13 +540,76 @@ impl Coordinator {
                 .get_mut(&id)
                 .expect("scheduled tournaments have records");
             record.state = State::Cancelled;
+            record.paused_reason = None;
             record.clone()
         };
+        self.save(&record).await?;
+        Ok(true)
+    }
+
+    /// A pair could not be played (an engine unfit to play, a program that cannot be
+    /// fetched): the tournament is paused with the reason, rather than scoring games nobody
+    /// played. Its pairs are offered again once it is resumed.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn pair_failed(
+        &self,
+        worker: &str,
+        id: TournamentId,
+        pair: u64,
+        reason: &str,
+    ) -> Result<(), String> {
+        let reason = format!("pair {pair} could not be played on worker {worker}: {reason}");
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.pause(id) {
+                return Ok(());
+            }
+            let Some(record) = inner.records.get_mut(&id) else {
+                return Ok(());
+            };
+            record.state = State::Paused;
+            record.paused_reason = Some(reason.clone());
+            record.clone()
+        };
+        eprintln!("coordinator: tournament {id} paused: {reason}");
+        self.metrics
+            .engine_failures
+            .with_label_values(&["unfit"])
+            .inc();
+        self.save(&record).await
+    }
+
+    /// Stores a tournament's new state durably, then tells the watchers.
+    async fn save(&self, record: &TournamentRecord) -> Result<(), String> {
         self.store
-            .put_tournament(&record)
+            .put_tournament(record)
             .map_err(|e| e.to_string())?;
         self.store.flush().await.map_err(|e| e.to_string())?;
         self.changed();
+        Ok(())
+    }
+
+    /// Resumes a paused tournament; returns whether it was paused.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn resume(&self, id: TournamentId) -> Result<bool, String> {
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.resume(id) {
+                return Ok(false);
+            }
+            let state = inner.scheduler.tournament(id).map(|t| t.state);
+            let Some(record) = inner.records.get_mut(&id) else {
+                return Ok(false);
+            };
+            record.state = state.unwrap_or(State::Running);
+            record.paused_reason = None;
+            record.clone()
+        };
+        self.save(&record).await?;
         Ok(true)
     }
 
@@ -610,6 +676,7 @@ impl Coordinator {
             t.pairs_leased() as u64,
             t.sprt_status(),
         );
+        let paused_reason = inner.records.get(&id).and_then(|r| r.paused_reason.clone());
         let cached = inner
             .ratings
             .get(&id)
@@ -631,6 +698,7 @@ impl Coordinator {
             pairs_leased,
             ratings,
             sprt,
+            paused_reason,
         };
         Some((status, outcomes))
     }
@@ -727,13 +795,14 @@ impl Coordinator {
 }
 
 impl Status {
-    /// `queued`, `running`, `finished` or `cancelled`.
+    /// `queued`, `running`, `finished`, `cancelled` or `paused`.
     pub fn state_name(&self) -> &'static str {
         match self.state {
             State::Queued => "queued",
             State::Running => "running",
             State::Finished => "finished",
             State::Cancelled => "cancelled",
+            State::Paused => "paused",
         }
     }
 

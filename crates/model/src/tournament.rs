@@ -39,6 +39,9 @@ pub enum State {
     Finished,
     /// Stopped by an operator.
     Cancelled,
+    /// Stopped because a pair could not be played (an engine that does not start, does not
+    /// support the game, or whose program cannot be fetched); `tourney resume` goes on.
+    Paused,
 }
 
 impl State {

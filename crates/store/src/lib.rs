@@ -66,6 +66,9 @@ pub struct TournamentRecord {
     /// Artifact sha256 per outside engine name.
     #[serde(default)]
     pub artifacts: std::collections::BTreeMap<String, String>,
+    /// Why it is paused, while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_reason: Option<String>,
 }
 
 /// A completed pair: its outcome and both games.
@@ -311,6 +314,7 @@ mod tests {
             state: State::Queued,
             created_ms: 1,
             artifacts: Default::default(),
+            paused_reason: None,
         }
     }
 

@@ -130,10 +130,19 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
 /// takes the next one itself, without waiting for the async side to be scheduled.
 type Queue = Arc<Mutex<VecDeque<(u64, pb::PairJob, Arc<AtomicBool>)>>>;
 
+/// What a worker tells the coordinator about a pair.
+#[derive(Clone)]
+enum Outcome {
+    /// Both games played.
+    Played(pb::PairResult),
+    /// No game could be played.
+    Failed(pb::PairFailure),
+}
+
 /// What game threads tell the async side.
 enum Played {
     /// A pair of a lease finished (`None`: abandoned because the lease was dropped).
-    Pair(u64, Option<pb::PairResult>),
+    Pair(u64, Option<Outcome>),
     /// A game thread found the queue empty and ended.
     SlotFree,
 }
@@ -148,14 +157,23 @@ fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
         metrics.pairs_in_play.inc();
         let result = play_pair(&job, &cancelled, &metrics);
         metrics.pairs_in_play.dec();
-        if let Some(r) = &result {
-            let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
-            metrics
-                .games
-                .with_label_values(&[game])
-                .inc_by(r.half_points.len() as u64);
-        }
-        if tx.blocking_send(Played::Pair(lease, result)).is_err() {
+        let outcome = match result {
+            Ok(Some(r)) => {
+                let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
+                metrics
+                    .games
+                    .with_label_values(&[game])
+                    .inc_by(r.half_points.len() as u64);
+                Some(Outcome::Played(r))
+            }
+            Ok(None) => None,
+            Err(reason) => Some(Outcome::Failed(pb::PairFailure {
+                tournament: job.tournament,
+                pair: job.pair,
+                reason,
+            })),
+        };
+        if tx.blocking_send(Played::Pair(lease, outcome)).is_err() {
             return;
         }
     }
@@ -179,7 +197,7 @@ pub async fn run(
     let mut queued_shown = GaugeShare::new(&metrics.pairs_queued);
     let (done_tx, mut done_rx) = mpsc::channel::<Played>(concurrency * 4);
     let queue: Queue = Arc::default();
-    let mut unreported: Vec<(u64, pb::PairResult)> = Vec::new();
+    let mut unreported: Vec<(u64, Outcome)> = Vec::new();
     // Pairs per lease not finished yet (queued or in play), for heartbeats.
     let mut leases: HashMap<u64, usize> = HashMap::new();
     // Cancellation flag of each lease, set when the coordinator says to drop it.
@@ -187,7 +205,7 @@ pub async fn run(
     // Game threads running, and pairs held (queued or in play).
     let (mut slots, mut held) = (0usize, 0usize);
     // The report under way, with the results it carries (returned if it fails).
-    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, pb::PairResult)>)>>;
+    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, Outcome)>)>>;
     let mut report_task: Option<Reporting> = None;
     let mut stopping = false;
     let mut backoff = Duration::from_millis(100);
@@ -262,15 +280,19 @@ pub async fn run(
             let mut client = s.client.clone();
             let worker_id = s.worker_id.clone();
             report_task = Some(tokio::spawn(async move {
-                let mut by_lease: HashMap<u64, Vec<pb::PairResult>> = HashMap::new();
-                for (lease, result) in &batch {
-                    by_lease.entry(*lease).or_default().push(result.clone());
+                let mut by_lease: HashMap<u64, pb::ReportRequest> = HashMap::new();
+                for (lease, outcome) in &batch {
+                    let request = by_lease.entry(*lease).or_default();
+                    match outcome {
+                        Outcome::Played(r) => request.results.push(r.clone()),
+                        Outcome::Failed(f) => request.failures.push(f.clone()),
+                    }
                 }
-                for (lease_id, results) in by_lease {
+                for (lease_id, request) in by_lease {
                     let request = pb::ReportRequest {
                         worker_id: worker_id.clone(),
                         lease_id,
-                        results,
+                        ..request
                     };
                     if let Err(e) = client.report(request).await {
                         return Err((e.code(), batch));
@@ -320,6 +342,7 @@ pub async fn run(
                     }
                     let cancel = Arc::clone(cancels.entry(lease.lease_id).or_default());
                     for job in lease.jobs {
+                        let (job_tournament, job_pair) = (job.tournament, job.pair);
                         match play::prepare(&mut s.client, &options.cache_dir, job).await {
                             Ok(job) => {
                                 *leases.entry(lease.lease_id).or_default() += 1;
@@ -330,7 +353,17 @@ pub async fn run(
                                     Arc::clone(&cancel),
                                 ));
                             }
-                            Err(e) => eprintln!("worker {}: {e}", options.name),
+                            Err(reason) => {
+                                eprintln!("worker {}: {reason}", options.name);
+                                unreported.push((
+                                    lease.lease_id,
+                                    Outcome::Failed(pb::PairFailure {
+                                        tournament: job_tournament,
+                                        pair: job_pair,
+                                        reason,
+                                    }),
+                                ));
+                            }
                         }
                     }
                     continue;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tourney_ai::{Heuristics, Limits};
-use tourney_model::{GameRecord, Termination, TimeControl};
+use tourney_model::{GameRecord, TimeControl};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Amazons, Color, GameKind, Loa};
 
@@ -252,77 +252,23 @@ fn play_typed<P: Heuristics + Adjudicate>(
     }))
 }
 
-/// Plays both games of a pair. An engine that cannot play (unfit) forfeits both games, so
-/// the tournament goes on and the record says why.
+/// Plays both games of a pair.
 ///
-/// Returns `None` when `cancelled` is set before a game starts: the coordinator dropped
-/// the lease (the tournament was decided or cancelled), so the pair is abandoned.
+/// Returns `Ok(None)` when `cancelled` is set before a game starts: the coordinator dropped
+/// the lease (the tournament was decided, cancelled or paused), so the pair is abandoned.
+///
+/// # Errors
+/// No game could be played: an engine is unfit (it did not start, does not support the
+/// game, failed its handshake) or the job is malformed. Nothing is scored; the worker
+/// reports the failure and the coordinator pauses the tournament.
 pub fn play_pair(
     job: &pb::PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
-) -> Option<pb::PairResult> {
+) -> Result<Option<pb::PairResult>, String> {
     let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
-    let result = match game.parse::<GameKind>() {
+    match game.parse::<GameKind>() {
         Ok(GameKind::Amazons) => play_typed::<Amazons>(job, cancelled, metrics),
         _ => play_typed::<Loa>(job, cancelled, metrics),
-    };
-    match result {
-        Ok(result) => result,
-        Err(why) => Some(forfeit(job, &why)),
-    }
-}
-
-/// Both games scored as losses of the engine that could not play (or draws when the cause
-/// is not an engine's), recorded as crashes with the reason.
-fn forfeit(job: &pb::PairJob, why: &str) -> pb::PairResult {
-    let (first, second) = (
-        job.first.clone().unwrap_or_default(),
-        job.second.clone().unwrap_or_default(),
-    );
-    let first_at_fault = why.starts_with(&format!("{}:", first.name));
-    let second_at_fault = why.starts_with(&format!("{}:", second.name));
-    let half = if first_at_fault {
-        0
-    } else if second_at_fault {
-        2
-    } else {
-        1
-    };
-    let settings = job.settings.clone().unwrap_or_default();
-    let record = |game: u32| GameRecord {
-        game: settings.game.clone(),
-        rules: settings.rules.clone(),
-        start: job.opening.clone(),
-        opening_plies: 0,
-        time_control: settings.tc.clone(),
-        white: tourney_model::PlayerRecord {
-            name: first.name.clone(),
-            spec: first.player.clone(),
-            ..Default::default()
-        },
-        black: tourney_model::PlayerRecord {
-            name: second.name.clone(),
-            spec: second.player.clone(),
-            ..Default::default()
-        },
-        moves: Vec::new(),
-        result: match (half, game) {
-            (1, _) => "1/2-1/2",
-            (2, _) => "1-0",
-            _ => "0-1",
-        }
-        .into(),
-        termination: Termination::Crash,
-        detail: Some(why.to_string()),
-        meta: [("pair".to_string(), job.pair.to_string())]
-            .into_iter()
-            .collect(),
-    };
-    pb::PairResult {
-        tournament: job.tournament,
-        pair: job.pair,
-        half_points: vec![half, half],
-        games_json: serde_json::to_string(&[record(0), record(1)]).unwrap_or_else(|_| "[]".into()),
     }
 }
