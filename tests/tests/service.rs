@@ -33,6 +33,7 @@ player = "random"
 struct Running {
     addr: String,
     stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
     _dir: tempfile::TempDir,
 }
 
@@ -56,12 +57,13 @@ async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
         tls: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve(coordinator, listener, options, async {
+    let served = tokio::spawn(serve(coordinator, listener, options, async {
         let _ = stopped.await;
     }));
     Running {
         addr,
         stop,
+        served,
         _dir: dir,
     }
 }
@@ -427,6 +429,42 @@ async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_is_served_and_its_event_stream_ends_when_the_server_stops() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(None).await;
+    let host = server.addr.trim_start_matches("http://").to_string();
+    let (status, page) = http_get(&host, "/").unwrap();
+    assert!(
+        status.contains("200") && page.contains("/dashboard/app.js"),
+        "{status}"
+    );
+    let (status, overview) = http_get(&host, "/api/v1/overview").unwrap();
+    assert!(status.contains("200"), "{status}");
+    let overview: serde_json::Value = serde_json::from_str(&overview).unwrap();
+    assert_eq!(overview["tournaments"], serde_json::json!([]));
+    let (status, _) = http_get(&host, "/api/v1/tournaments/9").unwrap();
+    assert!(status.contains("404"), "{status}");
+
+    // An open event stream, as a browser tab holds it.
+    let mut events = tokio::net::TcpStream::connect(&host).await.unwrap();
+    events
+        .write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("event: overview") {
+        let n = events.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the stream ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // Stopping the server ends the stream instead of waiting for the tab to close.
+    let _ = server.stop.send(());
+    let stopped = tokio::time::timeout(Duration::from_secs(10), server.served).await;
+    assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
 }
 
 #[tokio::test]

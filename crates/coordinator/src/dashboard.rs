@@ -40,8 +40,12 @@ const EVENT_EVERY: Duration = Duration::from_secs(2);
 /// Shortest time between two overview events.
 const EVENT_THROTTLE: Duration = Duration::from_millis(500);
 
-/// The dashboard's routes, to merge into the coordinator's HTTP router.
-pub fn router(coordinator: Arc<Coordinator>) -> axum::Router {
+/// The dashboard's routes, to merge into the coordinator's HTTP router. Event streams end
+/// when `closing` turns true.
+pub fn router(
+    coordinator: Arc<Coordinator>,
+    closing: tokio::sync::watch::Receiver<bool>,
+) -> axum::Router {
     let overview = Arc::clone(&coordinator);
     let events = Arc::clone(&coordinator);
     let tournament = Arc::clone(&coordinator);
@@ -67,7 +71,7 @@ pub fn router(coordinator: Arc<Coordinator>) -> axum::Router {
         )
         .route(
             "/api/v1/events",
-            get(move || event_stream(Arc::clone(&events))),
+            get(move || event_stream(Arc::clone(&events), closing.clone())),
         )
         .route(
             "/api/v1/tournaments/{id}",
@@ -115,14 +119,16 @@ async fn blocking_json<T: Serialize + Send + 'static>(
 }
 
 /// Overview events: one now, then on every change (at most one per
-/// [`EVENT_THROTTLE`]) and at least every [`EVENT_EVERY`].
+/// [`EVENT_THROTTLE`]) and at least every [`EVENT_EVERY`], until the page goes away or
+/// `closing` turns true.
 async fn event_stream(
     coordinator: Arc<Coordinator>,
+    mut closing: tokio::sync::watch::Receiver<bool>,
 ) -> Sse<ReceiverStream<Result<Event, Infallible>>> {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     let mut changes = coordinator.subscribe();
     tokio::spawn(async move {
-        loop {
+        while !*closing.borrow() {
             let c = Arc::clone(&coordinator);
             let Ok(overview) = tokio::task::spawn_blocking(move || overview_of(&c)).await else {
                 break;
@@ -135,8 +141,14 @@ async fn event_stream(
             {
                 break; // The page went away.
             }
-            tokio::time::sleep(EVENT_THROTTLE).await;
-            let _ = tokio::time::timeout(EVENT_EVERY - EVENT_THROTTLE, changes.changed()).await;
+            tokio::select! {
+                _ = closing.changed() => break,
+                () = async {
+                    tokio::time::sleep(EVENT_THROTTLE).await;
+                    let _ = tokio::time::timeout(EVENT_EVERY - EVENT_THROTTLE, changes.changed())
+                        .await;
+                } => {}
+            }
             changes.mark_unchanged();
         }
     });

@@ -83,13 +83,24 @@ pub async fn serve(
             ticker.tick();
         }
     });
+    // Streams (the dashboard's events) end when the server stops, so that graceful
+    // shutdown does not wait for open browser tabs.
+    let (closing_tx, closing) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = closing_tx.send(true);
+    };
     let mut builder = Server::builder().accept_http1(true);
     if let Some((cert, key)) = options.tls {
         builder =
             builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
     }
     let result = builder
-        .add_routes(Routes::from(with_http(routes.routes(), coordinator)))
+        .add_routes(Routes::from(with_http(
+            routes.routes(),
+            coordinator,
+            closing,
+        )))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await;
     clock.abort();
@@ -97,8 +108,12 @@ pub async fn serve(
 }
 
 /// Adds `GET /metrics` (Prometheus text format) and the dashboard beside the gRPC services.
-fn with_http(routes: Routes, coordinator: Arc<Coordinator>) -> axum::Router {
-    let dashboard = crate::dashboard::router(Arc::clone(&coordinator));
+fn with_http(
+    routes: Routes,
+    coordinator: Arc<Coordinator>,
+    closing: tokio::sync::watch::Receiver<bool>,
+) -> axum::Router {
+    let dashboard = crate::dashboard::router(Arc::clone(&coordinator), closing);
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {
