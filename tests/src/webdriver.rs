@@ -79,13 +79,22 @@ impl Browser {
 
     /// One WebDriver command; its `value`.
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        self.try_call(method, path, body)
+            .unwrap_or_else(|error| panic!("WebDriver {method} {path}: {error}"))
+    }
+
+    /// One WebDriver command: its `value`, or the error the driver answered.
+    fn try_call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, Value> {
         let body = body.map(|b| b.to_string());
         let (code, text) = request(method, &self.address, path, body.as_deref())
             .unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
         let reply: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}: {text}"));
-        assert_eq!(code, 200, "WebDriver {method} {path}: {reply}");
-        reply["value"].clone()
+        if code == 200 {
+            Ok(reply["value"].clone())
+        } else {
+            Err(reply["value"].clone())
+        }
     }
 
     fn session_call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
@@ -123,18 +132,28 @@ impl Browser {
         }
     }
 
-    /// Clicks the first element matching the CSS `selector`, as a user would.
+    /// Clicks the first element matching the CSS `selector`, as a user would. A page
+    /// that re-renders can replace the element between finding and clicking it; then it
+    /// is found again.
     pub fn click(&self, selector: &str) {
-        let found = self.session_call(
-            "POST",
-            "/element",
-            Some(json!({ "using": "css selector", "value": selector })),
-        );
-        let id = found[ELEMENT]
-            .as_str()
-            .unwrap_or_else(|| panic!("no element {selector}: {found}"))
-            .to_string();
-        self.session_call("POST", &format!("/element/{id}/click"), Some(json!({})));
+        for _ in 0..20 {
+            let found = self.session_call(
+                "POST",
+                "/element",
+                Some(json!({ "using": "css selector", "value": selector })),
+            );
+            let id = found[ELEMENT]
+                .as_str()
+                .unwrap_or_else(|| panic!("no element {selector}: {found}"))
+                .to_string();
+            let path = format!("/session/{}/element/{id}/click", self.session);
+            match self.try_call("POST", &path, Some(json!({}))) {
+                Ok(_) => return,
+                Err(e) if e["error"] == "stale element reference" => continue,
+                Err(e) => panic!("clicking {selector}: {e}"),
+            }
+        }
+        panic!("{selector} went stale 20 times in a row");
     }
 
     /// A PNG screenshot of the window.

@@ -74,7 +74,7 @@ function showChart(container, figure) {
 
 // ---- overview ------------------------------------------------------------------------
 
-const view = { selected: null, overview: null, detailKey: null, loading: false };
+const view = { selected: null, overview: null, detailKey: null, recentKey: null, loading: false };
 
 function selectedFromHash() {
   const m = /^#t=(\d+)$/.exec(location.hash);
@@ -134,6 +134,10 @@ function renderWorkers(o) {
 }
 
 function renderRecent(o) {
+  // Rows are replaced only when the list changed, so a button is not swapped under a click.
+  const key = JSON.stringify(o.recent);
+  if (key === view.recentKey) return;
+  view.recentKey = key;
   fillBody($("#recent table"), o.recent.map((g) => el("tr", { "data-tournament": g.tournament, "data-game": g.game },
     el("td", {}, g.tournament), el("td", {}, g.pair), el("td", { class: "name" }, g.white),
     el("td", { class: "name" }, g.black), el("td", {}, g.result), el("td", { class: "name" }, g.termination),
