@@ -8,6 +8,7 @@
 
 #![deny(missing_docs)]
 
+mod ahead;
 mod metrics;
 mod play;
 
@@ -16,7 +17,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tonic::Request;
@@ -130,6 +131,9 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
 /// takes the next one itself, without waiting for the async side to be scheduled.
 type Queue = Arc<Mutex<VecDeque<(u64, pb::PairJob, Arc<AtomicBool>)>>>;
 
+/// Shortest time between two reports.
+const REPORT_EVERY: Duration = Duration::from_millis(50);
+
 /// What a worker tells the coordinator about a pair.
 #[derive(Clone)]
 enum Outcome {
@@ -141,8 +145,9 @@ enum Outcome {
 
 /// What game threads tell the async side.
 enum Played {
-    /// A pair of a lease finished (`None`: abandoned because the lease was dropped).
-    Pair(u64, Option<Outcome>),
+    /// A pair of a lease finished (`None`: abandoned because the lease was dropped), and
+    /// how long it took.
+    Pair(u64, Option<Outcome>, Duration),
     /// A game thread found the queue empty and ended.
     SlotFree,
 }
@@ -155,7 +160,9 @@ fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
             break;
         };
         metrics.pairs_in_play.inc();
+        let started = Instant::now();
         let result = play_pair(&job, &cancelled, &metrics);
+        let took = started.elapsed();
         metrics.pairs_in_play.dec();
         let outcome = match result {
             Ok(Some(r)) => {
@@ -173,7 +180,10 @@ fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
                 reason,
             })),
         };
-        if tx.blocking_send(Played::Pair(lease, outcome)).is_err() {
+        if tx
+            .blocking_send(Played::Pair(lease, outcome, took))
+            .is_err()
+        {
             return;
         }
     }
@@ -212,6 +222,8 @@ pub async fn run(
     let mut session: Option<Session> = None;
     let mut idle_until = tokio::time::Instant::now();
     let mut next_heartbeat = tokio::time::Instant::now();
+    let mut ahead = ahead::LeaseAhead::default();
+    let mut next_report = tokio::time::Instant::now();
     let forget = |leases: &mut HashMap<u64, usize>,
                   cancels: &mut HashMap<u64, Arc<AtomicBool>>,
                   lease: u64,
@@ -274,8 +286,11 @@ pub async fn run(
         let s = session.as_mut().expect("connected above");
         let mut failed = false;
         // Report what is finished, in the background: a report waits for the coordinator's
-        // durable commit, and nothing else should wait with it.
-        if report_task.is_none() && !unreported.is_empty() {
+        // durable commit, and nothing else should wait with it. Reports go at most every
+        // REPORT_EVERY, so fast games share RPCs and commits.
+        let report_due = stopping || tokio::time::Instant::now() >= next_report;
+        if report_task.is_none() && !unreported.is_empty() && report_due {
+            next_report = tokio::time::Instant::now() + REPORT_EVERY;
             let batch = std::mem::take(&mut unreported);
             let mut client = s.client.clone();
             let worker_id = s.worker_id.clone();
@@ -327,8 +342,8 @@ pub async fn run(
             }
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
         }
-        // Lease ahead: up to twice the slots, so a finished game finds the next pair waiting.
-        let wanted = (2 * concurrency).saturating_sub(held);
+        // Lease ahead, so a finished game finds the next pair waiting.
+        let wanted = ahead.wanted(held, concurrency);
         if !failed && !stopping && wanted > 0 && tokio::time::Instant::now() >= idle_until {
             let request = pb::LeaseRequest {
                 worker_id: s.worker_id.clone(),
@@ -379,13 +394,16 @@ pub async fn run(
             session = None;
             continue;
         }
-        let wake = if held < 2 * concurrency && !stopping {
+        let mut wake = if ahead.wanted(held, concurrency) > 0 && !stopping {
             idle_until
                 .max(tokio::time::Instant::now())
                 .min(next_heartbeat)
         } else {
             next_heartbeat
         };
+        if report_task.is_none() && !unreported.is_empty() {
+            wake = wake.min(next_report);
+        }
         tokio::select! {
             Some(first) = done_rx.recv() => {
                 let mut messages = vec![first];
@@ -395,8 +413,11 @@ pub async fn run(
                 for message in messages {
                     match message {
                         Played::SlotFree => slots -= 1,
-                        Played::Pair(lease, result) => {
+                        Played::Pair(lease, result, took) => {
                             held -= 1;
+                            if matches!(result, Some(Outcome::Played(_))) {
+                                ahead.observe(took);
+                            }
                             forget(&mut leases, &mut cancels, lease, 1);
                             // A result of a dropped lease is still sent: the coordinator keeps
                             // a result for a pair nobody else completed and ignores repeats.

@@ -1,9 +1,9 @@
 //! Playing one leased pair: both games of an opening, colours swapped.
 
 use std::any::Any;
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -82,10 +82,13 @@ pub(crate) async fn prepare(
     Ok(job)
 }
 
-thread_local! {
-    /// Built-in players kept between pairs on this game thread, by game and spec: building
-    /// one allocates its transposition table, which costs more than a fast game.
-    static PLAYERS: RefCell<HashMap<String, Vec<Box<dyn Any>>>> = RefCell::new(HashMap::new());
+/// Built-in players kept between pairs, by game and spec, for whichever game thread plays
+/// next: building one allocates (and the kernel zeroes) its transposition table, which costs
+/// more than a fast game. The pool never holds more than were in use at once.
+static PLAYERS: Mutex<BTreeMap<String, Vec<Box<dyn Any + Send>>>> = Mutex::new(BTreeMap::new());
+
+fn players() -> std::sync::MutexGuard<'static, BTreeMap<String, Vec<Box<dyn Any + Send>>>> {
+    PLAYERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One side of a pair.
@@ -106,7 +109,7 @@ impl<P: Heuristics> Side<P> {
             return Ok(Side::Outside(ExternalEngine::new(config)));
         }
         let key = format!("{}:{}", P::GAME, spec.player);
-        let cached = PLAYERS.with(|c| c.borrow_mut().get_mut(&key).and_then(Vec::pop));
+        let cached = players().get_mut(&key).and_then(Vec::pop);
         let player = match cached.and_then(|b| b.downcast::<BuiltIn<P>>().ok()) {
             Some(player) => *player,
             None => BuiltIn::<P>::new(&spec.player)?,
@@ -124,12 +127,7 @@ impl<P: Heuristics> Side<P> {
     /// Returns a built-in player to the cache; counts an outside engine's restarts.
     fn release(self, metrics: &WorkerMetrics) {
         match self {
-            Side::BuiltIn(key, player) => PLAYERS.with(|c| {
-                c.borrow_mut()
-                    .entry(key)
-                    .or_default()
-                    .push(Box::new(player))
-            }),
+            Side::BuiltIn(key, player) => players().entry(key).or_default().push(Box::new(player)),
             Side::Outside(engine) => metrics
                 .engine_restarts
                 .inc_by(u64::from(engine.processes_started().saturating_sub(1))),
