@@ -153,13 +153,17 @@ pub(crate) struct BenchArgs {
     /// Pairs played (bench cluster).
     #[arg(long, default_value_t = 200)]
     pairs: usize,
+    /// Search depth of the stronger player (bench cluster): `ab:depth=D` against
+    /// `ab:depth=D-1`; 2 gives games of about a millisecond, 3 of a few.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=6))]
+    depth: u32,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
         Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
-        Suite::Cluster => crate::load::cluster(args.pairs)?,
+        Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;

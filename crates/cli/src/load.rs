@@ -222,22 +222,26 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
 }
 
 /// The overhead benchmark's tournament: fast built-in players, deterministic limits.
-fn cluster_tournament(pairs: usize) -> String {
+fn cluster_tournament(pairs: usize, strong: &str, weak: &str, depth: u32) -> String {
     format!(
         "name = \"overhead\"\ngame = \"loa\"\nformat = \"match\"\npairs = {pairs}\n\
-         openings = {{ plies = 4, seed = 1 }}\nlimits = {{ depth = 2 }}\nadjudication = {{ max_plies = 300 }}\n\
-         [[engine]]\nname = \"a\"\nplayer = \"ab:depth=2\"\n[[engine]]\nname = \"b\"\nplayer = \"ab:depth=1\"\n"
+         openings = {{ plies = 4, seed = 1 }}\nlimits = {{ depth = {depth} }}\nadjudication = {{ max_plies = 300 }}\n\
+         [[engine]]\nname = \"a\"\nplayer = \"{strong}\"\n[[engine]]\nname = \"b\"\nplayer = \"{weak}\"\n"
     )
 }
 
 /// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
 /// 2-worker cluster over loopback; prints games/s of both and the overhead.
-pub(crate) fn cluster(pairs: usize) -> Result<()> {
+pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
     use tourney_rules::{Color, Loa, Position};
     use tourney_runner::openings::{OpeningSettings, generate_up_to};
     use tourney_runner::{BuiltIn, Seat, Setup, play};
 
-    let text = cluster_tournament(pairs);
+    let (strong, weak) = (
+        format!("ab:depth={depth}"),
+        format!("ab:depth={}", depth - 1),
+    );
+    let text = cluster_tournament(pairs, &strong, &weak, depth);
     let config = tourney_model::tournament::TournamentConfig::parse(&text, "overhead.toml")?;
     let settings = OpeningSettings {
         plies: 4,
@@ -252,10 +256,10 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
     let played: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|t| {
-                let (config, openings) = (&config, &openings);
+                let (config, openings, strong, weak) = (&config, &openings, &strong, &weak);
                 scope.spawn(move || {
-                    let mut a = BuiltIn::<Loa>::new("ab:depth=2").expect("valid spec");
-                    let mut b = BuiltIn::<Loa>::new("ab:depth=1").expect("valid spec");
+                    let mut a = BuiltIn::<Loa>::new(strong).expect("valid spec");
+                    let mut b = BuiltIn::<Loa>::new(weak).expect("valid spec");
                     let mut games = 0;
                     for pair in (t..pairs).step_by(2) {
                         let (_, _, opening) = config.pairing(pair as u64);
@@ -263,7 +267,7 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
                         setup.start = openings[opening as usize % openings.len()]
                             .parse()
                             .expect("generated openings parse");
-                        setup.limits.depth = Some(2);
+                        setup.limits.depth = Some(depth);
                         setup.max_plies = Some(300);
                         for game in 0..2 {
                             // LOA: Black moves first; game 0 gives the first move to `a`.
@@ -322,7 +326,8 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
-        let started = Instant::now();
+        // Timed from after the submission, which generates the openings: the referee alone
+        // had them before its clock started too.
         let id = admin
             .submit(pb::SubmitRequest {
                 config: text,
@@ -332,6 +337,8 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
             .await?
             .into_inner()
             .id;
+        let mut progress = admin.watch(pb::StatusRequest { id }).await?.into_inner();
+        let started = Instant::now();
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();
         let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
@@ -355,13 +362,14 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
             )));
         }
 
-        let games = loop {
-            let s = admin.status(pb::StatusRequest { id }).await?.into_inner();
+        // The watch stream sends the status at every change: the end is seen when it happens.
+        let mut games = 0;
+        while let Some(s) = progress.message().await? {
+            games = s.games;
             if s.state == "finished" {
-                break s.games;
+                break;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        }
         let rate = games as f64 / started.elapsed().as_secs_f64();
         let _ = stop_workers.send(true);
         for w in workers {
@@ -372,7 +380,7 @@ pub(crate) fn cluster(pairs: usize) -> Result<()> {
         let _ = std::fs::remove_dir_all(&dir);
         Ok::<f64, anyhow::Error>(rate)
     })?;
-    println!("distribution overhead, {pairs} pairs of ab:depth=2 vs ab:depth=1 (LOA), 2 cores:");
+    println!("distribution overhead, {pairs} pairs of {strong} vs {weak} (LOA), 2 cores:");
     println!("  referee alone, 2 threads:        {alone:.1} games/s");
     println!("  2-worker cluster over loopback:  {clustered:.1} games/s");
     println!("  overhead: {:.1}%", (1.0 - clustered / alone) * 100.0);
