@@ -92,14 +92,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Like other Unix tools, end quietly when the reader of our output goes away
-    // (`tourney export 1 | head`) instead of panicking on a broken pipe.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = Cli::parse();
+    // Like other Unix tools, end quietly when the reader of our output goes away
+    // (`tourney export 1 | head`) instead of panicking on a broken pipe. Not where outside
+    // engines are driven: one that closes its input must lose its game with a reason
+    // (the write fails with EPIPE), not kill the worker with the signal.
+    let drives_engines = matches!(
+        cli.command,
+        Command::Run(_) | Command::Worker(_) | Command::Play(_) | Command::Coordinator(_)
+    );
+    #[cfg(unix)]
+    if !drives_engines {
+        // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
         Command::Perft(args) => rules_cmd::run_perft_command(&args),
         Command::Legal(args) => rules_cmd::run_legal_command(&args),

@@ -1,4 +1,5 @@
-//! The `tourney` binary as users run it: `perft`, `legal` and their errors.
+//! The `tourney` binary as users run it: `perft`, `legal` and their errors, and outside
+//! engines that close their input (which must not kill `play` or `run`).
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -410,4 +411,67 @@ fn openings_are_distinct_positions() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 3);
+}
+
+/// An outside engine that closes its input before answering the handshake: the next
+/// command sent to it meets a pipe with no reader.
+const DEAF_ENGINE: &str = "sh -c \"read line; exec 0<&-; echo ugiok; sleep 5\"";
+
+#[cfg(unix)]
+#[test]
+fn an_engine_that_closes_its_input_does_not_kill_play() {
+    use std::os::unix::process::ExitStatusExt;
+    let out = tourney(
+        &[
+            "play",
+            "--game",
+            "loa",
+            "--white",
+            &format!("cmd:{DEAF_ENGINE}"),
+            "--black",
+            "random",
+            "--quiet",
+        ],
+        "",
+    );
+    assert_eq!(out.status.signal(), None, "killed by a signal");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("unfit"), "{}", stderr(&out));
+}
+
+#[cfg(unix)]
+#[test]
+fn run_pauses_on_an_engine_that_closes_its_input_and_says_why() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deaf.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"deaf\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
+             openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n\
+             [[engine]]\nname = \"ab\"\nplayer = \"ab:depth=1\"\n\
+             [[engine]]\nname = \"deaf\"\ncommand = '{DEAF_ENGINE}'\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let out = tourney(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--concurrency",
+            "1",
+        ],
+        "",
+    );
+    assert_eq!(out.status.signal(), None, "killed by a signal");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("paused after 0 pairs") && err.contains("deaf"),
+        "{err}"
+    );
 }
