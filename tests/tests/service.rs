@@ -86,10 +86,15 @@ type Admin = AdminClient<
 
 /// Submits the `MATCH` tournament; its id.
 async fn submit_match(admin: &mut Admin) -> u64 {
+    submit(admin, MATCH.into(), "match.toml").await
+}
+
+/// Submits a tournament file with no artifacts; its id.
+async fn submit(admin: &mut Admin, config: String, file: &str) -> u64 {
     admin
         .submit(pb::SubmitRequest {
-            config: MATCH.into(),
-            file: "match.toml".into(),
+            config,
+            file: file.into(),
             ..Default::default()
         })
         .await
@@ -371,16 +376,7 @@ async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
         "name = \"ab\"\nplayer = \"ab\"",
         &format!("name = \"refuser\"\ncommand = \"{refuser}\""),
     );
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config,
-            file: "refuser.toml".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let id = submit(&mut admin, config, "refuser.toml").await;
     let (stop_worker, worker) = spawn_worker(&server.addr);
     // No game is scored: the tournament pauses and says why.
     let paused = wait_for_state(&mut admin, id, "paused").await;
@@ -520,16 +516,7 @@ async fn a_cancelled_tournament_stops_its_workers() {
     let config = MATCH
         .replace("pairs = 6", "pairs = 100000")
         .replace("limits = { nodes = 300 }", "limits = { movetime = 5 }");
-    let id = control
-        .submit(pb::SubmitRequest {
-            config,
-            file: "long.toml".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let id = submit(&mut control, config, "long.toml").await;
     let (stop_worker, worker) = spawn_worker(&server.addr);
     let addr = server.addr.clone();
     let done = move || {
