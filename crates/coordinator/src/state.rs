@@ -660,28 +660,37 @@ impl Coordinator {
 
     /// A tournament's status with standings.
     pub fn status(&self, id: TournamentId) -> Option<Status> {
-        self.snapshot(id).map(|(status, _)| status)
+        self.snapshot(id, false).map(|(status, _)| status)
     }
 
-    /// A tournament's status and its completed pairs in pair order. Ratings are computed
-    /// once for each number of completed pairs.
-    fn snapshot(&self, id: TournamentId) -> Option<(Status, Vec<PairOutcome>)> {
+    /// A tournament's status, and with `with_outcomes` its completed pairs in pair order.
+    /// Ratings are computed once for each number of completed pairs; the pairs are copied
+    /// only when they are needed.
+    fn snapshot(
+        &self,
+        id: TournamentId,
+        with_outcomes: bool,
+    ) -> Option<(Status, Vec<PairOutcome>)> {
         let inner = self.lock();
         let t = inner.scheduler.tournament(id)?;
         let config = Arc::clone(&inner.configs[&id]);
-        let outcomes: Vec<PairOutcome> = t.completed().copied().collect();
         let (state, pairs_done, pairs_leased, sprt) = (
             t.state,
             t.pairs_done(),
             t.pairs_leased() as u64,
             t.sprt_status(),
         );
-        let paused_reason = inner.records.get(&id).and_then(|r| r.paused_reason.clone());
         let cached = inner
             .ratings
             .get(&id)
             .filter(|(pairs, _)| *pairs == pairs_done)
             .map(|(_, ratings)| ratings.clone());
+        let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
+            t.completed().copied().collect()
+        } else {
+            Vec::new()
+        };
+        let paused_reason = inner.records.get(&id).and_then(|r| r.paused_reason.clone());
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -708,7 +717,7 @@ impl Coordinator {
     /// # Errors
     /// The store failed.
     pub fn report_of(&self, id: TournamentId) -> Result<Option<Report>, String> {
-        let Some((status, _)) = self.snapshot(id) else {
+        let Some(status) = self.status(id) else {
             return Ok(None);
         };
         let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
@@ -727,7 +736,7 @@ impl Coordinator {
     /// The report of a tournament from what the coordinator holds in memory, without
     /// reading the store: everything but the terminations. For the live dashboard.
     pub fn live_report(&self, id: TournamentId) -> Option<(Status, Report)> {
-        let (status, outcomes) = self.snapshot(id)?;
+        let (status, outcomes) = self.snapshot(id, true)?;
         let report = report_from(status.clone(), &outcomes, Vec::new());
         Some((status, report))
     }
