@@ -444,18 +444,39 @@ async fn the_dashboard_is_served_and_its_event_stream_ends_when_the_server_stops
     let (status, _) = http_get(&host, "/api/v1/tournaments/9").unwrap();
     assert!(status.contains("404"), "{status}");
 
-    // An open event stream, as a browser tab holds it.
-    let mut events = tokio::net::TcpStream::connect(&host).await.unwrap();
-    events
-        .write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
-        .await
-        .unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).contains("event: overview") {
-        let n = events.read(&mut buf).await.unwrap();
-        assert!(n > 0, "the stream ended early");
-        seen.extend_from_slice(&buf[..n]);
+    // Two open event streams, as two browser tabs hold them: each gets the overview now,
+    // and both get the shared update when a tournament is submitted.
+    async fn open_stream(host: &str) -> tokio::net::TcpStream {
+        let mut events = tokio::net::TcpStream::connect(host).await.unwrap();
+        events
+            .write_all(
+                b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        events
+    }
+    async fn read_until(events: &mut tokio::net::TcpStream, seen: &mut Vec<u8>, what: &str) {
+        let mut buf = [0u8; 4096];
+        let until = tokio::time::Instant::now() + Duration::from_secs(20);
+        while !String::from_utf8_lossy(seen).contains(what) {
+            let n = tokio::time::timeout_at(until, events.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("no {what} on the stream"))
+                .unwrap();
+            assert!(n > 0, "the stream ended early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    }
+    let mut tabs = [open_stream(&host).await, open_stream(&host).await];
+    let mut seen = [Vec::new(), Vec::new()];
+    for (tab, seen) in tabs.iter_mut().zip(&mut seen) {
+        read_until(tab, seen, "event: overview").await;
+    }
+    let mut admin = admin(&server.addr, "a-secret").await;
+    submit_match(&mut admin).await;
+    for (tab, seen) in tabs.iter_mut().zip(&mut seen) {
+        read_until(tab, seen, "\"name\":\"service-test\"").await;
     }
     // Stopping the server ends the stream instead of waiting for the tab to close.
     let _ = server.stop.send(());

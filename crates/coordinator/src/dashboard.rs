@@ -5,7 +5,7 @@
 //! - `GET /api/v1/overview`: tournaments with progress, fleet throughput and its history,
 //!   the workers table and the most recent games.
 //! - `GET /api/v1/events`: the overview again as server-sent events (`event: overview`),
-//!   sent when something changes and every two seconds.
+//!   sent when something changes and every two seconds; computed once for all open pages.
 //! - `GET /api/v1/tournaments/{id}`: one tournament's standings, cross-table, SPRT state
 //!   with its trajectory and pentanomial counts, and its charts as inline SVG.
 //! - `GET /api/v1/tournaments/{id}/pairs/{pair}`: both games of a pair, with the position
@@ -21,6 +21,8 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinError;
 use tokio_stream::wrappers::ReceiverStream;
 use tourney_model::{GameRecord, MoveRecord, Termination};
 use tourney_rules::{Amazons, Loa, Position};
@@ -42,13 +44,11 @@ const EVENT_THROTTLE: Duration = Duration::from_millis(500);
 
 /// The dashboard's routes, to merge into the coordinator's HTTP router. Event streams end
 /// when `closing` turns true.
-pub fn router(
-    coordinator: Arc<Coordinator>,
-    closing: tokio::sync::watch::Receiver<bool>,
-) -> axum::Router {
+pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> axum::Router {
     let overview = Arc::clone(&coordinator);
     let events = Arc::clone(&coordinator);
     let tournament = Arc::clone(&coordinator);
+    let feed = overview_feed(Arc::clone(&coordinator), closing.clone());
     axum::Router::new()
         .route(
             "/",
@@ -71,7 +71,7 @@ pub fn router(
         )
         .route(
             "/api/v1/events",
-            get(move || event_stream(Arc::clone(&events), closing.clone())),
+            get(move || event_stream(Arc::clone(&events), feed.clone(), closing.clone())),
         )
         .route(
             "/api/v1/tournaments/{id}",
@@ -118,28 +118,23 @@ async fn blocking_json<T: Serialize + Send + 'static>(
     }
 }
 
-/// Overview events: one now, then on every change (at most one per
-/// [`EVENT_THROTTLE`]) and at least every [`EVENT_EVERY`], until the page goes away or
-/// `closing` turns true.
-async fn event_stream(
+/// The overview as JSON for every open event stream, computed once for all of them: on a
+/// change (at most one per [`EVENT_THROTTLE`]) and at least every [`EVENT_EVERY`], while
+/// anyone is watching, until `closing` turns true.
+fn overview_feed(
     coordinator: Arc<Coordinator>,
-    mut closing: tokio::sync::watch::Receiver<bool>,
-) -> Sse<ReceiverStream<Result<Event, Infallible>>> {
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    mut closing: watch::Receiver<bool>,
+) -> watch::Receiver<Arc<str>> {
+    let (feed, watching) = watch::channel::<Arc<str>>(Arc::from(""));
     let mut changes = coordinator.subscribe();
     tokio::spawn(async move {
         while !*closing.borrow() {
-            let c = Arc::clone(&coordinator);
-            let Ok(overview) = tokio::task::spawn_blocking(move || overview_of(&c)).await else {
-                break;
-            };
-            let data = serde_json::to_string(&overview).unwrap_or_default();
-            if tx
-                .send(Ok(Event::default().event("overview").data(data)))
-                .await
-                .is_err()
-            {
-                break; // The page went away.
+            // The router holds one receiver; every open stream holds another.
+            if feed.receiver_count() > 1 {
+                let Ok(json) = overview_json(&coordinator).await else {
+                    break;
+                };
+                feed.send_replace(json);
             }
             tokio::select! {
                 _ = closing.changed() => break,
@@ -150,6 +145,50 @@ async fn event_stream(
                 } => {}
             }
             changes.mark_unchanged();
+        }
+    });
+    watching
+}
+
+/// The overview as JSON, computed off the async threads.
+async fn overview_json(coordinator: &Arc<Coordinator>) -> Result<Arc<str>, JoinError> {
+    let c = Arc::clone(coordinator);
+    tokio::task::spawn_blocking(move || {
+        Arc::from(serde_json::to_string(&overview_of(&c)).unwrap_or_default())
+    })
+    .await
+}
+
+/// Overview events for one page: a fresh one now, then each of the shared `feed`, until the
+/// page goes away or `closing` turns true.
+async fn event_stream(
+    coordinator: Arc<Coordinator>,
+    mut feed: watch::Receiver<Arc<str>>,
+    mut closing: watch::Receiver<bool>,
+) -> Sse<ReceiverStream<Result<Event, Infallible>>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    feed.mark_unchanged();
+    tokio::spawn(async move {
+        let event = |data: &str| Ok(Event::default().event("overview").data(data));
+        let Ok(first) = overview_json(&coordinator).await else {
+            return;
+        };
+        if tx.send(event(&first)).await.is_err() {
+            return;
+        }
+        loop {
+            tokio::select! {
+                _ = closing.changed() => break,
+                changed = feed.changed() => {
+                    if changed.is_err() {
+                        break; // The feed stopped with the server.
+                    }
+                    let data = Arc::clone(&feed.borrow_and_update());
+                    if tx.send(event(&data)).await.is_err() {
+                        break; // The page went away.
+                    }
+                }
+            }
         }
     });
     Sse::new(ReceiverStream::new(rx))
