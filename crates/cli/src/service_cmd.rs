@@ -625,7 +625,12 @@ pub(crate) struct WorkerArgs {
 }
 
 pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
+    // Games run on their own threads; the async side only talks to the coordinator, so
+    // one thread is plenty and leaves every core to the games.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
     let name = args
         .name
         .clone()
