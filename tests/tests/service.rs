@@ -220,6 +220,56 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         assert!((standing.elo - rating.elo).abs() < 1e-6);
         assert_eq!(standing.games, rating.games);
     }
+    // The report the coordinator renders agrees: standings, cross-table, terminations.
+    let report = |format: &str| pb::GetReportRequest {
+        id,
+        format: format.into(),
+    };
+    let json = admin.get_report(report("json")).await.unwrap().into_inner();
+    let json: serde_json::Value = serde_json::from_str(&json.content).unwrap();
+    assert_eq!(
+        json["title"],
+        format!("service-test (#{id}, loa, match, finished)")
+    );
+    let players = json["ratings"]["players"].as_array().unwrap();
+    for (player, rating) in players.iter().zip(&ratings.players) {
+        assert_eq!(player["name"], rating.name.as_str());
+        assert!((player["elo"].as_f64().unwrap() - rating.elo).abs() < 1e-6);
+    }
+    let cells = json["crosstable"]["cells"].as_array().unwrap();
+    let games_in_cells: u64 = cells
+        .iter()
+        .flat_map(|row| row.as_array().unwrap())
+        .flat_map(|cell| cell.as_array().unwrap())
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        games_in_cells,
+        2 * 12,
+        "each game counted once from each side"
+    );
+    let terminations: u64 = json["terminations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(terminations, 12);
+    let text = admin.get_report(report("text")).await.unwrap().into_inner();
+    assert!(text.content.contains("ab") && text.content.contains("Terminations"));
+    let html = admin.get_report(report("html")).await.unwrap().into_inner();
+    assert!(html.content.starts_with("<!DOCTYPE html>"));
+    let wrong = admin.get_report(report("pdf")).await.unwrap_err();
+    assert_eq!(wrong.code(), tonic::Code::InvalidArgument);
+    assert!(wrong.message().contains("'pdf'"), "{}", wrong.message());
+    let missing = admin
+        .get_report(pb::GetReportRequest {
+            id: id + 100,
+            format: "text".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());

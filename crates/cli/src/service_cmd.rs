@@ -330,16 +330,18 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
             status.paused_reason
         );
     }
-    let report = report_text(&mut admin, id).await?;
+    let (text, html) = (
+        fetch_report(&mut admin, id, "text").await?,
+        fetch_report(&mut admin, id, "html").await?,
+    );
     let _ = stop_server.send(());
     let _ = server.await;
     if let Ok(Err(e)) = worker_result {
         bail!("worker: {e}");
     }
-    print!("{}", report.0);
+    print!("{text}");
     let html_path = args.data.join(format!("report-{id}.html"));
-    std::fs::write(&html_path, report.1)
-        .with_context(|| format!("writing {}", html_path.display()))?;
+    std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
     println!(
         "\nTournament {id}: {} pairs, {} games. HTML report: {}",
         status.pairs_done,
@@ -349,98 +351,17 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// The text and HTML report of a tournament, computed from its exported games.
-async fn report_text(admin: &mut Admin, id: u64) -> Result<(String, String)> {
-    let report = fetch_report(admin, id).await?;
-    Ok((report.text(), report.html()))
-}
-
-/// Builds the report from the status and the exported games.
-async fn fetch_report(admin: &mut Admin, id: u64) -> Result<tourney_stats::report::Report> {
-    let status = admin
-        .status(pb::StatusRequest { id })
+/// A tournament's report, rendered by the coordinator in `format`.
+async fn fetch_report(admin: &mut Admin, id: u64, format: &str) -> Result<String> {
+    Ok(admin
+        .get_report(pb::GetReportRequest {
+            id,
+            format: format.into(),
+        })
         .await
         .map_err(status_error)?
-        .into_inner();
-    let mut stream = admin
-        .export(pb::ExportRequest { id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    let mut table = tourney_stats::GameTable::new();
-    for s in &status.standings {
-        table.player(&s.name);
-    }
-    let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
-    // Per pair: the pairing's first engine (the first mover of game 0) and its half-points.
-    let first_mover = tourney_coordinator::state::first_mover(&status.game);
-    let mut pairs: BTreeMap<u64, Vec<(String, String, String, String)>> = BTreeMap::new();
-    while let Some(chunk) = stream.message().await.map_err(status_error)? {
-        let v: serde_json::Value = serde_json::from_str(&chunk.line)?;
-        let (white, black, result) = (
-            v["white"].as_str().unwrap_or_default().to_string(),
-            v["black"].as_str().unwrap_or_default().to_string(),
-            v["result"].as_str().unwrap_or_default().to_string(),
-        );
-        if let Some(r) = tourney_stats::GameResult::parse(&result) {
-            table.add(&white, &black, r);
-        }
-        *terminations
-            .entry(v["termination"].as_str().unwrap_or("?").to_string())
-            .or_default() += 1;
-        let game = v["meta"]["game"].as_str().unwrap_or("0").to_string();
-        pairs
-            .entry(v["pair"].as_u64().unwrap_or(0))
-            .or_default()
-            .push((game, white, black, result));
-    }
-    let ratings = tourney_stats::BayesElo::default().rate(&table);
-    let names: Vec<String> = ratings.players.iter().map(|p| p.name.clone()).collect();
-    let mut terminations: Vec<(String, u64)> = terminations.into_iter().collect();
-    terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let sprt = match &status.sprt {
-        Some(s) => {
-            let config = tourney_stats::Sprt {
-                elo0: s.elo0,
-                elo1: s.elo1,
-                alpha: s.alpha,
-                beta: s.beta,
-                model: s.model.parse().unwrap_or_default(),
-            };
-            // Per pair, the half-points of the pairing's first engine in games 0 and 1.
-            let prefix: Vec<[u8; 2]> = pairs
-                .iter()
-                .enumerate()
-                .take_while(|(i, (p, games))| **p == *i as u64 && games.len() == 2)
-                .map(|(_, (_, games))| {
-                    let game0 = games.iter().find(|g| g.0 == "0").unwrap_or(&games[0]);
-                    let game1 = games.iter().find(|g| g.0 == "1").unwrap_or(&games[1]);
-                    let first = if first_mover == tourney_rules::Color::White {
-                        &game0.1
-                    } else {
-                        &game0.2
-                    };
-                    [game0, game1].map(|(_, w, _, r)| match (r.as_str(), w == first) {
-                        ("1/2-1/2", _) => 1,
-                        ("1-0", true) | ("0-1", false) => 2,
-                        _ => 0,
-                    })
-                })
-                .collect();
-            tourney_stats::report::SprtReport::from_pairs(config, &prefix, 200).ok()
-        }
-        None => None,
-    };
-    Ok(tourney_stats::report::Report {
-        title: format!(
-            "{} (#{}, {}, {}, {})",
-            status.name, status.id, status.game, status.format, status.state
-        ),
-        crosstable: tourney_stats::report::Crosstable::new(&table, &names),
-        ratings,
-        sprt,
-        terminations,
-    })
+        .into_inner()
+        .content)
 }
 
 /// Arguments of `tourney coordinator`; each can also be set in a `--config` file (flags win).
@@ -861,13 +782,13 @@ pub(crate) struct ReportArgs {
 pub(crate) fn report(args: &ReportArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {
         let mut admin = args.client.admin().await?;
-        let report = fetch_report(&mut admin, args.id).await?;
-        let out = match args.format {
-            ReportFormat::Text => report.text(),
-            ReportFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-            ReportFormat::Csv => report.csv(),
-            ReportFormat::Html => report.html(),
+        let format = match args.format {
+            ReportFormat::Text => "text",
+            ReportFormat::Json => "json",
+            ReportFormat::Csv => "csv",
+            ReportFormat::Html => "html",
         };
+        let out = fetch_report(&mut admin, args.id, format).await?;
         match &args.output {
             Some(p) => {
                 std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?

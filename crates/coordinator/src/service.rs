@@ -393,4 +393,34 @@ impl pb::admin_server::Admin for AdminService {
         let stream = tokio_stream::iter(lines.into_iter().map(|line| Ok(pb::ExportChunk { line })));
         Ok(Response::new(Box::pin(stream)))
     }
+
+    async fn get_report(
+        &self,
+        request: Request<pb::GetReportRequest>,
+    ) -> Result<Response<pb::GetReportResponse>, GrpcStatus> {
+        let pb::GetReportRequest { id, format } = request.into_inner();
+        if !matches!(format.as_str(), "text" | "json" | "csv" | "html") {
+            return Err(GrpcStatus::invalid_argument(format!(
+                "format '{format}': expected text, json, csv or html"
+            )));
+        }
+        // Reading every stored game for the terminations is blocking work.
+        let coordinator = Arc::clone(&self.0);
+        let report = tokio::task::spawn_blocking(move || coordinator.report_of(id))
+            .await
+            .map_err(|_| GrpcStatus::internal("the report failed"))?
+            .map_err(|_| GrpcStatus::internal("the store failed"))?
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
+        let content = match format.as_str() {
+            "text" => report.text(),
+            "csv" => report.csv(),
+            "html" => report.html(),
+            _ => {
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| GrpcStatus::internal(e.to_string()))?
+                    + "\n"
+            }
+        };
+        Ok(Response::new(pb::GetReportResponse { content }))
+    }
 }

@@ -850,8 +850,9 @@ fn report_from(
     });
     Report {
         title: format!(
-            "{} ({}, {}, {})",
+            "{} (#{}, {}, {}, {})",
             config.name,
+            status.id,
             config.game,
             config.format.name(),
             status.state_name()
