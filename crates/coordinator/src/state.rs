@@ -118,7 +118,7 @@ pub struct Coordinator {
 }
 
 /// The colour that moves first in a game.
-pub fn first_mover(game: &str) -> Color {
+fn first_mover(game: &str) -> Color {
     match game {
         "amazons" => Amazons::start().turn(),
         _ => Loa::start().turn(),
@@ -176,7 +176,7 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
 }
 
 /// The games of completed pairs as a rating table input.
-pub fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
+fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
     let mut table = GameTable::new();
     for engine in &config.engines {
         table.player(&engine.name);
