@@ -40,8 +40,12 @@ type LocalCoordinator = (
 );
 
 /// A coordinator with its store in `dir`, serving on a free loopback port without tokens.
-async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<LocalCoordinator> {
-    let coordinator = Coordinator::open(Store::open(dir)?, settings, &prometheus::Registry::new())?;
+async fn local_coordinator(
+    dir: &std::path::Path,
+    settings: Settings,
+    registry: &prometheus::Registry,
+) -> Result<LocalCoordinator> {
+    let coordinator = Coordinator::open(Store::open(dir)?, settings, registry)?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -94,7 +98,12 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         .build()?;
     runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
-        let (url, stop, server) = local_coordinator(&dir, Settings { lease_ms: 60_000, heartbeat_ms: 10_000 }).await?;
+        let (url, stop, server) = local_coordinator(
+            &dir,
+            Settings { lease_ms: 60_000, heartbeat_ms: 10_000 },
+            &prometheus::Registry::new(),
+        )
+        .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
         let id = admin
             .submit(pb::SubmitRequest {
@@ -160,11 +169,11 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                             pair: j.pair,
                             half_points: vec![2, 0],
                             games_json: games.to_string(),
+                            lease_id: lease.lease_id,
                         })
                         .collect();
                     let request = pb::ReportRequest {
                         worker_id: worker_id.clone(),
-                        lease_id: lease.lease_id,
                         results,
                         failures: Vec::new(),
                     };
@@ -253,6 +262,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
 
     // The referee alone: pairs split over two threads.
     let started = Instant::now();
+    let cpu_started = cpu_seconds();
     let played: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|t| {
@@ -309,7 +319,9 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             .map(|h| h.join().expect("bench thread"))
             .sum()
     });
-    let alone = played as f64 / started.elapsed().as_secs_f64();
+    let alone_wall = started.elapsed().as_secs_f64();
+    let alone = played as f64 / alone_wall;
+    let alone_cpu = (cpu_seconds() - cpu_started) / played as f64;
 
     // The same tournament on a cluster: coordinator and two workers over loopback.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -317,12 +329,14 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         .build()?;
     let clustered = runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-overhead-{}", std::process::id()));
+        let registry = prometheus::Registry::new();
         let (url, stop, server) = local_coordinator(
             &dir,
             Settings {
                 lease_ms: 30_000,
                 heartbeat_ms: 5_000,
             },
+            &registry,
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
@@ -339,6 +353,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             .id;
         let mut progress = admin.watch(pb::StatusRequest { id }).await?.into_inner();
         let started = Instant::now();
+        let cpu_started = cpu_seconds();
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();
         let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
@@ -371,6 +386,21 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             }
         }
         let rate = games as f64 / started.elapsed().as_secs_f64();
+        let cpu = (cpu_seconds() - cpu_started) / games as f64;
+        let count = |name: &str| {
+            registry
+                .gather()
+                .iter()
+                .filter(|f| f.name() == name)
+                .flat_map(|f| f.get_metric())
+                .map(|m| m.get_histogram().get_sample_count() as f64 + m.get_counter().get_value())
+                .sum::<f64>()
+        };
+        println!(
+            "  coordinator: {} leases, {} group commits",
+            count("tourney_leases_granted_total"),
+            count("tourney_store_commit_duration_seconds")
+        );
         let _ = stop_workers.send(true);
         for w in workers {
             let _ = w.await;
@@ -378,11 +408,33 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         let _ = stop.send(());
         let _ = server.await;
         let _ = std::fs::remove_dir_all(&dir);
-        Ok::<f64, anyhow::Error>(rate)
+        Ok::<_, anyhow::Error>((rate, cpu))
     })?;
+    let (clustered, clustered_cpu) = clustered;
     println!("distribution overhead, {pairs} pairs of {strong} vs {weak} (LOA), 2 cores:");
-    println!("  referee alone, 2 threads:        {alone:.1} games/s");
-    println!("  2-worker cluster over loopback:  {clustered:.1} games/s");
+    let busy = |rate: f64, cpu: f64| rate * cpu / 2.0 * 100.0;
+    println!(
+        "  referee alone, 2 threads:        {alone:.1} games/s, {:.0} us CPU per game, cores {:.0}% busy",
+        alone_cpu * 1e6,
+        busy(alone, alone_cpu)
+    );
+    println!(
+        "  2-worker cluster over loopback:  {clustered:.1} games/s, {:.0} us CPU per game, cores {:.0}% busy",
+        clustered_cpu * 1e6,
+        busy(clustered, clustered_cpu)
+    );
     println!("  overhead: {:.1}%", (1.0 - clustered / alone) * 100.0);
     Ok(())
+}
+
+/// CPU time (user and system) this process has used, in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }

@@ -20,6 +20,9 @@ pub struct CoordinatorMetrics {
     pub games: IntCounterVec,
     /// `tourney_pair_results_committed_total`.
     pub pairs_committed: IntCounter,
+    /// `tourney_pair_results_late_total`: results committed after their lease had expired
+    /// (a sign that `lease_ms` is short for the games or the workers' links).
+    pub pairs_late: IntCounter,
     /// `tourney_game_duration_seconds{game}`: thinking time of both sides.
     pub game_duration: HistogramVec,
     /// `tourney_game_plies{game}`.
@@ -136,6 +139,11 @@ impl CoordinatorMetrics {
                 r,
                 "tourney_pair_results_committed_total",
                 "Pair results made durable in the store.",
+            ),
+            pairs_late: counter(
+                r,
+                "tourney_pair_results_late_total",
+                "Pair results committed after their lease had expired.",
             ),
             game_duration: histogram_vec(
                 r,

@@ -378,6 +378,15 @@ impl Scheduler {
         (ack, changed)
     }
 
+    /// The lease that holds a pair now, if any.
+    pub fn lease_of(&self, tournament: TournamentId, pair: u64) -> Option<LeaseId> {
+        self.tournaments
+            .get(&tournament)?
+            .leased
+            .get(&pair)
+            .copied()
+    }
+
     /// Extends the worker's leases; returns the ids of its leases that are gone (expired,
     /// unknown, or for tournaments that ended), which it should drop.
     pub fn heartbeat(&mut self, worker: &str, held: &[LeaseId], now: u64) -> Vec<LeaseId> {

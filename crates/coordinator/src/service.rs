@@ -204,6 +204,7 @@ impl pb::worker_server::Worker for WorkerService {
             });
             finished.push(Finished {
                 tournament: result.tournament,
+                lease: result.lease_id,
                 outcome: PairOutcome {
                     pair: result.pair,
                     first,

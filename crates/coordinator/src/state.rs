@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -65,6 +65,8 @@ pub struct Finished {
     pub tournament: TournamentId,
     /// What it contributes.
     pub outcome: PairOutcome,
+    /// The lease it was played under.
+    pub lease: LeaseId,
     /// Both games' records, a JSON array as the worker sent it.
     pub games: Box<serde_json::value::RawValue>,
 }
@@ -101,8 +103,8 @@ struct Inner {
     configs: BTreeMap<TournamentId, Arc<TournamentConfig>>,
     artifacts: BTreeMap<TournamentId, Arc<BTreeMap<String, String>>>,
     fleet: Fleet,
-    /// Ratings by tournament, with the number of pairs they were computed from.
-    ratings: HashMap<TournamentId, (u64, RatingTable)>,
+    /// The latest ratings of each tournament.
+    ratings: HashMap<TournamentId, CachedRatings>,
 }
 
 /// The coordinator.
@@ -176,11 +178,30 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
 }
 
 /// The games of completed pairs as a rating table input.
-fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
-    let mut table = GameTable::new();
-    for engine in &config.engines {
-        table.player(&engine.name);
+/// How long a running tournament's ratings are shown before they are computed again: a
+/// rating takes longer than a report of fast games, and many reports come in a second.
+const RATINGS_EVERY: Duration = Duration::from_millis(250);
+
+/// Ratings as computed at a number of completed pairs.
+struct CachedRatings {
+    pairs: u64,
+    at: Instant,
+    ratings: RatingTable,
+}
+
+impl CachedRatings {
+    /// Whether these ratings can be shown for `pairs` completed pairs: exactly those pairs,
+    /// or, while the tournament runs, computed within [`RATINGS_EVERY`].
+    fn fresh(&self, pairs: u64, active: bool) -> bool {
+        self.pairs == pairs || (active && self.at.elapsed() < RATINGS_EVERY)
     }
+}
+
+fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
+    // Counted by engine index first: the table's lookups by name would cost more than the
+    // rating itself over thousands of pairs.
+    let n = config.engines.len();
+    let mut counts = vec![[0u64; 3]; n * n];
     let first_moves = first_mover(&config.game);
     for o in outcomes {
         for (g, &half) in o.half_points.iter().enumerate() {
@@ -196,16 +217,28 @@ fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable 
             } else {
                 (other, leader, 2 - leader_half)
             };
-            let result = match white_half {
-                2 => GameResult::WhiteWins,
-                1 => GameResult::Draw,
-                _ => GameResult::BlackWins,
-            };
-            table.add(
-                &config.engines[white].name,
-                &config.engines[black].name,
-                result,
-            );
+            // White wins, draw, black wins.
+            counts[white * n + black][2 - white_half as usize] += 1;
+        }
+    }
+    let mut table = GameTable::new();
+    for engine in &config.engines {
+        table.player(&engine.name);
+    }
+    let results = [
+        GameResult::WhiteWins,
+        GameResult::Draw,
+        GameResult::BlackWins,
+    ];
+    for (cell, count) in counts.iter().enumerate() {
+        let (white, black) = (
+            &config.engines[cell / n].name,
+            &config.engines[cell % n].name,
+        );
+        for (result, &k) in results.iter().zip(count) {
+            if k > 0 {
+                table.add_many(white, black, *result, k);
+            }
         }
     }
     table
@@ -460,6 +493,14 @@ impl Coordinator {
                 .collect();
             ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
             self.metrics.pairs_committed.inc_by(applied.len() as u64);
+            let late = fresh_candidates
+                .iter()
+                .zip(&fresh)
+                .filter(|(r, new)| {
+                    **new && inner.scheduler.lease_of(r.tournament, r.outcome.pair) != Some(r.lease)
+                })
+                .count();
+            self.metrics.pairs_late.inc_by(late as u64);
             let (scheduler_ack, changed) = inner.scheduler.report(&applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
@@ -664,8 +705,9 @@ impl Coordinator {
     }
 
     /// A tournament's status, and with `with_outcomes` its completed pairs in pair order.
-    /// Ratings are computed once for each number of completed pairs; the pairs are copied
-    /// only when they are needed.
+    /// Ratings are computed once for each number of completed pairs, and for a running
+    /// tournament at most every [`RATINGS_EVERY`]; the pairs are copied only when they are
+    /// needed.
     fn snapshot(
         &self,
         id: TournamentId,
@@ -683,8 +725,8 @@ impl Coordinator {
         let cached = inner
             .ratings
             .get(&id)
-            .filter(|(pairs, _)| *pairs == pairs_done)
-            .map(|(_, ratings)| ratings.clone());
+            .filter(|c| c.fresh(pairs_done, state.is_active()))
+            .map(|c| c.ratings.clone());
         let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
             t.completed().copied().collect()
         } else {
@@ -694,9 +736,12 @@ impl Coordinator {
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
-            self.lock()
-                .ratings
-                .insert(id, (pairs_done, ratings.clone()));
+            let cached = CachedRatings {
+                pairs: pairs_done,
+                at: Instant::now(),
+                ratings: ratings.clone(),
+            };
+            self.lock().ratings.insert(id, cached);
             ratings
         });
         let status = Status {
@@ -896,5 +941,113 @@ async fn committer(store: Store, mut jobs: mpsc::Receiver<CommitJob>, latency: H
             offset += n;
             let _ = job.reply.send(answer);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MATCH: &str = "name = \"late\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
+        openings = { plies = 2, seed = 1 }\nlimits = { nodes = 1 }\n\
+        [[engine]]\nname = \"a\"\nplayer = \"random\"\n\
+        [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
+
+    async fn coordinator(dir: &tempfile::TempDir, lease_ms: u64) -> (Arc<Coordinator>, u64) {
+        let settings = Settings {
+            lease_ms,
+            heartbeat_ms: lease_ms / 2,
+        };
+        let store = Store::open(dir.path()).unwrap();
+        let c = Coordinator::open(store, settings, &Registry::new()).unwrap();
+        let id = c
+            .submit(MATCH, "late.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        (c, id)
+    }
+
+    /// `a` wins both games of the job's pair.
+    fn won_by_a(job: &Job, lease: LeaseId) -> Finished {
+        let a_first = job.config.engines[job.first].name == "a";
+        Finished {
+            tournament: job.tournament,
+            outcome: PairOutcome {
+                pair: job.pair,
+                first: job.first,
+                second: job.second,
+                half_points: if a_first { [2, 2] } else { [0, 0] },
+            },
+            lease,
+            games: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, _) = coordinator(&dir, 20).await;
+        let worker = c.register("w", "test", 2);
+        let (lease, jobs) = c.lease(&worker, 2).unwrap();
+        let ack = c
+            .report(&worker, vec![won_by_a(&jobs[0], lease)])
+            .await
+            .unwrap();
+        assert_eq!(ack.accepted, 1);
+        assert_eq!(c.metrics().pairs_late.get(), 0, "in time");
+        std::thread::sleep(Duration::from_millis(40));
+        c.tick();
+        assert_eq!(c.metrics().leases_expired.get(), 1);
+        // Nobody else completed the pair: the late result counts, and is noted as late.
+        let ack = c
+            .report(&worker, vec![won_by_a(&jobs[1], lease)])
+            .await
+            .unwrap();
+        assert_eq!(ack.accepted, 1);
+        assert_eq!(c.metrics().pairs_late.get(), 1);
+        assert_eq!(c.metrics().pairs_committed.get(), 2);
+        // Once more: a duplicate, neither committed nor late.
+        let ack = c
+            .report(&worker, vec![won_by_a(&jobs[1], lease)])
+            .await
+            .unwrap();
+        assert_eq!((ack.accepted, ack.duplicates), (0, 1));
+        assert_eq!(c.metrics().pairs_late.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, id) = coordinator(&dir, 60_000).await;
+        let worker = c.register("w", "test", 4);
+        let (lease, jobs) = c.lease(&worker, 4).unwrap();
+        let games = |c: &Coordinator| -> Vec<u64> {
+            let status = c.status(id).unwrap();
+            status.ratings.players.iter().map(|p| p.games).collect()
+        };
+        c.report(&worker, vec![won_by_a(&jobs[0], lease)])
+            .await
+            .unwrap();
+        assert_eq!(games(&c), vec![2, 2]);
+        let rated = Instant::now();
+        c.report(&worker, vec![won_by_a(&jobs[1], lease)])
+            .await
+            .unwrap();
+        let now = games(&c);
+        assert_eq!(c.status(id).unwrap().pairs_done, 2);
+        if rated.elapsed() < RATINGS_EVERY {
+            assert_eq!(now, vec![2, 2], "computed again within {RATINGS_EVERY:?}");
+        }
+        let rest = jobs[2..].iter().map(|j| won_by_a(j, lease)).collect();
+        c.report(&worker, rest).await.unwrap();
+        let status = c.status(id).unwrap();
+        assert_eq!(status.state, State::Finished);
+        assert_eq!(
+            games(&c),
+            vec![8, 8],
+            "a finished tournament's ratings are exact"
+        );
+        assert_eq!(status.ratings.players[0].name, "a");
+        assert!(status.ratings.players[0].elo > status.ratings.players[1].elo);
     }
 }

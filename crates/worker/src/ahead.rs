@@ -31,9 +31,17 @@ impl LeaseAhead {
     /// until the queue is down to half its depth, then enough to fill it, so leases come
     /// in batches rather than one call per finished pair.
     pub(crate) fn wanted(&self, held: usize, slots: usize) -> usize {
-        let queued = self.queued_per_slot();
-        let (hold, low) = (slots * (1 + queued), slots * (1 + queued / 2));
-        if held <= low { hold - held } else { 0 }
+        let hold = slots * (1 + self.queued_per_slot());
+        if held <= self.low_water(slots) {
+            hold - held
+        } else {
+            0
+        }
+    }
+
+    /// Pairs held (in play and queued) at or below which more are leased.
+    pub(crate) fn low_water(&self, slots: usize) -> usize {
+        slots * (1 + self.queued_per_slot() / 2)
     }
 
     /// Pairs to keep queued per slot: enough to cover [`BUFFER`], at least one.

@@ -9,17 +9,17 @@
 #![deny(missing_docs)]
 
 mod ahead;
+mod desk;
 mod metrics;
 mod play;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::mpsc;
 use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
@@ -28,7 +28,6 @@ use tourney_proto::v1::worker_client::WorkerClient;
 
 use metrics::GaugeShare;
 pub use metrics::WorkerMetrics;
-pub use play::play_pair;
 
 /// How a worker runs.
 #[derive(Debug, Clone)]
@@ -127,10 +126,6 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
     })
 }
 
-/// Pairs leased and ready, shared with the game threads: a thread that finishes a pair
-/// takes the next one itself, without waiting for the async side to be scheduled.
-type Queue = Arc<Mutex<VecDeque<(u64, pb::PairJob, Arc<AtomicBool>)>>>;
-
 /// Shortest time between two reports.
 const REPORT_EVERY: Duration = Duration::from_millis(50);
 
@@ -141,53 +136,6 @@ enum Outcome {
     Played(pb::PairResult),
     /// No game could be played.
     Failed(pb::PairFailure),
-}
-
-/// What game threads tell the async side.
-enum Played {
-    /// A pair of a lease finished (`None`: abandoned because the lease was dropped), and
-    /// how long it took.
-    Pair(u64, Option<Outcome>, Duration),
-    /// A game thread found the queue empty and ended.
-    SlotFree,
-}
-
-/// A game thread: plays queued pairs until the queue is empty.
-fn slot(queue: Queue, tx: mpsc::Sender<Played>, metrics: WorkerMetrics) {
-    loop {
-        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-        let Some((lease, job, cancelled)) = next else {
-            break;
-        };
-        metrics.pairs_in_play.inc();
-        let started = Instant::now();
-        let result = play_pair(&job, &cancelled, &metrics);
-        let took = started.elapsed();
-        metrics.pairs_in_play.dec();
-        let outcome = match result {
-            Ok(Some(r)) => {
-                let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
-                metrics
-                    .games
-                    .with_label_values(&[game])
-                    .inc_by(r.half_points.len() as u64);
-                Some(Outcome::Played(r))
-            }
-            Ok(None) => None,
-            Err(reason) => Some(Outcome::Failed(pb::PairFailure {
-                tournament: job.tournament,
-                pair: job.pair,
-                reason,
-            })),
-        };
-        if tx
-            .blocking_send(Played::Pair(lease, outcome, took))
-            .is_err()
-        {
-            return;
-        }
-    }
-    let _ = tx.blocking_send(Played::SlotFree);
 }
 
 /// Runs a worker until `shutdown` completes, then finishes and reports its games,
@@ -205,17 +153,14 @@ pub async fn run(
     let mut slots_shown = GaugeShare::new(&metrics.slots);
     slots_shown.set(concurrency as i64);
     let mut queued_shown = GaugeShare::new(&metrics.pairs_queued);
-    let (done_tx, mut done_rx) = mpsc::channel::<Played>(concurrency * 4);
-    let queue: Queue = Arc::default();
-    let mut unreported: Vec<(u64, Outcome)> = Vec::new();
+    let desk = Arc::new(desk::Desk::default());
+    let mut unreported: Vec<Outcome> = Vec::new();
     // Pairs per lease not finished yet (queued or in play), for heartbeats.
     let mut leases: HashMap<u64, usize> = HashMap::new();
     // Cancellation flag of each lease, set when the coordinator says to drop it.
     let mut cancels: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
-    // Game threads running, and pairs held (queued or in play).
-    let (mut slots, mut held) = (0usize, 0usize);
     // The report under way, with the results it carries (returned if it fails).
-    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<(u64, Outcome)>)>>;
+    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<Outcome>)>>;
     let mut report_task: Option<Reporting> = None;
     let mut stopping = false;
     let mut backoff = Duration::from_millis(100);
@@ -240,27 +185,34 @@ pub async fn run(
         if stopping {
             // Leased pairs not started are returned: their leases expire and they are
             // offered again.
-            let dropped: Vec<_> = queue
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-                .collect();
-            for (lease, _, _) in dropped {
-                held -= 1;
+            for lease in desk.unqueue(None) {
                 forget(&mut leases, &mut cancels, lease, 1);
             }
         }
-        if stopping && slots == 0 && unreported.is_empty() && report_task.is_none() {
+        // Results are taken when they are to be reported: a game thread wakes this side
+        // for the first result on an empty desk, not for every pair.
+        let report_due = stopping || tokio::time::Instant::now() >= next_report;
+        if report_due && report_task.is_none() {
+            for done in desk.take_finished() {
+                if matches!(done.outcome, Some(Outcome::Played(_))) {
+                    ahead.observe(done.took);
+                }
+                forget(&mut leases, &mut cancels, done.lease, 1);
+                // A result of a dropped lease is still sent: the coordinator keeps a
+                // result for a pair nobody else completed and ignores repeats.
+                unreported.extend(done.outcome);
+            }
+        }
+        if stopping
+            && desk.threads() == 0
+            && !desk.has_finished()
+            && unreported.is_empty()
+            && report_task.is_none()
+        {
             return Ok(());
         }
-        // Enough game threads for the queued pairs.
-        let queued = queue.lock().unwrap_or_else(|e| e.into_inner()).len();
-        queued_shown.set(queued as i64);
-        while slots < concurrency && slots < queued {
-            slots += 1;
-            let (queue, tx, metrics) = (Arc::clone(&queue), done_tx.clone(), metrics.clone());
-            tokio::task::spawn_blocking(move || slot(queue, tx, metrics));
-        }
+        queued_shown.set(desk.queued() as i64);
+        desk.start_threads(concurrency, &metrics);
         if session.is_none() {
             match open_session(&options).await {
                 Ok(s) => {
@@ -288,32 +240,26 @@ pub async fn run(
         // Report what is finished, in the background: a report waits for the coordinator's
         // durable commit, and nothing else should wait with it. Reports go at most every
         // REPORT_EVERY, so fast games share RPCs and commits.
-        let report_due = stopping || tokio::time::Instant::now() >= next_report;
         if report_task.is_none() && !unreported.is_empty() && report_due {
             next_report = tokio::time::Instant::now() + REPORT_EVERY;
             let batch = std::mem::take(&mut unreported);
             let mut client = s.client.clone();
             let worker_id = s.worker_id.clone();
             report_task = Some(tokio::spawn(async move {
-                let mut by_lease: HashMap<u64, pb::ReportRequest> = HashMap::new();
-                for (lease, outcome) in &batch {
-                    let request = by_lease.entry(*lease).or_default();
+                let mut request = pb::ReportRequest {
+                    worker_id,
+                    ..Default::default()
+                };
+                for outcome in &batch {
                     match outcome {
                         Outcome::Played(r) => request.results.push(r.clone()),
                         Outcome::Failed(f) => request.failures.push(f.clone()),
                     }
                 }
-                for (lease_id, request) in by_lease {
-                    let request = pb::ReportRequest {
-                        worker_id: worker_id.clone(),
-                        lease_id,
-                        ..request
-                    };
-                    if let Err(e) = client.report(request).await {
-                        return Err((e.code(), batch));
-                    }
+                match client.report(request).await {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err((e.code(), batch)),
                 }
-                Ok(())
             }));
         }
         // Keep leases alive; drop those the coordinator ended.
@@ -321,7 +267,7 @@ pub async fn run(
             let request = pb::HeartbeatRequest {
                 worker_id: s.worker_id.clone(),
                 lease_ids: leases.keys().copied().collect(),
-                busy_slots: slots as u32,
+                busy_slots: desk.threads() as u32,
             };
             match s.client.heartbeat(request).await {
                 Ok(reply) => {
@@ -329,12 +275,7 @@ pub async fn run(
                         if let Some(flag) = cancels.get(&lease) {
                             flag.store(true, Ordering::Relaxed);
                         }
-                        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
-                        let before = q.len();
-                        q.retain(|(l, _, _)| *l != lease);
-                        let removed = before - q.len();
-                        drop(q);
-                        held -= removed;
+                        let removed = desk.unqueue(Some(lease)).len();
                         forget(&mut leases, &mut cancels, lease, removed);
                     }
                 }
@@ -343,7 +284,7 @@ pub async fn run(
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
         }
         // Lease ahead, so a finished game finds the next pair waiting.
-        let wanted = ahead.wanted(held, concurrency);
+        let wanted = ahead.wanted(desk.held(), concurrency);
         if !failed && !stopping && wanted > 0 && tokio::time::Instant::now() >= idle_until {
             let request = pb::LeaseRequest {
                 worker_id: s.worker_id.clone(),
@@ -361,23 +302,20 @@ pub async fn run(
                         match play::prepare(&mut s.client, &options.cache_dir, job).await {
                             Ok(job) => {
                                 *leases.entry(lease.lease_id).or_default() += 1;
-                                held += 1;
-                                queue.lock().unwrap_or_else(|e| e.into_inner()).push_back((
-                                    lease.lease_id,
+                                desk.push(desk::Queued {
+                                    lease: lease.lease_id,
                                     job,
-                                    Arc::clone(&cancel),
-                                ));
+                                    cancelled: Arc::clone(&cancel),
+                                });
                             }
                             Err(reason) => {
                                 eprintln!("worker {}: {reason}", options.name);
-                                unreported.push((
-                                    lease.lease_id,
-                                    Outcome::Failed(pb::PairFailure {
-                                        tournament: job_tournament,
-                                        pair: job_pair,
-                                        reason,
-                                    }),
-                                ));
+                                unreported.push(Outcome::Failed(pb::PairFailure {
+                                    tournament: job_tournament,
+                                    pair: job_pair,
+                                    reason,
+                                    lease_id: lease.lease_id,
+                                }));
                             }
                         }
                     }
@@ -394,40 +332,19 @@ pub async fn run(
             session = None;
             continue;
         }
-        let mut wake = if ahead.wanted(held, concurrency) > 0 && !stopping {
+        desk.set_low_water(ahead.low_water(concurrency));
+        let mut wake = if ahead.wanted(desk.held(), concurrency) > 0 && !stopping {
             idle_until
                 .max(tokio::time::Instant::now())
                 .min(next_heartbeat)
         } else {
             next_heartbeat
         };
-        if report_task.is_none() && !unreported.is_empty() {
+        if report_task.is_none() && (!unreported.is_empty() || desk.has_finished()) {
             wake = wake.min(next_report);
         }
         tokio::select! {
-            Some(first) = done_rx.recv() => {
-                let mut messages = vec![first];
-                while let Ok(more) = done_rx.try_recv() {
-                    messages.push(more);
-                }
-                for message in messages {
-                    match message {
-                        Played::SlotFree => slots -= 1,
-                        Played::Pair(lease, result, took) => {
-                            held -= 1;
-                            if matches!(result, Some(Outcome::Played(_))) {
-                                ahead.observe(took);
-                            }
-                            forget(&mut leases, &mut cancels, lease, 1);
-                            // A result of a dropped lease is still sent: the coordinator keeps
-                            // a result for a pair nobody else completed and ignores repeats.
-                            if let Some(result) = result {
-                                unreported.push((lease, result));
-                            }
-                        }
-                    }
-                }
-            }
+            () = desk.woken() => {}
             outcome = async { report_task.as_mut().expect("guarded").await }, if report_task.is_some() => {
                 report_task = None;
                 if let Ok(Err((code, batch))) = outcome {

@@ -247,6 +247,8 @@ fn play_typed<P: Heuristics + Adjudicate>(
         pair: job.pair,
         half_points: points,
         games_json: serde_json::to_string(&games).map_err(|e| e.to_string())?,
+        // The lease is the caller's to fill in.
+        lease_id: 0,
     }))
 }
 
@@ -259,7 +261,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
 /// No game could be played: an engine is unfit (it did not start, does not support the
 /// game, failed its handshake) or the job is malformed. Nothing is scored; the worker
 /// reports the failure and the coordinator pauses the tournament.
-pub fn play_pair(
+pub(crate) fn play_pair(
     job: &pb::PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,

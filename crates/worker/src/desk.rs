@@ -1,0 +1,275 @@
+//! The desk between the game threads and the worker's async side: leased pairs waiting to
+//! be played, and finished ones waiting to be reported.
+//!
+//! A game thread takes its next pair from the desk and leaves its result there without
+//! waking the async side for every pair: with games of a millisecond, a wakeup per pair
+//! costs the games measurable time on a loaded machine. It wakes the async side only when
+//! the first result lands on an empty desk (a report will be due), when the pairs held
+//! fall to the low-water mark (time to lease more), and when it ends.
+
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tourney_proto::v1 as pb;
+
+use crate::play::play_pair;
+use crate::{Outcome, WorkerMetrics};
+
+/// A leased pair waiting for a game thread.
+pub(crate) struct Queued {
+    /// The lease it came in.
+    pub(crate) lease: u64,
+    /// What to play.
+    pub(crate) job: pb::PairJob,
+    /// Set when the coordinator drops the lease.
+    pub(crate) cancelled: Arc<AtomicBool>,
+}
+
+/// A pair a game thread is done with.
+pub(crate) struct Finished {
+    /// The lease it came in.
+    pub(crate) lease: u64,
+    /// What to tell the coordinator (`None`: abandoned because the lease was dropped).
+    pub(crate) outcome: Option<Outcome>,
+    /// How long it took.
+    pub(crate) took: Duration,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Queued>,
+    finished: Vec<Finished>,
+    /// Pairs on game threads now.
+    playing: usize,
+    /// Game threads running.
+    threads: usize,
+    /// Wake the async side when the pairs held fall to this.
+    low_water: usize,
+}
+
+impl State {
+    fn held(&self) -> usize {
+        self.queue.len() + self.playing
+    }
+}
+
+/// Shared by the game threads and the async side.
+#[derive(Default)]
+pub(crate) struct Desk {
+    state: Mutex<State>,
+    wake: Notify,
+}
+
+impl Desk {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until a game thread asks for attention (at once if one asked since last time).
+    pub(crate) async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Queues a leased pair.
+    pub(crate) fn push(&self, queued: Queued) {
+        self.state().queue.push_back(queued);
+    }
+
+    /// Pairs held: queued or in play.
+    pub(crate) fn held(&self) -> usize {
+        self.state().held()
+    }
+
+    /// Pairs queued, not yet on a game thread.
+    pub(crate) fn queued(&self) -> usize {
+        self.state().queue.len()
+    }
+
+    /// Game threads running.
+    pub(crate) fn threads(&self) -> usize {
+        self.state().threads
+    }
+
+    /// Whether results wait to be taken.
+    pub(crate) fn has_finished(&self) -> bool {
+        !self.state().finished.is_empty()
+    }
+
+    /// Asks to be woken when the pairs held fall to `low_water`.
+    pub(crate) fn set_low_water(&self, low_water: usize) {
+        self.state().low_water = low_water;
+    }
+
+    /// Takes the results left since last time.
+    pub(crate) fn take_finished(&self) -> Vec<Finished> {
+        std::mem::take(&mut self.state().finished)
+    }
+
+    /// Removes the queued pairs of `lease` (all leases: `None`), returning the leases of
+    /// the pairs removed.
+    pub(crate) fn unqueue(&self, lease: Option<u64>) -> Vec<u64> {
+        let mut removed = Vec::new();
+        self.state().queue.retain(|q| {
+            let keep = lease.is_some_and(|l| l != q.lease);
+            if !keep {
+                removed.push(q.lease);
+            }
+            keep
+        });
+        removed
+    }
+
+    /// Starts game threads, up to `concurrency`, for the pairs held.
+    pub(crate) fn start_threads(self: &Arc<Self>, concurrency: usize, metrics: &WorkerMetrics) {
+        let mut state = self.state();
+        while state.threads < concurrency && state.threads < state.held() {
+            state.threads += 1;
+            let (desk, metrics) = (Arc::clone(self), metrics.clone());
+            tokio::task::spawn_blocking(move || desk.game_thread(&metrics));
+        }
+    }
+
+    /// A game thread: plays queued pairs until the queue is empty.
+    fn game_thread(&self, metrics: &WorkerMetrics) {
+        let mut done = None;
+        loop {
+            let (next, wake) = self.next(done.take());
+            if wake {
+                self.wake.notify_one();
+            }
+            let Some(queued) = next else {
+                break;
+            };
+            metrics.pairs_in_play.inc();
+            let started = Instant::now();
+            let result = play_pair(&queued.job, &queued.cancelled, metrics);
+            let took = started.elapsed();
+            metrics.pairs_in_play.dec();
+            let outcome = match result {
+                Ok(Some(mut r)) => {
+                    r.lease_id = queued.lease;
+                    let game = queued
+                        .job
+                        .settings
+                        .as_ref()
+                        .map_or("loa", |s| s.game.as_str());
+                    metrics
+                        .games
+                        .with_label_values(&[game])
+                        .inc_by(r.half_points.len() as u64);
+                    Some(Outcome::Played(r))
+                }
+                Ok(None) => None,
+                Err(reason) => Some(Outcome::Failed(pb::PairFailure {
+                    tournament: queued.job.tournament,
+                    pair: queued.job.pair,
+                    reason,
+                    lease_id: queued.lease,
+                })),
+            };
+            done = Some(Finished {
+                lease: queued.lease,
+                outcome,
+                took,
+            });
+        }
+    }
+
+    /// Leaves a game thread's result (if any) and gives it the next queued pair, counted as
+    /// in play (`None`: the queue is empty and the thread ends); and whether to wake the
+    /// async side.
+    fn next(&self, done: Option<Finished>) -> (Option<Queued>, bool) {
+        let mut state = self.state();
+        let mut wake = false;
+        if let Some(done) = done {
+            state.playing -= 1;
+            wake |= state.finished.is_empty();
+            state.finished.push(done);
+        }
+        wake |= state.held() <= state.low_water;
+        let next = state.queue.pop_front();
+        match &next {
+            Some(_) => state.playing += 1,
+            None => {
+                state.threads -= 1;
+                wake = true;
+            }
+        }
+        (next, wake)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queued(lease: u64, pair: u64) -> Queued {
+        Queued {
+            lease,
+            job: pb::PairJob {
+                pair,
+                ..Default::default()
+            },
+            cancelled: Arc::default(),
+        }
+    }
+
+    fn finished(q: &Queued) -> Option<Finished> {
+        Some(Finished {
+            lease: q.lease,
+            outcome: None,
+            took: Duration::from_millis(1),
+        })
+    }
+
+    #[test]
+    fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
+        let desk = Desk::default();
+        for pair in 0..6 {
+            desk.push(queued(1, pair));
+        }
+        desk.set_low_water(2);
+        desk.state().threads = 1;
+        let (first, wake) = desk.next(None);
+        let first = first.expect("a pair is queued");
+        assert!(!wake, "6 held, low water 2");
+        assert_eq!((desk.held(), desk.queued()), (6, 5));
+        // The first result on an empty desk: a report will be due.
+        let (second, wake) = desk.next(finished(&first));
+        let second = second.expect("queued");
+        assert!(wake);
+        // More results pile up without waking anyone.
+        let (third, wake) = desk.next(finished(&second));
+        let third = third.expect("queued");
+        assert!(!wake, "results wait for the report");
+        assert_eq!(desk.take_finished().len(), 2);
+        let (fourth, wake) = desk.next(finished(&third));
+        assert!(wake, "the first result after a report");
+        let (fifth, wake) = desk.next(finished(&fourth.expect("queued")));
+        let fifth = fifth.expect("queued");
+        assert!(wake, "3 held, then 2: at the low-water mark");
+        assert_eq!(desk.held(), 2);
+        let (sixth, _) = desk.next(finished(&fifth));
+        let (none, wake) = desk.next(finished(&sixth.expect("the last one")));
+        assert!(none.is_none() && wake, "the thread ends and says so");
+        assert_eq!((desk.threads(), desk.held()), (0, 0));
+        assert!(desk.has_finished());
+    }
+
+    #[test]
+    fn unqueue_removes_one_lease_or_all() {
+        let desk = Desk::default();
+        for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
+            desk.push(queued(lease, pair));
+        }
+        assert_eq!(desk.unqueue(Some(1)), vec![1, 1]);
+        assert_eq!(desk.queued(), 2);
+        let mut rest = desk.unqueue(None);
+        rest.sort_unstable();
+        assert_eq!(rest, vec![2, 3]);
+        assert_eq!(desk.held(), 0);
+    }
+}
