@@ -368,13 +368,16 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             };
             let mut stopped = workers_stopped.clone();
             let metrics = metrics.clone();
-            workers.push(tokio::spawn(tourney_worker::run(
-                options,
-                metrics,
-                async move {
+            // Each worker on its own one-thread runtime, as `tourney worker` runs.
+            workers.push(std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                runtime.block_on(tourney_worker::run(options, metrics, async move {
                     let _ = stopped.wait_for(|s| *s).await;
-                },
-            )));
+                }))
+            }));
         }
 
         // The watch stream sends the status at every change: the end is seen when it happens.
@@ -403,7 +406,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         );
         let _ = stop_workers.send(true);
         for w in workers {
-            let _ = w.await;
+            let _ = w.join();
         }
         let _ = stop.send(());
         let _ = server.await;

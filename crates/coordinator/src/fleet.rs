@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
-use tourney_model::GameRecord;
+use tourney_model::GameSummary;
 
 /// How long throughput samples are kept (the dashboard's chart spans this).
 const HISTORY_MS: u64 = 300_000;
@@ -136,9 +136,9 @@ impl Fleet {
         tournament: u64,
         pair: u64,
         index: usize,
-        game: &GameRecord,
+        game: &GameSummary,
     ) {
-        let nodes: u64 = game.moves.iter().filter_map(|m| m.nodes).sum();
+        let nodes = game.nodes();
         self.totals.games += 1;
         self.totals.nodes += nodes;
         if let Some(w) = self.workers.get_mut(worker) {
@@ -157,7 +157,7 @@ impl Fleet {
             black: game.black.name.clone(),
             result: game.result.clone(),
             termination: game.termination.name().to_string(),
-            plies: game.moves.len(),
+            plies: game.plies(),
             worker: worker.to_string(),
         });
     }
@@ -183,6 +183,21 @@ impl Fleet {
         }
         self.workers
             .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
+    }
+
+    /// Game slots of `worker`, and of all workers heard from within `timeout_ms`.
+    pub fn slots(&self, worker: &str, now: u64, timeout_ms: u64) -> (u64, u64) {
+        let all = self
+            .workers
+            .values()
+            .filter(|w| w.last_seen_ms + timeout_ms >= now)
+            .map(|w| u64::from(w.slots))
+            .sum();
+        let mine = self
+            .workers
+            .get(worker)
+            .map_or(1, |w| u64::from(w.slots).max(1));
+        (mine, all)
     }
 
     /// Workers heard from within `timeout_ms`, by name then id.
@@ -247,37 +262,22 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tourney_model::{MoveRecord, PlayerRecord, Termination};
-    use tourney_rules::Position;
+    use tourney_model::{MoveCost, PlayerName, Termination};
 
-    fn game(plies: usize, nodes: u64) -> GameRecord {
-        GameRecord {
+    fn game(plies: usize, nodes: u64) -> GameSummary {
+        GameSummary {
             game: "loa".into(),
-            rules: String::new(),
-            start: tourney_rules::Loa::start().to_string(),
-            opening_plies: 0,
-            time_control: "inf".into(),
-            white: PlayerRecord {
-                name: "a".into(),
-                ..PlayerRecord::default()
-            },
-            black: PlayerRecord {
-                name: "b".into(),
-                ..PlayerRecord::default()
-            },
-            moves: (0..plies)
-                .map(|_| MoveRecord {
-                    mv: "b1-b3".into(),
+            white: PlayerName { name: "a".into() },
+            black: PlayerName { name: "b".into() },
+            moves: vec![
+                MoveCost {
                     time_ms: 1,
                     nodes: Some(nodes),
-                    depth: None,
-                    score: None,
-                })
-                .collect(),
+                };
+                plies
+            ],
             result: "1-0".into(),
             termination: Termination::Connection,
-            detail: None,
-            meta: Default::default(),
         }
     }
 

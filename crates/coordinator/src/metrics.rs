@@ -9,7 +9,7 @@ use prometheus::{
     GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry,
 };
-use tourney_model::GameRecord;
+use tourney_model::GameSummary;
 
 use crate::fleet::WorkerInfo;
 
@@ -244,7 +244,7 @@ impl CoordinatorMetrics {
     }
 
     /// Counts the games of a committed pair.
-    pub fn observe_game(&self, tournament: u64, game: &GameRecord) {
+    pub fn observe_game(&self, tournament: u64, game: &GameSummary) {
         let termination = game.termination.name();
         self.games
             .with_label_values(&[
@@ -257,14 +257,13 @@ impl CoordinatorMetrics {
         if game.termination.is_failure() {
             self.engine_failures.with_label_values(&[termination]).inc();
         }
-        let thinking_ms: u64 = game.moves.iter().map(|m| m.time_ms).sum();
         self.game_duration
             .with_label_values(&[&game.game])
-            .observe(thinking_ms as f64 / 1000.0);
+            .observe(game.thinking_ms() as f64 / 1000.0);
         self.game_plies
             .with_label_values(&[&game.game])
-            .observe(game.moves.len() as f64);
-        let nodes: u64 = game.moves.iter().filter_map(|m| m.nodes).sum();
+            .observe(game.plies() as f64);
+        let nodes = game.nodes();
         if nodes > 0 {
             self.nodes
                 .with_label_values(&[&tournament.to_string()])

@@ -164,6 +164,15 @@ impl Tournament {
         })
     }
 
+    /// Pairs that can be offered now: never handed out, or to be offered again.
+    fn offerable(&self) -> u64 {
+        if self.state.is_active() {
+            self.retry.len() as u64 + self.config.max_pairs().saturating_sub(self.next_pair)
+        } else {
+            0
+        }
+    }
+
     /// Whether a pair is still worth offering.
     fn has_work(&self) -> bool {
         self.state.is_active()
@@ -291,6 +300,11 @@ impl Scheduler {
     /// Live leases.
     pub fn leases(&self) -> impl Iterator<Item = &Lease> {
         self.leases.values()
+    }
+
+    /// Pairs that can be offered now, over all tournaments.
+    pub fn offerable(&self) -> u64 {
+        self.tournaments.values().map(Tournament::offerable).sum()
     }
 
     /// Leases up to `max_pairs` pairs to `worker`, from the active tournaments by priority,

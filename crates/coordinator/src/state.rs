@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
 use tourney_ai::{Heuristics, PlayerSpec};
-use tourney_model::GameRecord;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_model::{GameRecord, GameSummary};
 use tourney_rules::{Amazons, Color, GameKind, Loa, Position};
 use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
@@ -178,6 +178,15 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
 }
 
 /// The games of completed pairs as a rating table input.
+/// The most pairs `worker` may lease now: its slots' share of the pairs left to offer (and
+/// at least one per slot). Workers queue pairs ahead; near the end of the work, a worker
+/// that took a deep queue would keep the others idle while it plays it alone.
+fn tail_share(inner: &Inner, worker: &str, now: u64, lease_ms: u64) -> usize {
+    let (mine, all) = inner.fleet.slots(worker, now, lease_ms);
+    let share = (inner.scheduler.offerable() * mine).div_ceil(all.max(1));
+    share.max(mine) as usize
+}
+
 /// How long a running tournament's ratings are shown before they are computed again: a
 /// rating takes longer than a report of fast games, and many reports come in a second.
 const RATINGS_EVERY: Duration = Duration::from_millis(250);
@@ -421,6 +430,7 @@ impl Coordinator {
         let now = self.now_ms();
         let mut inner = self.lock();
         inner.fleet.seen(worker, now);
+        let max_pairs = max_pairs.min(tail_share(&inner, worker, now, self.settings.lease_ms));
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
         self.metrics.leases_granted.inc();
         let jobs = assignments
@@ -517,7 +527,7 @@ impl Coordinator {
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
             // Only the JSON syntax was checked on decoding: records that do not fit a
             // GameRecord are stored as sent but not counted in the metrics or the fleet.
-            if let Ok(games) = serde_json::from_str::<Vec<GameRecord>>(r.games.get()) {
+            if let Ok(games) = serde_json::from_str::<Vec<GameSummary>>(r.games.get()) {
                 for game in &games {
                     self.metrics.observe_game(r.tournament, game);
                 }
@@ -1013,6 +1023,24 @@ mod tests {
             .unwrap();
         assert_eq!((ack.accepted, ack.duplicates), (0, 1));
         assert_eq!(c.metrics().pairs_late.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, _) = coordinator(&dir, 60_000).await;
+        let (one, three) = (c.register("one", "test", 1), c.register("three", "test", 3));
+        // 4 pairs left for 4 slots: one may take 1, three may take 3 of them.
+        let (_, jobs) = c.lease(&one, 10).unwrap();
+        assert_eq!(jobs.len(), 1);
+        let (_, jobs) = c.lease(&three, 10).unwrap();
+        assert_eq!(jobs.len(), 3, "3 of the 3 left, at least one per slot");
+        assert!(c.lease(&one, 10).is_none(), "nothing left");
+        // Alone, a worker takes all it asks for.
+        let dir = tempfile::tempdir().unwrap();
+        let (c, _) = coordinator(&dir, 60_000).await;
+        let alone = c.register("alone", "test", 1);
+        assert_eq!(c.lease(&alone, 10).unwrap().1.len(), 4);
     }
 
     #[tokio::test]

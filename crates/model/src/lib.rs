@@ -9,5 +9,7 @@ mod record;
 mod time_control;
 pub mod tournament;
 
-pub use record::{GameRecord, MoveRecord, PlayerRecord, Termination};
+pub use record::{
+    GameRecord, GameSummary, MoveCost, MoveRecord, PlayerName, PlayerRecord, Termination,
+};
 pub use time_control::TimeControl;

@@ -129,6 +129,59 @@ pub struct GameRecord {
     pub meta: BTreeMap<String, String>,
 }
 
+/// What the coordinator's metrics and dashboard need of a [`GameRecord`], read from its
+/// JSON without keeping the rest: the moves' notation, scores and the setup are skipped
+/// rather than allocated.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GameSummary {
+    /// `loa` or `amazons`.
+    pub game: String,
+    /// The white player.
+    pub white: PlayerName,
+    /// The black player.
+    pub black: PlayerName,
+    /// Each move's time and nodes.
+    pub moves: Vec<MoveCost>,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    /// Why the game ended.
+    pub termination: Termination,
+}
+
+/// A player's name in a [`GameSummary`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PlayerName {
+    /// The engine's name in the tournament.
+    pub name: String,
+}
+
+/// What one move cost, in a [`GameSummary`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct MoveCost {
+    /// Thinking time measured by the referee, in milliseconds.
+    pub time_ms: u64,
+    /// Nodes searched, if the player said.
+    #[serde(default)]
+    pub nodes: Option<u64>,
+}
+
+impl GameSummary {
+    /// Plies played.
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// Thinking time of both sides, in milliseconds.
+    pub fn thinking_ms(&self) -> u64 {
+        self.moves.iter().map(|m| m.time_ms).sum()
+    }
+
+    /// Nodes the players reported searching.
+    pub fn nodes(&self) -> u64 {
+        self.moves.iter().filter_map(|m| m.nodes).sum()
+    }
+}
+
 /// The PGN-style name of a game: `LOA` or `Amazons`.
 fn game_title(game: &str) -> &str {
     match game {
@@ -254,6 +307,24 @@ mod tests {
         assert!(json.contains("\"move\":\"b1-b3\""));
         assert!(json.contains("\"result\":\"0-1\""));
         assert_eq!(serde_json::from_str::<GameRecord>(&json).unwrap(), r);
+    }
+
+    #[test]
+    fn a_summary_reads_the_costs_and_outcome_of_a_record() {
+        let mut r = record();
+        r.moves[1].nodes = None;
+        let json = serde_json::to_string(&[&r, &r]).unwrap();
+        let summaries: Vec<GameSummary> = serde_json::from_str(&json).unwrap();
+        let s = &summaries[1];
+        assert_eq!((s.game.as_str(), s.result.as_str()), ("loa", "0-1"));
+        assert_eq!(
+            (s.white.name.as_str(), s.black.name.as_str()),
+            ("v1", "v2 \"new\"")
+        );
+        assert_eq!(s.termination, Termination::TimeForfeit);
+        assert_eq!((s.plies(), s.thinking_ms(), s.nodes()), (3, 36, 200));
+        // Not a record: refused, not summarised as something else.
+        assert!(serde_json::from_str::<Vec<GameSummary>>("[{\"game\":\"loa\"}]").is_err());
     }
 
     #[test]

@@ -127,7 +127,7 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
 }
 
 /// Shortest time between two reports.
-const REPORT_EVERY: Duration = Duration::from_millis(50);
+const REPORT_EVERY: Duration = Duration::from_millis(200);
 
 /// What a worker tells the coordinator about a pair.
 #[derive(Clone)]
@@ -191,7 +191,8 @@ pub async fn run(
         }
         // Results are taken when they are to be reported: a game thread wakes this side
         // for the first result on an empty desk, not for every pair.
-        let report_due = stopping || tokio::time::Instant::now() >= next_report;
+        // A worker with nothing left to play reports at once: there is nothing to batch with.
+        let report_due = stopping || desk.held() == 0 || tokio::time::Instant::now() >= next_report;
         if report_due && report_task.is_none() {
             for done in desk.take_finished() {
                 if matches!(done.outcome, Some(Outcome::Played(_))) {
