@@ -5,7 +5,8 @@
 //! waking the async side for every pair: with games of a millisecond, a wakeup per pair
 //! costs the games measurable time on a loaded machine. It wakes the async side only when
 //! the first result lands on an empty desk (a report will be due), when the pairs held
-//! fall to the low-water mark (time to lease more), and when it ends.
+//! fall to the low-water mark (time to lease more), and when it ends. How deep to lease is
+//! learnt here too, from each pair as it finishes.
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tourney_proto::v1 as pb;
 
+use crate::ahead::LeaseAhead;
 use crate::play::play_pair;
 use crate::{Outcome, WorkerMetrics};
 
@@ -38,7 +40,6 @@ pub(crate) struct Finished {
     pub(crate) took: Duration,
 }
 
-#[derive(Default)]
 struct State {
     queue: VecDeque<Queued>,
     finished: Vec<Finished>,
@@ -46,8 +47,10 @@ struct State {
     playing: usize,
     /// Game threads running.
     threads: usize,
-    /// Wake the async side when the pairs held fall to this.
-    low_water: usize,
+    /// Game threads allowed.
+    slots: usize,
+    /// How far ahead to lease, learnt from the pairs played.
+    ahead: LeaseAhead,
 }
 
 impl State {
@@ -57,13 +60,27 @@ impl State {
 }
 
 /// Shared by the game threads and the async side.
-#[derive(Default)]
 pub(crate) struct Desk {
     state: Mutex<State>,
     wake: Notify,
 }
 
 impl Desk {
+    /// An empty desk for `slots` game threads.
+    pub(crate) fn new(slots: usize) -> Self {
+        Desk {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                finished: Vec::new(),
+                playing: 0,
+                threads: 0,
+                slots,
+                ahead: LeaseAhead::default(),
+            }),
+            wake: Notify::new(),
+        }
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -98,9 +115,10 @@ impl Desk {
         !self.state().finished.is_empty()
     }
 
-    /// Asks to be woken when the pairs held fall to `low_water`.
-    pub(crate) fn set_low_water(&self, low_water: usize) {
-        self.state().low_water = low_water;
+    /// Pairs to lease now (see [`LeaseAhead::wanted`]).
+    pub(crate) fn wanted(&self) -> usize {
+        let state = self.state();
+        state.ahead.wanted(state.held(), state.slots)
     }
 
     /// Takes the results left since last time.
@@ -122,10 +140,10 @@ impl Desk {
         removed
     }
 
-    /// Starts game threads, up to `concurrency`, for the pairs held.
-    pub(crate) fn start_threads(self: &Arc<Self>, concurrency: usize, metrics: &WorkerMetrics) {
+    /// Starts game threads, up to the slots, for the pairs held.
+    pub(crate) fn start_threads(self: &Arc<Self>, metrics: &WorkerMetrics) {
         let mut state = self.state();
-        while state.threads < concurrency && state.threads < state.held() {
+        while state.threads < state.slots && state.threads < state.held() {
             state.threads += 1;
             let (desk, metrics) = (Arc::clone(self), metrics.clone());
             tokio::task::spawn_blocking(move || desk.game_thread(&metrics));
@@ -186,10 +204,13 @@ impl Desk {
         let mut wake = false;
         if let Some(done) = done {
             state.playing -= 1;
+            if matches!(done.outcome, Some(Outcome::Played(_))) {
+                state.ahead.observe(done.took);
+            }
             wake |= state.finished.is_empty();
             state.finished.push(done);
         }
-        wake |= state.held() <= state.low_water;
+        wake |= state.held() <= state.ahead.low_water(state.slots);
         let next = state.queue.pop_front();
         match &next {
             Some(_) => state.playing += 1,
@@ -227,11 +248,12 @@ mod tests {
 
     #[test]
     fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
-        let desk = Desk::default();
+        // Two slots, nothing learnt yet: one pair queued per slot, so the low-water mark
+        // is 2 held.
+        let desk = Desk::new(2);
         for pair in 0..6 {
             desk.push(queued(1, pair));
         }
-        desk.set_low_water(2);
         desk.state().threads = 1;
         let (first, wake) = desk.next(None);
         let first = first.expect("a pair is queued");
@@ -260,8 +282,27 @@ mod tests {
     }
 
     #[test]
+    fn the_lease_depth_is_learnt_from_each_played_pair_as_it_finishes() {
+        let desk = Desk::new(1);
+        desk.push(queued(1, 0));
+        desk.state().threads = 1;
+        assert_eq!(desk.wanted(), 1, "one queued per slot before any pair");
+        let (first, _) = desk.next(None);
+        let first = first.expect("queued");
+        // A 10 ms pair, played: 100 ms of work is 10 pairs per slot, before any report.
+        let played = Finished {
+            lease: first.lease,
+            outcome: Some(Outcome::Played(pb::PairResult::default())),
+            took: Duration::from_millis(10),
+        };
+        let (none, _) = desk.next(Some(played));
+        assert!(none.is_none());
+        assert_eq!(desk.wanted(), 11);
+    }
+
+    #[test]
     fn unqueue_removes_one_lease_or_all() {
-        let desk = Desk::default();
+        let desk = Desk::new(1);
         for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
             desk.push(queued(lease, pair));
         }

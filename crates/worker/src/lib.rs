@@ -153,7 +153,7 @@ pub async fn run(
     let mut slots_shown = GaugeShare::new(&metrics.slots);
     slots_shown.set(concurrency as i64);
     let mut queued_shown = GaugeShare::new(&metrics.pairs_queued);
-    let desk = Arc::new(desk::Desk::default());
+    let desk = Arc::new(desk::Desk::new(concurrency));
     let mut unreported: Vec<Outcome> = Vec::new();
     // Pairs per lease not finished yet (queued or in play), for heartbeats.
     let mut leases: HashMap<u64, usize> = HashMap::new();
@@ -167,7 +167,6 @@ pub async fn run(
     let mut session: Option<Session> = None;
     let mut idle_until = tokio::time::Instant::now();
     let mut next_heartbeat = tokio::time::Instant::now();
-    let mut ahead = ahead::LeaseAhead::default();
     let mut next_report = tokio::time::Instant::now();
     let forget = |leases: &mut HashMap<u64, usize>,
                   cancels: &mut HashMap<u64, Arc<AtomicBool>>,
@@ -195,9 +194,6 @@ pub async fn run(
         let report_due = stopping || desk.held() == 0 || tokio::time::Instant::now() >= next_report;
         if report_due && report_task.is_none() {
             for done in desk.take_finished() {
-                if matches!(done.outcome, Some(Outcome::Played(_))) {
-                    ahead.observe(done.took);
-                }
                 forget(&mut leases, &mut cancels, done.lease, 1);
                 // A result of a dropped lease is still sent: the coordinator keeps a
                 // result for a pair nobody else completed and ignores repeats.
@@ -213,7 +209,7 @@ pub async fn run(
             return Ok(());
         }
         queued_shown.set(desk.queued() as i64);
-        desk.start_threads(concurrency, &metrics);
+        desk.start_threads(&metrics);
         if session.is_none() {
             match open_session(&options).await {
                 Ok(s) => {
@@ -285,7 +281,7 @@ pub async fn run(
             next_heartbeat = tokio::time::Instant::now() + s.heartbeat;
         }
         // Lease ahead, so a finished game finds the next pair waiting.
-        let wanted = ahead.wanted(desk.held(), concurrency);
+        let wanted = desk.wanted();
         if !failed && !stopping && wanted > 0 && tokio::time::Instant::now() >= idle_until {
             let request = pb::LeaseRequest {
                 worker_id: s.worker_id.clone(),
@@ -333,8 +329,7 @@ pub async fn run(
             session = None;
             continue;
         }
-        desk.set_low_water(ahead.low_water(concurrency));
-        let mut wake = if ahead.wanted(desk.held(), concurrency) > 0 && !stopping {
+        let mut wake = if desk.wanted() > 0 && !stopping {
             idle_until
                 .max(tokio::time::Instant::now())
                 .min(next_heartbeat)
