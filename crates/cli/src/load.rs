@@ -60,8 +60,8 @@ async fn local_coordinator(
     Ok((url, stop, server))
 }
 
-/// A finished-looking pair, as a worker would report it.
-fn games_json() -> String {
+/// A finished-looking pair's games, compressed as a worker sends them.
+fn games_lz4() -> Vec<u8> {
     let game = GameRecord {
         game: "loa".into(),
         rules: String::new(),
@@ -84,7 +84,9 @@ fn games_json() -> String {
         detail: None,
         meta: Default::default(),
     };
-    serde_json::to_string(&[game.clone(), game]).expect("records encode")
+    lz4_flex::compress_prepend_size(
+        &serde_json::to_vec(&[game.clone(), game]).expect("records encode"),
+    )
 }
 
 /// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
@@ -119,7 +121,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         for _ in 0..8 {
             channels.push(connect(&url, None).await?);
         }
-        let games = Arc::new(games_json());
+        let games = Arc::new(games_lz4());
         let running = Arc::new(AtomicBool::new(true));
         let accepted = Arc::new(AtomicU64::new(0));
         let latencies = Arc::new(std::sync::Mutex::new(Vec::<u32>::new()));
@@ -168,8 +170,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                             tournament: j.tournament,
                             pair: j.pair,
                             half_points: vec![2, 0],
-                            games_json: games.to_string(),
+                            games_json: String::new(),
                             lease_id: lease.lease_id,
+                            games_lz4: games.to_vec(),
                         })
                         .collect();
                     let request = pb::ReportRequest {

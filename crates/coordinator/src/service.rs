@@ -150,6 +150,23 @@ pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
     }
 }
 
+/// The most a pair's games may take uncompressed: as much as a whole report may.
+const MAX_GAMES_JSON: usize = 64 << 20;
+
+/// A pair result's games JSON, plain or decompressed (`None`: the compressed form is corrupt,
+/// claims more than [`MAX_GAMES_JSON`] bytes, or is not UTF-8).
+fn games_json(plain: String, lz4: &[u8]) -> Option<String> {
+    if lz4.is_empty() {
+        return Some(plain);
+    }
+    let size = u32::from_le_bytes(lz4.get(..4)?.try_into().ok()?) as usize;
+    if size > MAX_GAMES_JSON {
+        return None;
+    }
+    let bytes = lz4_flex::decompress_size_prepended(lz4).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 #[tonic::async_trait]
 impl pb::worker_server::Worker for WorkerService {
     async fn register(
@@ -190,8 +207,9 @@ impl pb::worker_server::Worker for WorkerService {
         let mut configs = std::collections::HashMap::new();
         for result in r.results {
             // Only the JSON syntax is checked here; the records are stored as sent.
-            let games = serde_json::value::RawValue::from_string(result.games_json);
-            let (Ok(games), [h0, h1]) = (games, result.half_points.as_slice()) else {
+            let games = games_json(result.games_json, &result.games_lz4)
+                .and_then(|json| serde_json::value::RawValue::from_string(json).ok());
+            let (Some(games), [h0, h1]) = (games, result.half_points.as_slice()) else {
                 malformed += 1;
                 continue;
             };
@@ -423,5 +441,26 @@ impl pb::admin_server::Admin for AdminService {
             }
         };
         Ok(Response::new(pb::GetReportResponse { content }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn games_arrive_plain_or_compressed_and_corrupt_or_oversized_ones_are_refused() {
+        let json = r#"[{"game":"loa"},{"game":"loa"}]"#;
+        assert_eq!(games_json(json.into(), &[]).as_deref(), Some(json));
+        let lz4 = lz4_flex::compress_prepend_size(json.as_bytes());
+        assert_eq!(games_json(String::new(), &lz4).as_deref(), Some(json));
+        // A truncated block, and a block that claims 4 GiB uncompressed.
+        assert_eq!(games_json(String::new(), &lz4[..lz4.len() - 3]), None);
+        let mut bomb = lz4.clone();
+        bomb[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(games_json(String::new(), &bomb), None);
+        assert_eq!(games_json(String::new(), &[1, 0]), None, "no size");
+        let not_utf8 = lz4_flex::compress_prepend_size(&[0xff, 0xfe]);
+        assert_eq!(games_json(String::new(), &not_utf8), None);
     }
 }

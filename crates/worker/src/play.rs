@@ -246,9 +246,12 @@ fn play_typed<P: Heuristics + Adjudicate>(
         tournament: job.tournament,
         pair: job.pair,
         half_points: points,
-        games_json: serde_json::to_string(&games).map_err(|e| e.to_string())?,
+        games_json: String::new(),
         // The lease is the caller's to fill in.
         lease_id: 0,
+        games_lz4: lz4_flex::compress_prepend_size(
+            &serde_json::to_vec(&games).map_err(|e| e.to_string())?,
+        ),
     }))
 }
 
