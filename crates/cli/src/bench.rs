@@ -150,9 +150,9 @@ pub(crate) struct BenchArgs {
     /// latency at a given load (bench coordinator; 0: as fast as they can).
     #[arg(long, default_value_t = 0)]
     rate: u64,
-    /// Pairs played (bench cluster): enough that the start (connections, first leases,
-    /// buffers growing) does not dominate.
-    #[arg(long, default_value_t = 4000)]
+    /// Pairs played (bench cluster): enough that the start (connections, first leases, the
+    /// players' tables, buffers growing), a fixed cost, weighs as little as in a tournament.
+    #[arg(long, default_value_t = 10000)]
     pairs: usize,
     /// Search depth of the stronger player (bench cluster): `ab:depth=D` against
     /// `ab:depth=D-1`; 2 gives games of about a millisecond, 3 of a few.
