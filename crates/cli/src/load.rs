@@ -245,9 +245,9 @@ fn cluster_tournament(pairs: usize, strong: &str, weak: &str, depth: u32) -> Str
 /// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
 /// 2-worker cluster over loopback; prints games/s of both and the overhead.
 pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
-    use tourney_rules::{Color, Loa, Position};
+    use tourney_rules::Loa;
     use tourney_runner::openings::{OpeningSettings, generate_up_to};
-    use tourney_runner::{BuiltIn, Seat, Setup, play};
+    use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play};
 
     let (strong, weak) = (
         format!("ab:depth={depth}"),
@@ -283,31 +283,17 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                         setup.limits.depth = Some(depth);
                         setup.max_plies = Some(300);
                         for game in 0..2 {
-                            // LOA: Black moves first; game 0 gives the first move to `a`.
-                            let a_black = (game == 0) == (Loa::start().turn() == Color::Black);
-                            let (white, black) = if a_black {
-                                (
-                                    Seat {
-                                        name: "b".into(),
-                                        player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
-                                    },
-                                    Seat {
-                                        name: "a".into(),
-                                        player: &mut a as &mut dyn tourney_runner::Contestant<Loa>,
-                                    },
-                                )
-                            } else {
-                                (
-                                    Seat {
-                                        name: "a".into(),
-                                        player: &mut a as &mut dyn tourney_runner::Contestant<Loa>,
-                                    },
-                                    Seat {
-                                        name: "b".into(),
-                                        player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
-                                    },
-                                )
-                            };
+                            let (white, black, _) = pair_seats::<Loa>(
+                                game,
+                                Seat {
+                                    name: "a".into(),
+                                    player: &mut a as &mut dyn tourney_runner::Contestant<Loa>,
+                                },
+                                Seat {
+                                    name: "b".into(),
+                                    player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
+                                },
+                            );
                             play(&setup, white, black, &mut |_| {})
                                 .expect("built-in players are fit");
                             games += 1;

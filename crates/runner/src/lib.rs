@@ -20,4 +20,4 @@ pub mod server;
 
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
 pub use external::{EngineConfig, ExternalEngine, split_command};
-pub use referee::{Adjudicate, RefereeError, Seat, Setup, play};
+pub use referee::{Adjudicate, RefereeError, Seat, Setup, pair_seats, play};

@@ -107,6 +107,25 @@ pub struct Seat<'a, P: Position> {
     pub player: &'a mut dyn Contestant<P>,
 }
 
+/// Game `game` (0 or 1) of a pair: in game 0 `first` makes the game's first move, in game 1
+/// the colours are swapped. Returns the white and black seats and the colour `first` has.
+pub fn pair_seats<'a, P: Position>(
+    game: usize,
+    first: Seat<'a, P>,
+    second: Seat<'a, P>,
+) -> (Seat<'a, P>, Seat<'a, P>, Color) {
+    let moves_first = P::start().turn();
+    let first_has = if game == 0 {
+        moves_first
+    } else {
+        moves_first.opponent()
+    };
+    match first_has {
+        Color::White => (first, second, first_has),
+        Color::Black => (second, first, first_has),
+    }
+}
+
 /// Why a game could not be played.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefereeError {

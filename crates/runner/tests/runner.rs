@@ -7,7 +7,7 @@ use std::time::Duration;
 use tourney_ai::Limits;
 use tourney_model::{Termination, TimeControl};
 use tourney_rules::{Amazons, Game, Loa, Position};
-use tourney_runner::{BuiltIn, Seat, Setup, play};
+use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play};
 
 fn game<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
     setup: &Setup<P>,
@@ -29,6 +29,42 @@ fn game<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
         &mut |_| {},
     )
     .unwrap()
+}
+
+/// Who sits where in each game of a pair, and the colour of the pairing's first engine.
+fn seating<P: tourney_ai::Heuristics>() -> Vec<(String, String, tourney_rules::Color)> {
+    let mut a = BuiltIn::<P>::new("random").unwrap();
+    let mut b = BuiltIn::<P>::new("random").unwrap();
+    (0..2)
+        .map(|game| {
+            let first = Seat {
+                name: "first".into(),
+                player: &mut a as &mut dyn tourney_runner::Contestant<P>,
+            };
+            let second = Seat {
+                name: "second".into(),
+                player: &mut b as &mut dyn tourney_runner::Contestant<P>,
+            };
+            let (white, black, first_has) = pair_seats(game, first, second);
+            (white.name, black.name, first_has)
+        })
+        .collect()
+}
+
+#[test]
+fn the_first_engine_of_a_pair_moves_first_in_game_0_and_colours_swap_in_game_1() {
+    use tourney_rules::Color::{Black, White};
+    let s = |w: &str, b: &str, c| (w.to_string(), b.to_string(), c);
+    // LOA: Black moves first.
+    assert_eq!(
+        seating::<Loa>(),
+        vec![s("second", "first", Black), s("first", "second", White)]
+    );
+    // Amazons: White moves first.
+    assert_eq!(
+        seating::<Amazons>(),
+        vec![s("first", "second", White), s("second", "first", Black)]
+    );
 }
 
 #[test]

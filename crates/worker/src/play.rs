@@ -14,7 +14,7 @@ use tourney_rules::{Amazons, Color, GameKind, Loa};
 
 use crate::WorkerMetrics;
 use tourney_runner::{
-    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, play,
+    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, pair_seats, play,
 };
 
 use crate::Client;
@@ -197,7 +197,6 @@ fn play_typed<P: Heuristics + Adjudicate>(
     }
     let mut a = Side::<P>::new(&first)?;
     let mut b = Side::<P>::new(&second)?;
-    let first_color = tourney_rules::Position::turn(&P::start());
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
@@ -206,39 +205,29 @@ fn play_typed<P: Heuristics + Adjudicate>(
             b.release(metrics);
             return Ok(None);
         }
-        // Game 0: the first engine moves first; game 1: colours swapped.
-        let first_has = if game == 0 {
-            first_color
-        } else {
-            first_color.opponent()
-        };
-        let (white, black) = if first_has == Color::White {
-            (
-                Seat {
-                    name: first.name.clone(),
-                    player: a.contestant(),
-                },
-                Seat {
-                    name: second.name.clone(),
-                    player: b.contestant(),
-                },
-            )
-        } else {
-            (
-                Seat {
-                    name: second.name.clone(),
-                    player: b.contestant(),
-                },
-                Seat {
-                    name: first.name.clone(),
-                    player: a.contestant(),
-                },
-            )
-        };
+        let (white, black, first_has) = pair_seats(
+            game,
+            Seat {
+                name: first.name.clone(),
+                player: a.contestant(),
+            },
+            Seat {
+                name: second.name.clone(),
+                player: b.contestant(),
+            },
+        );
         setup.meta.insert("game".into(), game.to_string());
-        let record = play(&setup, white, black, &mut |_| {}).map_err(|e| e.to_string())?;
-        points.push(half_points(&record, first_has));
-        games.push(record);
+        match play(&setup, white, black, &mut |_| {}) {
+            Ok(record) => {
+                points.push(half_points(&record, first_has));
+                games.push(record);
+            }
+            Err(e) => {
+                a.release(metrics);
+                b.release(metrics);
+                return Err(e.to_string());
+            }
+        }
     }
     a.release(metrics);
     b.release(metrics);
