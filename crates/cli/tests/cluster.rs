@@ -349,9 +349,24 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
                     chart: chart.getAttribute('src'),
                     pentanomial: [...document.querySelectorAll('#pentanomial td')]
                         .map((td) => Number(td.textContent)),
+                    terminations: document.querySelector('#terminations').textContent,
                     live: document.querySelector('#connection').className };"#,
     );
     assert_eq!(first["live"], "live");
+    // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
+    let progress = first["progress"].as_str().unwrap();
+    let games: u64 = progress
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" games"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("games in {progress}"));
+    let terminations = first["terminations"].as_str().unwrap();
+    let counted: u64 = terminations
+        .split(" · ")
+        .map(|t| t.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, games, "{terminations} / {progress}");
+    assert!(terminations.contains("connection"), "{terminations}");
     let pentanomial: Vec<u64> = serde_json::from_value(first["pentanomial"].clone()).unwrap();
     assert_eq!(pentanomial.len(), 5, "{first}");
     assert!(pentanomial.iter().sum::<u64>() >= 1, "{first}");

@@ -209,6 +209,9 @@ function renderDetail(t) {
   $("#crosstable thead").replaceChildren(el("tr", {}, el("th"), c.names.map((n) => el("th", {}, n))));
   fillBody($("#crosstable"), c.names.map((name, i) => el("tr", {}, el("td", { class: "name" }, name),
     c.cells[i].map(([w, d, l], j) => el("td", {}, i === j ? "—" : `${w}-${d}-${l}`)))));
+  $("#terminations").textContent = r.terminations.length
+    ? r.terminations.map(([why, n]) => `${why} ${n}`).join(" · ")
+    : "no games yet";
 
   const s = r.sprt;
   $("#sprt").hidden = !s;

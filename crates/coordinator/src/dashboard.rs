@@ -340,7 +340,7 @@ pub struct TournamentView {
 
 /// A tournament's standings, cross-table, SPRT and charts (`None`: no such tournament).
 pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
-    let (status, report) = c.live_report(id)?;
+    let (status, report) = c.report_of(id)?;
     let charts = Charts {
         standings: report.standings_chart(),
         llr: report.sprt.as_ref().map(llr_chart),

@@ -423,12 +423,9 @@ impl pb::admin_server::Admin for AdminService {
                 "format '{format}': expected text, json, csv or html"
             )));
         }
-        // Reading every stored game for the terminations is blocking work.
-        let coordinator = Arc::clone(&self.0);
-        let report = tokio::task::spawn_blocking(move || coordinator.report_of(id))
-            .await
-            .map_err(|_| GrpcStatus::internal("the report failed"))?
-            .map_err(|_| GrpcStatus::internal("the store failed"))?
+        let (_, report) = self
+            .0
+            .report_of(id)
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
         let content = match format.as_str() {
             "text" => report.text(),

@@ -9,7 +9,7 @@ use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
 use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
-use tourney_model::{GameRecord, GameSummary};
+use tourney_model::{GameRecord, GameSummary, Termination};
 use tourney_rules::{Amazons, Color, GameKind, Loa, Position};
 use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
@@ -105,6 +105,8 @@ struct Inner {
     fleet: Fleet,
     /// The latest ratings of each tournament.
     ratings: HashMap<TournamentId, CachedRatings>,
+    /// Games of each tournament by how they ended (stored games that fit a record).
+    terminations: HashMap<TournamentId, BTreeMap<Termination, u64>>,
 }
 
 /// The coordinator.
@@ -185,6 +187,13 @@ fn tail_share(inner: &Inner, worker: &str, now: u64, lease_ms: u64) -> usize {
     let (mine, all) = inner.fleet.slots(worker, now, lease_ms);
     let share = (inner.scheduler.offerable() * mine).div_ceil(all.max(1));
     share.max(mine) as usize
+}
+
+/// The summaries of a pair's stored games (none if they do not fit game records: only the
+/// JSON syntax is checked when results arrive, and such records are stored as sent but not
+/// counted in the metrics, the fleet or the terminations).
+fn summaries(games: &serde_json::value::RawValue) -> Vec<GameSummary> {
+    serde_json::from_str(games.get()).unwrap_or_default()
 }
 
 /// How long a running tournament's ratings are shown before they are computed again: a
@@ -269,15 +278,19 @@ impl Coordinator {
         let mut records = BTreeMap::new();
         let mut configs = BTreeMap::new();
         let mut artifacts = BTreeMap::new();
+        let mut terminations: HashMap<TournamentId, BTreeMap<Termination, u64>> = HashMap::new();
         for record in store.tournaments()? {
             let Ok(config) = TournamentConfig::parse(&record.config_text, &record.file) else {
                 continue;
             };
-            let done: Vec<PairOutcome> = store
-                .pairs(record.id)?
-                .into_iter()
-                .map(|p| p.outcome)
-                .collect();
+            let pairs = store.pairs(record.id)?;
+            let ended = terminations.entry(record.id).or_default();
+            for p in &pairs {
+                for game in summaries(&p.games) {
+                    *ended.entry(game.termination).or_default() += 1;
+                }
+            }
+            let done: Vec<PairOutcome> = pairs.into_iter().map(|p| p.outcome).collect();
             scheduler.add(record.id, config.clone(), record.state, done);
             configs.insert(record.id, Arc::new(config));
             artifacts.insert(record.id, Arc::new(record.artifacts.clone()));
@@ -293,6 +306,7 @@ impl Coordinator {
                 artifacts,
                 fleet: Fleet::new(),
                 ratings: HashMap::new(),
+                terminations,
             }),
             store,
             commits,
@@ -525,19 +539,20 @@ impl Coordinator {
         let now = self.now_ms();
         let mut played = Vec::new();
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
-            // Only the JSON syntax was checked on decoding: records that do not fit a
-            // GameRecord are stored as sent but not counted in the metrics or the fleet.
-            if let Ok(games) = serde_json::from_str::<Vec<GameSummary>>(r.games.get()) {
-                for game in &games {
-                    self.metrics.observe_game(r.tournament, game);
-                }
-                played.push((r.tournament, r.outcome.pair, games));
+            let games = summaries(&r.games);
+            for game in &games {
+                self.metrics.observe_game(r.tournament, game);
             }
+            played.push((r.tournament, r.outcome.pair, games));
         }
         {
             let mut inner = self.lock();
             inner.fleet.seen(worker, now);
             for (tournament, pair, games) in &played {
+                let ended = inner.terminations.entry(*tournament).or_default();
+                for game in games {
+                    *ended.entry(game.termination).or_default() += 1;
+                }
                 for (index, game) in games.iter().enumerate() {
                     inner
                         .fleet
@@ -767,32 +782,20 @@ impl Coordinator {
         Some((status, outcomes))
     }
 
-    /// The full report of a tournament: standings, cross-table, SPRT history, terminations.
-    ///
-    /// # Errors
-    /// The store failed.
-    pub fn report_of(&self, id: TournamentId) -> Result<Option<Report>, String> {
-        let Some(status) = self.status(id) else {
-            return Ok(None);
-        };
-        let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
-        let outcomes: Vec<PairOutcome> = pairs.iter().map(|p| p.outcome).collect();
-        let mut terminations: BTreeMap<String, u64> = BTreeMap::new();
-        for game in pairs.iter().filter_map(|p| p.games().ok()).flatten() {
-            *terminations
-                .entry(game.termination.name().to_string())
-                .or_default() += 1;
-        }
-        let mut terminations: Vec<(String, u64)> = terminations.into_iter().collect();
-        terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        Ok(Some(report_from(status, &outcomes, terminations)))
-    }
-
-    /// The report of a tournament from what the coordinator holds in memory, without
-    /// reading the store: everything but the terminations. For the live dashboard.
-    pub fn live_report(&self, id: TournamentId) -> Option<(Status, Report)> {
+    /// The report of a tournament (standings, cross-table, SPRT history, terminations),
+    /// from what the coordinator holds in memory, with its status.
+    pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
         let (status, outcomes) = self.snapshot(id, true)?;
-        let report = report_from(status.clone(), &outcomes, Vec::new());
+        let mut terminations: Vec<(String, u64)> = self
+            .lock()
+            .terminations
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .map(|(t, n)| (t.name().to_string(), *n))
+            .collect();
+        terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let report = report_from(status.clone(), &outcomes, terminations);
         Some((status, report))
     }
 
@@ -1023,6 +1026,52 @@ mod tests {
             .unwrap();
         assert_eq!((ack.accepted, ack.duplicates), (0, 1));
         assert_eq!(c.metrics().pairs_late.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let game = |termination: &str| {
+            format!(
+                r#"{{"game":"loa","white":{{"name":"a"}},"black":{{"name":"b"}},"moves":[],"result":"1-0","termination":"{termination}"}}"#
+            )
+        };
+        let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
+        {
+            let (c, id) = coordinator(&dir, 60_000).await;
+            let worker = c.register("w", "test", 2);
+            let (lease, jobs) = c.lease(&worker, 2).unwrap();
+            let mut results: Vec<Finished> = jobs.iter().map(|j| won_by_a(j, lease)).collect();
+            results[0].games = serde_json::value::RawValue::from_string(format!(
+                "[{},{}]",
+                game("connection"),
+                game("max-plies")
+            ))
+            .unwrap();
+            results[1].games = serde_json::value::RawValue::from_string(format!(
+                "[{},{}]",
+                game("connection"),
+                game("connection")
+            ))
+            .unwrap();
+            c.report(&worker, results).await.unwrap();
+            let (_, report) = c.report_of(id).unwrap();
+            assert_eq!(report.terminations, expected);
+        }
+        // sled lets go of its lock once the committer task and its background flusher
+        // have stopped.
+        let mut store = None;
+        for _ in 0..100 {
+            store = Store::open(dir.path()).ok();
+            if store.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let store = store.expect("the store reopens");
+        let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+        let (_, report) = c.report_of(c.ids()[0]).unwrap();
+        assert_eq!(report.terminations, expected, "restored from the store");
     }
 
     #[tokio::test]
