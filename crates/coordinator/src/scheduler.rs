@@ -80,6 +80,15 @@ pub struct Tournament {
     counts: SprtCounts,
     /// The SPRT on `counts`, for SPRT tournaments.
     sprt: Option<SprtStatus>,
+    /// Hosts (worker names) that could not play its pairs: they are offered none of them
+    /// until it is resumed.
+    unfit: BTreeSet<String>,
+}
+
+/// The host of a worker id (`name#n`, as the coordinator numbers sessions): what stays the
+/// same when a worker reconnects.
+pub fn host(worker: &str) -> &str {
+    worker.rsplit_once('#').map_or(worker, |(name, _)| name)
 }
 
 /// The SPRT of a tournament file.
@@ -111,6 +120,7 @@ impl Tournament {
             prefix: 0,
             counts: SprtCounts::default(),
             sprt: None,
+            unfit: BTreeSet::new(),
         }
     }
 
@@ -322,7 +332,7 @@ impl Scheduler {
             let chosen = self
                 .tournaments
                 .values()
-                .filter(|t| t.has_work())
+                .filter(|t| t.has_work() && !t.unfit.contains(host(worker)))
                 .max_by(|a, b| {
                     let load =
                         |t: &Tournament| (t.done.len() + t.leased.len()) as f64 / t.config.weight;
@@ -449,6 +459,31 @@ impl Scheduler {
         expired
     }
 
+    /// Notes that `worker`'s host could not play `pair` of tournament `id`: the pair is
+    /// offered again, and the host no more pairs of it until it is resumed. Returns whether
+    /// the tournament is active.
+    pub fn unfit(&mut self, id: TournamentId, worker: &str, pair: u64) -> bool {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return false;
+        };
+        t.unfit.insert(host(worker).to_string());
+        if let Some(lease) = t.leased.remove(&pair) {
+            if let Some(l) = self.leases.get_mut(&lease) {
+                l.pairs.retain(|&p| p != (id, pair));
+            }
+            t.retry.insert(pair);
+        }
+        self.leases.retain(|_, l| !l.pairs.is_empty());
+        t.state.is_active()
+    }
+
+    /// Whether `worker`'s host could not play tournament `id`.
+    pub fn is_unfit(&self, id: TournamentId, worker: &str) -> bool {
+        self.tournaments
+            .get(&id)
+            .is_some_and(|t| t.unfit.contains(host(worker)))
+    }
+
     /// Pauses an active tournament: its leases are dropped at their next heartbeat and their
     /// pairs offered again once it resumes. Returns whether it was active.
     pub fn pause(&mut self, id: TournamentId) -> bool {
@@ -467,6 +502,7 @@ impl Scheduler {
     pub fn resume(&mut self, id: TournamentId) -> bool {
         match self.tournaments.get_mut(&id) {
             Some(t) if t.state == State::Paused => {
+                t.unfit.clear();
                 t.state = if t.done.is_empty() {
                     State::Queued
                 } else {
@@ -527,6 +563,31 @@ mod tests {
             .collect();
         s.report(&results);
         assignments.len()
+    }
+
+    #[test]
+    fn a_host_that_cannot_play_a_tournament_is_offered_none_of_it_until_resumed() {
+        let mut s = Scheduler::new(1000);
+        s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
+        s.add(2, config("match", "pairs = 4"), State::Queued, vec![]);
+        let (_, given) = s.lease("broken#1", 1, 0).unwrap();
+        let (t, pair) = (given[0].tournament, given[0].pair);
+        assert!(s.unfit(t, "broken#1", pair));
+        assert!(s.is_unfit(t, "broken#7"), "the host, whatever its session");
+        assert!(!s.is_unfit(t, "fine#1"));
+        assert_eq!(
+            s.tournament(t).unwrap().pairs_leased(),
+            0,
+            "the pair is free again"
+        );
+        // The broken host gets only the other tournament's pairs; the pair goes to others.
+        let (_, mine) = s.lease("broken#2", 10, 0).unwrap();
+        assert!(mine.iter().all(|a| a.tournament != t), "{mine:?}");
+        let (_, theirs) = s.lease("fine#1", 10, 0).unwrap();
+        assert!(theirs.iter().any(|a| (a.tournament, a.pair) == (t, pair)));
+        // Resuming forgives.
+        assert!(s.pause(t) && s.resume(t));
+        assert!(!s.is_unfit(t, "broken#3"));
     }
 
     #[test]

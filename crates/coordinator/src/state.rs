@@ -613,9 +613,11 @@ impl Coordinator {
         Ok(true)
     }
 
-    /// A pair could not be played (an engine unfit to play, a program that cannot be
-    /// fetched): the tournament is paused with the reason, rather than scoring games nobody
-    /// played. Its pairs are offered again once it is resumed.
+    /// A pair could not be played on `worker` (an engine unfit to play, a program that
+    /// cannot be fetched): nothing is scored, the pair is offered again, and the worker's
+    /// host is offered no more pairs of the tournament. When no connected worker is left
+    /// that could play it, the tournament is paused with the reason; resuming it makes
+    /// every host eligible again.
     ///
     /// # Errors
     /// The store failed.
@@ -627,8 +629,29 @@ impl Coordinator {
         reason: &str,
     ) -> Result<(), String> {
         let reason = format!("pair {pair} could not be played on worker {worker}: {reason}");
+        self.metrics
+            .engine_failures
+            .with_label_values(&["unfit"])
+            .inc();
+        let now = self.now_ms();
         let record = {
             let mut inner = self.lock();
+            if !inner.scheduler.unfit(id, worker, pair) {
+                return Ok(());
+            }
+            // A broken host (a missing library, say) does not stop the others: the pair
+            // goes to them. With none left that can play it, the tournament waits for a fix.
+            let others = inner
+                .fleet
+                .connected(now, self.settings.lease_ms)
+                .iter()
+                .any(|w| !inner.scheduler.is_unfit(id, &w.id));
+            if others {
+                drop(inner);
+                eprintln!("coordinator: tournament {id}: {reason}; left to other workers");
+                self.changed();
+                return Ok(());
+            }
             if !inner.scheduler.pause(id) {
                 return Ok(());
             }
@@ -640,10 +663,6 @@ impl Coordinator {
             record.clone()
         };
         eprintln!("coordinator: tournament {id} paused: {reason}");
-        self.metrics
-            .engine_failures
-            .with_label_values(&["unfit"])
-            .inc();
         self.save(&record).await
     }
 
@@ -1072,6 +1091,53 @@ mod tests {
         let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
         let (_, report) = c.report_of(c.ids()[0]).unwrap();
         assert_eq!(report.terminations, expected, "restored from the store");
+    }
+
+    #[tokio::test]
+    async fn a_pair_one_host_cannot_play_goes_to_another_and_pauses_when_none_can() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, id) = coordinator(&dir, 60_000).await;
+        let (broken, fine) = (
+            c.register("broken", "test", 1),
+            c.register("fine", "test", 1),
+        );
+        let (_, jobs) = c.lease(&broken, 1).unwrap();
+        let pair = jobs[0].pair;
+        c.pair_failed(&broken, id, pair, "engine unsupported")
+            .await
+            .unwrap();
+        let status = c.status(id).unwrap();
+        assert_eq!(
+            status.state,
+            State::Running,
+            "another worker can still play it"
+        );
+        assert_eq!(status.paused_reason, None);
+        assert!(
+            c.lease(&broken, 4).is_none(),
+            "nothing more for the broken host"
+        );
+        let (_, jobs) = c.lease(&fine, 4).unwrap();
+        assert!(
+            jobs.iter().any(|j| j.pair == pair),
+            "the pair is offered again"
+        );
+        // The last host that could play it fails too: the tournament waits for a fix.
+        c.pair_failed(&fine, id, pair, "engine unsupported")
+            .await
+            .unwrap();
+        let status = c.status(id).unwrap();
+        assert_eq!(status.state, State::Paused);
+        let reason = status.paused_reason.unwrap();
+        assert!(
+            reason.contains("fine#2") && reason.contains("unsupported"),
+            "{reason}"
+        );
+        assert!(c.resume(id).await.unwrap());
+        assert!(
+            c.lease(&broken, 1).is_some(),
+            "resuming makes every host eligible again"
+        );
     }
 
     #[tokio::test]
