@@ -32,32 +32,30 @@ name = "b"
 player = "random:seed=2"
 "#;
 
-/// A running local coordinator: its URL, the sender that stops it, and its task.
+/// A running local coordinator: its URL, the sender that stops it, its task, and itself
+/// (for its metrics).
 type LocalCoordinator = (
     String,
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    Arc<Coordinator>,
 );
 
 /// A coordinator with its store in `dir`, serving on a free loopback port without tokens.
-async fn local_coordinator(
-    dir: &std::path::Path,
-    settings: Settings,
-    registry: &prometheus::Registry,
-) -> Result<LocalCoordinator> {
-    let coordinator = Coordinator::open(Store::open(dir)?, settings, registry)?;
+async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<LocalCoordinator> {
+    let coordinator = Coordinator::open(Store::open(dir)?, settings, &prometheus::Registry::new())?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(
-        coordinator,
+        Arc::clone(&coordinator),
         listener,
         ServerOptions::default(),
         async {
             let _ = stopped.await;
         },
     ));
-    Ok((url, stop, server))
+    Ok((url, stop, server, coordinator))
 }
 
 /// A finished-looking pair's games, compressed as a worker sends them.
@@ -100,10 +98,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         .build()?;
     runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
-        let (url, stop, server) = local_coordinator(
+        let (url, stop, server, _) = local_coordinator(
             &dir,
             Settings { lease_ms: 60_000, heartbeat_ms: 10_000 },
-            &prometheus::Registry::new(),
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
@@ -318,14 +315,12 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         .build()?;
     let clustered = runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-overhead-{}", std::process::id()));
-        let registry = prometheus::Registry::new();
-        let (url, stop, server) = local_coordinator(
+        let (url, stop, server, coordinator) = local_coordinator(
             &dir,
             Settings {
                 lease_ms: 30_000,
                 heartbeat_ms: 5_000,
             },
-            &registry,
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
@@ -379,19 +374,11 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         }
         let rate = games as f64 / started.elapsed().as_secs_f64();
         let cpu = (cpu_seconds() - cpu_started) / games as f64;
-        let count = |name: &str| {
-            registry
-                .gather()
-                .iter()
-                .filter(|f| f.name() == name)
-                .flat_map(|f| f.get_metric())
-                .map(|m| m.get_histogram().get_sample_count() as f64 + m.get_counter().get_value())
-                .sum::<f64>()
-        };
+        let metrics = coordinator.metrics();
         println!(
             "  coordinator: {} leases, {} group commits",
-            count("tourney_leases_granted_total"),
-            count("tourney_store_commit_duration_seconds")
+            metrics.leases_granted.get(),
+            metrics.commit_latency.get_sample_count()
         );
         let _ = stop_workers.send(true);
         for w in workers {

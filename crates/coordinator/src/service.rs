@@ -159,12 +159,11 @@ fn games_json(plain: String, lz4: &[u8]) -> Option<String> {
     if lz4.is_empty() {
         return Some(plain);
     }
-    let size = u32::from_le_bytes(lz4.get(..4)?.try_into().ok()?) as usize;
+    let (size, block) = lz4_flex::block::uncompressed_size(lz4).ok()?;
     if size > MAX_GAMES_JSON {
         return None;
     }
-    let bytes = lz4_flex::decompress_size_prepended(lz4).ok()?;
-    String::from_utf8(bytes).ok()
+    String::from_utf8(lz4_flex::block::decompress(block, size).ok()?).ok()
 }
 
 #[tonic::async_trait]

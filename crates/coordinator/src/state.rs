@@ -509,22 +509,18 @@ impl Coordinator {
         {
             let mut inner = self.lock();
             // The store decides which of two racing results for a pair is the first.
-            let applied: Vec<(TournamentId, PairOutcome)> = fresh_candidates
-                .iter()
-                .zip(&fresh)
-                .filter(|(_, new)| **new)
-                .map(|(r, _)| (r.tournament, r.outcome))
-                .collect();
+            let mut applied: Vec<(TournamentId, PairOutcome)> = Vec::new();
+            let mut late = 0;
+            for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+                // Late: its lease expired, and nobody else holds the pair now or did it.
+                late += u64::from(
+                    inner.scheduler.lease_of(r.tournament, r.outcome.pair) != Some(r.lease),
+                );
+                applied.push((r.tournament, r.outcome));
+            }
             ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
             self.metrics.pairs_committed.inc_by(applied.len() as u64);
-            let late = fresh_candidates
-                .iter()
-                .zip(&fresh)
-                .filter(|(r, new)| {
-                    **new && inner.scheduler.lease_of(r.tournament, r.outcome.pair) != Some(r.lease)
-                })
-                .count();
-            self.metrics.pairs_late.inc_by(late as u64);
+            self.metrics.pairs_late.inc_by(late);
             let (scheduler_ack, changed) = inner.scheduler.report(&applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
