@@ -79,18 +79,23 @@ struct TournamentFiles {
     uploads: Vec<(String, PathBuf)>,
 }
 
-/// Reads a tournament file and what it refers to.
+/// Reads a tournament file and what it refers to, and checks them as the coordinator will
+/// (player specs, the openings file), so that a mistake is reported with its line before
+/// anything is started, printed or created.
 fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let file = path.display().to_string();
     let config = TournamentConfig::parse(&text, &file)?;
+    tourney_runner::check::check_players(&config, &text, &file)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let openings = match &config.openings.file {
         Some(f) => {
             let p = base.join(f);
-            std::fs::read_to_string(&p)
-                .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?
+            let openings = std::fs::read_to_string(&p)
+                .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?;
+            tourney_runner::check::openings_file(&config, &openings, &p.display().to_string())?;
+            openings
         }
         None => String::new(),
     };
@@ -208,10 +213,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
 /// cluster does.
 async fn run_embedded(args: &RunArgs) -> Result<()> {
     let text = read_tournament(&args.file)?.text;
-    std::fs::create_dir_all(&args.data)
-        .with_context(|| format!("creating {}", args.data.display()))?;
-    let store = Store::open(&args.data.join("db"))
-        .with_context(|| format!("opening the store in {}", args.data.display()))?;
+    let store = Store::open_data_dir(&args.data)?;
     // The same file on the same data resumes its tournament.
     let existing = store
         .tournaments()?
@@ -487,8 +489,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     let setup = args.setup()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let store = Store::open(&setup.data)
-            .with_context(|| format!("opening the store in {}", setup.data.display()))?;
+        let store = Store::open_data_dir(&setup.data)?;
         let lease_ms = setup.lease_seconds * 1000;
         let coordinator = Coordinator::open(
             store,

@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 
 use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
-use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, Termination};
-use tourney_rules::{Amazons, Color, GameKind, Loa, Position};
+use tourney_rules::{Amazons, Color, Loa, Position};
 use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
 use tourney_store::{PairRecord, Store, StoreError, TournamentRecord};
@@ -129,42 +128,12 @@ fn first_mover(game: &str) -> Color {
     }
 }
 
-/// Checks that every built-in player spec fits the game.
-fn check_players<P: Heuristics>(config: &TournamentConfig) -> Result<(), String> {
-    for (i, engine) in config.engines.iter().enumerate() {
-        if let Some(spec) = &engine.player {
-            let parsed: PlayerSpec = spec
-                .parse()
-                .map_err(|e: tourney_ai::SpecError| format!("engine[{i}].player: {e}"))?;
-            parsed
-                .build::<P>()
-                .map_err(|e| format!("engine[{i}].player: {e}"))?;
-        }
-    }
-    Ok(())
-}
-
 /// The opening suite of a tournament: from the openings file's text or generated.
 fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
     let o = &config.openings;
-    if o.file.is_some() {
-        let lines: Vec<String> = file_text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from)
-            .collect();
-        for (n, line) in lines.iter().enumerate() {
-            let ok = match config.game.as_str() {
-                "amazons" => line.parse::<Amazons>().map(|_| ()),
-                _ => line.parse::<Loa>().map(|_| ()),
-            };
-            ok.map_err(|e| format!("openings file line {}: {e}", n + 1))?;
-        }
-        if lines.is_empty() {
-            return Err("the openings file has no positions".into());
-        }
-        return Ok(lines);
+    if let Some(name) = &o.file {
+        return tourney_runner::check::openings_file(config, file_text, name)
+            .map_err(|e| e.to_string());
     }
     let settings = tourney_runner::openings::OpeningSettings {
         plies: o.plies.unwrap_or(4),
@@ -179,7 +148,6 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
     .map_err(|e| format!("openings: {e}"))
 }
 
-/// The games of completed pairs as a rating table input.
 /// The most pairs `worker` may lease now: its slots' share of the pairs left to offer (and
 /// at least one per slot). Workers queue pairs ahead; near the end of the work, a worker
 /// that took a deep queue would keep the others idle while it plays it alone.
@@ -353,11 +321,7 @@ impl Coordinator {
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, String> {
         let config = TournamentConfig::parse(text, file).map_err(|e| e.to_string())?;
-        match config.game.parse::<GameKind>().map_err(|e| e.to_string())? {
-            GameKind::Loa => check_players::<Loa>(&config),
-            GameKind::Amazons => check_players::<Amazons>(&config),
-        }
-        .map_err(|e| format!("{file}: {e}"))?;
+        tourney_runner::check::check_players(&config, text, file).map_err(|e| e.to_string())?;
         for (name, sha) in &artifacts {
             if !config
                 .engines
@@ -377,7 +341,7 @@ impl Coordinator {
                 return Err(format!("artifact {sha} of '{name}' was not uploaded"));
             }
         }
-        let openings = openings_of(&config, openings_text).map_err(|e| format!("{file}: {e}"))?;
+        let openings = openings_of(&config, openings_text)?;
         let id = self.store.next_tournament_id().map_err(|e| e.to_string())?;
         let created_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

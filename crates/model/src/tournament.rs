@@ -278,6 +278,28 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl ConfigError {
+    /// An error about `key` (a path such as `engine[1].player`) of the file `text`, with the
+    /// line where the key is set: in `table` (name and instance, e.g. `("engine", 1)`) when
+    /// given, else at the top level.
+    pub fn at_key(
+        text: &str,
+        file: &str,
+        table: Option<(&str, usize)>,
+        key: String,
+        message: String,
+    ) -> ConfigError {
+        let leaf = key.rsplit('.').next().unwrap_or(&key);
+        let leaf = leaf.split('[').next().unwrap_or(leaf);
+        ConfigError {
+            file: file.to_string(),
+            line: key_line(text, table, leaf),
+            key: Some(key),
+            message,
+        }
+    }
+}
+
 /// Deserializes a TOML file's text; `file` names it in errors, which give the line and
 /// what is wrong (an unknown or mistyped key is named in the message).
 ///
@@ -291,11 +313,65 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(
         let span: Option<Range<usize>> = e.span();
         ConfigError {
             file: file.to_string(),
-            line: span.map(|s| line_of(text, s.start)),
-            key: None,
+            line: span.as_ref().map(|s| line_of(text, s.start)),
+            key: span.and_then(|s| key_of_value_at(text, s.start)),
             message: e.message().trim().to_string(),
         }
     })
+}
+
+/// The dotted key whose value starts at byte `offset` (`adjudication.max_plies`,
+/// `engine[1].player`): the table header above it, the inline tables the value sits in
+/// on its line, and its own key. `None` when `offset` is not at a value (a key, a header).
+fn key_of_value_at(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let mut path: Vec<String> = Vec::new();
+    if let Some(header) = before[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+    {
+        let name = header.trim_matches(|c| c == '[' || c == ']').trim();
+        if header.starts_with("[[") {
+            let index = before[..line_start]
+                .lines()
+                .filter(|l| l.trim() == header)
+                .count()
+                - 1;
+            path.push(format!("{name}[{index}]"));
+        } else {
+            path.push(name.to_string());
+        }
+    }
+    // Keys of the inline tables open at `offset`, then the key being set.
+    let (mut open, mut key, mut token) = (Vec::<String>::new(), None::<String>, String::new());
+    let mut in_string = None;
+    for c in before[line_start..].chars() {
+        match (in_string, c) {
+            (Some(q), c) if c == q => in_string = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => in_string = Some(c),
+            (None, '=') => key = Some(std::mem::take(&mut token).trim().to_string()),
+            (None, '{') => open.extend(key.take()),
+            (None, '}') => {
+                open.pop();
+                key = None;
+            }
+            (None, ',') => {
+                key = None;
+                token.clear();
+            }
+            (None, c) => token.push(c),
+        }
+    }
+    if !token.trim().is_empty() {
+        return None; // `offset` is past a value's start: not where a value begins
+    }
+    path.extend(open);
+    path.push(key.filter(|k| !k.is_empty())?);
+    Some(path.join("."))
 }
 
 /// 1-based line of a byte offset.
@@ -350,16 +426,9 @@ impl TournamentConfig {
     /// [`ConfigError`] naming the line and key of the first problem.
     pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
         let config: TournamentConfig = parse_toml(text, file)?;
-        config.validate().map_err(|(table, key, message)| {
-            let leaf = key.rsplit('.').next().unwrap_or(&key).to_string();
-            let leaf = leaf.split('[').next().unwrap_or(&leaf).to_string();
-            ConfigError {
-                file: file.to_string(),
-                line: key_line(text, table, &leaf),
-                key: Some(key),
-                message,
-            }
-        })?;
+        config
+            .validate()
+            .map_err(|(table, key, message)| ConfigError::at_key(text, file, table, key, message))?;
         Ok(config)
     }
 
@@ -634,6 +703,26 @@ options = { Hash = 64 }
         assert_eq!(e.line, Some(5));
         let e = error(&SPRT.replace("name = \"v1\"", "name = \"v2\""));
         assert_eq!(e.key.as_deref(), Some("engine[1].name"));
+        assert!(e.message.contains("'v2'"), "the repeated name is named: {e}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key() {
+        let e = error(&SPRT.replace("max_plies = 400", "max_plies = \"400\""));
+        assert_eq!(
+            (e.key.as_deref(), e.line),
+            (Some("adjudication.max_plies"), Some(9)),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("t.toml:9: adjudication.max_plies: invalid type"), "{e}");
+        let e = error(&SPRT.replace("player = \"ab:depth=3\"", "player = 3"));
+        assert_eq!(e.key.as_deref(), Some("engine[0].player"), "{e}");
+        let e = error(&SPRT.replace("options = { Hash = 64 }", "options = [1]"));
+        assert_eq!(e.key.as_deref(), Some("engine[1].options"), "{e}");
+        let e = error(&SPRT.replace("game = \"loa\"", "game = 1"));
+        assert_eq!(e.to_string(), "t.toml:3: game: invalid type: integer `1`, expected a string");
+        let e = error(&SPRT.replace("alpha = 0.05", "alpha = \"a, {b}\", gamma = \"x\""));
+        assert_eq!(e.key.as_deref(), Some("sprt.alpha"), "{e}");
     }
 
     #[test]

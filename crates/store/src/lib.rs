@@ -72,6 +72,14 @@ pub enum StoreError {
     /// A compressed record is corrupt.
     #[error("store record: {0}")]
     Compression(String),
+    /// The data directory is not one (a file, or a directory holding something else).
+    #[error("data directory {path}: {reason}")]
+    DataDir {
+        /// The directory given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The data was written by an incompatible version.
     #[error("store at {path} has schema version {found}, this build reads version {expected}")]
     Schema {
@@ -161,6 +169,48 @@ impl Store {
             .cache_capacity(128 << 20)
             .open()?;
         Self::from_db(db, &path.display().to_string())
+    }
+
+    /// Opens (or creates) the store of a data directory, the `--data` of `tourney run` and
+    /// `tourney coordinator`: the sled store lives in `DIR/db`, beside what `run` keeps
+    /// there (`artifacts/`, `report-N.html`). A directory that is itself a sled store (as
+    /// older coordinators wrote it) opens in place.
+    ///
+    /// # Errors
+    /// [`StoreError::DataDir`] when `dir` is a file, or a directory with other contents
+    /// and no store; else as [`Store::open`].
+    pub fn open_data_dir(dir: &Path) -> Result<Store, StoreError> {
+        let wrong = |reason: String| StoreError::DataDir {
+            path: dir.display().to_string(),
+            reason,
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(wrong("it is a file, not a directory".into()));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| wrong(format!("cannot create it: {e}")))?;
+        let store = dir.join("db");
+        if store.is_file() && dir.join("conf").is_file() {
+            return Store::open(dir);
+        }
+        if !store.exists() {
+            let entries = std::fs::read_dir(dir).map_err(|e| wrong(format!("cannot list it: {e}")))?;
+            let foreign: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name != "artifacts" && !name.starts_with("report-"))
+                .take(3)
+                .collect();
+            if !foreign.is_empty() {
+                return Err(wrong(format!(
+                    "it holds no tourney store (expected db/ in it, or an empty directory) but \
+                     other files ({}); pick a new or empty directory",
+                    foreign.join(", ")
+                )));
+            }
+        } else if !store.is_dir() {
+            return Err(wrong(format!("{} is not a sled store", store.display())));
+        }
+        Store::open(&store)
     }
 
     /// A store that lives in memory only (tests).
@@ -396,6 +446,66 @@ mod tests {
                 })
             })
             .expect("the store reopens")
+    }
+
+    #[test]
+    fn a_data_directory_keeps_its_store_in_db_and_opens_the_same_way_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("new/data");
+        {
+            let store = Store::open_data_dir(&data).unwrap();
+            store.put_tournament(&record(1)).unwrap();
+            store.flush_blocking().unwrap();
+        }
+        assert!(data.join("db").is_dir(), "the store lives in DIR/db");
+        std::fs::create_dir(data.join("artifacts")).unwrap();
+        std::fs::write(data.join("report-1.html"), "<html>").unwrap();
+        let store = (0..100)
+            .find_map(|_| {
+                Store::open_data_dir(&data).ok().or_else(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                })
+            })
+            .unwrap();
+        assert_eq!(store.tournaments().unwrap(), vec![record(1)]);
+    }
+
+    #[test]
+    fn a_store_written_in_place_by_an_older_coordinator_opens_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.put_tournament(&record(3)).unwrap();
+            store.flush_blocking().unwrap();
+        }
+        let store = (0..100)
+            .find_map(|_| {
+                Store::open_data_dir(dir.path()).ok().or_else(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                })
+            })
+            .unwrap();
+        assert_eq!(store.tournaments().unwrap(), vec![record(3)]);
+        assert!(!dir.path().join("db").is_dir());
+    }
+
+    #[test]
+    fn a_directory_that_is_not_a_data_directory_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
+        let e = Store::open_data_dir(dir.path()).err().unwrap().to_string();
+        assert!(
+            e.contains(&dir.path().display().to_string())
+                && e.contains("expected db/")
+                && e.contains("Cargo.toml"),
+            "{e}"
+        );
+        assert!(!dir.path().join("db").exists(), "nothing created");
+        let file = dir.path().join("Cargo.toml");
+        let e = Store::open_data_dir(&file).err().unwrap().to_string();
+        assert!(e.contains("is a file"), "{e}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! One test per rule of the specification (`shared/spec/rules.md`), named after the rule.
+//! One test per rule of the specification (`docs/rules.md`), named after the rule.
 
 use tourney_rules::amazons::{AmazonsRules, Piece};
 use tourney_rules::loa::{DoubleConnection, LoaRules};
