@@ -453,14 +453,11 @@ async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
     assert!(resumed.into_inner().resumed);
     let again = wait_for_state(&mut admin, id, "paused").await;
     assert_eq!((again.state.as_str(), again.games), ("paused", 0));
-    assert!(
-        !admin
-            .resume(pb::ResumeRequest { id: id + 1 })
-            .await
-            .unwrap()
-            .into_inner()
-            .resumed
-    );
+    let missing = admin
+        .resume(pb::ResumeRequest { id: id + 1 })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound, "{missing:?}");
     // A paused tournament can be cancelled.
     assert!(
         admin
@@ -758,5 +755,60 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
     );
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_and_resume_say_not_found_and_failed_precondition() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = submit_match(&mut admin).await;
+    let e = admin.cancel(pb::CancelRequest { id: 999 }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
+    assert!(e.message().contains("999"), "{e:?}");
+    let e = admin.resume(pb::ResumeRequest { id }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("queued, not paused"), "{e:?}");
+    assert!(admin.cancel(pb::CancelRequest { id }).await.unwrap().into_inner().cancelled);
+    let e = admin.cancel(pb::CancelRequest { id }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("is cancelled"), "{e:?}");
+    let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_is_served_as_v1_and_v1alpha() {
+    use tokio_stream::StreamExt;
+    use tonic_reflection::pb::{v1, v1alpha};
+    let server = start(None).await;
+    let channel = connect(&server.addr, None).await.unwrap();
+    let request = v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(v1::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
+    };
+    let mut client = v1::server_reflection_client::ServerReflectionClient::new(channel.clone());
+    let mut answers = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.next().await.unwrap().unwrap();
+    assert!(format!("{answer:?}").contains("tourney.v1.Admin"), "{answer:?}");
+    let request = v1alpha::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            v1alpha::server_reflection_request::MessageRequest::ListServices(String::new()),
+        ),
+    };
+    let mut client = v1alpha::server_reflection_client::ServerReflectionClient::new(channel);
+    let mut answers = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.next().await.unwrap().unwrap();
+    assert!(format!("{answer:?}").contains("tourney.v1.Worker"), "{answer:?}");
     let _ = server.stop.send(());
 }

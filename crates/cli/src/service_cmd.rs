@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -204,6 +205,15 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
     format!("{rate:.1} games/s  {tail}")
 }
 
+/// How often `run` prints a progress line when stderr is not a terminal.
+const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// `h:mm:ss`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(run_embedded(args))
@@ -260,10 +270,18 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let id = match existing {
         Some(id) => {
             // Paused by a pair that could not be played: running again means it was fixed.
-            admin
-                .resume(pb::ResumeRequest { id })
+            let state = admin
+                .status(pb::StatusRequest { id })
                 .await
-                .map_err(status_error)?;
+                .map_err(status_error)?
+                .into_inner()
+                .state;
+            if state == "paused" {
+                admin
+                    .resume(pb::ResumeRequest { id })
+                    .await
+                    .map_err(status_error)?;
+            }
             id
         }
         None => submit_file(&mut admin, &args.file).await?,
@@ -306,6 +324,9 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     }
     let started = Instant::now();
     let games_at_start = status.games;
+    // Without a terminal (CI, nohup, a log file) the bar is hidden: a line every 10 s instead.
+    let plain = !std::io::stderr().is_terminal();
+    let mut last_line = Instant::now();
     while matches!(status.state.as_str(), "queued" | "running") {
         tokio::time::sleep(Duration::from_millis(250)).await;
         status = admin
@@ -313,8 +334,20 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
             .await
             .map_err(status_error)?
             .into_inner();
+        let message = progress_message(&status, started, games_at_start);
         bar.set_position(status.pairs_done);
-        bar.set_message(progress_message(&status, started, games_at_start));
+        bar.set_message(message.clone());
+        if plain && last_line.elapsed() >= PLAIN_PROGRESS_EVERY {
+            last_line = Instant::now();
+            let planned = status
+                .pairs_planned
+                .map_or(String::new(), |p| format!("/{p}"));
+            eprintln!(
+                "[{}] {}{planned} pairs  {message}",
+                clock(started.elapsed()),
+                status.pairs_done
+            );
+        }
         if workers.is_finished() {
             break;
         }
@@ -322,6 +355,13 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     bar.finish_and_clear();
     let _ = stop_workers.send(true);
     let worker_result = workers.await;
+    // The workers have reported their last games: this status and the report below count
+    // the same games.
+    status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
     if status.state == "paused" {
         let _ = stop_server.send(());
         let _ = server.await;
@@ -520,11 +560,30 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             setup.data.display()
         );
         serve(coordinator, listener, options, async {
-            let _ = tokio::signal::ctrl_c().await;
+            stop_signal().await;
+            eprintln!("tourney coordinator: stopping");
         })
         .await?;
         Ok(())
     })
+}
+
+/// Resolves at SIGTERM (`docker stop`, a pod's deletion, systemd) or SIGINT (Ctrl-C).
+/// As PID 1 in a container a process gets no default handling of SIGTERM: this is what
+/// stops it there.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 /// Arguments of `tourney worker`.
@@ -576,13 +635,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             tokio::spawn(serve_metrics(listener, registry));
         }
         let shutdown = async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("signal handler");
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
+            stop_signal().await;
             eprintln!("worker: finishing the games in progress");
         };
         tourney_worker::run(options, metrics, shutdown)
@@ -858,20 +911,11 @@ pub(crate) struct TournamentArgs {
 pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {
         let mut admin = args.client.admin().await?;
-        let cancelled = admin
+        admin
             .cancel(pb::CancelRequest { id: args.id })
             .await
-            .map_err(status_error)?
-            .into_inner()
-            .cancelled;
-        println!(
-            "{}",
-            if cancelled {
-                "cancelled"
-            } else {
-                "not running (already finished or cancelled)"
-            }
-        );
+            .map_err(status_error)?;
+        println!("cancelled");
         Ok(())
     })
 }
@@ -879,13 +923,11 @@ pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
 pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {
         let mut admin = args.client.admin().await?;
-        let resumed = admin
+        admin
             .resume(pb::ResumeRequest { id: args.id })
             .await
-            .map_err(status_error)?
-            .into_inner()
-            .resumed;
-        println!("{}", if resumed { "resumed" } else { "not paused" });
+            .map_err(status_error)?;
+        println!("resumed");
         Ok(())
     })
 }

@@ -283,6 +283,40 @@ impl Drop for Reaped {
 }
 
 /// `target/test-artifacts/<name>`, its directory created.
+/// Waits up to `seconds` for `child` to exit; its exit status, or `None` if it still runs.
+fn exits_within(child: &mut Child, seconds: u64) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < until {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn coordinator_and_worker_stop_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut coordinator = start_coordinator(port, dir.path());
+    admin(port, &["status"]);
+    let mut worker = start_worker(port, "sigterm", None);
+    std::thread::sleep(Duration::from_millis(500));
+    for child in [&mut worker, &mut coordinator] {
+        // SAFETY: sends a signal to a child process this test started and has not reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let status = exits_within(child, 15);
+        if status.is_none() {
+            let _ = child.kill();
+        }
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "exit on SIGTERM: {status:?}"
+        );
+    }
+}
+
 fn artifact_path(name: &str) -> std::path::PathBuf {
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
@@ -422,7 +456,8 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         const drawn = [...document.querySelectorAll('#board .piece, #board .arrow')].map((e) =>
             (e.classList.contains('arrow') ? 'x' : e.classList[1]) + e.dataset.square);
         return { ply: Number(document.querySelector('#viewer-ply').dataset.ply),
-                 plies: document.querySelectorAll('#moves li').length,
+                 plies: document.querySelectorAll('#moves .ply').length,
+                 numbered: document.querySelector('#moves li .number').textContent,
                  pieces: document.querySelectorAll('#board .piece').length,
                  arrows: document.querySelectorAll('#board .arrow').length,
                  drawn: expected.sort().join() === drawn.sort().join(),
@@ -455,11 +490,22 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     );
     browser.click("#viewer .close button");
 
+    assert_eq!(start["numbered"], "1.", "{start}");
+    // Recent games are the selected tournament's: the Amazons round robin's own.
+    browser.goto(&format!("http://127.0.0.1:{port}/#t={}", ids[1]));
     // ... and an Amazons game: eight amazons, one more arrow each ply.
     browser.wait_for(
         60,
         "an Amazons game in the recent games",
         "return document.querySelector('#recent tr[data-game=amazons] .view-game') !== null;",
+    );
+    let tournaments = browser.eval(
+        "return [...document.querySelectorAll('#recent tbody tr')].map((tr) => tr.dataset.tournament);",
+    );
+    let shown: Vec<String> = serde_json::from_value(tournaments).unwrap();
+    assert!(
+        !shown.is_empty() && shown.len() <= 12 && shown.iter().all(|t| *t == ids[1].to_string()),
+        "{shown:?}"
     );
     browser.click("#recent tr[data-game=amazons] .view-game");
     let amazons = browser.wait_for(

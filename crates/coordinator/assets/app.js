@@ -40,8 +40,8 @@ function duration(seconds) {
 }
 function rating(player) {
   const elo = player.elo.toFixed(0);
-  if (player.bound === "AtLeast") return ">" + elo;
-  if (player.bound === "AtMost") return "<" + elo;
+  if (player.bound === ">") return ">" + elo;
+  if (player.bound === "<") return "<" + elo;
   return elo;
 }
 function fillBody(table, rows) {
@@ -133,12 +133,17 @@ function renderWorkers(o) {
     el("td", {}, duration(w.connected_s)), el("td", {}, duration(w.last_seen_s) + " ago"))));
 }
 
+/** Recent games shown: the selected tournament's, newest first. */
+const RECENT_ROWS = 12;
+
 function renderRecent(o) {
+  const games = o.recent.filter((g) => g.tournament === view.selected).slice(0, RECENT_ROWS);
   // Rows are replaced only when the list changed, so a button is not swapped under a click.
-  const key = JSON.stringify(o.recent);
+  const key = JSON.stringify(games);
   if (key === view.recentKey) return;
   view.recentKey = key;
-  fillBody($("#recent table"), o.recent.map((g) => el("tr", { "data-tournament": g.tournament, "data-game": g.game },
+  $("#recent .empty").hidden = games.length > 0;
+  fillBody($("#recent table"), games.map((g) => el("tr", { "data-tournament": g.tournament, "data-game": g.game },
     el("td", {}, g.tournament), el("td", {}, g.pair), el("td", { class: "name" }, g.white),
     el("td", { class: "name" }, g.black), el("td", {}, g.result), el("td", { class: "name" }, g.termination),
     el("td", {}, g.plies), el("td", { class: "name" }, g.worker),
@@ -193,7 +198,7 @@ function renderDetail(t) {
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
-    t.paused_reason ? el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`) : null);
+    ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
   const players = r.ratings.players;
   const lo = Math.min(...players.map((p) => p.elo - p.minus));
   const hi = Math.max(...players.map((p) => p.elo + p.plus));
@@ -299,7 +304,7 @@ function showPly(ply) {
   $("#viewer-ply").textContent = `ply ${viewer.ply} / ${g.positions.length - 1}` + (move ? `: ${move}` : "");
   $("#viewer-ply").dataset.ply = viewer.ply;
   $("#viewer-position").textContent = g.positions[viewer.ply];
-  for (const [i, li] of [...$("#moves").children].entries()) li.classList.toggle("current", i + 1 === viewer.ply);
+  for (const span of $("#moves").querySelectorAll(".ply")) span.classList.toggle("current", Number(span.dataset.ply) === viewer.ply);
 }
 
 function showGame(index) {
@@ -309,11 +314,23 @@ function showGame(index) {
   $("#viewer-result").textContent = `Tournament ${viewer.pair.tournament}, pair ${viewer.pair.pair}, game ${index + 1}: ` +
     `${g.result} by ${g.termination}${g.detail ? " (" + g.detail + ")" : ""}` +
     (g.replay_error ? ` — replay stopped: ${g.replay_error}` : "");
-  $("#moves").replaceChildren(...g.moves.map((m, i) => el("li", {
-    class: i < g.opening_plies ? "opening" : "",
-    title: [m.time_ms + " ms", m.nodes ? m.nodes + " nodes" : "", m.depth ? "depth " + m.depth : "", m.score || ""].filter(Boolean).join(", "),
-    onclick: () => showPly(i + 1),
-  }, m.move)));
+  // Numbered by move, both sides on one line; the side that moves first in the start
+  // position (Black in LOA, White in Amazons) comes first, "1... " when the other starts.
+  const mover = (position) => (position.split(" ")[1] === "b" ? "Black" : "White");
+  const first = g.game === "loa" ? "Black" : "White";
+  const offset = mover(g.positions[0]) === first ? 0 : 1;
+  const lines = [];
+  g.moves.forEach((m, i) => {
+    const slot = i + offset;
+    if (i === 0 || slot % 2 === 0) lines.push(el("li", {}, el("span", { class: "number" }, `${Math.floor(slot / 2) + 1}.${slot % 2 ? ".." : ""}`)));
+    lines[lines.length - 1].append(" ", el("span", {
+      class: "ply" + (i < g.opening_plies ? " opening" : ""),
+      "data-ply": i + 1,
+      title: [mover(g.positions[i]), m.time_ms + " ms", m.nodes ? m.nodes + " nodes" : "", m.depth ? "depth " + m.depth : "", m.score || ""].filter(Boolean).join(", "),
+      onclick: () => showPly(i + 1),
+    }, m.move));
+  });
+  $("#moves").replaceChildren(...lines);
   for (const i of [0, 1]) {
     const tab = $("#game-" + i);
     tab.hidden = i >= viewer.pair.games.length;

@@ -53,10 +53,18 @@ pub async fn serve(
     health
         .set_serving::<pb::admin_server::AdminServer<AdminService>>()
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    // Reflection as `v1` and as `v1alpha`, which grpcurl and Python's reflection client
+    // still ask for.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
         .build_v1()
+        .expect("the embedded descriptor sets are valid");
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
         .expect("the embedded descriptor sets are valid");
     let worker = InterceptedService::new(
         pb::worker_server::WorkerServer::new(WorkerService(Arc::clone(&coordinator)))
@@ -73,7 +81,8 @@ pub async fn serve(
         .add_service(worker)
         .add_service(admin)
         .add_service(health_service)
-        .add_service(reflection);
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha);
 
     let ticker = Arc::clone(&coordinator);
     let clock = tokio::spawn(async move {

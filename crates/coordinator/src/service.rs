@@ -8,8 +8,9 @@ use std::sync::Arc;
 use prometheus::IntCounter;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
-use tourney_model::tournament::PairOutcome;
+use tourney_model::tournament::{PairOutcome, State};
 use tourney_proto::v1 as pb;
+use tourney_stats::Bound;
 
 use crate::state::{Coordinator, Finished, Job, Status};
 
@@ -106,6 +107,15 @@ fn job_to_pb(job: &Job) -> pb::PairJob {
     }
 }
 
+/// `>` for a rating that is a lower bound, `<` for an upper bound, else empty.
+pub fn bound_mark(bound: Option<Bound>) -> &'static str {
+    match bound {
+        Some(Bound::AtLeast) => ">",
+        Some(Bound::AtMost) => "<",
+        None => "",
+    }
+}
+
 /// A status as the API gives it.
 pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
     pb::TournamentStatus {
@@ -128,6 +138,9 @@ pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
                 minus: p.minus,
                 games: p.games,
                 score: p.score,
+                draws: p.draws,
+                los_next: p.los_next,
+                bound: bound_mark(p.bound).into(),
             })
             .collect(),
         sprt: s.sprt.map(|sprt| pb::SprtState {
@@ -284,6 +297,15 @@ impl pb::worker_server::Worker for WorkerService {
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, GrpcStatus>> + Send>>;
 
+impl AdminService {
+    /// Where tournament `id` is; NOT_FOUND for an unknown id.
+    fn state_of(&self, id: u64) -> Result<State, GrpcStatus> {
+        self.0
+            .state(id)
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))
+    }
+}
+
 #[tonic::async_trait]
 impl pb::admin_server::Admin for AdminService {
     async fn submit(
@@ -360,11 +382,19 @@ impl pb::admin_server::Admin for AdminService {
         request: Request<pb::CancelRequest>,
     ) -> Result<Response<pb::CancelResponse>, GrpcStatus> {
         let id = request.into_inner().id;
+        let state = self.state_of(id)?;
         let cancelled = self
             .0
             .cancel(id)
             .await
             .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        if !cancelled {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {id} is {}: only a queued, running or paused tournament can be \
+                 cancelled",
+                state.name()
+            )));
+        }
         Ok(Response::new(pb::CancelResponse { cancelled }))
     }
 
@@ -373,11 +403,18 @@ impl pb::admin_server::Admin for AdminService {
         request: Request<pb::ResumeRequest>,
     ) -> Result<Response<pb::ResumeResponse>, GrpcStatus> {
         let id = request.into_inner().id;
+        let state = self.state_of(id)?;
         let resumed = self
             .0
             .resume(id)
             .await
             .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        if !resumed {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {id} is {}, not paused",
+                state.name()
+            )));
+        }
         Ok(Response::new(pb::ResumeResponse { resumed }))
     }
 

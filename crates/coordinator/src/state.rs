@@ -658,6 +658,11 @@ impl Coordinator {
         Ok(true)
     }
 
+    /// Where a tournament is, `None` for an unknown id.
+    pub fn state(&self, id: TournamentId) -> Option<State> {
+        self.lock().scheduler.tournament(id).map(|t| t.state)
+    }
+
     /// A tournament's file.
     pub fn status_config(&self, id: TournamentId) -> Option<Arc<TournamentConfig>> {
         self.lock().configs.get(&id).cloned()
@@ -843,13 +848,7 @@ impl Coordinator {
 impl Status {
     /// `queued`, `running`, `finished`, `cancelled` or `paused`.
     pub fn state_name(&self) -> &'static str {
-        match self.state {
-            State::Queued => "queued",
-            State::Running => "running",
-            State::Finished => "finished",
-            State::Cancelled => "cancelled",
-            State::Paused => "paused",
-        }
+        self.state.name()
     }
 
     /// Pairs planned, `None` for an open SPRT.

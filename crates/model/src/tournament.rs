@@ -45,6 +45,17 @@ pub enum State {
 }
 
 impl State {
+    /// `queued`, `running`, `finished`, `cancelled` or `paused`.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Running => "running",
+            State::Finished => "finished",
+            State::Cancelled => "cancelled",
+            State::Paused => "paused",
+        }
+    }
+
     /// Whether pairs can still be leased.
     pub fn is_active(self) -> bool {
         matches!(self, State::Queued | State::Running)
