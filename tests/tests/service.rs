@@ -763,13 +763,23 @@ async fn cancel_and_resume_say_not_found_and_failed_precondition() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let id = submit_match(&mut admin).await;
-    let e = admin.cancel(pb::CancelRequest { id: 999 }).await.unwrap_err();
+    let e = admin
+        .cancel(pb::CancelRequest { id: 999 })
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
     assert!(e.message().contains("999"), "{e:?}");
     let e = admin.resume(pb::ResumeRequest { id }).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
     assert!(e.message().contains("queued, not paused"), "{e:?}");
-    assert!(admin.cancel(pb::CancelRequest { id }).await.unwrap().into_inner().cancelled);
+    assert!(
+        admin
+            .cancel(pb::CancelRequest { id })
+            .await
+            .unwrap()
+            .into_inner()
+            .cancelled
+    );
     let e = admin.cancel(pb::CancelRequest { id }).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
     assert!(e.message().contains("is cancelled"), "{e:?}");
@@ -795,7 +805,10 @@ async fn reflection_is_served_as_v1_and_v1alpha() {
         .unwrap()
         .into_inner();
     let answer = answers.next().await.unwrap().unwrap();
-    assert!(format!("{answer:?}").contains("tourney.v1.Admin"), "{answer:?}");
+    assert!(
+        format!("{answer:?}").contains("tourney.v1.Admin"),
+        "{answer:?}"
+    );
     let request = v1alpha::ServerReflectionRequest {
         host: String::new(),
         message_request: Some(
@@ -809,6 +822,9 @@ async fn reflection_is_served_as_v1_and_v1alpha() {
         .unwrap()
         .into_inner();
     let answer = answers.next().await.unwrap().unwrap();
-    assert!(format!("{answer:?}").contains("tourney.v1.Worker"), "{answer:?}");
+    assert!(
+        format!("{answer:?}").contains("tourney.v1.Worker"),
+        "{answer:?}"
+    );
     let _ = server.stop.send(());
 }

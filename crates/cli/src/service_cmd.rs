@@ -2,8 +2,8 @@
 //! `submit`, `status`, `report`, `export`, `cancel`.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -705,6 +705,11 @@ struct StandingJson {
     minus: f64,
     games: u64,
     score: f64,
+    draws: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    los_next: Option<f64>,
+    /// `>` or `<` when the rating is only a bound, else empty.
+    bound: String,
 }
 
 fn status_json(s: &pb::TournamentStatus) -> StatusJson {
@@ -728,6 +733,9 @@ fn status_json(s: &pb::TournamentStatus) -> StatusJson {
                 minus: p.minus,
                 games: p.games,
                 score: p.score,
+                draws: p.draws,
+                los_next: p.los_next,
+                bound: p.bound.clone(),
             })
             .collect(),
         llr: s.sprt.as_ref().map(|x| x.llr),
@@ -758,16 +766,24 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         );
     }
     for (rank, p) in s.standings.iter().enumerate() {
+        if p.games == 0 {
+            out += &format!("\n  {:>2}. {:<20} no games yet", rank + 1, p.name);
+            continue;
+        }
         out += &format!(
-            "\n  {:>2}. {:<20} {:>6.0} +{:.0}/-{:.0}  {} games  {:.1}%",
+            "\n  {:>2}. {:<20} {:>6} +{:.0}/-{:.0}  {} games  {:.1}%  draws {:.1}%",
             rank + 1,
             p.name,
-            p.elo,
+            format!("{}{:.0}", p.bound, p.elo),
             p.plus,
             p.minus,
             p.games,
-            p.score * 100.0
+            p.score * 100.0,
+            p.draws * 100.0
         );
+        if let Some(los) = p.los_next {
+            out += &format!("  LOS {:.1}%", los * 100.0);
+        }
     }
     out
 }
@@ -963,6 +979,41 @@ mod tests {
     fn setup(args: &[&str]) -> Result<CoordinatorSetup> {
         let cli = Cli::try_parse_from(std::iter::once("coordinator").chain(args.iter().copied()))?;
         cli.coordinator.setup()
+    }
+
+    #[test]
+    fn status_lines_show_bounds_and_players_without_games() {
+        let standing = |name: &str, elo: f64, games: u64, bound: &str| pb::Standing {
+            name: name.into(),
+            elo,
+            plus: 50.0,
+            minus: 60.0,
+            games,
+            score: 1.0,
+            draws: 0.0,
+            los_next: (games > 0).then_some(0.99),
+            bound: bound.into(),
+        };
+        let status = pb::TournamentStatus {
+            id: 3,
+            name: "t".into(),
+            state: "running".into(),
+            standings: vec![
+                standing("perfect", 400.0, 6, ">"),
+                standing("later", 64.0, 0, ""),
+            ],
+            ..Default::default()
+        };
+        let text = status_line(&status);
+        assert!(
+            text.contains("perfect") && text.contains(">400") && text.contains("LOS 99.0%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2. later                no games yet"),
+            "{text}"
+        );
+        assert!(!text.contains("+50/-60  0 games"), "{text}");
     }
 
     #[test]

@@ -437,9 +437,9 @@ impl TournamentConfig {
     /// [`ConfigError`] naming the line and key of the first problem.
     pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
         let config: TournamentConfig = parse_toml(text, file)?;
-        config
-            .validate()
-            .map_err(|(table, key, message)| ConfigError::at_key(text, file, table, key, message))?;
+        config.validate().map_err(|(table, key, message)| {
+            ConfigError::at_key(text, file, table, key, message)
+        })?;
         Ok(config)
     }
 
@@ -714,7 +714,10 @@ options = { Hash = 64 }
         assert_eq!(e.line, Some(5));
         let e = error(&SPRT.replace("name = \"v1\"", "name = \"v2\""));
         assert_eq!(e.key.as_deref(), Some("engine[1].name"));
-        assert!(e.message.contains("'v2'"), "the repeated name is named: {e}");
+        assert!(
+            e.message.contains("'v2'"),
+            "the repeated name is named: {e}"
+        );
     }
 
     #[test]
@@ -725,13 +728,20 @@ options = { Hash = 64 }
             (Some("adjudication.max_plies"), Some(9)),
             "{e}"
         );
-        assert!(e.to_string().starts_with("t.toml:9: adjudication.max_plies: invalid type"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("t.toml:9: adjudication.max_plies: invalid type"),
+            "{e}"
+        );
         let e = error(&SPRT.replace("player = \"ab:depth=3\"", "player = 3"));
         assert_eq!(e.key.as_deref(), Some("engine[0].player"), "{e}");
         let e = error(&SPRT.replace("options = { Hash = 64 }", "options = [1]"));
         assert_eq!(e.key.as_deref(), Some("engine[1].options"), "{e}");
         let e = error(&SPRT.replace("game = \"loa\"", "game = 1"));
-        assert_eq!(e.to_string(), "t.toml:3: game: invalid type: integer `1`, expected a string");
+        assert_eq!(
+            e.to_string(),
+            "t.toml:3: game: invalid type: integer `1`, expected a string"
+        );
         let e = error(&SPRT.replace("alpha = 0.05", "alpha = \"a, {b}\", gamma = \"x\""));
         assert_eq!(e.key.as_deref(), Some("sprt.alpha"), "{e}");
     }

@@ -31,13 +31,25 @@ fn check_players_of<P: Heuristics>(
     for (i, engine) in config.engines.iter().enumerate() {
         if let Some(spec) = &engine.player {
             builds(spec).map_err(|message| {
-                ConfigError::at_key(text, file, Some(("engine", i)), format!("engine[{i}].player"), message)
+                ConfigError::at_key(
+                    text,
+                    file,
+                    Some(("engine", i)),
+                    format!("engine[{i}].player"),
+                    message,
+                )
             })?;
         }
     }
     if let Some(judge) = &config.openings.balanced {
         builds(judge).map_err(|message| {
-            ConfigError::at_key(text, file, Some(("openings", 0)), "openings.balanced".into(), message)
+            ConfigError::at_key(
+                text,
+                file,
+                Some(("openings", 0)),
+                "openings.balanced".into(),
+                message,
+            )
         })?;
     }
     Ok(())
@@ -78,7 +90,10 @@ pub fn openings_file(
         positions.push(line.to_string());
     }
     if positions.is_empty() {
-        return Err(error(None, "no positions (one position string per line)".into()));
+        return Err(error(
+            None,
+            "no positions (one position string per line)".into(),
+        ));
     }
     Ok(positions)
 }
@@ -100,27 +115,45 @@ mod tests {
     fn a_bad_player_spec_is_named_with_its_line() {
         let config = TournamentConfig::parse(FILE, "t.toml").unwrap();
         let e = check_players(&config, FILE, "t.toml").unwrap_err();
-        assert_eq!((e.line, e.key.as_deref()), (Some(13), Some("engine[1].player")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(13), Some("engine[1].player")),
+            "{e}"
+        );
         assert!(e.message.contains("depht"), "{e}");
         let good = FILE.replace("depht", "depth");
         let config = TournamentConfig::parse(&good, "t.toml").unwrap();
         check_players(&config, &good, "t.toml").unwrap();
-        let judge = good.replace("limits =", "openings = { plies = 2, balanced = \"mcts:x=1\" }\nlimits =");
+        let judge = good.replace(
+            "limits =",
+            "openings = { plies = 2, balanced = \"mcts:x=1\" }\nlimits =",
+        );
         let config = TournamentConfig::parse(&judge, "t.toml").unwrap();
         let e = check_players(&config, &judge, "t.toml").unwrap_err();
-        assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("openings.balanced")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(5), Some("openings.balanced")),
+            "{e}"
+        );
     }
 
     #[test]
     fn an_openings_file_is_read_line_by_line() {
         let config = TournamentConfig::parse(&FILE.replace("depht", "depth"), "t.toml").unwrap();
         let start = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
-        let text = format!("# suite\n{start}\n\n{start}\n1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 x\n");
+        let text =
+            format!("# suite\n{start}\n\n{start}\n1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 x\n");
         let e = openings_file(&config, &text, "o.txt").unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("o.txt", Some(5)), "{e}");
-        assert!(e.to_string().starts_with("o.txt:5: not a loa position"), "{e}");
+        assert!(
+            e.to_string().starts_with("o.txt:5: not a loa position"),
+            "{e}"
+        );
         let text = text.lines().take(4).collect::<Vec<_>>().join("\n");
-        assert_eq!(openings_file(&config, &text, "o.txt").unwrap(), vec![start, start]);
+        assert_eq!(
+            openings_file(&config, &text, "o.txt").unwrap(),
+            vec![start, start]
+        );
         let e = openings_file(&config, "# nothing\n", "o.txt").unwrap_err();
         assert!(e.to_string().contains("no positions"), "{e}");
     }

@@ -476,8 +476,20 @@ fn build_table(
     los: impl Fn(usize, usize) -> f64,
 ) -> RatingTable {
     let n = table.len();
+    // Best first; players without games last (their rating is only the prior's), and on
+    // equal ratings the better score first.
+    let has_games = |i: usize| table.totals(i).iter().sum::<u64>() > 0;
+    let score = |i: usize| {
+        let [w, d, l] = table.totals(i);
+        (2 * w + d) as f64 / (2 * (w + d + l)).max(1) as f64
+    };
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| elo[b].total_cmp(&elo[a]));
+    order.sort_by(|&a, &b| {
+        has_games(b)
+            .cmp(&has_games(a))
+            .then(elo[b].total_cmp(&elo[a]))
+            .then(score(b).total_cmp(&score(a)))
+    });
     let rows: Vec<PlayerRating> = order
         .iter()
         .enumerate()
@@ -514,7 +526,11 @@ fn build_table(
                 } else {
                     0.0
                 },
-                los_next: order.get(rank + 1).map(|&j| los(i, j)),
+                // No LOS against or for a player without games: there is nothing to compare.
+                los_next: order
+                    .get(rank + 1)
+                    .filter(|&&j| games > 0 && has_games(j))
+                    .map(|&j| los(i, j)),
                 bound,
             }
         })
@@ -694,10 +710,15 @@ impl Ordo {
             let var = covariance[i][i] + covariance[j][j] - 2.0 * covariance[i][j];
             if var > 0.0 {
                 phi((r[i] - r[j]) / var.sqrt())
-            } else if r[i] > r[j] {
-                1.0
             } else {
-                0.0
+                // Outside the fit (a perfect or zero score): their games against each other
+                // say it, LOS = Φ((W − L) / √(W + L)); ½ without decisive games.
+                let [w, _, l] = table.wdl(i, j);
+                if w + l == 0 {
+                    0.5
+                } else {
+                    phi((w as f64 - l as f64) / ((w + l) as f64).sqrt())
+                }
             }
         };
         let mut out = build_table(table, "ordo", &elo, &errors, &errors, los);

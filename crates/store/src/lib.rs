@@ -193,7 +193,8 @@ impl Store {
             return Store::open(dir);
         }
         if !store.exists() {
-            let entries = std::fs::read_dir(dir).map_err(|e| wrong(format!("cannot list it: {e}")))?;
+            let entries =
+                std::fs::read_dir(dir).map_err(|e| wrong(format!("cannot list it: {e}")))?;
             let foreign: Vec<String> = entries
                 .filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())

@@ -102,3 +102,39 @@ fn joint_ratings_of_empty_and_perfect_tables_are_well_formed() {
     assert_eq!(r.players.len(), 1);
     assert!(r.players[0].elo.is_finite());
 }
+
+#[test]
+fn the_winner_of_a_perfect_match_leads_with_a_high_los_in_both_methods() {
+    let mut table = GameTable::new();
+    table.add_many("Winner", "Loser", GameResult::WhiteWins, 3);
+    table.add_many("Loser", "Winner", GameResult::BlackWins, 3);
+    for ratings in [
+        BayesElo::default().rate(&table),
+        Ordo::default().rate(&table),
+    ] {
+        let top = &ratings.players[0];
+        assert_eq!(top.name, "Winner", "{}", ratings.method);
+        let los = top.los_next.unwrap();
+        // 6-0: Φ(6/√6) ≈ 99.3 % (from the fit, BayesElo's is a little lower).
+        assert!(los > 0.95, "{}: LOS {los}", ratings.method);
+    }
+}
+
+#[test]
+fn a_player_without_games_is_ranked_last_without_a_los() {
+    let mut table = GameTable::new();
+    table.player("Newcomer");
+    table.add_many("Strong", "Weak", GameResult::WhiteWins, 3);
+    table.add_many("Weak", "Strong", GameResult::WhiteWins, 1);
+    table.add_many("Weak", "Strong", GameResult::Draw, 2);
+    for ratings in [
+        BayesElo::default().rate(&table),
+        Ordo::default().rate(&table),
+    ] {
+        let names: Vec<&str> = ratings.players.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["Strong", "Weak", "Newcomer"], "{}", ratings.method);
+        assert_eq!(ratings.players[2].games, 0);
+        assert!(ratings.players[1].los_next.is_none(), "{}", ratings.method);
+        assert!(ratings.players[0].los_next.is_some(), "{}", ratings.method);
+    }
+}
