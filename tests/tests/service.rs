@@ -197,10 +197,10 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         assert!(v["worker"].as_str().unwrap().starts_with("test#"), "{v}");
         // The reproducibility bundle: opening index, pair, game, tourney version.
         let meta = &v["meta"];
-        let opening: u64 = meta["opening"].as_str().unwrap().parse().unwrap();
+        let opening: u64 = meta["opening"].as_u64().unwrap();
         assert!(opening < 6, "{v}");
-        assert_eq!(meta["pair"].as_str().unwrap(), v["pair"].to_string(), "{v}");
-        assert!(matches!(meta["game"].as_str(), Some("0" | "1")), "{v}");
+        assert_eq!(meta["pair"], v["pair"], "{v}");
+        assert!(matches!(meta["game"].as_u64(), Some(0 | 1)), "{v}");
         assert_eq!(meta["tourney_version"], env!("CARGO_PKG_VERSION"));
         table.add(
             w,
@@ -386,7 +386,7 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         if v["termination"] == "crash" {
             crashes += 1;
             // A crash in a pair's first game makes the worker start the engine again.
-            if v["meta"]["game"] == "0" {
+            if v["meta"]["game"] == 0 {
                 first_game_crashes += 1;
             }
             // The crasher lost; its stderr tail is in the record.

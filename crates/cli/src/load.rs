@@ -80,6 +80,7 @@ fn games_lz4() -> Vec<u8> {
         result: "1-0".into(),
         termination: Termination::Connection,
         detail: None,
+        started_ms: None,
         meta: Default::default(),
     };
     lz4_flex::compress_prepend_size(

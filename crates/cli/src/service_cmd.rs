@@ -901,6 +901,11 @@ pub(crate) fn export(args: &ExportArgs) -> Result<()> {
                 ExportFormat::Jsonl => writeln!(out, "{}", chunk.line)?,
                 ExportFormat::Pgn => {
                     let mut value: serde_json::Value = serde_json::from_str(&chunk.line)?;
+                    // The worker that played it is PGN's Site.
+                    let worker = value["worker"].clone();
+                    if let Some(meta) = value["meta"].as_object_mut() {
+                        meta.insert("worker".into(), worker);
+                    }
                     // Restore the record's own shape (players as objects) for the PGN writer.
                     for side in ["white", "black"] {
                         let name = value[side].clone();

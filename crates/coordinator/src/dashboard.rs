@@ -469,6 +469,7 @@ mod tests {
             result: "1/2-1/2".into(),
             termination: Termination::MaxPlies,
             detail: None,
+            started_ms: None,
             meta: Default::default(),
         }
     }

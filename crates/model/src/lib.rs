@@ -8,8 +8,10 @@
 mod record;
 mod time_control;
 pub mod tournament;
+mod utc;
 
 pub use record::{
-    GameRecord, GameSummary, MoveCost, MoveRecord, PlayerName, PlayerRecord, Termination,
+    GameRecord, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord, Termination,
 };
 pub use time_control::TimeControl;
+pub use utc::{Utc, unix_ms_now};

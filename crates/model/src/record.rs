@@ -124,9 +124,59 @@ pub struct GameRecord {
     /// Details of the ending, e.g. the illegal move sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// When the game started, Unix milliseconds (PGN's `Date` and `Time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
     /// Reproducibility and bookkeeping: seeds, opening and pair index, worker, version.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub meta: BTreeMap<String, String>,
+    pub meta: BTreeMap<String, MetaValue>,
+}
+
+/// A value in a record's `meta`: a number (`pair`, `game`, `opening`) or text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MetaValue {
+    /// A count or an index.
+    Number(u64),
+    /// Anything else (names, hashes, versions).
+    Text(String),
+}
+
+impl MetaValue {
+    /// The number, also from text of digits (records written before numbers were numbers).
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            MetaValue::Number(n) => Some(*n),
+            MetaValue::Text(t) => t.parse().ok(),
+        }
+    }
+}
+
+impl From<u64> for MetaValue {
+    fn from(n: u64) -> Self {
+        MetaValue::Number(n)
+    }
+}
+
+impl From<String> for MetaValue {
+    fn from(t: String) -> Self {
+        MetaValue::Text(t)
+    }
+}
+
+impl From<&str> for MetaValue {
+    fn from(t: &str) -> Self {
+        MetaValue::Text(t.to_string())
+    }
+}
+
+impl std::fmt::Display for MetaValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetaValue::Number(n) => write!(f, "{n}"),
+            MetaValue::Text(t) => f.write_str(t),
+        }
+    }
 }
 
 /// What the coordinator's metrics and dashboard need of a [`GameRecord`], read from its
@@ -200,28 +250,52 @@ fn tag(out: &mut String, name: &str, value: &str) {
 }
 
 impl GameRecord {
-    /// The record as PGN-style text: tags (`Game`, `Variant`, `FEN`, `White`, `Black`,
-    /// `Result`, `Termination`, ...), then the numbered moves and the result.
+    /// The record as PGN-style text: the seven-tag roster (`Event`, `Site`, `Date`,
+    /// `Round`, `White`, `Black`, `Result`), then `Game`, `Variant`, `SetUp` and `FEN`,
+    /// `Termination`, ..., then the numbered moves and the result.
+    ///
+    /// Moves are numbered as in PGN from a set-up position: a move number covers one ply of
+    /// each side, White's first. LOA starts with Black, so its movetext begins `1... `
+    /// (Black's ply in the second slot of move 1) and PGN tools that read `FEN` with the
+    /// side to move place every ply with its side. `Round` is `pair.game`, counted from 1;
+    /// `Site` is the worker that played the game (`?` when unknown).
     pub fn to_pgn(&self) -> String {
         let mut out = String::new();
+        let meta = |key: &str| self.meta.get(key);
+        let event = meta("tournament").map_or("tourney game".to_string(), ToString::to_string);
+        tag(&mut out, "Event", &event);
         tag(
             &mut out,
-            "Event",
-            self.meta
-                .get("tournament")
-                .map_or("tourney game", String::as_str),
+            "Site",
+            &meta("worker").map_or("?".into(), ToString::to_string),
         );
-        if let Some(round) = self.meta.get("pair") {
-            tag(&mut out, "Round", round);
+        let started = self.started_ms.map(crate::Utc::from_unix_ms);
+        tag(
+            &mut out,
+            "Date",
+            &started.map_or("????.??.??".into(), |t| t.pgn_date()),
+        );
+        let round = match (
+            meta("pair").and_then(MetaValue::as_u64),
+            meta("game").and_then(MetaValue::as_u64),
+        ) {
+            (Some(pair), Some(game)) => format!("{}.{}", pair + 1, game + 1),
+            (Some(pair), None) => (pair + 1).to_string(),
+            _ => "-".into(),
+        };
+        tag(&mut out, "Round", &round);
+        tag(&mut out, "White", &self.white.name);
+        tag(&mut out, "Black", &self.black.name);
+        tag(&mut out, "Result", &self.result);
+        if let Some(t) = started {
+            tag(&mut out, "Time", &t.clock());
         }
         tag(&mut out, "Game", game_title(&self.game));
         if !self.rules.is_empty() {
             tag(&mut out, "Variant", &self.rules);
         }
+        tag(&mut out, "SetUp", "1");
         tag(&mut out, "FEN", &self.start);
-        tag(&mut out, "White", &self.white.name);
-        tag(&mut out, "Black", &self.black.name);
-        tag(&mut out, "Result", &self.result);
         tag(&mut out, "Termination", self.termination.name());
         if let Some(detail) = &self.detail {
             tag(&mut out, "TerminationDetails", detail);
@@ -229,12 +303,15 @@ impl GameRecord {
         tag(&mut out, "TimeControl", &self.time_control);
         tag(&mut out, "PlyCount", &self.moves.len().to_string());
         out.push('\n');
+        // Slot 0 of a move number is White's ply, slot 1 Black's.
+        let black_starts = self.start.trim_end().ends_with(" b");
         let mut line = String::new();
         for (i, m) in self.moves.iter().enumerate() {
-            let token = if i % 2 == 0 {
-                format!("{}. {}", i / 2 + 1, m.mv)
-            } else {
-                m.mv.clone()
+            let slot = i + usize::from(black_starts);
+            let token = match (slot % 2, i) {
+                (0, _) => format!("{}. {}", slot / 2 + 1, m.mv),
+                (_, 0) => format!("{}... {}", slot / 2 + 1, m.mv),
+                _ => m.mv.clone(),
             };
             if line.len() + token.len() + 1 > 80 {
                 out.push_str(line.trim_end());
@@ -295,8 +372,25 @@ mod tests {
             result: "0-1".into(),
             termination: Termination::TimeForfeit,
             detail: Some("white used 61.2 s".into()),
-            meta: BTreeMap::from([("pair".into(), "7".into())]),
+            started_ms: Some(1_796_089_411_999),
+            meta: BTreeMap::from([
+                ("pair".into(), 7.into()),
+                ("game".into(), 1.into()),
+                ("worker".into(), "host-3".into()),
+            ]),
         }
+    }
+
+    #[test]
+    fn meta_numbers_are_json_numbers_and_old_text_digits_still_read() {
+        let json = serde_json::to_value(record()).unwrap();
+        assert_eq!(json["meta"]["pair"], 7);
+        assert_eq!(json["meta"]["worker"], "host-3");
+        let mut old = json.clone();
+        old["meta"]["pair"] = "7".into();
+        let r: GameRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(r.meta["pair"].as_u64(), Some(7));
+        assert!(r.to_pgn().contains("[Round \"8.2\"]"));
     }
 
     #[test]
@@ -337,11 +431,24 @@ mod tests {
             "[Result \"0-1\"]",
             "[Termination \"time-forfeit\"]",
             "[Black \"v2 \\\"new\\\"\"]",
-            "[Round \"7\"]",
+            "[Round \"8.2\"]",
+            "[Site \"host-3\"]",
+            "[Date \"2026.12.01\"]",
+            "[Time \"01:43:31\"]",
+            "[SetUp \"1\"]",
         ] {
             assert!(pgn.contains(line), "missing {line} in\n{pgn}");
         }
-        assert!(pgn.contains("1. b1-b3 a2-c2 2. b3xc2 0-1"), "{pgn}");
+        assert!(pgn.starts_with("[Event \"tourney game\"]\n[Site "), "{pgn}");
+        // LOA: Black moves first, in the second slot of move 1.
+        assert!(pgn.contains("\n1... b1-b3 2. a2-c2 b3xc2 0-1"), "{pgn}");
+        let mut white_starts = record();
+        white_starts.start = white_starts.start.replace(" b", " w");
+        assert!(
+            white_starts
+                .to_pgn()
+                .contains("\n1. b1-b3 a2-c2 2. b3xc2 0-1")
+        );
         assert_eq!(record().winner(), Some("black"));
         assert!(Termination::Crash.is_failure() && !Termination::Connection.is_failure());
     }

@@ -60,7 +60,7 @@ pub struct Setup<P: Position> {
     /// How long a player without a clock may think before it is unresponsive.
     pub unresponsive: Duration,
     /// Extra record fields (seeds, pair index, ...).
-    pub meta: BTreeMap<String, String>,
+    pub meta: BTreeMap<String, tourney_model::MetaValue>,
 }
 
 impl<P: Position> Setup<P> {
@@ -186,6 +186,7 @@ pub fn play<'a, P: Adjudicate>(
                 reason,
             })?;
     }
+    let started_ms = tourney_model::unix_ms_now();
     let mut game = Game::new(setup.start, setup.rules);
     let mut moves = Vec::new();
     for &mv in &setup.opening {
@@ -338,6 +339,7 @@ pub fn play<'a, P: Adjudicate>(
         result: result_text(winner).to_string(),
         termination,
         detail,
+        started_ms: Some(started_ms),
         meta: setup.meta.clone(),
     })
 }

@@ -421,6 +421,7 @@ mod tests {
             result: "1-0".into(),
             termination: Termination::Connection,
             detail: None,
+            started_ms: None,
             meta: Default::default(),
         };
         PairRecord {

@@ -176,11 +176,11 @@ fn play_typed<P: Heuristics + Adjudicate>(
     setup.time_margin = Duration::from_millis(settings.margin_ms);
     setup
         .meta
-        .insert("tournament".into(), settings.tournament_name.clone());
-    setup.meta.insert("pair".into(), job.pair.to_string());
+        .insert("tournament".into(), settings.tournament_name.clone().into());
+    setup.meta.insert("pair".into(), job.pair.into());
     setup
         .meta
-        .insert("opening".into(), job.opening_index.to_string());
+        .insert("opening".into(), job.opening_index.into());
     setup
         .meta
         .insert("tourney_version".into(), env!("CARGO_PKG_VERSION").into());
@@ -192,7 +192,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
         if !engine.artifact_sha256.is_empty() {
             setup
                 .meta
-                .insert(key.into(), engine.artifact_sha256.clone());
+                .insert(key.into(), engine.artifact_sha256.clone().into());
         }
     }
     let mut a = Side::<P>::new(&first)?;
@@ -216,7 +216,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
                 player: b.contestant(),
             },
         );
-        setup.meta.insert("game".into(), game.to_string());
+        setup.meta.insert("game".into(), (game as u64).into());
         match play(&setup, white, black, &mut |_| {}) {
             Ok(record) => {
                 points.push(half_points(&record, first_has));
