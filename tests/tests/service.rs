@@ -45,6 +45,7 @@ async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
         Settings {
             lease_ms: 5_000,
             heartbeat_ms: 500,
+            ..Settings::default()
         },
         &prometheus::Registry::new(),
     )

@@ -101,7 +101,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
         let (url, stop, server, _) = local_coordinator(
             &dir,
-            Settings { lease_ms: 60_000, heartbeat_ms: 10_000 },
+            Settings { lease_ms: 60_000, heartbeat_ms: 10_000, ..Settings::default() },
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
@@ -321,6 +321,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             Settings {
                 lease_ms: 30_000,
                 heartbeat_ms: 5_000,
+                ..Settings::default()
             },
         )
         .await?;

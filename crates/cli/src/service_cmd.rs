@@ -238,6 +238,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         Settings {
             lease_ms: 10_000,
             heartbeat_ms: 2_000,
+            ..Settings::default()
         },
         &registry,
     )?;
@@ -536,6 +537,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             Settings {
                 lease_ms,
                 heartbeat_ms: (lease_ms / 6).max(500),
+                ..Settings::default()
             },
             &prometheus::Registry::new(),
         )?;

@@ -9,6 +9,9 @@ use prometheus::{
     GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry,
 };
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
 use tourney_model::GameSummary;
 
 use crate::fleet::WorkerInfo;
@@ -49,7 +52,22 @@ pub struct CoordinatorMetrics {
     worker_slots: IntGauge,
     sprt_llr: GaugeVec,
     elo: GaugeVec,
+    /// The label sets of `games` per tournament, to remove them when it is forgotten.
+    games_labels: Mutex<HashMap<u64, HashSet<[String; 4]>>>,
 }
+
+/// The values of `tourney_tournament_state`'s `state` label.
+const STATES: [&str; 5] = ["queued", "running", "finished", "cancelled", "paused"];
+
+/// The `reason` label values of `tourney_engine_failures_total`, exported from 0 so that
+/// an alert fires on the first failure.
+const FAILURE_REASONS: [&str; 5] = [
+    "illegal-move",
+    "time-forfeit",
+    "crash",
+    "unresponsive",
+    "unfit",
+];
 
 /// What the scrape-time gauges show of one tournament.
 pub struct TournamentGauges<'a> {
@@ -125,6 +143,14 @@ impl CoordinatorMetrics {
     /// # Panics
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
+        let metrics = Self::register(registry);
+        for reason in FAILURE_REASONS {
+            metrics.engine_failures.with_label_values(&[reason]);
+        }
+        metrics
+    }
+
+    fn register(registry: &Registry) -> Self {
         let r = registry;
         let seconds = prometheus::exponential_buckets(0.001, 4.0, 10).expect("valid buckets");
         CoordinatorMetrics {
@@ -240,20 +266,26 @@ impl CoordinatorMetrics {
                 "Rating of each engine in a tournament (BayesElo scale).",
                 &["tournament", "engine"],
             ),
+            games_labels: Mutex::default(),
         }
     }
 
     /// Counts the games of a committed pair.
     pub fn observe_game(&self, tournament: u64, game: &GameSummary) {
         let termination = game.termination.name();
-        self.games
-            .with_label_values(&[
-                &tournament.to_string(),
-                &game.game,
-                &game.result,
-                termination,
-            ])
-            .inc();
+        let labels = [
+            tournament.to_string(),
+            game.game.clone(),
+            game.result.clone(),
+            termination.to_string(),
+        ];
+        self.games.with_label_values(&labels).inc();
+        self.games_labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(tournament)
+            .or_default()
+            .insert(labels);
         if game.termination.is_failure() {
             self.engine_failures.with_label_values(&[termination]).inc();
         }
@@ -278,7 +310,7 @@ impl CoordinatorMetrics {
             .set(workers.iter().map(|w| i64::from(w.slots)).sum());
         for t in tournaments {
             let id = t.id.to_string();
-            for state in ["queued", "running", "finished", "cancelled", "paused"] {
+            for state in STATES {
                 self.tournament_state
                     .with_label_values(&[&id, state])
                     .set(i64::from(state == t.state));
@@ -298,6 +330,34 @@ impl CoordinatorMetrics {
             for (engine, elo) in &t.elo {
                 self.elo.with_label_values(&[id.as_str(), engine]).set(*elo);
             }
+        }
+    }
+
+    /// Removes every series of tournament `id` (whose engines are `engines`): it ended
+    /// long enough ago, and the `tournament` label must stay bounded.
+    pub fn forget_tournament(&self, id: u64, engines: &[&str]) {
+        let t = id.to_string();
+        let labels = self
+            .games_labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id)
+            .unwrap_or_default();
+        for labels in labels {
+            let _ = self
+                .games
+                .remove_label_values(&labels.each_ref().map(String::as_str));
+        }
+        let _ = self.nodes.remove_label_values(&[&t]);
+        for state in STATES {
+            let _ = self.tournament_state.remove_label_values(&[&t, state]);
+        }
+        for gauge in [&self.pairs_pending, &self.pairs_leased, &self.pairs_done] {
+            let _ = gauge.remove_label_values(&[&t]);
+        }
+        let _ = self.sprt_llr.remove_label_values(&[&t]);
+        for engine in engines {
+            let _ = self.elo.remove_label_values(&[t.as_str(), engine]);
         }
     }
 

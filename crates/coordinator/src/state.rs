@@ -25,6 +25,10 @@ pub struct Settings {
     pub lease_ms: u64,
     /// How often workers should send heartbeats.
     pub heartbeat_ms: u64,
+    /// How long the series of a finished or cancelled tournament stay in `/metrics` (so
+    /// that Prometheus scrapes its final values), after which they are removed: the
+    /// `tournament` label takes only the values of live and recently ended tournaments.
+    pub metrics_retention_ms: u64,
 }
 
 impl Default for Settings {
@@ -32,6 +36,7 @@ impl Default for Settings {
         Settings {
             lease_ms: 30_000,
             heartbeat_ms: 5_000,
+            metrics_retention_ms: 15 * 60_000,
         }
     }
 }
@@ -89,6 +94,10 @@ pub struct Status {
     pub sprt: Option<SprtStatus>,
     /// Why it is paused, while it is.
     pub paused_reason: Option<String>,
+    /// When it was submitted, Unix milliseconds.
+    pub created_ms: u64,
+    /// When it finished or was cancelled, Unix milliseconds.
+    pub ended_ms: Option<u64>,
 }
 
 struct CommitJob {
@@ -355,6 +364,7 @@ impl Coordinator {
             created_ms,
             artifacts: artifacts.clone(),
             paused_reason: None,
+            ended_ms: None,
         };
         self.store
             .put_tournament(&record)
@@ -492,6 +502,11 @@ impl Coordinator {
                 let state = inner.scheduler.tournament(tid).map(|t| t.state);
                 if let (Some(state), Some(record)) = (state, inner.records.get_mut(&tid)) {
                     record.state = state;
+                    if !state.is_active() && state != State::Paused {
+                        record
+                            .ended_ms
+                            .get_or_insert_with(tourney_model::unix_ms_now);
+                    }
                     changed_states.push(record.clone());
                 }
             }
@@ -567,6 +582,7 @@ impl Coordinator {
                 .expect("scheduled tournaments have records");
             record.state = State::Cancelled;
             record.paused_reason = None;
+            record.ended_ms = Some(tourney_model::unix_ms_now());
             record.clone()
         };
         self.save(&record).await?;
@@ -679,12 +695,23 @@ impl Coordinator {
     }
 
     /// Every metric in the Prometheus text format, gauges read from the current state.
+    /// Tournaments that ended more than [`Settings::metrics_retention_ms`] ago have their
+    /// series removed.
     pub fn metrics_text(&self) -> String {
-        let statuses: Vec<Status> = self
+        let now = tourney_model::unix_ms_now();
+        let retention = self.settings.metrics_retention_ms;
+        let (statuses, expired): (Vec<Status>, Vec<Status>) = self
             .ids()
             .into_iter()
             .filter_map(|id| self.status(id))
-            .collect();
+            .partition(|s| {
+                s.ended_ms
+                    .is_none_or(|end| now.saturating_sub(end) < retention)
+            });
+        for s in &expired {
+            let engines: Vec<&str> = s.config.engines.iter().map(|e| e.name.as_str()).collect();
+            self.metrics.forget_tournament(s.id, &engines);
+        }
         let gauges: Vec<TournamentGauges<'_>> = statuses
             .iter()
             .map(|s| TournamentGauges {
@@ -741,7 +768,9 @@ impl Coordinator {
         } else {
             Vec::new()
         };
-        let paused_reason = inner.records.get(&id).and_then(|r| r.paused_reason.clone());
+        let record = inner.records.get(&id);
+        let paused_reason = record.and_then(|r| r.paused_reason.clone());
+        let (created_ms, ended_ms) = record.map_or((0, None), |r| (r.created_ms, r.ended_ms));
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -762,6 +791,8 @@ impl Coordinator {
             ratings,
             sprt,
             paused_reason,
+            created_ms,
+            ended_ms,
         };
         Some((status, outcomes))
     }
@@ -948,6 +979,7 @@ mod tests {
         let settings = Settings {
             lease_ms,
             heartbeat_ms: lease_ms / 2,
+            ..Settings::default()
         };
         let store = Store::open(dir.path()).unwrap();
         let c = Coordinator::open(store, settings, &Registry::new()).unwrap();
@@ -971,6 +1003,60 @@ mod tests {
             },
             lease,
             games: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_start_at_zero() {
+        let game = r#"{"game":"loa","white":{"name":"a"},"black":{"name":"b"},"moves":[],"result":"1-0","termination":"connection"}"#;
+        for (retention, kept) in [(60_000, true), (0, false)] {
+            let settings = Settings {
+                metrics_retention_ms: retention,
+                ..Settings::default()
+            };
+            let c =
+                Coordinator::open(Store::temporary().unwrap(), settings, &Registry::new()).unwrap();
+            let text = c.metrics_text();
+            assert!(
+                text.contains("tourney_engine_failures_total{reason=\"crash\"} 0"),
+                "{text}"
+            );
+            let id = c
+                .submit(MATCH, "m.toml", "", BTreeMap::new())
+                .await
+                .unwrap();
+            let worker = c.register("w", "test", 4);
+            let (lease, jobs) = c.lease(&worker, 4).unwrap();
+            let results: Vec<Finished> = jobs
+                .iter()
+                .map(|j| Finished {
+                    games: serde_json::value::RawValue::from_string(format!("[{game},{game}]"))
+                        .unwrap(),
+                    ..won_by_a(j, lease)
+                })
+                .collect();
+            c.report(&worker, results).await.unwrap();
+            assert_eq!(c.state(id), Some(State::Finished));
+            let text = c.metrics_text();
+            let series = [
+                format!("tourney_pairs_done{{tournament=\"{id}\"}}"),
+                format!("tourney_tournament_state{{state=\"finished\",tournament=\"{id}\"}}"),
+                format!("tourney_elo_estimate{{engine=\"a\",tournament=\"{id}\"}}"),
+                format!(
+                    "tourney_games_total{{game=\"loa\",result=\"1-0\",termination=\"connection\",tournament=\"{id}\"}}"
+                ),
+            ];
+            for s in &series {
+                assert_eq!(
+                    text.contains(s.as_str()),
+                    kept,
+                    "{s} with retention {retention}:\n{text}"
+                );
+            }
+            assert!(
+                !text.contains(&format!("tournament=\"{id}\"")) || kept,
+                "{text}"
+            );
         }
     }
 

@@ -113,6 +113,9 @@ pub struct TournamentRecord {
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_reason: Option<String>,
+    /// When it finished or was cancelled, Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<u64>,
 }
 
 /// A completed pair: its outcome and both games.
@@ -405,6 +408,7 @@ mod tests {
             created_ms: 1,
             artifacts: Default::default(),
             paused_reason: None,
+            ended_ms: None,
         }
     }
 

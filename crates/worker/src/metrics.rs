@@ -55,6 +55,10 @@ impl WorkerMetrics {
                 "Connections to the coordinator lost and opened again.",
             ),
         };
+        // Exported from 0, so that rates and alerts see the first game.
+        for game in ["loa", "amazons"] {
+            metrics.games.with_label_values(&[game]);
+        }
         let collectors: [Box<dyn prometheus::core::Collector>; 6] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
