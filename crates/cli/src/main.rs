@@ -1,6 +1,7 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
 mod bench;
+mod health_cmd;
 mod load;
 mod play_cmd;
 mod ratings_cmd;
@@ -74,6 +75,9 @@ enum Command {
     Coordinator(service_cmd::CoordinatorArgs),
     /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
     Worker(service_cmd::WorkerArgs),
+    /// Check that a coordinator (gRPC health) or a worker (`--http` its metrics URL)
+    /// serves; exits 0 if so, for container health checks.
+    Health(health_cmd::HealthArgs),
     /// Submit a tournament file to a coordinator; prints the new tournament's id last.
     Submit(service_cmd::SubmitArgs),
     /// Show tournaments with their standings (`--json` for scripts).
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
         Command::Run(args) => service_cmd::run(&args),
         Command::Coordinator(args) => service_cmd::coordinator(&args),
         Command::Worker(args) => service_cmd::worker(&args),
+        Command::Health(args) => health_cmd::health(&args),
         Command::Submit(args) => service_cmd::submit(&args),
         Command::Status(args) => service_cmd::status(&args),
         Command::Report(args) => service_cmd::report(&args),

@@ -34,7 +34,9 @@ pub(crate) struct ClientArgs {
         default_value = "http://127.0.0.1:7070"
     )]
     coordinator: String,
-    /// The admin (or, for `worker`, the worker) token.
+    /// The admin (or, for `worker`, the worker) token [default: TOURNEY_TOKEN, else the
+    /// coordinator's own TOURNEY_ADMIN_TOKEN (for `worker`: TOURNEY_WORKER_TOKEN), so that
+    /// commands run inside the coordinator's container or pod need no extra setting].
     #[arg(long, env = "TOURNEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// CA certificate (PEM) for a TLS coordinator (`https://` URLs).
@@ -50,14 +52,24 @@ impl ClientArgs {
             .transpose()
     }
 
+    /// The token given, else the one in `role_env` (`TOURNEY_ADMIN_TOKEN`,
+    /// `TOURNEY_WORKER_TOKEN`).
+    fn token_or(&self, role_env: &str) -> Option<String> {
+        self.token
+            .clone()
+            .or_else(|| std::env::var(role_env).ok())
+            .filter(|t| !t.is_empty())
+    }
+
     async fn admin(&self) -> Result<Admin> {
         let channel = connect(&self.coordinator, self.ca()?.as_deref())
             .await
             .with_context(|| format!("connecting to {}", self.coordinator))?;
-        Ok(
-            AdminClient::with_interceptor(channel, TokenInterceptor::new(self.token.as_deref()))
-                .max_decoding_message_size(256 << 20),
+        Ok(AdminClient::with_interceptor(
+            channel,
+            TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN").as_deref()),
         )
+        .max_decoding_message_size(256 << 20))
     }
 }
 
@@ -621,7 +633,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         .unwrap_or_else(|| "worker".into());
     let options = WorkerOptions {
         coordinator: args.client.coordinator.clone(),
-        token: args.client.token.clone(),
+        token: args.client.token_or("TOURNEY_WORKER_TOKEN"),
         name,
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: args.client.ca()?,

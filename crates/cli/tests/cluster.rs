@@ -295,14 +295,51 @@ fn exits_within(child: &mut Child, seconds: u64) -> Option<std::process::ExitSta
     None
 }
 
+/// Whether `tourney health <args>` exits 0.
+fn healthy(args: &[&str]) -> bool {
+    tourney()
+        .arg("health")
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 #[test]
-fn coordinator_and_worker_stop_cleanly_on_sigterm() {
+fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let (port, metrics) = (free_port(), free_port());
+    let grpc = format!("http://127.0.0.1:{port}");
+    let worker_metrics = format!("http://127.0.0.1:{metrics}/metrics");
     let mut coordinator = start_coordinator(port, dir.path());
     admin(port, &["status"]);
-    let mut worker = start_worker(port, "sigterm", None);
-    std::thread::sleep(Duration::from_millis(500));
+    assert!(healthy(&["--grpc", &grpc]));
+    // As `kubectl exec tourney-coordinator-0 -- tourney status`: the coordinator's own
+    // TOURNEY_ADMIN_TOKEN serves when TOURNEY_TOKEN is not set.
+    let inside = tourney()
+        .args(["status", "--coordinator", &grpc])
+        .env_remove("TOURNEY_TOKEN")
+        .output()
+        .unwrap();
+    assert!(
+        inside.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
+    let mut worker = start_worker(port, "sigterm", Some(metrics));
+    let until = Instant::now() + Duration::from_secs(10);
+    while !healthy(&["--http", &worker_metrics]) {
+        assert!(
+            Instant::now() < until,
+            "the worker's metrics never answered"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!healthy(&[
+        "--http",
+        &format!("http://127.0.0.1:{metrics}/nothing")
+    ]));
     for child in [&mut worker, &mut coordinator] {
         // SAFETY: sends a signal to a child process this test started and has not reaped.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
@@ -315,6 +352,7 @@ fn coordinator_and_worker_stop_cleanly_on_sigterm() {
             "exit on SIGTERM: {status:?}"
         );
     }
+    assert!(!healthy(&["--grpc", &grpc, "--timeout", "2"]));
 }
 
 fn artifact_path(name: &str) -> std::path::PathBuf {

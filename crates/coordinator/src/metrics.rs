@@ -52,6 +52,7 @@ pub struct CoordinatorMetrics {
     worker_slots: IntGauge,
     sprt_llr: GaugeVec,
     elo: GaugeVec,
+    tournament_info: IntGaugeVec,
     /// The label sets of `games` per tournament, to remove them when it is forgotten.
     games_labels: Mutex<HashMap<u64, HashSet<[String; 4]>>>,
 }
@@ -73,6 +74,8 @@ const FAILURE_REASONS: [&str; 5] = [
 pub struct TournamentGauges<'a> {
     /// Its number.
     pub id: u64,
+    /// Name, game and format, for `tourney_tournament_info`.
+    pub info: [&'a str; 3],
     /// `queued`, `running`, `finished`, `cancelled` or `paused`.
     pub state: &'a str,
     /// Pairs not yet leased or done (`None`: open-ended SPRT).
@@ -266,6 +269,12 @@ impl CoordinatorMetrics {
                 "Rating of each engine in a tournament (BayesElo scale).",
                 &["tournament", "engine"],
             ),
+            tournament_info: gauge_vec(
+                r,
+                "tourney_tournament_info",
+                "1 for each tournament, with its name, game and format (join on `tournament` for readable legends).",
+                &["tournament", "name", "game", "format"],
+            ),
             games_labels: Mutex::default(),
         }
     }
@@ -310,6 +319,10 @@ impl CoordinatorMetrics {
             .set(workers.iter().map(|w| i64::from(w.slots)).sum());
         for t in tournaments {
             let id = t.id.to_string();
+            let [name, game, format] = t.info;
+            self.tournament_info
+                .with_label_values(&[id.as_str(), name, game, format])
+                .set(1);
             for state in STATES {
                 self.tournament_state
                     .with_label_values(&[&id, state])
@@ -333,10 +346,14 @@ impl CoordinatorMetrics {
         }
     }
 
-    /// Removes every series of tournament `id` (whose engines are `engines`): it ended
-    /// long enough ago, and the `tournament` label must stay bounded.
-    pub fn forget_tournament(&self, id: u64, engines: &[&str]) {
+    /// Removes every series of tournament `id` (of `info`: name, game, format; with
+    /// `engines`): it ended long enough ago, and the `tournament` label must stay bounded.
+    pub fn forget_tournament(&self, id: u64, info: [&str; 3], engines: &[&str]) {
         let t = id.to_string();
+        let [name, game, format] = info;
+        let _ = self
+            .tournament_info
+            .remove_label_values(&[t.as_str(), name, game, format]);
         let labels = self
             .games_labels
             .lock()

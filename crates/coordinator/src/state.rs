@@ -710,12 +710,18 @@ impl Coordinator {
             });
         for s in &expired {
             let engines: Vec<&str> = s.config.engines.iter().map(|e| e.name.as_str()).collect();
-            self.metrics.forget_tournament(s.id, &engines);
+            let info = [
+                s.config.name.as_str(),
+                s.config.game.as_str(),
+                s.config.format.name(),
+            ];
+            self.metrics.forget_tournament(s.id, info, &engines);
         }
         let gauges: Vec<TournamentGauges<'_>> = statuses
             .iter()
             .map(|s| TournamentGauges {
                 id: s.id,
+                info: [&s.config.name, &s.config.game, s.config.format.name()],
                 state: s.state_name(),
                 pending: s
                     .pairs_planned()
@@ -1040,6 +1046,9 @@ mod tests {
             let text = c.metrics_text();
             let series = [
                 format!("tourney_pairs_done{{tournament=\"{id}\"}}"),
+                format!(
+                    "tourney_tournament_info{{format=\"match\",game=\"loa\",name=\"late\",tournament=\"{id}\"}} 1"
+                ),
                 format!("tourney_tournament_state{{state=\"finished\",tournament=\"{id}\"}}"),
                 format!("tourney_elo_estimate{{engine=\"a\",tournament=\"{id}\"}}"),
                 format!(
