@@ -181,6 +181,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
     terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let report = Report {
         title: format!("Ratings of {}", path.display()),
+        details: Vec::new(),
         crosstable: Crosstable::new(&games.table, &names),
         ratings,
         sprt: None,

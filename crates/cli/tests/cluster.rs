@@ -422,7 +422,30 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
                     pentanomial: [...document.querySelectorAll('#pentanomial td')]
                         .map((td) => Number(td.textContent)),
                     terminations: document.querySelector('#terminations').textContent,
+                    details: [...document.querySelectorAll('#details dt')].map((dt) => dt.textContent),
+                    estimate: document.querySelector('#sprt-estimate').textContent,
                     live: document.querySelector('#connection').className };"#,
+    );
+    // What a tester needs to trust the result: settings, engines, times, Elo/nElo/LOS.
+    let details: Vec<String> = serde_json::from_value(first["details"].clone()).unwrap();
+    for label in [
+        "Limits",
+        "Openings",
+        "Engine new",
+        "Engine old",
+        "Started",
+        "Elapsed",
+        "ETA",
+    ] {
+        assert!(details.iter().any(|d| d == label), "{label} in {details:?}");
+    }
+    let estimate = first["estimate"].as_str().unwrap();
+    assert!(
+        estimate.starts_with("Elo ")
+            && estimate.contains("nElo")
+            && estimate.contains("LOS")
+            && estimate.contains("Ptnml(0-2) ["),
+        "{estimate}"
     );
     assert_eq!(first["live"], "live");
     // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
@@ -542,7 +565,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     );
     let shown: Vec<String> = serde_json::from_value(tournaments).unwrap();
     assert!(
-        !shown.is_empty() && shown.len() <= 12 && shown.iter().all(|t| *t == ids[1].to_string()),
+        !shown.is_empty() && shown.len() <= 12 && shown.iter().all(|t| *t == ids[1]),
         "{shown:?}"
     );
     browser.click("#recent tr[data-game=amazons] .view-game");

@@ -199,6 +199,7 @@ function renderDetail(t) {
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
     ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
+  $("#details").replaceChildren(...r.details.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
   const players = r.ratings.players;
   const lo = Math.min(...players.map((p) => p.elo - p.minus));
   const hi = Math.max(...players.map((p) => p.elo + p.plus));
@@ -228,6 +229,10 @@ function renderDetail(t) {
       el("strong", { id: "llr" }, s.status.llr.toFixed(2)),
       ` in [${s.status.lower_bound.toFixed(2)}, ${s.status.upper_bound.toFixed(2)}]${elo} — `,
       el("strong", {}, String(s.status.decision)));
+    const e = s.estimate;
+    $("#sprt-estimate").textContent = `Elo ${e.elo.toFixed(2)} ± ${e.elo_error.toFixed(2)} (95%), ` +
+      `nElo ${e.nelo.toFixed(2)} ± ${e.nelo_error.toFixed(2)}, LOS ${percent(e.los)}, ` +
+      `Ptnml(0-2) [${s.pentanomial.bins.join(", ")}], ${e.pairs} pairs`;
     $("#pentanomial tbody tr").replaceChildren(el("th", {}, "Pairs"), ...s.pentanomial.bins.map((n) => el("td", {}, n)));
   }
   showChart($("#chart-llr"), t.charts.llr);

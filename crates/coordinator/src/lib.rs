@@ -7,6 +7,7 @@
 //!   group commit that makes every acknowledged result durable.
 //! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
 //! - [`fleet`]: workers, throughput and recent games, as the dashboard shows them.
+//! - [`details`]: how a report's numbers were made (settings, engines, times).
 //! - [`metrics`]: the Prometheus metrics it exports.
 //! - [`dashboard`]: the live web dashboard and its JSON API, served beside `/metrics`.
 //! - [`server`]: serving it all, with health checking, reflection, `/metrics` and optional
@@ -15,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod dashboard;
+pub mod details;
 pub mod fleet;
 pub mod metrics;
 pub mod scheduler;

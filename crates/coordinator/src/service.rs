@@ -58,17 +58,6 @@ pub struct WorkerService(pub Arc<Coordinator>);
 /// The admin service.
 pub struct AdminService(pub Arc<Coordinator>);
 
-/// An engine option's value as `setoption` sends it.
-fn option_value(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => f.to_string(),
-        toml::Value::Boolean(b) => b.to_string(),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
-}
-
 fn job_to_pb(job: &Job) -> pb::PairJob {
     let c = &job.config;
     let engine = |i: usize| {
@@ -78,11 +67,7 @@ fn job_to_pb(job: &Job) -> pb::PairJob {
             player: e.player.clone().unwrap_or_default(),
             command: e.command.clone().unwrap_or_default(),
             artifact_sha256: job.artifacts.get(&e.name).cloned().unwrap_or_default(),
-            options: e
-                .options
-                .iter()
-                .map(|(k, v)| (k.clone(), option_value(v)))
-                .collect(),
+            options: e.option_values().into_iter().collect(),
         }
     };
     pb::PairJob {

@@ -807,16 +807,28 @@ impl Coordinator {
     /// from what the coordinator holds in memory, with its status.
     pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
         let (status, outcomes) = self.snapshot(id, true)?;
-        let mut terminations: Vec<(String, u64)> = self
-            .lock()
-            .terminations
-            .get(&id)
-            .into_iter()
-            .flatten()
-            .map(|(t, n)| (t.name().to_string(), *n))
-            .collect();
+        let (mut terminations, details) = {
+            let inner = self.lock();
+            let terminations: Vec<(String, u64)> = inner
+                .terminations
+                .get(&id)
+                .into_iter()
+                .flatten()
+                .map(|(t, n)| (t.name().to_string(), *n))
+                .collect();
+            let openings = inner.records.get(&id).map_or(0, |r| r.openings.len());
+            let artifacts = inner.artifacts.get(&id).cloned().unwrap_or_default();
+            let details = crate::details::details(
+                &status,
+                openings,
+                &artifacts,
+                tourney_model::unix_ms_now(),
+            );
+            (terminations, details)
+        };
         terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let report = report_from(status.clone(), &outcomes, terminations);
+        let mut report = report_from(status.clone(), &outcomes, terminations);
+        report.details = details;
         Some((status, report))
     }
 
@@ -930,6 +942,7 @@ fn report_from(
             config.format.name(),
             status.state_name()
         ),
+        details: Vec::new(),
         crosstable: Crosstable::new(&table, &names),
         ratings: status.ratings,
         sprt,
@@ -1067,6 +1080,41 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn reports_say_what_was_played_and_when() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, id) = coordinator(&dir, 60_000).await;
+        let details = |c: &Coordinator| -> BTreeMap<String, String> {
+            c.report_of(id).unwrap().1.details.into_iter().collect()
+        };
+        let d = details(&c);
+        assert_eq!(d["Game"], "loa");
+        assert_eq!(d["Format"], "match: 4 pairs, 8 games");
+        assert_eq!(d["Limits"], "1 nodes per move");
+        assert!(
+            d["Openings"].starts_with("4 generated: 2 random plies, seed 1"),
+            "{d:?}"
+        );
+        assert_eq!(
+            (d["Engine a"].as_str(), d["Engine b"].as_str()),
+            ("random", "random:seed=2")
+        );
+        assert!(d["Started"].ends_with(" UTC"), "{d:?}");
+        assert_eq!(d["ETA"], "after the first pairs");
+        let worker = c.register("w", "test", 2);
+        let (lease, jobs) = c.lease(&worker, 2).unwrap();
+        let results = jobs.iter().map(|j| won_by_a(j, lease)).collect();
+        c.report(&worker, results).await.unwrap();
+        let eta = details(&c)["ETA"].clone();
+        assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
+        let (_, report) = c.report_of(id).unwrap();
+        assert!(
+            report.text().contains("Engine b      random:seed=2"),
+            "{}",
+            report.text()
+        );
     }
 
     #[tokio::test]

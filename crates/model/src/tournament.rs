@@ -218,6 +218,32 @@ pub struct EngineEntry {
     pub options: BTreeMap<String, toml::Value>,
 }
 
+impl EngineEntry {
+    /// The `setoption` values of an outside engine, as the protocol sends them (text; an
+    /// array as its items separated by spaces).
+    pub fn option_values(&self) -> Vec<(String, String)> {
+        fn text(v: &toml::Value) -> String {
+            match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                toml::Value::Datetime(d) => d.to_string(),
+                toml::Value::Array(items) => items.iter().map(text).collect::<Vec<_>>().join(" "),
+                toml::Value::Table(t) => t
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", text(v)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }
+        }
+        self.options
+            .iter()
+            .map(|(k, v)| (k.clone(), text(v)))
+            .collect()
+    }
+}
+
 /// A tournament file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

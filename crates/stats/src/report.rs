@@ -64,6 +64,23 @@ pub struct SprtPoint {
     pub elo_upper: f64,
 }
 
+/// Elo, nElo and LOS of an SPRT's pair counts, as fishtest's test pages show them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SprtEstimate {
+    /// Elo estimate with the ends of its 95 % interval.
+    pub elo: f64,
+    /// Half-width of the 95 % Elo interval.
+    pub elo_error: f64,
+    /// Normalized Elo and the half-width of its 95 % interval.
+    pub nelo: f64,
+    /// Half-width of the 95 % nElo interval.
+    pub nelo_error: f64,
+    /// Likelihood of superiority of the tested engine.
+    pub los: f64,
+    /// Pairs counted.
+    pub pairs: u64,
+}
+
 /// An SPRT between two engines: the test, where it stands, and how it got there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SprtReport {
@@ -73,6 +90,8 @@ pub struct SprtReport {
     pub status: SprtStatus,
     /// Pair counts so far.
     pub pentanomial: Pentanomial,
+    /// Elo, nElo and LOS of those pairs.
+    pub estimate: SprtEstimate,
     /// LLR and Elo over the number of pairs.
     pub trajectory: Vec<SprtPoint>,
 }
@@ -105,12 +124,37 @@ impl SprtReport {
             Some(status) => status,
             None => sprt.status(&counts.input())?,
         };
+        let summary = Summary::pentanomial(counts.pentanomial);
         Ok(SprtReport {
             sprt,
             status,
             pentanomial: counts.pentanomial,
+            estimate: SprtEstimate {
+                elo: summary.elo,
+                elo_error: summary.elo_error,
+                nelo: summary.nelo,
+                nelo_error: summary.nelo_error,
+                los: summary.los,
+                pairs: counts.pairs,
+            },
             trajectory,
         })
+    }
+
+    /// `Elo 5.2 ± 8.1 (95%), nElo 7.9 ± 12.3, LOS 89.3%, Ptnml(0-2) [...], 120 pairs`.
+    pub fn estimate_text(&self) -> String {
+        let e = &self.estimate;
+        format!(
+            "Elo {:.2} ± {:.2} (95%), nElo {:.2} ± {:.2}, LOS {:.1}%, Ptnml(0-2) {}, {} pairs ({} games)",
+            e.elo,
+            e.elo_error,
+            e.nelo,
+            e.nelo_error,
+            e.los * 100.0,
+            self.pentanomial,
+            e.pairs,
+            2 * e.pairs
+        )
     }
 }
 
@@ -119,6 +163,10 @@ impl SprtReport {
 pub struct Report {
     /// Title, e.g. the tournament name.
     pub title: String,
+    /// What was played and when, as labelled lines (game, format, limits, openings, each
+    /// engine's spec or program hash, start, elapsed time, ETA): what a reader needs to
+    /// trust the numbers.
+    pub details: Vec<(String, String)>,
     /// Standings.
     pub ratings: RatingTable,
     /// Pairwise results.
@@ -186,6 +234,18 @@ impl Report {
     /// The whole report as text.
     pub fn text(&self) -> String {
         let mut out = format!("{}\n\n", self.title);
+        if !self.details.is_empty() {
+            let width = self
+                .details
+                .iter()
+                .map(|(k, _)| k.chars().count())
+                .max()
+                .unwrap_or(0);
+            for (label, value) in &self.details {
+                let _ = writeln!(out, "{label:<width$}  {value}");
+            }
+            out.push('\n');
+        }
         out += &self.standings_text();
         let c = &self.crosstable;
         if c.names.len() > 1 {
@@ -212,7 +272,7 @@ impl Report {
         if let Some(s) = &self.sprt {
             let _ = writeln!(
                 out,
-                "\nSPRT {} [{}, {}]: LLR {:.2} [{:.2}, {:.2}], {}, Ptnml(0-2) {}",
+                "\nSPRT {} [{}, {}]: LLR {:.2} [{:.2}, {:.2}], {}\n  {}",
                 s.sprt.model,
                 s.sprt.elo0,
                 s.sprt.elo1,
@@ -220,7 +280,7 @@ impl Report {
                 s.status.lower_bound,
                 s.status.upper_bound,
                 s.status.decision,
-                s.pentanomial
+                s.estimate_text()
             );
         }
         if !self.terminations.is_empty() {
@@ -271,6 +331,18 @@ impl Report {
              td.name{{text-align:left}}section{{margin-bottom:2em}}</style></head><body>\n<h1>{title}</h1>\n",
             title = escape(&self.title)
         );
+        if !self.details.is_empty() {
+            page += "<section id=\"details\"><h2>What was played</h2>\n<table>\n";
+            for (label, value) in &self.details {
+                let _ = writeln!(
+                    page,
+                    "<tr><th>{}</th><td class=\"name\">{}</td></tr>",
+                    escape(label),
+                    escape(value)
+                );
+            }
+            page += "</table></section>\n";
+        }
         page += "<section id=\"standings\"><h2>Standings</h2>\n<table><tr><th>Rank</th><th>Name</th><th>Elo</th><th>+</th><th>−</th><th>Games</th><th>Score</th><th>Draws</th><th>LOS</th></tr>\n";
         for (rank, p) in self.ratings.players.iter().enumerate() {
             let _ = writeln!(
@@ -324,6 +396,11 @@ impl Report {
                 s.status.upper_bound,
                 s.status.decision
             );
+            let _ = writeln!(
+                page,
+                "<p id=\"sprt-estimate\">{}</p>",
+                escape(&s.estimate_text())
+            );
             page += &llr_chart(s);
             page += &elo_chart(s);
             page += &pentanomial_chart(&s.pentanomial);
@@ -360,12 +437,20 @@ impl Report {
             .fold(f64::NEG_INFINITY, f64::max);
         let pad = ((hi - lo) * 0.05).max(1.0);
         let n = players.len();
-        svg(640, 60 + 36 * n as u32, |root| {
+        // Sized for reading: rows of 44 px, names at 15 px in a column as wide as the
+        // longest name.
+        let longest = players
+            .iter()
+            .map(|p| p.name.chars().count())
+            .max()
+            .unwrap_or(4);
+        let name_width = (longest as u32 * 9 + 20).clamp(80, 260);
+        svg(860, 110 + 44 * n as u32, |root| {
             let mut chart = ChartBuilder::on(root)
-                .caption("Ratings with 95% intervals", ("sans-serif", 16))
-                .margin(10)
-                .x_label_area_size(30)
-                .y_label_area_size(120)
+                .caption("Ratings with 95% intervals", ("sans-serif", 20))
+                .margin(14)
+                .x_label_area_size(44)
+                .y_label_area_size(name_width)
                 .build_cartesian_2d(lo - pad..hi + pad, -0.5..n as f64 - 0.5)?;
             let label = |y: &f64| {
                 let i = n as i64 - 1 - y.round() as i64;
@@ -378,6 +463,8 @@ impl Report {
                 .y_labels(n)
                 .y_label_formatter(&label)
                 .x_label_formatter(&|x| format!("{x:.0}"))
+                .label_style(("sans-serif", 15))
+                .axis_desc_style(("sans-serif", 15))
                 .x_desc("Elo")
                 .draw()?;
             for (i, p) in players.iter().enumerate() {
@@ -438,6 +525,7 @@ pub fn llr_chart(s: &SprtReport) -> String {
         chart
             .configure_mesh()
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .label_style(("sans-serif", 14))
             .x_desc("pairs")
             .y_desc("LLR")
             .draw()?;
@@ -485,6 +573,7 @@ pub fn elo_chart(s: &SprtReport) -> String {
             .configure_mesh()
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style(("sans-serif", 14))
             .x_desc("pairs")
             .y_desc("Elo")
             .draw()?;
@@ -525,6 +614,7 @@ pub fn pentanomial_chart(p: &Pentanomial) -> String {
                     .map_or(String::new(), |s| s.to_string())
             })
             .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style(("sans-serif", 14))
             .y_desc("pairs")
             .draw()?;
         chart.draw_series(p.bins.iter().enumerate().map(|(k, &n)| {

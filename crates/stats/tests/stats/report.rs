@@ -32,6 +32,10 @@ fn report() -> Report {
     let sprt = SprtReport::from_pairs(Sprt::preset("stc").unwrap(), &pairs, 50).unwrap();
     Report {
         title: "rr4 <test> & co".into(),
+        details: vec![
+            ("Limits".into(), "tc 10+0.1".into()),
+            ("Engine <a>".into(), "ab:depth=3".into()),
+        ],
         crosstable: Crosstable::new(&table, &names),
         ratings,
         sprt: Some(sprt),
@@ -48,6 +52,9 @@ fn html_report_has_every_section_and_chart() {
         "title is escaped"
     );
     for section in [
+        "id=\"details\"",
+        "<th>Engine &lt;a&gt;</th><td class=\"name\">ab:depth=3</td>",
+        "id=\"sprt-estimate\">Elo ",
         "id=\"standings\"",
         "id=\"crosstable\"",
         "id=\"sprt\"",
@@ -136,4 +143,34 @@ fn the_bayeselo_model_gets_the_game_counts_it_needs() {
     );
     assert_eq!(counts.pentanomial.bins, [0, 0, 2, 2, 0]);
     assert_eq!(s.status, sprt.status(&counts.input()).unwrap());
+}
+
+#[test]
+fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
+    let r = report();
+    let s = r.sprt.as_ref().unwrap();
+    let line = s.estimate_text();
+    let summary = tourney_stats::Summary::pentanomial(s.pentanomial);
+    assert!(
+        line.starts_with(&format!(
+            "Elo {:.2} ± {:.2} (95%), nElo {:.2}",
+            summary.elo, summary.elo_error, summary.nelo
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("LOS {:.1}%", summary.los * 100.0)),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("Ptnml(0-2) {}", s.pentanomial)),
+        "{line}"
+    );
+    assert!(line.ends_with("600 pairs (1200 games)"), "{line}");
+    let text = r.text();
+    assert!(text.contains(&line), "{text}");
+    assert!(
+        text.starts_with("rr4 <test> & co\n\nLimits      tc 10+0.1\nEngine <a>  ab:depth=3\n\n"),
+        "{text}"
+    );
 }
