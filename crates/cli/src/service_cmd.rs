@@ -385,10 +385,22 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
             status.paused_reason
         );
     }
-    let (text, html) = (
+    let (text, html, json) = (
         fetch_report(&mut admin, id, "text").await?,
         fetch_report(&mut admin, id, "html").await?,
+        fetch_report(&mut admin, id, "json").await?,
     );
+    // An SPRT counts the pairs up to its decision; pairs finished after it count in the
+    // standings only. The closing line says so when they differ.
+    let sprt_pairs = serde_json::from_str::<serde_json::Value>(&json)
+        .ok()
+        .and_then(|report| report["sprt"]["estimate"]["pairs"].as_u64());
+    let sprt_note = match sprt_pairs {
+        Some(counted) if counted != status.pairs_done => {
+            format!(" (the SPRT decided on the first {counted} pairs)")
+        }
+        _ => String::new(),
+    };
     let _ = stop_server.send(());
     let _ = server.await;
     if let Ok(Err(e)) = worker_result {
@@ -398,7 +410,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let html_path = args.data.join(format!("report-{id}.html"));
     std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
     println!(
-        "\nTournament {id}: {} pairs, {} games. HTML report: {}",
+        "\nTournament {id}: {} pairs, {} games{sprt_note}. HTML report: {}",
         status.pairs_done,
         status.games,
         html_path.display()

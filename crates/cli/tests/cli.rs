@@ -475,3 +475,151 @@ fn run_pauses_on_an_engine_that_closes_its_input_and_says_why() {
         "{err}"
     );
 }
+
+const QUICK_MATCH: &str = "name = \"quick\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
+    openings = { plies = 2, seed = 1 }\nlimits = { depth = 1 }\n\
+    [[engine]]\nname = \"a\"\nplayer = \"ab:depth=1\"\n\
+    [[engine]]\nname = \"b\"\nplayer = \"random\"\n";
+
+#[test]
+fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("quick.toml");
+    std::fs::write(&file, QUICK_MATCH).unwrap();
+    let data = dir.path().join("data");
+    let args = [
+        "run",
+        file.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ];
+    let out = tourney(&args, "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let closing = text.lines().last().unwrap();
+    assert!(
+        closing.starts_with("Tournament 1: 4 pairs, 8 games. HTML report: "),
+        "{text}"
+    );
+    // The standings count the same games: each game counts once for each of its players.
+    let games: u64 = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Rank"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().nth(5).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(games, 2 * 8, "{text}");
+    assert!(
+        text.contains("Limits  ") && text.contains("depth 1 per move"),
+        "{text}"
+    );
+
+    // The same directory serves a cluster coordinator.
+    let port = tourney_tests::http::free_port();
+    let mut coordinator = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args([
+            "coordinator",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data",
+        ])
+        .arg(&data)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut status = None;
+    for _ in 0..100 {
+        let out = tourney(&["status", "1", "--json", "--coordinator", &url], "");
+        if out.status.success() {
+            status = Some(stdout(&out));
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
+    let status: serde_json::Value =
+        serde_json::from_str(&status.expect("the coordinator serves")).unwrap();
+    assert_eq!(
+        (status["state"].as_str(), status["pairs_done"].as_u64()),
+        (Some("finished"), Some(4))
+    );
+}
+
+#[test]
+fn run_checks_the_tournament_file_before_it_starts_or_creates_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let run = |text: &str| {
+        let file = dir.path().join("t.toml");
+        std::fs::write(&file, text).unwrap();
+        tourney(
+            &[
+                "run",
+                file.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+            ],
+            "",
+        )
+    };
+    let out = run(&QUICK_MATCH.replace("player = \"random\"", "player = \"random:sed=3\""));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("t.toml:12: engine[1].player: random: unknown key 'sed'"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("Live dashboard") && stdout(&out).is_empty(),
+        "{err}"
+    );
+    assert!(!data.exists(), "no data directory for a bad file");
+
+    std::fs::write(
+        dir.path().join("o.txt"),
+        "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\nnot a position\n",
+    )
+    .unwrap();
+    let out = run(&QUICK_MATCH.replace(
+        "openings = { plies = 2, seed = 1 }",
+        "openings = { file = \"o.txt\" }",
+    ));
+    let err = stderr(&out);
+    assert!(err.contains("o.txt:2: not a loa position"), "{err}");
+    assert!(!data.exists());
+
+    let out = run(&QUICK_MATCH.replace("pairs = 4", "pairs = \"4\""));
+    let err = stderr(&out);
+    assert!(err.contains("t.toml:4: pairs: invalid type"), "{err}");
+}
+
+#[test]
+fn a_directory_that_is_not_a_data_directory_is_refused_with_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let out = tourney(
+        &[
+            "coordinator",
+            "--listen",
+            "127.0.0.1:0",
+            "--data",
+            dir.path().to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("expected db/") && err.contains("notes.txt"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing created"
+    );
+}
