@@ -12,7 +12,7 @@ use prometheus::{
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use tourney_model::GameSummary;
+use tourney_model::{GameSummary, Termination};
 
 use crate::fleet::WorkerInfo;
 
@@ -59,16 +59,6 @@ pub struct CoordinatorMetrics {
 
 /// The values of `tourney_tournament_state`'s `state` label.
 const STATES: [&str; 5] = ["queued", "running", "finished", "cancelled", "paused"];
-
-/// The `reason` label values of `tourney_engine_failures_total`, exported from 0 so that
-/// an alert fires on the first failure.
-const FAILURE_REASONS: [&str; 5] = [
-    "illegal-move",
-    "time-forfeit",
-    "crash",
-    "unresponsive",
-    "unfit",
-];
 
 /// What the scrape-time gauges show of one tournament.
 pub struct TournamentGauges<'a> {
@@ -147,7 +137,9 @@ impl CoordinatorMetrics {
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
         let metrics = Self::register(registry);
-        for reason in FAILURE_REASONS {
+        // Every reason exported from 0, so that an alert fires on the first failure.
+        let failures = Termination::ALL.into_iter().filter(|t| t.is_failure());
+        for reason in failures.map(Termination::name).chain(["unfit"]) {
             metrics.engine_failures.with_label_values(&[reason]);
         }
         metrics
@@ -320,6 +312,7 @@ impl CoordinatorMetrics {
         for t in tournaments {
             let id = t.id.to_string();
             let [name, game, format] = t.info;
+            self.start_games_at_zero(t.id, game);
             self.tournament_info
                 .with_label_values(&[id.as_str(), name, game, format])
                 .set(1);
@@ -342,6 +335,31 @@ impl CoordinatorMetrics {
             }
             for (engine, elo) in &t.elo {
                 self.elo.with_label_values(&[id.as_str(), engine]).set(*elo);
+            }
+        }
+    }
+
+    /// Exports `tourney_games_total` of a tournament seen for the first time at 0 for every
+    /// result and termination, so that `rate()` and `increase()` see its first games.
+    fn start_games_at_zero(&self, id: u64, game: &str) {
+        let mut known = self
+            .games_labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if known.contains_key(&id) {
+            return;
+        }
+        let labels = known.entry(id).or_default();
+        for result in ["1-0", "0-1", "1/2-1/2"] {
+            for termination in Termination::ALL {
+                let series = [
+                    id.to_string(),
+                    game.to_string(),
+                    result.to_string(),
+                    termination.name().to_string(),
+                ];
+                self.games.with_label_values(&series);
+                labels.insert(series);
             }
         }
     }

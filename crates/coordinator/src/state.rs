@@ -1044,6 +1044,11 @@ mod tests {
                 .submit(MATCH, "m.toml", "", BTreeMap::new())
                 .await
                 .unwrap();
+            let text = c.metrics_text();
+            let before_any_game = format!(
+                "tourney_games_total{{game=\"loa\",result=\"0-1\",termination=\"connection\",tournament=\"{id}\"}} 0"
+            );
+            assert!(text.contains(&before_any_game), "{text}");
             let worker = c.register("w", "test", 4);
             let (lease, jobs) = c.lease(&worker, 4).unwrap();
             let results: Vec<Finished> = jobs

@@ -29,6 +29,19 @@ pub enum Termination {
 }
 
 impl Termination {
+    /// Every termination, rule endings first.
+    pub const ALL: [Termination; 9] = [
+        Termination::Connection,
+        Termination::NoMoves,
+        Termination::Repetition,
+        Termination::Adjudication,
+        Termination::MaxPlies,
+        Termination::IllegalMove,
+        Termination::TimeForfeit,
+        Termination::Crash,
+        Termination::Unresponsive,
+    ];
+
     /// The name used in records: `connection`, `no-moves`, `time-forfeit`, ...
     pub fn name(self) -> &'static str {
         match self {
