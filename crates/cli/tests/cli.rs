@@ -623,3 +623,40 @@ fn a_directory_that_is_not_a_data_directory_is_refused_with_what_was_expected() 
         "nothing created"
     );
 }
+
+#[test]
+fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("slow.toml");
+    // About 16 s of play: 8 games of about 35 plies at 60 ms a move, one at a time.
+    std::fs::write(
+        &file,
+        "name = \"slow\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
+         openings = { plies = 2, seed = 1 }\nlimits = { movetime = 60 }\n\
+         adjudication = { max_plies = 60 }\n\
+         [[engine]]\nname = \"a\"\nplayer = \"ab\"\n[[engine]]\nname = \"b\"\nplayer = \"ab:walls=0\"\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let out = tourney(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--concurrency",
+            "1",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("[0:00:")).collect();
+    assert!(!progress.is_empty(), "no progress line in:\n{err}");
+    assert!(
+        progress
+            .iter()
+            .all(|l| l.contains("/4 pairs") && l.contains("games/s")),
+        "{progress:?}"
+    );
+}
