@@ -448,8 +448,12 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         "{estimate}"
     );
     assert_eq!(first["live"], "live");
-    // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
     let progress = first["progress"].as_str().unwrap();
+    assert!(
+        progress.ends_with("pairs in play"),
+        "nothing after the progress line: {progress}"
+    );
+    // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
     let games: u64 = progress
         .split(", ")
         .find_map(|part| part.strip_suffix(" games"))
