@@ -8,8 +8,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use std::sync::atomic::AtomicBool;
 use tourney_ai::{Heuristics, Limits, PlayerSpec};
+use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_rules::{Amazons, Game, GameKind, Loa, Position, perft, random_playout};
-use tourney_runner::openings::{OpeningSettings, generate};
 use tourney_runner::{Adjudicate, BuiltIn, Seat, Setup, play as referee_play};
 
 /// The search benchmark's LOA positions: the start and the oracle's perft positions.

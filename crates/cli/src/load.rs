@@ -243,8 +243,8 @@ fn cluster_tournament(pairs: usize, strong: &str, weak: &str, depth: u32) -> Str
 /// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
 /// 2-worker cluster over loopback; prints games/s of both and the overhead.
 pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
+    use tourney_plan::openings::{OpeningSettings, generate_up_to};
     use tourney_rules::Loa;
-    use tourney_runner::openings::{OpeningSettings, generate_up_to};
     use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play};
 
     let (strong, weak) = (

@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_ai::{Heuristics, Limits, PlayerSpec};
 use tourney_model::TimeControl;
+use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_rules::{Amazons, Game, GameKind, Loa, Position};
-use tourney_runner::openings::{OpeningSettings, generate};
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup,
     play as referee_play,

@@ -100,14 +100,14 @@ fn read_tournament(path: &Path) -> Result<TournamentFiles> {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let file = path.display().to_string();
     let config = TournamentConfig::parse(&text, &file)?;
-    tourney_runner::check::check_players(&config, &text, &file)?;
+    tourney_plan::check::check_players(&config, &text, &file)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let openings = match &config.openings.file {
         Some(f) => {
             let p = base.join(f);
             let openings = std::fs::read_to_string(&p)
                 .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?;
-            tourney_runner::check::openings_file(&config, &openings, &p.display().to_string())?;
+            tourney_plan::check::openings_file(&config, &openings, &p.display().to_string())?;
             openings
         }
         None => String::new(),

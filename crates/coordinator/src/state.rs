@@ -141,18 +141,18 @@ fn first_mover(game: &str) -> Color {
 fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
     let o = &config.openings;
     if let Some(name) = &o.file {
-        return tourney_runner::check::openings_file(config, file_text, name)
+        return tourney_plan::check::openings_file(config, file_text, name)
             .map_err(|e| e.to_string());
     }
-    let settings = tourney_runner::openings::OpeningSettings {
+    let settings = tourney_plan::openings::OpeningSettings {
         plies: o.plies.unwrap_or(4),
         count: (config.max_pairs().min(2_000) as usize).max(1),
         seed: o.seed,
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
     };
     match config.game.as_str() {
-        "amazons" => tourney_runner::openings::generate_up_to::<Amazons>(&settings),
-        _ => tourney_runner::openings::generate_up_to::<Loa>(&settings),
+        "amazons" => tourney_plan::openings::generate_up_to::<Amazons>(&settings),
+        _ => tourney_plan::openings::generate_up_to::<Loa>(&settings),
     }
     .map_err(|e| format!("openings: {e}"))
 }
@@ -330,7 +330,7 @@ impl Coordinator {
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, String> {
         let config = TournamentConfig::parse(text, file).map_err(|e| e.to_string())?;
-        tourney_runner::check::check_players(&config, text, file).map_err(|e| e.to_string())?;
+        tourney_plan::check::check_players(&config, text, file).map_err(|e| e.to_string())?;
         for (name, sha) in &artifacts {
             if !config
                 .engines

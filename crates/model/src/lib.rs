@@ -15,3 +15,28 @@ pub use record::{
 };
 pub use time_control::TimeControl;
 pub use utc::{Utc, unix_ms_now};
+
+/// The sha256 of `bytes` as lowercase hex: how engine programs (artifacts) are named,
+/// stored by the coordinator and checked by the workers that fetch them.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sha256_hex_is_the_standard_digest() {
+        assert_eq!(
+            super::sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            super::sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

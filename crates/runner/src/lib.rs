@@ -7,16 +7,11 @@
 //!   measured by the referee and adjudication options, giving a complete
 //!   [`GameRecord`](tourney_model::GameRecord).
 //! - [`server::serve`]: a built-in player served over the protocol (`tourney engine`).
-//! - [`check`]: what a tournament file names (player specs, openings file), checked
-//!   before anything is played.
-//! - [`openings`]: opening suites of random plies, optionally kept only when balanced.
 
 #![deny(missing_docs)]
 
-pub mod check;
 mod contestant;
 mod external;
-pub mod openings;
 pub mod protocol;
 pub mod referee;
 pub mod server;

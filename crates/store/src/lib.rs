@@ -25,7 +25,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use sha2::{Digest, Sha256};
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
 
@@ -353,7 +352,7 @@ impl Store {
     /// # Errors
     /// sled errors.
     pub fn put_artifact(&self, bytes: &[u8]) -> Result<String, StoreError> {
-        let hash = sha256_hex(bytes);
+        let hash = tourney_model::sha256_hex(bytes);
         self.artifacts.insert(hash.as_bytes(), bytes)?;
         Ok(hash)
     }
@@ -383,14 +382,6 @@ impl Store {
         self.db.flush()?;
         Ok(())
     }
-}
-
-/// The sha256 of `bytes`, as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]
@@ -540,7 +531,7 @@ mod tests {
             3,
             "ids are never reused"
         );
-        let sha = sha256_hex(b"#!/bin/sh\n");
+        let sha = tourney_model::sha256_hex(b"#!/bin/sh\n");
         assert_eq!(store.artifact(&sha).unwrap().unwrap(), b"#!/bin/sh\n");
     }
 

@@ -42,7 +42,7 @@ pub(crate) async fn prepare(
                 .await
                 .map_err(|e| format!("fetching artifact of {}: {}", engine.name, e.message()))?;
             let content = reply.into_inner().content;
-            if tourney_store::sha256_hex(&content) != engine.artifact_sha256 {
+            if tourney_model::sha256_hex(&content) != engine.artifact_sha256 {
                 return Err(format!(
                     "artifact of {} does not match its sha256",
                     engine.name
