@@ -61,7 +61,7 @@ async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<
 /// A finished-looking pair's games, compressed as a worker sends them.
 fn games_lz4() -> Vec<u8> {
     let game = GameRecord {
-        game: "loa".into(),
+        game: tourney_rules::GameKind::Loa,
         rules: String::new(),
         start: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
         opening_plies: 0,

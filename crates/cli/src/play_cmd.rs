@@ -9,13 +9,13 @@ use clap::Args;
 use tourney_ai::{Heuristics, Limits, PlayerSpec};
 use tourney_model::TimeControl;
 use tourney_plan::openings::{OpeningSettings, generate};
-use tourney_rules::{Amazons, Game, GameKind, Loa, Position};
+use tourney_rules::{Game, GameKind, Position};
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup,
     play as referee_play,
 };
 
-use crate::rules_cmd::with_position;
+use tourney_rules::with_position;
 
 /// Arguments of `tourney play`.
 #[derive(Args)]
@@ -241,11 +241,8 @@ pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
         seed: args.seed,
         balanced: args.balanced.clone().map(|spec| (spec, args.max_score)),
     };
-    let suite = match args.game {
-        GameKind::Loa => generate::<Loa>(&settings),
-        GameKind::Amazons => generate::<Amazons>(&settings),
-    }
-    .map_err(anyhow::Error::msg)?;
+    let suite =
+        with_position!(args.game, P => generate::<P>(&settings)).map_err(anyhow::Error::msg)?;
     if suite.is_empty() {
         bail!("no openings");
     }

@@ -5,25 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tourney_rules::{Amazons, GameKind, Loa, Position, perft, perft_divide};
-
-/// Calls `$body` with the type alias `$p` bound to the position type of `$game`.
-macro_rules! with_position {
-    ($game:expr, $p:ident => $body:expr) => {
-        match $game {
-            GameKind::Loa => {
-                type $p = Loa;
-                $body
-            }
-            GameKind::Amazons => {
-                type $p = Amazons;
-                $body
-            }
-        }
-    };
-}
-
-pub(crate) use with_position;
+use tourney_rules::{GameKind, Position, perft, perft_divide, with_position};
 
 /// Arguments of `tourney perft`.
 #[derive(Args)]

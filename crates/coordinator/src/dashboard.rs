@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio::task::JoinError;
 use tokio_stream::wrappers::ReceiverStream;
 use tourney_model::{GameRecord, MoveRecord, Termination};
-use tourney_rules::{Amazons, Loa, Position};
+use tourney_rules::{GameKind, Position, with_position};
 use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
 
 use crate::fleet::{RecentGame, Throughput};
@@ -199,7 +199,8 @@ async fn event_stream(
 pub struct TournamentSummary {
     id: u64,
     name: String,
-    game: String,
+    #[serde(with = "tourney_model::game_kind")]
+    game: GameKind,
     format: &'static str,
     state: &'static str,
     pairs_done: u64,
@@ -221,7 +222,7 @@ fn summary_of(s: &Status) -> TournamentSummary {
     TournamentSummary {
         id: s.id,
         name: s.config.name.clone(),
-        game: s.config.game.clone(),
+        game: s.config.game,
         format: s.config.format.name(),
         state: s.state_name(),
         pairs_done: s.pairs_done,
@@ -360,7 +361,8 @@ pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
 /// A game for the board viewer: the record and every position it passed through.
 #[derive(Debug, Serialize)]
 struct GameView {
-    game: String,
+    #[serde(with = "tourney_model::game_kind")]
+    game: GameKind,
     white: String,
     black: String,
     result: String,
@@ -398,10 +400,7 @@ pub fn pair_of(c: &Coordinator, id: u64, pair: u64) -> Result<Option<PairView>, 
 }
 
 fn game_view(record: GameRecord) -> GameView {
-    let replayed = match record.game.as_str() {
-        "amazons" => replay::<Amazons>(&record),
-        _ => replay::<Loa>(&record),
-    };
+    let replayed = with_position!(record.game, P => replay::<P>(&record));
     let (positions, replay_error) = match replayed {
         Ok(positions) => (positions, None),
         Err((positions, e)) => (positions, Some(e)),
@@ -446,10 +445,11 @@ fn replay<P: Position>(record: &GameRecord) -> Result<Vec<String>, (Vec<String>,
 mod tests {
     use super::*;
     use tourney_model::PlayerRecord;
+    use tourney_rules::{Amazons, Loa};
 
     fn record(game: &str, start: String, moves: &[&str]) -> GameRecord {
         GameRecord {
-            game: game.into(),
+            game: game.parse().unwrap(),
             rules: String::new(),
             start,
             opening_plies: 0,

@@ -60,7 +60,7 @@ pub fn details(
 
 fn game_text(c: &TournamentConfig) -> String {
     match c.rules_text() {
-        rules if rules.is_empty() => c.game.clone(),
+        rules if rules.is_empty() => c.game.to_string(),
         rules => format!("{} ({rules})", c.game),
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
-use tourney_model::GameSummary;
+use tourney_model::{GameKind, GameSummary};
 
 /// How long throughput samples are kept (the dashboard's chart spans this).
 const HISTORY_MS: u64 = 300_000;
@@ -49,7 +49,8 @@ pub struct RecentGame {
     /// 0 or 1: which game of the pair.
     pub index: usize,
     /// `loa` or `amazons`.
-    pub game: String,
+    #[serde(with = "tourney_model::game_kind")]
+    pub game: GameKind,
     /// White's engine name.
     pub white: String,
     /// Black's engine name.
@@ -152,7 +153,7 @@ impl Fleet {
             tournament,
             pair,
             index,
-            game: game.game.clone(),
+            game: game.game,
             white: game.white.name.clone(),
             black: game.black.name.clone(),
             result: game.result.clone(),
@@ -266,7 +267,7 @@ mod tests {
 
     fn game(plies: usize, nodes: u64) -> GameSummary {
         GameSummary {
-            game: "loa".into(),
+            game: GameKind::Loa,
             white: PlayerName { name: "a".into() },
             black: PlayerName { name: "b".into() },
             moves: vec![

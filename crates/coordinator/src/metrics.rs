@@ -276,7 +276,7 @@ impl CoordinatorMetrics {
         let termination = game.termination.name();
         let labels = [
             tournament.to_string(),
-            game.game.clone(),
+            game.game.to_string(),
             game.result.clone(),
             termination.to_string(),
         ];
@@ -291,10 +291,10 @@ impl CoordinatorMetrics {
             self.engine_failures.with_label_values(&[termination]).inc();
         }
         self.game_duration
-            .with_label_values(&[&game.game])
+            .with_label_values(&[game.game.name()])
             .observe(game.thinking_ms() as f64 / 1000.0);
         self.game_plies
-            .with_label_values(&[&game.game])
+            .with_label_values(&[game.game.name()])
             .observe(game.plies() as f64);
         let nodes = game.nodes();
         if nodes > 0 {

@@ -75,7 +75,7 @@ fn job_to_pb(job: &Job) -> pb::PairJob {
         pair: job.pair,
         settings: Some(pb::GameSettings {
             tournament_name: c.name.clone(),
-            game: c.game.clone(),
+            game: c.game.to_string(),
             rules: c.rules_text(),
             tc: c.limits.tc.clone().unwrap_or_default(),
             nodes: c.limits.nodes,
@@ -106,7 +106,7 @@ pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
     pb::TournamentStatus {
         id: s.id,
         name: s.config.name.clone(),
-        game: s.config.game.clone(),
+        game: s.config.game.to_string(),
         format: s.config.format.name().to_string(),
         state: s.state_name().to_string(),
         pairs_done: s.pairs_done,

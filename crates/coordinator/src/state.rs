@@ -9,7 +9,7 @@ use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, Termination};
-use tourney_rules::{Amazons, Color, Loa, Position};
+use tourney_rules::{Color, GameKind, Position, with_position};
 use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable, SprtStatus};
 use tourney_store::{PairRecord, Store, StoreError, TournamentRecord};
@@ -130,11 +130,8 @@ pub struct Coordinator {
 }
 
 /// The colour that moves first in a game.
-fn first_mover(game: &str) -> Color {
-    match game {
-        "amazons" => Amazons::start().turn(),
-        _ => Loa::start().turn(),
-    }
+fn first_mover(game: GameKind) -> Color {
+    with_position!(game, P => P::start().turn())
 }
 
 /// The opening suite of a tournament: from the openings file's text or generated.
@@ -150,11 +147,8 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
         seed: o.seed,
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
     };
-    match config.game.as_str() {
-        "amazons" => tourney_plan::openings::generate_up_to::<Amazons>(&settings),
-        _ => tourney_plan::openings::generate_up_to::<Loa>(&settings),
-    }
-    .map_err(|e| format!("openings: {e}"))
+    with_position!(config.game, P => tourney_plan::openings::generate_up_to::<P>(&settings))
+        .map_err(|e| format!("openings: {e}"))
 }
 
 /// The most pairs `worker` may lease now: its slots' share of the pairs left to offer (and
@@ -197,7 +191,7 @@ fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable 
     // rating itself over thousands of pairs.
     let n = config.engines.len();
     let mut counts = vec![[0u64; 3]; n * n];
-    let first_moves = first_mover(&config.game);
+    let first_moves = first_mover(config.game);
     for o in outcomes {
         for (g, &half) in o.half_points.iter().enumerate() {
             let (leader, other) = if g == 0 {
@@ -712,7 +706,7 @@ impl Coordinator {
             let engines: Vec<&str> = s.config.engines.iter().map(|e| e.name.as_str()).collect();
             let info = [
                 s.config.name.as_str(),
-                s.config.game.as_str(),
+                s.config.game.name(),
                 s.config.format.name(),
             ];
             self.metrics.forget_tournament(s.id, info, &engines);
@@ -721,7 +715,7 @@ impl Coordinator {
             .iter()
             .map(|s| TournamentGauges {
                 id: s.id,
-                info: [&s.config.name, &s.config.game, s.config.format.name()],
+                info: [&s.config.name, s.config.game.name(), s.config.format.name()],
                 state: s.state_name(),
                 pending: s
                     .pairs_planned()

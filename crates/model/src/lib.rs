@@ -14,6 +14,25 @@ pub use record::{
     GameRecord, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord, Termination,
 };
 pub use time_control::TimeControl;
+pub use tourney_rules::GameKind;
+
+/// serde for a [`GameKind`] as its name (`loa`, `amazons`): an unknown game is an error
+/// where the text comes in.
+pub mod game_kind {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+    use tourney_rules::GameKind;
+
+    /// Writes the game's name.
+    pub fn serialize<S: Serializer>(kind: &GameKind, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(kind.name())
+    }
+
+    /// Reads a game's name.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<GameKind, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(D::Error::custom)
+    }
+}
 pub use utc::{Utc, unix_ms_now};
 
 /// The sha256 of `bytes` as lowercase hex: how engine programs (artifacts) are named,

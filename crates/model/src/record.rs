@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use tourney_rules::GameKind;
 
 /// Why a game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -113,7 +114,8 @@ pub struct MoveRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameRecord {
     /// `loa` or `amazons`.
-    pub game: String,
+    #[serde(with = "crate::game_kind")]
+    pub game: GameKind,
     /// Rule options (`double-connection=draw`; empty for the defaults or Amazons).
     #[serde(default)]
     pub rules: String,
@@ -198,7 +200,8 @@ impl std::fmt::Display for MetaValue {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct GameSummary {
     /// `loa` or `amazons`.
-    pub game: String,
+    #[serde(with = "crate::game_kind")]
+    pub game: GameKind,
     /// The white player.
     pub white: PlayerName,
     /// The black player.
@@ -246,11 +249,10 @@ impl GameSummary {
 }
 
 /// The PGN-style name of a game: `LOA` or `Amazons`.
-fn game_title(game: &str) -> &str {
+fn game_title(game: GameKind) -> &'static str {
     match game {
-        "loa" => "LOA",
-        "amazons" => "Amazons",
-        other => other,
+        GameKind::Loa => "LOA",
+        GameKind::Amazons => "Amazons",
     }
 }
 
@@ -303,7 +305,7 @@ impl GameRecord {
         if let Some(t) = started {
             tag(&mut out, "Time", &t.clock());
         }
-        tag(&mut out, "Game", game_title(&self.game));
+        tag(&mut out, "Game", game_title(self.game));
         if !self.rules.is_empty() {
             tag(&mut out, "Variant", &self.rules);
         }
@@ -356,7 +358,7 @@ mod tests {
 
     fn record() -> GameRecord {
         GameRecord {
-            game: "loa".into(),
+            game: GameKind::Loa,
             rules: "double-connection=draw".into(),
             start: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
             opening_plies: 2,
@@ -423,7 +425,7 @@ mod tests {
         let json = serde_json::to_string(&[&r, &r]).unwrap();
         let summaries: Vec<GameSummary> = serde_json::from_str(&json).unwrap();
         let s = &summaries[1];
-        assert_eq!((s.game.as_str(), s.result.as_str()), ("loa", "0-1"));
+        assert_eq!((s.game, s.result.as_str()), (GameKind::Loa, "0-1"));
         assert_eq!(
             (s.white.name.as_str(), s.black.name.as_str()),
             ("v1", "v2 \"new\"")

@@ -26,6 +26,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::TimeControl;
+use tourney_rules::GameKind;
 
 /// Where a tournament is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -251,7 +252,8 @@ pub struct TournamentConfig {
     /// The tournament's name.
     pub name: String,
     /// `loa` or `amazons`.
-    pub game: String,
+    #[serde(with = "crate::game_kind")]
+    pub game: GameKind,
     /// Rule options, e.g. `{ double-connection = "draw" }`.
     #[serde(default)]
     pub rules: BTreeMap<String, String>,
@@ -472,12 +474,6 @@ impl TournamentConfig {
     /// Checks what TOML alone cannot: a problem as (table, key path, message).
     fn validate(&self) -> Result<(), Problem> {
         let top = |key: &str, message: String| Err((None, key.to_string(), message));
-        if !matches!(self.game.as_str(), "loa" | "amazons") {
-            return top(
-                "game",
-                format!("unknown game '{}': expected loa or amazons", self.game),
-            );
-        }
         if self.name.trim().is_empty() {
             return top("name", "must not be empty".into());
         }
@@ -733,7 +729,7 @@ options = { Hash = 64 }
         let e = error(&SPRT.replace("game = \"loa\"", "game = \"chess\""));
         assert_eq!(
             e.to_string(),
-            "t.toml:3: game: unknown game 'chess': expected loa or amazons"
+            "t.toml:3: game: unknown game 'chess': expected 'loa' or 'amazons'"
         );
         let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
         assert!(e.message.contains("swiss"), "{e}");

@@ -5,7 +5,7 @@
 
 use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::tournament::{ConfigError, TournamentConfig};
-use tourney_rules::{Amazons, GameKind, Loa};
+use tourney_rules::with_position;
 
 /// Checks the built-in players and the openings' balance judge of `config`, parsed from
 /// `text` of the file `file`.
@@ -13,10 +13,7 @@ use tourney_rules::{Amazons, GameKind, Loa};
 /// # Errors
 /// The first spec that does not parse or does not build for the game, with its line.
 pub fn check_players(config: &TournamentConfig, text: &str, file: &str) -> Result<(), ConfigError> {
-    match game_of(config, text, file)? {
-        GameKind::Loa => check_players_of::<Loa>(config, text, file),
-        GameKind::Amazons => check_players_of::<Amazons>(config, text, file),
-    }
+    with_position!(config.game, P => check_players_of::<P>(config, text, file))
 }
 
 fn check_players_of<P: Heuristics>(
@@ -72,20 +69,13 @@ pub fn openings_file(
         key: None,
         message,
     };
-    let game = config
-        .game
-        .parse::<GameKind>()
-        .map_err(|e| error(None, e.to_string()))?;
     let mut positions = Vec::new();
     for (n, line) in openings_text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let parsed = match game {
-            GameKind::Loa => line.parse::<Loa>().map(drop),
-            GameKind::Amazons => line.parse::<Amazons>().map(drop),
-        };
+        let parsed = with_position!(config.game, P => line.parse::<P>().map(drop));
         parsed.map_err(|e| error(Some(n + 1), format!("not a {} position: {e}", config.game)))?;
         positions.push(line.to_string());
     }
@@ -96,13 +86,6 @@ pub fn openings_file(
         ));
     }
     Ok(positions)
-}
-
-fn game_of(config: &TournamentConfig, text: &str, file: &str) -> Result<GameKind, ConfigError> {
-    config
-        .game
-        .parse::<GameKind>()
-        .map_err(|e| ConfigError::at_key(text, file, None, "game".into(), e.to_string()))
 }
 
 #[cfg(test)]

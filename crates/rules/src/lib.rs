@@ -44,3 +44,31 @@ pub use perft::{perft, perft_divide};
 pub use playout::random_playout;
 pub use position::{Color, EndReason, GameKind, Outcome, Position};
 pub use square::Square;
+
+/// The one place where a [`GameKind`] becomes a position type: evaluates `$body` with the
+/// type alias `$p` bound to [`Loa`] or [`Amazons`], so generic code runs for the game a
+/// value names. An unknown game never gets here: it fails where its name is parsed.
+///
+/// ```
+/// use tourney_rules::{GameKind, Position, with_position};
+///
+/// fn start(kind: GameKind) -> String {
+///     with_position!(kind, P => P::start().to_string())
+/// }
+/// assert_eq!(start(GameKind::Amazons), "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w");
+/// ```
+#[macro_export]
+macro_rules! with_position {
+    ($game:expr, $p:ident => $body:expr) => {
+        match $game {
+            $crate::GameKind::Loa => {
+                type $p = $crate::Loa;
+                $body
+            }
+            $crate::GameKind::Amazons => {
+                type $p = $crate::Amazons;
+                $body
+            }
+        }
+    };
+}

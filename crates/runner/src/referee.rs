@@ -328,7 +328,7 @@ pub fn play<'a, P: Adjudicate>(
         },
     };
     Ok(GameRecord {
-        game: P::GAME.name().to_string(),
+        game: P::GAME,
         rules: setup.rules.to_string(),
         start: setup.start.to_string(),
         opening_plies: setup.opening.len() as u32,

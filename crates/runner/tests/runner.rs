@@ -71,7 +71,7 @@ fn the_first_engine_of_a_pair_moves_first_in_game_0_and_colours_swap_in_game_1()
 fn a_finished_record_replays_to_its_result() {
     let setup = Setup::<Loa>::new(Default::default());
     let record = game(&setup, "ab:depth=2", "random:seed=4");
-    assert_eq!(record.game, "loa");
+    assert_eq!(record.game, tourney_rules::GameKind::Loa);
     assert_eq!(record.start, Loa::start().to_string());
     let mut replay = Game::new(Loa::start(), Default::default());
     for m in &record.moves {

@@ -405,7 +405,7 @@ mod tests {
 
     fn pair(tournament: u64, pair: u64, half: u8) -> PairRecord {
         let game = GameRecord {
-            game: "loa".into(),
+            game: tourney_model::GameKind::Loa,
             rules: String::new(),
             start: "s".into(),
             opening_plies: 0,
