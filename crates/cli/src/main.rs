@@ -1,12 +1,15 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
+mod admin_cmd;
 mod bench;
+mod client;
 mod health_cmd;
 mod load;
 mod play_cmd;
 mod ratings_cmd;
 mod rules_cmd;
-mod service_cmd;
+mod run_cmd;
+mod serve_cmd;
 mod stats_cmd;
 
 use std::process::ExitCode;
@@ -70,27 +73,27 @@ enum Command {
     /// Shows a progress bar, prints the rating report at the end and writes it as HTML
     /// into the data directory. Run again on the same data to resume; a finished
     /// tournament just prints its report. Example: `tourney run config/loa-quick.toml`.
-    Run(service_cmd::RunArgs),
+    Run(run_cmd::RunArgs),
     /// Serve the coordinator of a cluster (gRPC, with health and reflection).
-    Coordinator(service_cmd::CoordinatorArgs),
+    Coordinator(serve_cmd::CoordinatorArgs),
     /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
-    Worker(service_cmd::WorkerArgs),
+    Worker(serve_cmd::WorkerArgs),
     /// Check that a coordinator (gRPC health) or a worker (`--http` its metrics URL)
     /// serves; exits 0 if so, for container health checks.
     Health(health_cmd::HealthArgs),
     /// Submit a tournament file to a coordinator; prints the new tournament's id last.
-    Submit(service_cmd::SubmitArgs),
+    Submit(admin_cmd::SubmitArgs),
     /// Show tournaments with their standings (`--json` for scripts).
-    Status(service_cmd::StatusArgs),
+    Status(admin_cmd::StatusArgs),
     /// A tournament's rating report as text, JSON, CSV or HTML.
-    Report(service_cmd::ReportArgs),
+    Report(admin_cmd::ReportArgs),
     /// A tournament's games as PGN-style text or JSON lines.
-    Export(service_cmd::ExportArgs),
+    Export(admin_cmd::ExportArgs),
     /// Cancel a tournament.
-    Cancel(service_cmd::TournamentArgs),
+    Cancel(admin_cmd::TournamentArgs),
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
     /// does not start); see `tourney status` for why it paused.
-    Resume(service_cmd::TournamentArgs),
+    Resume(admin_cmd::TournamentArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
@@ -138,16 +141,16 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats_cmd::run(&args),
         Command::Ratings(args) => ratings_cmd::run(&args),
         Command::Play(args) => play_cmd::play(&args),
-        Command::Run(args) => service_cmd::run(&args),
-        Command::Coordinator(args) => service_cmd::coordinator(&args),
-        Command::Worker(args) => service_cmd::worker(&args),
+        Command::Run(args) => run_cmd::run(&args),
+        Command::Coordinator(args) => serve_cmd::coordinator(&args),
+        Command::Worker(args) => serve_cmd::worker(&args),
         Command::Health(args) => health_cmd::health(&args),
-        Command::Submit(args) => service_cmd::submit(&args),
-        Command::Status(args) => service_cmd::status(&args),
-        Command::Report(args) => service_cmd::report(&args),
-        Command::Export(args) => service_cmd::export(&args),
-        Command::Cancel(args) => service_cmd::cancel(&args),
-        Command::Resume(args) => service_cmd::resume(&args),
+        Command::Submit(args) => admin_cmd::submit(&args),
+        Command::Status(args) => admin_cmd::status(&args),
+        Command::Report(args) => admin_cmd::report(&args),
+        Command::Export(args) => admin_cmd::export(&args),
+        Command::Cancel(args) => admin_cmd::cancel(&args),
+        Command::Resume(args) => admin_cmd::resume(&args),
         Command::Engine(args) => play_cmd::engine(&args),
         Command::Openings(args) => play_cmd::openings(&args),
     };

@@ -373,15 +373,6 @@ impl Store {
         self.db.flush_async().await?;
         Ok(())
     }
-
-    /// [`Store::flush`] for callers outside an async runtime.
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn flush_blocking(&self) -> Result<(), StoreError> {
-        self.db.flush()?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -452,7 +443,7 @@ mod tests {
         {
             let store = Store::open_data_dir(&data).unwrap();
             store.put_tournament(&record(1)).unwrap();
-            store.flush_blocking().unwrap();
+            store.db.flush().unwrap();
         }
         assert!(data.join("db").is_dir(), "the store lives in DIR/db");
         std::fs::create_dir(data.join("artifacts")).unwrap();
@@ -474,7 +465,7 @@ mod tests {
         {
             let store = Store::open(dir.path()).unwrap();
             store.put_tournament(&record(3)).unwrap();
-            store.flush_blocking().unwrap();
+            store.db.flush().unwrap();
         }
         let store = (0..100)
             .find_map(|_| {
@@ -516,7 +507,7 @@ mod tests {
             store.commit_pairs(&[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
             let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
             assert_eq!(sha.len(), 64);
-            store.flush_blocking().unwrap();
+            store.db.flush().unwrap();
         }
         let store = reopen(dir.path());
         assert_eq!(store.tournaments().unwrap(), vec![record(2)]);

@@ -1,0 +1,359 @@
+//! The admin commands: `submit`, `status`, `report`, `export`, `cancel`, `resume`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use tourney_proto::v1 as pb;
+
+use crate::client::{ClientArgs, fetch_report, status_error, submit_file};
+
+/// Arguments of `tourney submit`.
+#[derive(Args)]
+pub(crate) struct SubmitArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament file.
+    file: PathBuf,
+}
+
+pub(crate) fn submit(args: &SubmitArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let id = submit_file(&mut admin, &args.file).await?;
+        println!("{id}");
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney status`.
+#[derive(Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// A tournament id (default: all).
+    id: Option<u64>,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    id: u64,
+    name: String,
+    game: String,
+    format: String,
+    state: String,
+    pairs_done: u64,
+    pairs_planned: Option<u64>,
+    games: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_reason: Option<String>,
+    standings: Vec<StandingJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llr: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lower_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upper_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<String>,
+}
+
+#[derive(Serialize)]
+struct StandingJson {
+    name: String,
+    elo: f64,
+    plus: f64,
+    minus: f64,
+    games: u64,
+    score: f64,
+    draws: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    los_next: Option<f64>,
+    /// `>` or `<` when the rating is only a bound, else empty.
+    bound: String,
+}
+
+fn status_json(s: &pb::TournamentStatus) -> StatusJson {
+    StatusJson {
+        id: s.id,
+        name: s.name.clone(),
+        game: s.game.clone(),
+        format: s.format.clone(),
+        state: s.state.clone(),
+        pairs_done: s.pairs_done,
+        pairs_planned: s.pairs_planned,
+        games: s.games,
+        paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
+        standings: s
+            .standings
+            .iter()
+            .map(|p| StandingJson {
+                name: p.name.clone(),
+                elo: p.elo,
+                plus: p.plus,
+                minus: p.minus,
+                games: p.games,
+                score: p.score,
+                draws: p.draws,
+                los_next: p.los_next,
+                bound: p.bound.clone(),
+            })
+            .collect(),
+        llr: s.sprt.as_ref().map(|x| x.llr),
+        lower_bound: s.sprt.as_ref().map(|x| x.lower_bound),
+        upper_bound: s.sprt.as_ref().map(|x| x.upper_bound),
+        decision: s.sprt.as_ref().map(|x| x.decision.clone()),
+    }
+}
+
+fn status_line(s: &pb::TournamentStatus) -> String {
+    let planned = s
+        .pairs_planned
+        .map_or("open".to_string(), |p| p.to_string());
+    let mut out = format!(
+        "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
+        s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
+    );
+    if !s.paused_reason.is_empty() {
+        out += &format!(
+            " ({}; fix it, then `tourney resume {}`)",
+            s.paused_reason, s.id
+        );
+    }
+    if let Some(sprt) = &s.sprt {
+        out += &format!(
+            ", LLR {:.2} [{:.2}, {:.2}] {}",
+            sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.decision
+        );
+    }
+    for (rank, p) in s.standings.iter().enumerate() {
+        if p.games == 0 {
+            out += &format!("\n  {:>2}. {:<20} no games yet", rank + 1, p.name);
+            continue;
+        }
+        out += &format!(
+            "\n  {:>2}. {:<20} {:>6} +{:.0}/-{:.0}  {} games  {:.1}%  draws {:.1}%",
+            rank + 1,
+            p.name,
+            format!("{}{:.0}", p.bound, p.elo),
+            p.plus,
+            p.minus,
+            p.games,
+            p.score * 100.0,
+            p.draws * 100.0
+        );
+        if let Some(los) = p.los_next {
+            out += &format!("  LOS {:.1}%", los * 100.0);
+        }
+    }
+    out
+}
+
+pub(crate) fn status(args: &StatusArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let list = match args.id {
+            Some(id) => vec![
+                admin
+                    .status(pb::StatusRequest { id })
+                    .await
+                    .map_err(status_error)?
+                    .into_inner(),
+            ],
+            None => {
+                admin
+                    .list(pb::ListRequest {})
+                    .await
+                    .map_err(status_error)?
+                    .into_inner()
+                    .tournaments
+            }
+        };
+        if args.json {
+            let json: Vec<StatusJson> = list.iter().map(status_json).collect();
+            let out = if args.id.is_some() {
+                serde_json::to_string_pretty(&json[0])?
+            } else {
+                serde_json::to_string_pretty(&json)?
+            };
+            println!("{out}");
+        } else {
+            for s in &list {
+                println!("{}", status_line(s));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Report formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
+    Csv,
+    Html,
+}
+
+/// Arguments of `tourney report`.
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn report(args: &ReportArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let format = match args.format {
+            ReportFormat::Text => "text",
+            ReportFormat::Json => "json",
+            ReportFormat::Csv => "csv",
+            ReportFormat::Html => "html",
+        };
+        let out = fetch_report(&mut admin, args.id, format).await?;
+        match &args.output {
+            Some(p) => {
+                std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print!("{out}"),
+        }
+        Ok(())
+    })
+}
+
+/// Export formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// PGN-style text.
+    Pgn,
+    /// One JSON record per line.
+    Jsonl,
+}
+
+/// Arguments of `tourney export`.
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: ExportFormat,
+}
+
+pub(crate) fn export(args: &ExportArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let mut stream = admin.export(pb::ExportRequest { id: args.id }).await.map_err(status_error)?.into_inner();
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        use std::io::Write;
+        while let Some(chunk) = stream.message().await.map_err(status_error)? {
+            match args.format {
+                ExportFormat::Jsonl => writeln!(out, "{}", chunk.line)?,
+                ExportFormat::Pgn => {
+                    let mut value: serde_json::Value = serde_json::from_str(&chunk.line)?;
+                    // The worker that played it is PGN's Site.
+                    let worker = value["worker"].clone();
+                    if let Some(meta) = value["meta"].as_object_mut() {
+                        meta.insert("worker".into(), worker);
+                    }
+                    // Restore the record's own shape (players as objects) for the PGN writer.
+                    for side in ["white", "black"] {
+                        let name = value[side].clone();
+                        value[side] = serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
+                    }
+                    let record: tourney_model::GameRecord = serde_json::from_value(value)?;
+                    write!(out, "{}", record.to_pgn())?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney cancel` and `tourney resume`.
+#[derive(Args)]
+pub(crate) struct TournamentArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+}
+
+pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        admin
+            .cancel(pb::CancelRequest { id: args.id })
+            .await
+            .map_err(status_error)?;
+        println!("cancelled");
+        Ok(())
+    })
+}
+
+pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        admin
+            .resume(pb::ResumeRequest { id: args.id })
+            .await
+            .map_err(status_error)?;
+        println!("resumed");
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_show_bounds_and_players_without_games() {
+        let standing = |name: &str, elo: f64, games: u64, bound: &str| pb::Standing {
+            name: name.into(),
+            elo,
+            plus: 50.0,
+            minus: 60.0,
+            games,
+            score: 1.0,
+            draws: 0.0,
+            los_next: (games > 0).then_some(0.99),
+            bound: bound.into(),
+        };
+        let status = pb::TournamentStatus {
+            id: 3,
+            name: "t".into(),
+            state: "running".into(),
+            standings: vec![
+                standing("perfect", 400.0, 6, ">"),
+                standing("later", 64.0, 0, ""),
+            ],
+            ..Default::default()
+        };
+        let text = status_line(&status);
+        assert!(
+            text.contains("perfect") && text.contains(">400") && text.contains("LOS 99.0%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2. later                no games yet"),
+            "{text}"
+        );
+        assert!(!text.contains("+50/-60  0 games"), "{text}");
+    }
+}

@@ -1,0 +1,178 @@
+//! Talking to a coordinator as a client: where it is and with which token, tournament
+//! files read, checked and submitted (with their engines' programs), reports fetched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use tourney_model::tournament::TournamentConfig;
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::admin_client::AdminClient;
+use tourney_worker::{TokenInterceptor, connect};
+
+pub(crate) type Admin = AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
+>;
+
+/// Where a client finds the coordinator.
+#[derive(Args, Clone)]
+pub(crate) struct ClientArgs {
+    /// The coordinator's URL.
+    #[arg(
+        long,
+        env = "TOURNEY_COORDINATOR",
+        default_value = "http://127.0.0.1:7070"
+    )]
+    pub(crate) coordinator: String,
+    /// The admin (or, for `worker`, the worker) token [default: TOURNEY_TOKEN, else the
+    /// coordinator's own TOURNEY_ADMIN_TOKEN (for `worker`: TOURNEY_WORKER_TOKEN), so that
+    /// commands run inside the coordinator's container or pod need no extra setting].
+    #[arg(long, env = "TOURNEY_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// CA certificate (PEM) for a TLS coordinator (`https://` URLs).
+    #[arg(long)]
+    pub(crate) tls_ca: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    pub(crate) fn ca(&self) -> Result<Option<Vec<u8>>> {
+        self.tls_ca
+            .as_ref()
+            .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+            .transpose()
+    }
+
+    /// The token given, else the one in `role_env` (`TOURNEY_ADMIN_TOKEN`,
+    /// `TOURNEY_WORKER_TOKEN`).
+    pub(crate) fn token_or(&self, role_env: &str) -> Option<String> {
+        self.token
+            .clone()
+            .or_else(|| std::env::var(role_env).ok())
+            .filter(|t| !t.is_empty())
+    }
+
+    pub(crate) async fn admin(&self) -> Result<Admin> {
+        let channel = connect(&self.coordinator, self.ca()?.as_deref())
+            .await
+            .with_context(|| format!("connecting to {}", self.coordinator))?;
+        Ok(AdminClient::with_interceptor(
+            channel,
+            TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN").as_deref()),
+        )
+        .max_decoding_message_size(256 << 20))
+    }
+}
+
+pub(crate) fn status_error(e: tonic::Status) -> anyhow::Error {
+    match e.code() {
+        tonic::Code::Unauthenticated => {
+            anyhow!("the coordinator refused the token (set --token or TOURNEY_TOKEN)")
+        }
+        _ => anyhow!("{}", e.message()),
+    }
+}
+
+/// A tournament file and what it refers to.
+pub(crate) struct TournamentFiles {
+    /// The file's text.
+    pub(crate) text: String,
+    /// The openings file's text (empty for generated openings).
+    pub(crate) openings: String,
+    /// Outside engines' programs to upload, by engine name.
+    pub(crate) uploads: Vec<(String, PathBuf)>,
+}
+
+/// Reads a tournament file and what it refers to, and checks them as the coordinator will
+/// (player specs, the openings file), so that a mistake is reported with its line before
+/// anything is started, printed or created.
+pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = path.display().to_string();
+    let config = TournamentConfig::parse(&text, &file)?;
+    tourney_plan::check::check_players(&config, &text, &file)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let openings = match &config.openings.file {
+        Some(f) => {
+            let p = base.join(f);
+            let openings = std::fs::read_to_string(&p)
+                .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?;
+            tourney_plan::check::openings_file(&config, &openings, &p.display().to_string())?;
+            openings
+        }
+        None => String::new(),
+    };
+    let mut uploads = Vec::new();
+    for engine in &config.engines {
+        if let Some(command) = &engine.command {
+            let program = tourney_runner::split_command(command)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            // A program given as a path is uploaded; a bare name is looked up on each worker.
+            if program.contains('/') {
+                let p = base.join(&program);
+                if !p.is_file() {
+                    bail!(
+                        "{file}: engine '{}': program {} not found",
+                        engine.name,
+                        p.display()
+                    );
+                }
+                uploads.push((engine.name.clone(), p));
+            }
+        }
+    }
+    Ok(TournamentFiles {
+        text,
+        openings,
+        uploads,
+    })
+}
+
+/// Submits a tournament file through the admin API; returns its id.
+pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
+    let TournamentFiles {
+        text: config,
+        openings,
+        uploads,
+    } = read_tournament(path)?;
+    let mut artifacts = BTreeMap::new();
+    for (name, program) in uploads {
+        let content =
+            std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
+        let sha = admin
+            .upload_artifact(pb::UploadArtifactRequest { content })
+            .await
+            .map_err(status_error)?
+            .into_inner()
+            .sha256;
+        artifacts.insert(name, sha);
+    }
+    let request = pb::SubmitRequest {
+        config,
+        file: path.display().to_string(),
+        openings,
+        artifacts: artifacts.into_iter().collect(),
+    };
+    Ok(admin
+        .submit(request)
+        .await
+        .map_err(status_error)?
+        .into_inner()
+        .id)
+}
+
+/// A tournament's report, rendered by the coordinator in `format`.
+pub(crate) async fn fetch_report(admin: &mut Admin, id: u64, format: &str) -> Result<String> {
+    Ok(admin
+        .get_report(pb::GetReportRequest {
+            id,
+            format: format.into(),
+        })
+        .await
+        .map_err(status_error)?
+        .into_inner()
+        .content)
+}

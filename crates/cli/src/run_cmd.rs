@@ -1,0 +1,261 @@
+//! `tourney run`: a tournament on this machine, coordinator, workers and store in one
+//! process, talking over loopback exactly as a cluster does.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::net::TcpListener;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_proto::v1 as pb;
+use tourney_store::Store;
+use tourney_worker::{WorkerMetrics, WorkerOptions};
+
+use crate::client::{ClientArgs, fetch_report, read_tournament, status_error, submit_file};
+use crate::serve_cmd::cores;
+
+/// Arguments of `tourney run`.
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// The tournament file (see config/ for examples).
+    file: PathBuf,
+    /// Where the results are kept; running again on the same data resumes.
+    #[arg(long, default_value = "tourney-data")]
+    data: PathBuf,
+    /// Games played at once (default: the machine's cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Where to serve the live dashboard and /metrics (and the embedded coordinator's
+    /// gRPC API, guarded by a random token); port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+}
+
+/// A random-enough token for the embedded run's loopback connections.
+fn local_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut rng = tourney_ai::Rng::new(nanos as u64 ^ u64::from(std::process::id()));
+    format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64())
+}
+
+/// The progress line: pairs, games/s, and the leader or the LLR.
+fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: u64) -> String {
+    let rate = (s.games - games_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+    let tail = match (&s.sprt, s.standings.first()) {
+        (Some(sprt), _) => format!(
+            "LLR {:.2} [{:.2}, {:.2}]",
+            sprt.llr, sprt.lower_bound, sprt.upper_bound
+        ),
+        (None, Some(leader)) if s.games > 0 => format!("leader {} {:+.0}", leader.name, leader.elo),
+        _ => String::new(),
+    };
+    format!("{rate:.1} games/s  {tail}")
+}
+
+/// How often `run` prints a progress line when stderr is not a terminal.
+const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// `h:mm:ss`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(run_embedded(args))
+}
+
+/// The coordinator and local workers in one process, talking over loopback exactly as a
+/// cluster does.
+async fn run_embedded(args: &RunArgs) -> Result<()> {
+    let text = read_tournament(&args.file)?.text;
+    let store = Store::open_data_dir(&args.data)?;
+    // The same file on the same data resumes its tournament.
+    let existing = store
+        .tournaments()?
+        .into_iter()
+        .rev()
+        .find(|t| t.config_text == text)
+        .map(|t| t.id);
+    // One registry for the coordinator and the local worker, served at /metrics.
+    let registry = prometheus::Registry::new();
+    let coordinator = Coordinator::open(
+        store,
+        Settings {
+            lease_ms: 10_000,
+            heartbeat_ms: 2_000,
+            ..Settings::default()
+        },
+        &registry,
+    )?;
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("--listen {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let dashboard = if addr.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], addr.port()))
+    } else {
+        addr
+    };
+    eprintln!("Live dashboard: http://{dashboard}/");
+    let token = local_token();
+    let options = ServerOptions {
+        worker_token: Some(token.clone()),
+        admin_token: Some(token.clone()),
+        tls: None,
+    };
+    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(coordinator, listener, options, async {
+        let _ = server_stopped.await;
+    }));
+    let client = ClientArgs {
+        coordinator: format!("http://{dashboard}"),
+        token: Some(token.clone()),
+        tls_ca: None,
+    };
+    let mut admin = client.admin().await?;
+    let id = match existing {
+        Some(id) => {
+            // Paused by a pair that could not be played: running again means it was fixed.
+            let state = admin
+                .status(pb::StatusRequest { id })
+                .await
+                .map_err(status_error)?
+                .into_inner()
+                .state;
+            if state == "paused" {
+                admin
+                    .resume(pb::ResumeRequest { id })
+                    .await
+                    .map_err(status_error)?;
+            }
+            id
+        }
+        None => submit_file(&mut admin, &args.file).await?,
+    };
+    let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
+    let worker = WorkerOptions {
+        coordinator: client.coordinator.clone(),
+        token: Some(token),
+        name: "local".into(),
+        concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        tls_ca: None,
+        cache_dir: args.data.join("artifacts"),
+    };
+    let mut stopped = workers_stopped.clone();
+    let worker_metrics = WorkerMetrics::new(&registry);
+    let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    let mut status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let bar = match status.pairs_planned {
+        Some(planned) => ProgressBar::new(planned),
+        None => ProgressBar::new(status.sprt.as_ref().map_or(0, |_| 0)),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} pairs  {msg}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    if status.pairs_planned.is_none() {
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} pairs  {msg}")
+                .expect("the template is valid"),
+        );
+    }
+    let started = Instant::now();
+    let games_at_start = status.games;
+    // Without a terminal (CI, nohup, a log file) the bar is hidden: a line every 10 s instead.
+    let plain = !std::io::stderr().is_terminal();
+    let mut last_line = Instant::now();
+    while matches!(status.state.as_str(), "queued" | "running") {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        let message = progress_message(&status, started, games_at_start);
+        bar.set_position(status.pairs_done);
+        bar.set_message(message.clone());
+        if plain && last_line.elapsed() >= PLAIN_PROGRESS_EVERY {
+            last_line = Instant::now();
+            let planned = status
+                .pairs_planned
+                .map_or(String::new(), |p| format!("/{p}"));
+            eprintln!(
+                "[{}] {}{planned} pairs  {message}",
+                clock(started.elapsed()),
+                status.pairs_done
+            );
+        }
+        if workers.is_finished() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let _ = stop_workers.send(true);
+    let worker_result = workers.await;
+    // The workers have reported their last games: this status and the report below count
+    // the same games.
+    status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    if status.state == "paused" {
+        let _ = stop_server.send(());
+        let _ = server.await;
+        bail!(
+            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
+             again: the tournament resumes where it stopped.",
+            status.pairs_done,
+            status.paused_reason
+        );
+    }
+    let (text, html, json) = (
+        fetch_report(&mut admin, id, "text").await?,
+        fetch_report(&mut admin, id, "html").await?,
+        fetch_report(&mut admin, id, "json").await?,
+    );
+    // An SPRT counts the pairs up to its decision; pairs finished after it count in the
+    // standings only. The closing line says so when they differ.
+    let sprt_pairs = serde_json::from_str::<serde_json::Value>(&json)
+        .ok()
+        .and_then(|report| report["sprt"]["estimate"]["pairs"].as_u64());
+    let sprt_note = match sprt_pairs {
+        Some(counted) if counted != status.pairs_done => {
+            format!(" (the SPRT decided on the first {counted} pairs)")
+        }
+        _ => String::new(),
+    };
+    let _ = stop_server.send(());
+    let _ = server.await;
+    if let Ok(Err(e)) = worker_result {
+        bail!("worker: {e}");
+    }
+    print!("{text}");
+    let html_path = args.data.join(format!("report-{id}.html"));
+    std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
+    println!(
+        "\nTournament {id}: {} pairs, {} games{sprt_note}. HTML report: {}",
+        status.pairs_done,
+        status.games,
+        html_path.display()
+    );
+    Ok(())
+}

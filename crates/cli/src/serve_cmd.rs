@@ -1,0 +1,333 @@
+//! Serving a cluster: `tourney coordinator` (with its settings file) and `tourney worker`;
+//! both stop cleanly on SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tokio::net::TcpListener;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_store::Store;
+use tourney_worker::{WorkerMetrics, WorkerOptions};
+
+use crate::client::ClientArgs;
+
+/// Arguments of `tourney coordinator`; each can also be set in a `--config` file (flags win).
+#[derive(Args)]
+pub(crate) struct CoordinatorArgs {
+    /// Settings file (TOML, keys as the flags with `_`: see config/coordinator.toml);
+    /// relative paths in it are relative to the file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on (gRPC and /metrics) [default: 0.0.0.0:7070].
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Data directory (the sled store) [default: tourney-data].
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// File with the worker token (default: TOURNEY_WORKER_TOKEN; none: no check).
+    #[arg(long)]
+    worker_token_file: Option<PathBuf>,
+    /// File with the admin token (default: TOURNEY_ADMIN_TOKEN; none: no check).
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
+    /// TLS certificate chain (PEM).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Seconds a lease lasts without a heartbeat [default: 30].
+    #[arg(long)]
+    lease_seconds: Option<u64>,
+}
+
+/// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CoordinatorFile {
+    listen: Option<SocketAddr>,
+    data: Option<PathBuf>,
+    worker_token_file: Option<PathBuf>,
+    admin_token_file: Option<PathBuf>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    lease_seconds: Option<u64>,
+}
+
+/// The coordinator's settings: flags over the settings file over the defaults.
+#[derive(Debug, PartialEq)]
+struct CoordinatorSetup {
+    listen: SocketAddr,
+    data: PathBuf,
+    worker_token_file: Option<PathBuf>,
+    admin_token_file: Option<PathBuf>,
+    tls: Option<(PathBuf, PathBuf)>,
+    lease_seconds: u64,
+}
+
+impl CoordinatorArgs {
+    fn setup(&self) -> Result<CoordinatorSetup> {
+        let (file, base) = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let file: CoordinatorFile =
+                    tourney_model::tournament::parse_toml(&text, &path.display().to_string())?;
+                (
+                    file,
+                    path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                )
+            }
+            None => (CoordinatorFile::default(), PathBuf::new()),
+        };
+        let in_file = |p: Option<PathBuf>| p.map(|p| base.join(p));
+        let tls = match (
+            self.tls_cert.clone().or(in_file(file.tls_cert)),
+            self.tls_key.clone().or(in_file(file.tls_key)),
+        ) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => bail!("tls_cert is set but tls_key is not"),
+            (None, Some(_)) => bail!("tls_key is set but tls_cert is not"),
+        };
+        Ok(CoordinatorSetup {
+            listen: self
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 7070))),
+            data: self
+                .data
+                .clone()
+                .or(in_file(file.data))
+                .unwrap_or_else(|| "tourney-data".into()),
+            worker_token_file: self
+                .worker_token_file
+                .clone()
+                .or(in_file(file.worker_token_file)),
+            admin_token_file: self
+                .admin_token_file
+                .clone()
+                .or(in_file(file.admin_token_file)),
+            tls,
+            lease_seconds: self
+                .lease_seconds
+                .or(file.lease_seconds)
+                .unwrap_or(30)
+                .max(1),
+        })
+    }
+}
+
+fn token(file: &Option<PathBuf>, env: &str) -> Result<Option<String>> {
+    match file {
+        Some(p) => Ok(Some(
+            std::fs::read_to_string(p)
+                .with_context(|| format!("reading {}", p.display()))?
+                .trim()
+                .to_string(),
+        )),
+        None => Ok(std::env::var(env).ok().filter(|t| !t.is_empty())),
+    }
+}
+
+pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
+    let setup = args.setup()?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let store = Store::open_data_dir(&setup.data)?;
+        let lease_ms = setup.lease_seconds * 1000;
+        let coordinator = Coordinator::open(
+            store,
+            Settings {
+                lease_ms,
+                heartbeat_ms: (lease_ms / 6).max(500),
+                ..Settings::default()
+            },
+            &prometheus::Registry::new(),
+        )?;
+        let tls = match &setup.tls {
+            Some((c, k)) => Some((
+                std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
+                std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
+            )),
+            None => None,
+        };
+        let options = ServerOptions {
+            worker_token: token(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN")?,
+            admin_token: token(&setup.admin_token_file, "TOURNEY_ADMIN_TOKEN")?,
+            tls,
+        };
+        let listener = TcpListener::bind(setup.listen)
+            .await
+            .with_context(|| format!("listening on {}", setup.listen))?;
+        eprintln!(
+            "tourney coordinator listening on {} (data in {})",
+            listener.local_addr()?,
+            setup.data.display()
+        );
+        serve(coordinator, listener, options, async {
+            stop_signal().await;
+            eprintln!("tourney coordinator: stopping");
+        })
+        .await?;
+        Ok(())
+    })
+}
+
+/// Resolves at SIGTERM (`docker stop`, a pod's deletion, systemd) or SIGINT (Ctrl-C).
+/// As PID 1 in a container a process gets no default handling of SIGTERM: this is what
+/// stops it there.
+pub(crate) async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// The machine's cores: games played at once by default.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Arguments of `tourney worker`.
+#[derive(Args)]
+pub(crate) struct WorkerArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Games played at once (default: the machine's cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// The worker's name (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Where outside engines' programs are cached.
+    #[arg(long, default_value = "tourney-worker-cache")]
+    cache: PathBuf,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+}
+
+pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
+    // Games run on their own threads; the async side only talks to the coordinator, so
+    // one thread is plenty and leaves every core to the games.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let name = args
+        .name
+        .clone()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "worker".into());
+    let options = WorkerOptions {
+        coordinator: args.client.coordinator.clone(),
+        token: args.client.token_or("TOURNEY_WORKER_TOKEN"),
+        name,
+        concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        tls_ca: args.client.ca()?,
+        cache_dir: args.cache.clone(),
+    };
+    runtime.block_on(async {
+        let registry = prometheus::Registry::new();
+        let metrics = WorkerMetrics::new(&registry);
+        if let Some(addr) = args.metrics {
+            let listener = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--metrics: listening on {addr}"))?;
+            tokio::spawn(serve_metrics(listener, registry));
+        }
+        let shutdown = async {
+            stop_signal().await;
+            eprintln!("worker: finishing the games in progress");
+        };
+        tourney_worker::run(options, metrics, shutdown)
+            .await
+            .map_err(anyhow::Error::msg)
+    })
+}
+
+/// Serves `registry` at `/metrics` (Prometheus text format) on `listener`.
+async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
+    let page = axum::routing::get(move || {
+        let registry = registry.clone();
+        async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
+                tourney_coordinator::metrics::encode(&registry),
+            )
+        }
+    });
+    let app = axum::Router::new().route("/metrics", page);
+    if let Err(e) = axum::serve(listener, app).await {
+        eprintln!("worker: the metrics server stopped: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        coordinator: CoordinatorArgs,
+    }
+
+    fn setup(args: &[&str]) -> Result<CoordinatorSetup> {
+        let cli = Cli::try_parse_from(std::iter::once("coordinator").chain(args.iter().copied()))?;
+        cli.coordinator.setup()
+    }
+
+    #[test]
+    fn defaults_without_a_file() {
+        let s = setup(&[]).unwrap();
+        assert_eq!(s.listen, "0.0.0.0:7070".parse().unwrap());
+        assert_eq!(s.data, PathBuf::from("tourney-data"));
+        assert_eq!((s.lease_seconds, s.tls), (30, None));
+    }
+
+    #[test]
+    fn the_example_file_is_read_with_paths_relative_to_it_and_flags_win() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/coordinator.toml");
+        let s = setup(&["--config", file]).unwrap();
+        let dir = Path::new(file).parent().unwrap();
+        assert_eq!(s.data, dir.join("../tourney-coordinator-data"));
+        assert_eq!(s.lease_seconds, 30);
+        let s = setup(&["--config", file, "--lease-seconds", "5", "--data", "d"]).unwrap();
+        assert_eq!((s.lease_seconds, s.data), (5, PathBuf::from("d")));
+    }
+
+    #[test]
+    fn bad_files_name_the_file_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "listen = \"0.0.0.0:1\"\nlease_secs = 3\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml:2") && e.contains("lease_secs"), "{e}");
+        std::fs::write(&path, "tls_cert = \"c.pem\"\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tls_key is not"), "{e}");
+        std::fs::write(&path, "listen = \"nowhere\"\n").unwrap();
+        let e = setup(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml:1"), "{e}");
+    }
+}
