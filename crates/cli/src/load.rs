@@ -243,6 +243,7 @@ fn cluster_tournament(pairs: usize, strong: &str, weak: &str, depth: u32) -> Str
 /// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
 /// 2-worker cluster over loopback; prints games/s of both and the overhead.
 pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
+    use tourney_model::job::GameSettings;
     use tourney_plan::openings::{OpeningSettings, generate_up_to};
     use tourney_rules::Loa;
     use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play};
@@ -274,12 +275,12 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                     let mut games = 0;
                     for pair in (t..pairs).step_by(2) {
                         let (_, _, opening) = config.pairing(pair as u64);
-                        let mut setup = Setup::<Loa>::new(Default::default());
+                        // The settings the cluster's workers get for the same tournament.
+                        let mut setup = Setup::<Loa>::from_settings(&GameSettings::of(config))
+                            .expect("the tournament's rules parse");
                         setup.start = openings[opening as usize % openings.len()]
                             .parse()
                             .expect("generated openings parse");
-                        setup.limits.depth = Some(depth);
-                        setup.max_plies = Some(300);
                         for game in 0..2 {
                             let (white, black, _) = pair_seats::<Loa>(
                                 game,

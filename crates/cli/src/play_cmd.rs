@@ -2,12 +2,12 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tourney_ai::{Heuristics, Limits, PlayerSpec};
+use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::TimeControl;
+use tourney_model::job::GameSettings;
 use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_rules::{Game, GameKind, Position};
 use tourney_runner::{
@@ -140,24 +140,24 @@ pub(crate) fn play(args: &PlayArgs) -> Result<()> {
 }
 
 fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
-    let mut setup = Setup::<P>::new(
-        args.rules
-            .parse()
-            .with_context(|| format!("--rules '{}'", args.rules))?,
-    );
+    let settings = GameSettings {
+        tournament_name: String::new(),
+        game: args.game,
+        rules: args.rules.clone(),
+        time_control: args.tc,
+        nodes: args.nodes,
+        depth: args.depth,
+        movetime_ms: args.movetime,
+        max_plies: args.max_plies,
+        adjudicate: args.adjudicate,
+        margin_ms: args.margin,
+    };
+    let mut setup = Setup::<P>::from_settings(&settings)
+        .map_err(anyhow::Error::msg)
+        .context("--rules")?;
     if let Some(text) = &args.opening {
         (setup.start, setup.opening) = opening::<P>(text)?;
     }
-    setup.time_control = args.tc;
-    setup.limits = Limits {
-        nodes: args.nodes,
-        depth: args.depth,
-        movetime: args.movetime.map(Duration::from_millis),
-        clock: None,
-    };
-    setup.max_plies = args.max_plies;
-    setup.adjudicate = args.adjudicate;
-    setup.time_margin = Duration::from_millis(args.margin);
     let mut white = contestant::<P>(&args.white)?;
     let mut black = contestant::<P>(&args.black)?;
     let quiet = args.quiet;

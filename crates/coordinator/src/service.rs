@@ -12,7 +12,7 @@ use tourney_model::tournament::{PairOutcome, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
-use crate::state::{Coordinator, Finished, Job, Status};
+use crate::state::{Coordinator, Finished, Status};
 
 /// Checks `authorization: Bearer <token>` against the expected token (if any), counting
 /// refusals.
@@ -57,40 +57,6 @@ pub struct WorkerService(pub Arc<Coordinator>);
 
 /// The admin service.
 pub struct AdminService(pub Arc<Coordinator>);
-
-fn job_to_pb(job: &Job) -> pb::PairJob {
-    let c = &job.config;
-    let engine = |i: usize| {
-        let e = &c.engines[i];
-        pb::EngineSpec {
-            name: e.name.clone(),
-            player: e.player.clone().unwrap_or_default(),
-            command: e.command.clone().unwrap_or_default(),
-            artifact_sha256: job.artifacts.get(&e.name).cloned().unwrap_or_default(),
-            options: e.option_values().into_iter().collect(),
-        }
-    };
-    pb::PairJob {
-        tournament: job.tournament,
-        pair: job.pair,
-        settings: Some(pb::GameSettings {
-            tournament_name: c.name.clone(),
-            game: c.game.to_string(),
-            rules: c.rules_text(),
-            tc: c.limits.tc.clone().unwrap_or_default(),
-            nodes: c.limits.nodes,
-            depth: c.limits.depth,
-            movetime_ms: c.limits.movetime,
-            max_plies: c.adjudication.max_plies,
-            adjudicate: c.adjudication.regions,
-            margin_ms: c.limits.margin,
-        }),
-        first: Some(engine(job.first)),
-        second: Some(engine(job.second)),
-        opening: job.opening.clone(),
-        opening_index: job.opening_index,
-    }
-}
 
 /// `>` for a rating that is a lower bound, `<` for an upper bound, else empty.
 pub fn bound_mark(bound: Option<Bound>) -> &'static str {
@@ -190,7 +156,7 @@ impl pb::worker_server::Worker for WorkerService {
             .unwrap_or((0, Vec::new()));
         Ok(Response::new(pb::LeaseResponse {
             lease_id,
-            jobs: jobs.iter().map(job_to_pb).collect(),
+            jobs: jobs.iter().map(pb::PairJob::from).collect(),
         }))
     }
 

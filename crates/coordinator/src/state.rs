@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use prometheus::{Histogram, Registry};
 use tokio::sync::{mpsc, oneshot, watch};
+use tourney_model::job::{Engine, GameSettings, PairJob};
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, Termination};
 use tourney_rules::{Color, GameKind, Position, with_position};
@@ -39,27 +40,6 @@ impl Default for Settings {
             metrics_retention_ms: 15 * 60_000,
         }
     }
-}
-
-/// A pair for a worker, with everything needed to play it.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// The tournament.
-    pub tournament: TournamentId,
-    /// The pair's index.
-    pub pair: u64,
-    /// The tournament file (settings, engines).
-    pub config: Arc<TournamentConfig>,
-    /// Artifacts of outside engines by name.
-    pub artifacts: Arc<BTreeMap<String, String>>,
-    /// Index of the engine that moves first in game 0.
-    pub first: usize,
-    /// The other engine.
-    pub second: usize,
-    /// The opening position.
-    pub opening: String,
-    /// Its index in the tournament's opening suite.
-    pub opening_index: u64,
 }
 
 /// A finished pair as a worker reports it.
@@ -407,7 +387,7 @@ impl Coordinator {
     }
 
     /// Leases up to `max_pairs` pairs to a worker.
-    pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<Job>)> {
+    pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<PairJob>)> {
         let _timer = self.metrics.lease_latency.start_timer();
         let now = self.now_ms();
         let mut inner = self.lock();
@@ -419,14 +399,15 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 let record = &inner.records[&a.tournament];
+                let config = &inner.configs[&a.tournament];
+                let artifacts = &inner.artifacts[&a.tournament];
                 let opening_index = a.opening % record.openings.len() as u64;
-                Job {
+                PairJob {
                     tournament: a.tournament,
                     pair: a.pair,
-                    config: Arc::clone(&inner.configs[&a.tournament]),
-                    artifacts: Arc::clone(&inner.artifacts[&a.tournament]),
-                    first: a.first,
-                    second: a.second,
+                    settings: GameSettings::of(config),
+                    first: Engine::of(config, a.first, artifacts),
+                    second: Engine::of(config, a.second, artifacts),
                     opening: record.openings[opening_index as usize].clone(),
                     opening_index,
                 }
@@ -1004,14 +985,15 @@ mod tests {
     }
 
     /// `a` wins both games of the job's pair.
-    fn won_by_a(job: &Job, lease: LeaseId) -> Finished {
-        let a_first = job.config.engines[job.first].name == "a";
+    fn won_by_a(job: &PairJob, lease: LeaseId) -> Finished {
+        let a_first = job.first.name == "a";
+        let (first, second) = if a_first { (0, 1) } else { (1, 0) };
         Finished {
             tournament: job.tournament,
             outcome: PairOutcome {
                 pair: job.pair,
-                first: job.first,
-                second: job.second,
+                first,
+                second,
                 half_points: if a_first { [2, 2] } else { [0, 0] },
             },
             lease,

@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+pub mod job;
 mod record;
 mod time_control;
 pub mod tournament;

@@ -1,5 +1,8 @@
 //! The coordinator's gRPC API, package `tourney.v1` (`proto/tourney/v1/tourney.proto`),
-//! generated at build time without a system `protoc`.
+//! generated at build time without a system `protoc`, and [`convert`]: the conversions
+//! between its messages and the model's types.
+
+pub mod convert;
 
 /// The generated messages, clients and servers.
 #[allow(missing_docs, unreachable_pub, clippy::all)]

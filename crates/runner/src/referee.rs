@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use tourney_ai::Limits;
+use tourney_model::job::GameSettings;
 use tourney_model::{GameRecord, MoveRecord, PlayerRecord, Termination, TimeControl};
 use tourney_rules::{Amazons, Color, EndReason, Game, Loa, Position};
 
@@ -64,6 +65,32 @@ pub struct Setup<P: Position> {
 }
 
 impl<P: Position> Setup<P> {
+    /// A game under `settings` (rules, clock, per-move limits, adjudication, margin) from
+    /// the standard start: the one way a tournament's settings, or `tourney play`'s flags,
+    /// become a game's setup.
+    ///
+    /// # Errors
+    /// The rule options do not parse for this game.
+    pub fn from_settings(settings: &GameSettings) -> Result<Self, String> {
+        let rules = settings
+            .rules
+            .parse()
+            .map_err(|e| format!("rules '{}': {e}", settings.rules))?;
+        Ok(Setup {
+            time_control: settings.time_control,
+            limits: Limits {
+                nodes: settings.nodes,
+                depth: settings.depth,
+                movetime: settings.movetime_ms.map(Duration::from_millis),
+                clock: None,
+            },
+            max_plies: settings.max_plies,
+            adjudicate: settings.adjudicate,
+            time_margin: Duration::from_millis(settings.margin_ms),
+            ..Setup::new(rules)
+        })
+    }
+
     /// A game from the standard start with no clock and no limits.
     pub fn new(rules: P::Rules) -> Self {
         Setup {

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
 
 use crate::ahead::LeaseAhead;
@@ -25,7 +26,7 @@ pub(crate) struct Queued {
     /// The lease it came in.
     pub(crate) lease: u64,
     /// What to play.
-    pub(crate) job: pb::PairJob,
+    pub(crate) job: PairJob,
     /// Set when the coordinator drops the lease.
     pub(crate) cancelled: Arc<AtomicBool>,
 }
@@ -169,14 +170,9 @@ impl Desk {
             let outcome = match result {
                 Ok(Some(mut r)) => {
                     r.lease_id = queued.lease;
-                    let game = queued
-                        .job
-                        .settings
-                        .as_ref()
-                        .map_or("loa", |s| s.game.as_str());
                     metrics
                         .games
-                        .with_label_values(&[game])
+                        .with_label_values(&[queued.job.settings.game.name()])
                         .inc_by(r.half_points.len() as u64);
                     Some(Outcome::Played(r))
                 }
@@ -227,12 +223,35 @@ impl Desk {
 mod tests {
     use super::*;
 
+    fn engine(name: &str) -> tourney_model::job::Engine {
+        tourney_model::job::Engine {
+            name: name.into(),
+            kind: tourney_model::job::EngineKind::BuiltIn("random".into()),
+        }
+    }
+
     fn queued(lease: u64, pair: u64) -> Queued {
         Queued {
             lease,
-            job: pb::PairJob {
+            job: PairJob {
+                tournament: 1,
                 pair,
-                ..Default::default()
+                settings: tourney_model::job::GameSettings {
+                    tournament_name: "t".into(),
+                    game: tourney_model::GameKind::Loa,
+                    rules: String::new(),
+                    time_control: tourney_model::TimeControl::Infinite,
+                    nodes: Some(1),
+                    depth: None,
+                    movetime_ms: None,
+                    max_plies: None,
+                    adjudicate: false,
+                    margin_ms: 100,
+                },
+                first: engine("a"),
+                second: engine("b"),
+                opening: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
+                opening_index: 0,
             },
             cancelled: Arc::default(),
         }

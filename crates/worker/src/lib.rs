@@ -23,6 +23,7 @@ use std::time::Duration;
 use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 
@@ -296,7 +297,13 @@ pub async fn run(
                     let cancel = Arc::clone(cancels.entry(lease.lease_id).or_default());
                     for job in lease.jobs {
                         let (job_tournament, job_pair) = (job.tournament, job.pair);
-                        match play::prepare(&mut s.client, &options.cache_dir, job).await {
+                        // A job that does not fit the model (an unknown game, say) cannot
+                        // be played here: reported like an engine that cannot start.
+                        let prepared = match PairJob::try_from(job) {
+                            Ok(job) => play::prepare(&mut s.client, &options.cache_dir, job).await,
+                            Err(e) => Err(format!("malformed job: {e}")),
+                        };
+                        match prepared {
                             Ok(job) => {
                                 *leases.entry(lease.lease_id).or_default() += 1;
                                 desk.push(desk::Queued {

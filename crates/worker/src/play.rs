@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use tourney_ai::{Heuristics, Limits};
-use tourney_model::{GameRecord, TimeControl};
+use tourney_ai::Heuristics;
+use tourney_model::GameRecord;
+use tourney_model::job::{Engine, EngineKind, PairJob};
 use tourney_proto::v1 as pb;
-use tourney_rules::{Amazons, Color, GameKind, Loa};
+use tourney_rules::{Color, with_position};
 
 use crate::WorkerMetrics;
 use tourney_runner::{
@@ -24,25 +24,27 @@ use crate::Client;
 pub(crate) async fn prepare(
     client: &mut Client,
     cache: &Path,
-    mut job: pb::PairJob,
-) -> Result<pb::PairJob, String> {
-    for engine in [job.first.as_mut(), job.second.as_mut()]
-        .into_iter()
-        .flatten()
-    {
-        if engine.artifact_sha256.is_empty() {
+    mut job: PairJob,
+) -> Result<PairJob, String> {
+    for engine in [&mut job.first, &mut job.second] {
+        let EngineKind::Outside {
+            command,
+            artifact_sha256: Some(sha),
+            ..
+        } = &mut engine.kind
+        else {
             continue;
-        }
-        let path = cache.join(&engine.artifact_sha256);
+        };
+        let path = cache.join(&*sha);
         if !path.exists() {
             let reply = client
                 .fetch_artifact(pb::FetchArtifactRequest {
-                    sha256: engine.artifact_sha256.clone(),
+                    sha256: sha.clone(),
                 })
                 .await
                 .map_err(|e| format!("fetching artifact of {}: {}", engine.name, e.message()))?;
             let content = reply.into_inner().content;
-            if tourney_model::sha256_hex(&content) != engine.artifact_sha256 {
+            if tourney_model::sha256_hex(&content) != *sha {
                 return Err(format!(
                     "artifact of {} does not match its sha256",
                     engine.name
@@ -62,7 +64,7 @@ pub(crate) async fn prepare(
                 .map_err(|e| format!("cache {}: {e}", path.display()))?;
         }
         // The program (first word) becomes the cached artifact; the arguments stay.
-        let words = tourney_runner::split_command(&engine.command);
+        let words = tourney_runner::split_command(command);
         let args: Vec<String> = words
             .into_iter()
             .skip(1)
@@ -74,7 +76,7 @@ pub(crate) async fn prepare(
                 }
             })
             .collect();
-        engine.command = std::iter::once(path.display().to_string())
+        *command = std::iter::once(path.display().to_string())
             .chain(args)
             .collect::<Vec<_>>()
             .join(" ");
@@ -98,21 +100,22 @@ enum Side<P: Heuristics> {
 }
 
 impl<P: Heuristics> Side<P> {
-    fn new(spec: &pb::EngineSpec) -> Result<Self, String> {
-        if !spec.command.is_empty() {
-            let mut config = EngineConfig::new(&spec.command);
-            config.options = spec
-                .options
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            return Ok(Side::Outside(ExternalEngine::new(config)));
-        }
-        let key = format!("{}:{}", P::GAME, spec.player);
+    fn new(engine: &Engine) -> Result<Self, String> {
+        let spec = match &engine.kind {
+            EngineKind::Outside {
+                command, options, ..
+            } => {
+                let mut config = EngineConfig::new(command);
+                config.options = options.clone();
+                return Ok(Side::Outside(ExternalEngine::new(config)));
+            }
+            EngineKind::BuiltIn(spec) => spec,
+        };
+        let key = format!("{}:{spec}", P::GAME);
         let cached = players().get_mut(&key).and_then(Vec::pop);
         let player = match cached.and_then(|b| b.downcast::<BuiltIn<P>>().ok()) {
             Some(player) => *player,
-            None => BuiltIn::<P>::new(&spec.player)?,
+            None => BuiltIn::<P>::new(spec)?,
         };
         Ok(Side::BuiltIn(key, player))
     }
@@ -145,35 +148,16 @@ fn half_points(record: &GameRecord, color: Color) -> u32 {
 }
 
 fn play_typed<P: Heuristics + Adjudicate>(
-    job: &pb::PairJob,
+    job: &PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, String> {
-    let settings = job.settings.clone().unwrap_or_default();
-    let mut setup = Setup::<P>::new(
-        settings
-            .rules
-            .parse()
-            .map_err(|e: tourney_rules::ParseError| e.to_string())?,
-    );
+    let settings = &job.settings;
+    let mut setup = Setup::<P>::from_settings(settings)?;
     setup.start = job
         .opening
         .parse()
         .map_err(|e: tourney_rules::ParseError| format!("opening: {e}"))?;
-    setup.time_control = if settings.tc.is_empty() {
-        TimeControl::Infinite
-    } else {
-        settings.tc.parse()?
-    };
-    setup.limits = Limits {
-        nodes: settings.nodes,
-        depth: settings.depth,
-        movetime: settings.movetime_ms.map(Duration::from_millis),
-        clock: None,
-    };
-    setup.max_plies = settings.max_plies;
-    setup.adjudicate = settings.adjudicate;
-    setup.time_margin = Duration::from_millis(settings.margin_ms);
     setup
         .meta
         .insert("tournament".into(), settings.tournament_name.clone().into());
@@ -184,19 +168,18 @@ fn play_typed<P: Heuristics + Adjudicate>(
     setup
         .meta
         .insert("tourney_version".into(), env!("CARGO_PKG_VERSION").into());
-    let (first, second) = (
-        job.first.clone().unwrap_or_default(),
-        job.second.clone().unwrap_or_default(),
-    );
-    for (key, engine) in [("artifact_first", &first), ("artifact_second", &second)] {
-        if !engine.artifact_sha256.is_empty() {
-            setup
-                .meta
-                .insert(key.into(), engine.artifact_sha256.clone().into());
+    let (first, second) = (&job.first, &job.second);
+    for (key, engine) in [("artifact_first", first), ("artifact_second", second)] {
+        if let EngineKind::Outside {
+            artifact_sha256: Some(sha),
+            ..
+        } = &engine.kind
+        {
+            setup.meta.insert(key.into(), sha.clone().into());
         }
     }
-    let mut a = Side::<P>::new(&first)?;
-    let mut b = Side::<P>::new(&second)?;
+    let mut a = Side::<P>::new(first)?;
+    let mut b = Side::<P>::new(second)?;
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
@@ -254,13 +237,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
 /// game, failed its handshake) or the job is malformed. Nothing is scored; the worker
 /// reports the failure and the coordinator pauses the tournament.
 pub(crate) fn play_pair(
-    job: &pb::PairJob,
+    job: &PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, String> {
-    let game = job.settings.as_ref().map_or("loa", |s| s.game.as_str());
-    match game.parse::<GameKind>() {
-        Ok(GameKind::Amazons) => play_typed::<Amazons>(job, cancelled, metrics),
-        _ => play_typed::<Loa>(job, cancelled, metrics),
-    }
+    with_position!(job.settings.game, P => play_typed::<P>(job, cancelled, metrics))
 }

@@ -1,0 +1,128 @@
+//! A game pair as the coordinator hands it to a worker: how its games are played and by
+//! whom. The wire form (`tourney.v1.PairJob`) converts to and from these types in the proto
+//! crate; coordinator and worker work on these.
+
+use crate::TimeControl;
+use crate::tournament::TournamentConfig;
+use tourney_rules::GameKind;
+
+/// How the games of a tournament are played: the game, its rules, limits and adjudication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameSettings {
+    /// The tournament's name (recorded in each game's `meta`).
+    pub tournament_name: String,
+    /// The game.
+    pub game: GameKind,
+    /// Rule options as `key=value,...` (empty for the defaults).
+    pub rules: String,
+    /// The clock ([`TimeControl::Infinite`] for none).
+    pub time_control: TimeControl,
+    /// Nodes per move.
+    pub nodes: Option<u64>,
+    /// Depth per move.
+    pub depth: Option<u32>,
+    /// Milliseconds per move.
+    pub movetime_ms: Option<u64>,
+    /// Draw after this many plies.
+    pub max_plies: Option<u32>,
+    /// Amazons: decide once the board is split into regions of one side each.
+    pub adjudicate: bool,
+    /// Milliseconds over the clock before a time forfeit.
+    pub margin_ms: u64,
+}
+
+impl GameSettings {
+    /// The settings a tournament file gives its games.
+    pub fn of(config: &TournamentConfig) -> GameSettings {
+        let l = &config.limits;
+        GameSettings {
+            tournament_name: config.name.clone(),
+            game: config.game,
+            rules: config.rules_text(),
+            // A validated file's clock parses; an absent one means no clock.
+            time_control: l
+                .tc
+                .as_deref()
+                .and_then(|tc| tc.parse().ok())
+                .unwrap_or(TimeControl::Infinite),
+            nodes: l.nodes,
+            depth: l.depth,
+            movetime_ms: l.movetime,
+            max_plies: config.adjudication.max_plies,
+            adjudicate: config.adjudication.regions,
+            margin_ms: l.margin,
+        }
+    }
+}
+
+/// Who plays one side of a pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineKind {
+    /// A built-in player, by its spec (`ab:depth=6`).
+    BuiltIn(String),
+    /// An outside engine.
+    Outside {
+        /// Its command line.
+        command: String,
+        /// The sha256 of its uploaded program, which the worker fetches and runs in place
+        /// of the command's first word.
+        artifact_sha256: Option<String>,
+        /// `setoption` values.
+        options: Vec<(String, String)>,
+    },
+}
+
+/// An engine of a pair: its name in the tournament and who it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Engine {
+    /// The name in the standings.
+    pub name: String,
+    /// Built-in or outside.
+    pub kind: EngineKind,
+}
+
+impl Engine {
+    /// Engine `index` of `config`, with its artifact (sha256 by engine name) if uploaded.
+    ///
+    /// # Panics
+    /// `index` is not an engine of `config`.
+    pub fn of(
+        config: &TournamentConfig,
+        index: usize,
+        artifacts: &std::collections::BTreeMap<String, String>,
+    ) -> Engine {
+        let e = &config.engines[index];
+        let kind = match (&e.player, &e.command) {
+            (Some(spec), _) => EngineKind::BuiltIn(spec.clone()),
+            (None, command) => EngineKind::Outside {
+                command: command.clone().unwrap_or_default(),
+                artifact_sha256: artifacts.get(&e.name).cloned(),
+                options: e.option_values(),
+            },
+        };
+        Engine {
+            name: e.name.clone(),
+            kind,
+        }
+    }
+}
+
+/// One game pair: the opening played twice, `first` moving first in game 0 and `second`
+/// in game 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairJob {
+    /// The tournament.
+    pub tournament: u64,
+    /// The pair's index.
+    pub pair: u64,
+    /// How its games are played.
+    pub settings: GameSettings,
+    /// The engine that moves first in game 0.
+    pub first: Engine,
+    /// The other engine.
+    pub second: Engine,
+    /// The start position (a position string).
+    pub opening: String,
+    /// Its index in the tournament's opening suite.
+    pub opening_index: u64,
+}

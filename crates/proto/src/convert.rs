@@ -1,0 +1,223 @@
+//! Conversions between the wire messages and the model's types, in one place: the
+//! coordinator sends model values, the worker receives model values, and anything that
+//! does not fit the model (an unknown game, a clock that does not parse, a missing engine)
+//! is an error here, at the edge where the bytes come in.
+
+use tourney_model::TimeControl;
+use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
+
+use crate::v1 as pb;
+
+/// A wire message that does not fit the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// A required field is missing.
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    /// A field's text does not parse.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn invalid(field: &'static str, message: impl ToString) -> WireError {
+    WireError::Invalid {
+        field,
+        message: message.to_string(),
+    }
+}
+
+impl From<&GameSettings> for pb::GameSettings {
+    fn from(s: &GameSettings) -> Self {
+        pb::GameSettings {
+            tournament_name: s.tournament_name.clone(),
+            game: s.game.to_string(),
+            rules: s.rules.clone(),
+            tc: match s.time_control {
+                TimeControl::Infinite => String::new(),
+                tc => tc.to_string(),
+            },
+            nodes: s.nodes,
+            depth: s.depth,
+            movetime_ms: s.movetime_ms,
+            max_plies: s.max_plies,
+            adjudicate: s.adjudicate,
+            margin_ms: s.margin_ms,
+        }
+    }
+}
+
+impl TryFrom<pb::GameSettings> for GameSettings {
+    type Error = WireError;
+    fn try_from(s: pb::GameSettings) -> Result<Self, WireError> {
+        Ok(GameSettings {
+            game: s.game.parse().map_err(|e| invalid("settings.game", e))?,
+            time_control: if s.tc.is_empty() {
+                TimeControl::Infinite
+            } else {
+                s.tc.parse().map_err(|e| invalid("settings.tc", e))?
+            },
+            tournament_name: s.tournament_name,
+            rules: s.rules,
+            nodes: s.nodes,
+            depth: s.depth,
+            movetime_ms: s.movetime_ms,
+            max_plies: s.max_plies,
+            adjudicate: s.adjudicate,
+            margin_ms: s.margin_ms,
+        })
+    }
+}
+
+impl From<&Engine> for pb::EngineSpec {
+    fn from(e: &Engine) -> Self {
+        let mut spec = pb::EngineSpec {
+            name: e.name.clone(),
+            ..Default::default()
+        };
+        match &e.kind {
+            EngineKind::BuiltIn(player) => spec.player = player.clone(),
+            EngineKind::Outside {
+                command,
+                artifact_sha256,
+                options,
+            } => {
+                spec.command = command.clone();
+                spec.artifact_sha256 = artifact_sha256.clone().unwrap_or_default();
+                spec.options = options.iter().cloned().collect();
+            }
+        }
+        spec
+    }
+}
+
+impl TryFrom<pb::EngineSpec> for Engine {
+    type Error = WireError;
+    fn try_from(e: pb::EngineSpec) -> Result<Self, WireError> {
+        let kind = match (e.player.is_empty(), e.command.is_empty()) {
+            (false, true) => EngineKind::BuiltIn(e.player),
+            (true, false) => EngineKind::Outside {
+                command: e.command,
+                artifact_sha256: (!e.artifact_sha256.is_empty()).then_some(e.artifact_sha256),
+                options: e.options.into_iter().collect(),
+            },
+            (true, true) => return Err(WireError::Missing("engine player or command")),
+            (false, false) => return Err(invalid("engine", "both a player and a command")),
+        };
+        Ok(Engine { name: e.name, kind })
+    }
+}
+
+impl From<&PairJob> for pb::PairJob {
+    fn from(j: &PairJob) -> Self {
+        pb::PairJob {
+            tournament: j.tournament,
+            pair: j.pair,
+            settings: Some((&j.settings).into()),
+            first: Some((&j.first).into()),
+            second: Some((&j.second).into()),
+            opening: j.opening.clone(),
+            opening_index: j.opening_index,
+        }
+    }
+}
+
+impl TryFrom<pb::PairJob> for PairJob {
+    type Error = WireError;
+    fn try_from(j: pb::PairJob) -> Result<Self, WireError> {
+        Ok(PairJob {
+            tournament: j.tournament,
+            pair: j.pair,
+            settings: j
+                .settings
+                .ok_or(WireError::Missing("settings"))?
+                .try_into()?,
+            first: j.first.ok_or(WireError::Missing("first"))?.try_into()?,
+            second: j.second.ok_or(WireError::Missing("second"))?.try_into()?,
+            opening: j.opening,
+            opening_index: j.opening_index,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_model::GameKind;
+
+    fn job() -> PairJob {
+        PairJob {
+            tournament: 3,
+            pair: 9,
+            settings: GameSettings {
+                tournament_name: "t".into(),
+                game: GameKind::Amazons,
+                rules: String::new(),
+                time_control: "40/60+0.5".parse().unwrap(),
+                nodes: Some(100),
+                depth: None,
+                movetime_ms: Some(20),
+                max_plies: Some(300),
+                adjudicate: true,
+                margin_ms: 100,
+            },
+            first: Engine {
+                name: "a".into(),
+                kind: EngineKind::BuiltIn("ab:depth=2".into()),
+            },
+            second: Engine {
+                name: "b".into(),
+                kind: EngineKind::Outside {
+                    command: "./engine --fast".into(),
+                    artifact_sha256: Some("ab".repeat(32)),
+                    options: vec![("Hash".into(), "64".into())],
+                },
+            },
+            opening: "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w".into(),
+            opening_index: 4,
+        }
+    }
+
+    #[test]
+    fn a_job_survives_the_wire() {
+        let wire = pb::PairJob::from(&job());
+        assert_eq!(PairJob::try_from(wire).unwrap(), job());
+        let mut no_clock = job();
+        no_clock.settings.time_control = TimeControl::Infinite;
+        let wire = pb::PairJob::from(&no_clock);
+        assert_eq!(wire.settings.as_ref().unwrap().tc, "");
+        assert_eq!(PairJob::try_from(wire).unwrap(), no_clock);
+    }
+
+    #[test]
+    fn what_does_not_fit_the_model_is_refused_with_the_field() {
+        let mut wire = pb::PairJob::from(&job());
+        wire.settings.as_mut().unwrap().game = "chess".into();
+        let e = PairJob::try_from(wire).unwrap_err().to_string();
+        assert!(e.starts_with("settings.game: unknown game 'chess'"), "{e}");
+        let mut wire = pb::PairJob::from(&job());
+        wire.settings.as_mut().unwrap().tc = "soon".into();
+        assert!(
+            PairJob::try_from(wire)
+                .unwrap_err()
+                .to_string()
+                .starts_with("settings.tc: ")
+        );
+        let mut wire = pb::PairJob::from(&job());
+        wire.second = None;
+        assert_eq!(
+            PairJob::try_from(wire).unwrap_err(),
+            WireError::Missing("second")
+        );
+        let mut wire = pb::PairJob::from(&job());
+        wire.first.as_mut().unwrap().player.clear();
+        assert_eq!(
+            PairJob::try_from(wire).unwrap_err(),
+            WireError::Missing("engine player or command")
+        );
+    }
+}
