@@ -3,8 +3,10 @@
 //! - [`scheduler`]: the scheduling state machine, with no I/O: tournaments, their pairs,
 //!   leases to workers, expiry, exactly-once results, SPRT stopping on the longest prefix
 //!   of completed pairs. Driven by events and `tick(now)`.
-//! - [`state`]: the [`Coordinator`]: scheduler, store and workers behind one lock, with a
-//!   group commit that makes every acknowledged result durable.
+//! - [`state`]: the [`Coordinator`]: scheduler, tournaments and workers behind one lock,
+//!   beside the store; its work is split by job into `intake` (submit, cancel, pause,
+//!   resume), `leasing` (leases, heartbeats, expiry), `commit` (the group commit that makes
+//!   every acknowledged result durable) and `views` (status, reports, exports, metrics).
 //! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
 //! - [`fleet`]: workers, throughput and recent games, as the dashboard shows them.
 //! - [`details`]: how a report's numbers were made (settings, engines, times).
@@ -23,5 +25,13 @@ pub mod scheduler;
 pub mod server;
 pub mod service;
 pub mod state;
+
+mod commit;
+mod intake;
+mod leasing;
+mod views;
+
+#[cfg(test)]
+mod tests;
 
 pub use state::{Coordinator, Settings};

@@ -1,0 +1,167 @@
+//! Commit: results made durable, a batch of reports in one transaction and one flush
+//! (the group commit), and only then counted and acknowledged.
+
+use prometheus::Histogram;
+use tokio::sync::{mpsc, oneshot};
+use tourney_model::GameSummary;
+use tourney_model::tournament::{PairOutcome, State};
+use tourney_store::{PairRecord, Store};
+
+use crate::scheduler::{ReportAck, TournamentId};
+use crate::state::{Coordinator, Finished};
+
+/// The summaries of a pair's stored games (none if they do not fit game records: only the
+/// JSON syntax is checked when results arrive, and such records are stored as sent but not
+/// counted in the metrics, the fleet or the terminations).
+pub(crate) fn summaries(games: &serde_json::value::RawValue) -> Vec<GameSummary> {
+    serde_json::from_str(games.get()).unwrap_or_default()
+}
+
+pub(crate) struct CommitJob {
+    records: Vec<PairRecord>,
+    reply: oneshot::Sender<Result<Vec<bool>, String>>,
+}
+
+/// The group commit: takes every commit waiting, writes them in one transaction, flushes
+/// once, then answers them all.
+pub(crate) async fn committer(
+    store: Store,
+    mut jobs: mpsc::Receiver<CommitJob>,
+    latency: Histogram,
+) {
+    while let Some(first) = jobs.recv().await {
+        let mut batch = vec![first];
+        while let Ok(more) = jobs.try_recv() {
+            batch.push(more);
+        }
+        let all: Vec<PairRecord> = batch
+            .iter()
+            .flat_map(|j| j.records.iter().cloned())
+            .collect();
+        let timer = latency.start_timer();
+        let result = match store.commit_pairs(&all) {
+            Ok(fresh) => store
+                .flush()
+                .await
+                .map(|()| fresh)
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        timer.observe_duration();
+        let mut offset = 0;
+        for job in batch {
+            let n = job.records.len();
+            let answer = result
+                .as_ref()
+                .map(|fresh| fresh[offset..offset + n].to_vec())
+                .map_err(Clone::clone);
+            offset += n;
+            let _ = job.reply.send(answer);
+        }
+    }
+}
+
+impl Coordinator {
+    /// Records finished pairs: durable (committed and flushed) before this returns.
+    ///
+    /// # Errors
+    /// The store failed; nothing was acknowledged.
+    pub async fn report(&self, worker: &str, results: Vec<Finished>) -> Result<ReportAck, String> {
+        let mut ack = ReportAck::default();
+        let mut fresh_candidates = Vec::new();
+        {
+            let inner = self.lock();
+            for r in results {
+                match inner.scheduler.tournament(r.tournament) {
+                    None => ack.rejected += 1,
+                    Some(t) if r.outcome.pair >= t.config.max_pairs() => ack.rejected += 1,
+                    Some(t) if t.is_done(r.outcome.pair) => ack.duplicates += 1,
+                    Some(_) => fresh_candidates.push(r),
+                }
+            }
+        }
+        if fresh_candidates.is_empty() {
+            return Ok(ack);
+        }
+        let records: Vec<PairRecord> = fresh_candidates
+            .iter()
+            .map(|r| PairRecord {
+                tournament: r.tournament,
+                outcome: r.outcome,
+                games: r.games.clone(),
+                worker: worker.to_string(),
+            })
+            .collect();
+        let (reply, wait) = oneshot::channel();
+        self.commits
+            .send(CommitJob { records, reply })
+            .await
+            .map_err(|_| "the store is closed".to_string())?;
+        let fresh = wait
+            .await
+            .map_err(|_| "the store is closed".to_string())??;
+        let mut changed_states = Vec::new();
+        {
+            let mut inner = self.lock();
+            // The store decides which of two racing results for a pair is the first.
+            let mut applied: Vec<(TournamentId, PairOutcome)> = Vec::new();
+            let mut late = 0;
+            for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+                // Late: its lease expired, and nobody else holds the pair now or did it.
+                late += u64::from(
+                    inner.scheduler.lease_of(r.tournament, r.outcome.pair) != Some(r.lease),
+                );
+                applied.push((r.tournament, r.outcome));
+            }
+            ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
+            self.metrics.pairs_committed.inc_by(applied.len() as u64);
+            self.metrics.pairs_late.inc_by(late);
+            let (scheduler_ack, changed) = inner.scheduler.report(&applied);
+            ack.accepted += scheduler_ack.accepted;
+            ack.duplicates += scheduler_ack.duplicates;
+            for tid in changed {
+                let state = inner.scheduler.tournament(tid).map(|t| t.state);
+                if let (Some(state), Some(record)) = (state, inner.records.get_mut(&tid)) {
+                    record.state = state;
+                    if !state.is_active() && state != State::Paused {
+                        record
+                            .ended_ms
+                            .get_or_insert_with(tourney_model::unix_ms_now);
+                    }
+                    changed_states.push(record.clone());
+                }
+            }
+        }
+        let now = self.now_ms();
+        let mut played = Vec::new();
+        for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+            let games = summaries(&r.games);
+            for game in &games {
+                self.metrics.observe_game(r.tournament, game);
+            }
+            played.push((r.tournament, r.outcome.pair, games));
+        }
+        {
+            let mut inner = self.lock();
+            inner.fleet.seen(worker, now);
+            for (tournament, pair, games) in &played {
+                let ended = inner.terminations.entry(*tournament).or_default();
+                for game in games {
+                    *ended.entry(game.termination).or_default() += 1;
+                }
+                for (index, game) in games.iter().enumerate() {
+                    inner
+                        .fleet
+                        .record_game(worker, *tournament, *pair, index, game);
+                }
+            }
+        }
+        for record in changed_states {
+            self.store
+                .put_tournament(&record)
+                .map_err(|e| e.to_string())?;
+        }
+        self.changed();
+        Ok(ack)
+    }
+}

@@ -1,0 +1,203 @@
+//! Intake: tournaments submitted (checked, their opening suite made, stored before they
+//! are scheduled), cancelled, paused when a pair cannot be played, and resumed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tourney_model::tournament::{State, TournamentConfig};
+use tourney_rules::with_position;
+use tourney_store::TournamentRecord;
+
+use crate::scheduler::TournamentId;
+use crate::state::Coordinator;
+
+/// The opening suite of a tournament: from the openings file's text or generated.
+fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
+    let o = &config.openings;
+    if let Some(name) = &o.file {
+        return tourney_plan::check::openings_file(config, file_text, name)
+            .map_err(|e| e.to_string());
+    }
+    let settings = tourney_plan::openings::OpeningSettings {
+        plies: o.plies.unwrap_or(4),
+        count: (config.max_pairs().min(2_000) as usize).max(1),
+        seed: o.seed,
+        balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
+    };
+    with_position!(config.game, P => tourney_plan::openings::generate_up_to::<P>(&settings))
+        .map_err(|e| format!("openings: {e}"))
+}
+
+impl Coordinator {
+    /// Submits a tournament file; returns its id.
+    ///
+    /// # Errors
+    /// A message naming the problem (file, line, key) if the tournament is not valid.
+    pub async fn submit(
+        &self,
+        text: &str,
+        file: &str,
+        openings_text: &str,
+        artifacts: BTreeMap<String, String>,
+    ) -> Result<TournamentId, String> {
+        let config = TournamentConfig::parse(text, file).map_err(|e| e.to_string())?;
+        tourney_plan::check::check_players(&config, text, file).map_err(|e| e.to_string())?;
+        for (name, sha) in &artifacts {
+            if !config
+                .engines
+                .iter()
+                .any(|e| &e.name == name && e.command.is_some())
+            {
+                return Err(format!(
+                    "artifact for '{name}', which is not an outside engine of {file}"
+                ));
+            }
+            if self
+                .store
+                .artifact(sha)
+                .map_err(|e| e.to_string())?
+                .is_none()
+            {
+                return Err(format!("artifact {sha} of '{name}' was not uploaded"));
+            }
+        }
+        let openings = openings_of(&config, openings_text)?;
+        let id = self.store.next_tournament_id().map_err(|e| e.to_string())?;
+        let created_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let record = TournamentRecord {
+            id,
+            config_text: text.to_string(),
+            file: file.to_string(),
+            openings,
+            state: State::Queued,
+            created_ms,
+            artifacts: artifacts.clone(),
+            paused_reason: None,
+            ended_ms: None,
+        };
+        self.store
+            .put_tournament(&record)
+            .map_err(|e| e.to_string())?;
+        self.store.flush().await.map_err(|e| e.to_string())?;
+        let mut inner = self.lock();
+        inner
+            .scheduler
+            .add(id, config.clone(), State::Queued, Vec::new());
+        inner.configs.insert(id, Arc::new(config));
+        inner.artifacts.insert(id, Arc::new(artifacts));
+        inner.records.insert(id, record);
+        drop(inner);
+        self.changed();
+        Ok(id)
+    }
+
+    /// Cancels a tournament.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn cancel(&self, id: TournamentId) -> Result<bool, String> {
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.cancel(id) {
+                return Ok(false);
+            }
+            let record = inner
+                .records
+                .get_mut(&id)
+                .expect("scheduled tournaments have records");
+            record.state = State::Cancelled;
+            record.paused_reason = None;
+            record.ended_ms = Some(tourney_model::unix_ms_now());
+            record.clone()
+        };
+        self.save(&record).await?;
+        Ok(true)
+    }
+
+    /// A pair could not be played on `worker` (an engine unfit to play, a program that
+    /// cannot be fetched): nothing is scored, the pair is offered again, and the worker's
+    /// host is offered no more pairs of the tournament. When no connected worker is left
+    /// that could play it, the tournament is paused with the reason; resuming it makes
+    /// every host eligible again.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn pair_failed(
+        &self,
+        worker: &str,
+        id: TournamentId,
+        pair: u64,
+        reason: &str,
+    ) -> Result<(), String> {
+        let reason = format!("pair {pair} could not be played on worker {worker}: {reason}");
+        self.metrics
+            .engine_failures
+            .with_label_values(&["unfit"])
+            .inc();
+        let now = self.now_ms();
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.unfit(id, worker, pair) {
+                return Ok(());
+            }
+            // A broken host (a missing library, say) does not stop the others: the pair
+            // goes to them. With none left that can play it, the tournament waits for a fix.
+            let others = inner
+                .fleet
+                .connected(now, self.settings.lease_ms)
+                .iter()
+                .any(|w| !inner.scheduler.is_unfit(id, &w.id));
+            if others {
+                drop(inner);
+                eprintln!("coordinator: tournament {id}: {reason}; left to other workers");
+                self.changed();
+                return Ok(());
+            }
+            if !inner.scheduler.pause(id) {
+                return Ok(());
+            }
+            let Some(record) = inner.records.get_mut(&id) else {
+                return Ok(());
+            };
+            record.state = State::Paused;
+            record.paused_reason = Some(reason.clone());
+            record.clone()
+        };
+        eprintln!("coordinator: tournament {id} paused: {reason}");
+        self.save(&record).await
+    }
+
+    /// Stores a tournament's new state durably, then tells the watchers.
+    async fn save(&self, record: &TournamentRecord) -> Result<(), String> {
+        self.store
+            .put_tournament(record)
+            .map_err(|e| e.to_string())?;
+        self.store.flush().await.map_err(|e| e.to_string())?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Resumes a paused tournament; returns whether it was paused.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn resume(&self, id: TournamentId) -> Result<bool, String> {
+        let record = {
+            let mut inner = self.lock();
+            if !inner.scheduler.resume(id) {
+                return Ok(false);
+            }
+            let state = inner.scheduler.tournament(id).map(|t| t.state);
+            let Some(record) = inner.records.get_mut(&id) else {
+                return Ok(false);
+            };
+            record.state = state.unwrap_or(State::Running);
+            record.paused_reason = None;
+            record.clone()
+        };
+        self.save(&record).await?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,69 @@
+//! Leasing: pairs handed out to workers in leases, kept alive by heartbeats, expired.
+
+use tourney_model::job::{Engine, GameSettings, PairJob};
+
+use crate::scheduler::LeaseId;
+use crate::state::{Coordinator, Inner};
+
+/// The most pairs `worker` may lease now: its slots' share of the pairs left to offer (and
+/// at least one per slot). Workers queue pairs ahead; near the end of the work, a worker
+/// that took a deep queue would keep the others idle while it plays it alone.
+fn tail_share(inner: &Inner, worker: &str, now: u64, lease_ms: u64) -> usize {
+    let (mine, all) = inner.fleet.slots(worker, now, lease_ms);
+    let share = (inner.scheduler.offerable() * mine).div_ceil(all.max(1));
+    share.max(mine) as usize
+}
+
+impl Coordinator {
+    /// Leases up to `max_pairs` pairs to a worker.
+    pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<PairJob>)> {
+        let _timer = self.metrics.lease_latency.start_timer();
+        let now = self.now_ms();
+        let mut inner = self.lock();
+        inner.fleet.seen(worker, now);
+        let max_pairs = max_pairs.min(tail_share(&inner, worker, now, self.settings.lease_ms));
+        let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
+        self.metrics.leases_granted.inc();
+        let jobs = assignments
+            .into_iter()
+            .map(|a| {
+                let record = &inner.records[&a.tournament];
+                let config = &inner.configs[&a.tournament];
+                let artifacts = &inner.artifacts[&a.tournament];
+                let opening_index = a.opening % record.openings.len() as u64;
+                PairJob {
+                    tournament: a.tournament,
+                    pair: a.pair,
+                    settings: GameSettings::of(config),
+                    first: Engine::of(config, a.first, artifacts),
+                    second: Engine::of(config, a.second, artifacts),
+                    opening: record.openings[opening_index as usize].clone(),
+                    opening_index,
+                }
+            })
+            .collect();
+        Some((lease.id, jobs))
+    }
+
+    /// Keeps a worker's leases alive; returns those it must drop.
+    pub fn heartbeat(&self, worker: &str, leases: &[LeaseId]) -> Vec<LeaseId> {
+        let now = self.now_ms();
+        let mut inner = self.lock();
+        inner.fleet.seen(worker, now);
+        inner.scheduler.heartbeat(worker, leases, now)
+    }
+
+    /// Expires overdue leases.
+    pub fn tick(&self) {
+        let now = self.now_ms();
+        let expired = {
+            let mut inner = self.lock();
+            inner.fleet.tick(now);
+            inner.scheduler.tick(now)
+        };
+        if !expired.is_empty() {
+            self.metrics.leases_expired.inc_by(expired.len() as u64);
+            self.changed();
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The coordinator as a whole, on a real store: late results, metrics retention,
+//! report details, terminations across a restart, failures and exclusions.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use prometheus::Registry;
+use tourney_model::job::PairJob;
+use tourney_model::tournament::{PairOutcome, State};
+use tourney_store::Store;
+
+use crate::scheduler::LeaseId;
+use crate::state::{Coordinator, Finished, Settings};
+use crate::views::RATINGS_EVERY;
+
+const MATCH: &str = "name = \"late\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
+    openings = { plies = 2, seed = 1 }\nlimits = { nodes = 1 }\n\
+    [[engine]]\nname = \"a\"\nplayer = \"random\"\n\
+    [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
+
+async fn coordinator(dir: &tempfile::TempDir, lease_ms: u64) -> (Arc<Coordinator>, u64) {
+    let settings = Settings {
+        lease_ms,
+        heartbeat_ms: lease_ms / 2,
+        ..Settings::default()
+    };
+    let store = Store::open(dir.path()).unwrap();
+    let c = Coordinator::open(store, settings, &Registry::new()).unwrap();
+    let id = c
+        .submit(MATCH, "late.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    (c, id)
+}
+
+/// `a` wins both games of the job's pair.
+fn won_by_a(job: &PairJob, lease: LeaseId) -> Finished {
+    let a_first = job.first.name == "a";
+    let (first, second) = if a_first { (0, 1) } else { (1, 0) };
+    Finished {
+        tournament: job.tournament,
+        outcome: PairOutcome {
+            pair: job.pair,
+            first,
+            second,
+            half_points: if a_first { [2, 2] } else { [0, 0] },
+        },
+        lease,
+        games: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_start_at_zero() {
+    let game = r#"{"game":"loa","white":{"name":"a"},"black":{"name":"b"},"moves":[],"result":"1-0","termination":"connection"}"#;
+    for (retention, kept) in [(60_000, true), (0, false)] {
+        let settings = Settings {
+            metrics_retention_ms: retention,
+            ..Settings::default()
+        };
+        let c = Coordinator::open(Store::temporary().unwrap(), settings, &Registry::new()).unwrap();
+        let text = c.metrics_text();
+        assert!(
+            text.contains("tourney_engine_failures_total{reason=\"crash\"} 0"),
+            "{text}"
+        );
+        let id = c
+            .submit(MATCH, "m.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        let text = c.metrics_text();
+        let before_any_game = format!(
+            "tourney_games_total{{game=\"loa\",result=\"0-1\",termination=\"connection\",tournament=\"{id}\"}} 0"
+        );
+        assert!(text.contains(&before_any_game), "{text}");
+        let worker = c.register("w", "test", 4);
+        let (lease, jobs) = c.lease(&worker, 4).unwrap();
+        let results: Vec<Finished> = jobs
+            .iter()
+            .map(|j| Finished {
+                games: serde_json::value::RawValue::from_string(format!("[{game},{game}]"))
+                    .unwrap(),
+                ..won_by_a(j, lease)
+            })
+            .collect();
+        c.report(&worker, results).await.unwrap();
+        assert_eq!(c.state(id), Some(State::Finished));
+        let text = c.metrics_text();
+        let series = [
+            format!("tourney_pairs_done{{tournament=\"{id}\"}}"),
+            format!(
+                "tourney_tournament_info{{format=\"match\",game=\"loa\",name=\"late\",tournament=\"{id}\"}} 1"
+            ),
+            format!("tourney_tournament_state{{state=\"finished\",tournament=\"{id}\"}}"),
+            format!("tourney_elo_estimate{{engine=\"a\",tournament=\"{id}\"}}"),
+            format!(
+                "tourney_games_total{{game=\"loa\",result=\"1-0\",termination=\"connection\",tournament=\"{id}\"}}"
+            ),
+        ];
+        for s in &series {
+            assert_eq!(
+                text.contains(s.as_str()),
+                kept,
+                "{s} with retention {retention}:\n{text}"
+            );
+        }
+        assert!(
+            !text.contains(&format!("tournament=\"{id}\"")) || kept,
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reports_say_what_was_played_and_when() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let details = |c: &Coordinator| -> BTreeMap<String, String> {
+        c.report_of(id).unwrap().1.details.into_iter().collect()
+    };
+    let d = details(&c);
+    assert_eq!(d["Game"], "loa");
+    assert_eq!(d["Format"], "match: 4 pairs, 8 games");
+    assert_eq!(d["Limits"], "1 nodes per move");
+    assert!(
+        d["Openings"].starts_with("4 generated: 2 random plies, seed 1"),
+        "{d:?}"
+    );
+    assert_eq!(
+        (d["Engine a"].as_str(), d["Engine b"].as_str()),
+        ("random", "random:seed=2")
+    );
+    assert!(d["Started"].ends_with(" UTC"), "{d:?}");
+    assert_eq!(d["ETA"], "after the first pairs");
+    let worker = c.register("w", "test", 2);
+    let (lease, jobs) = c.lease(&worker, 2).unwrap();
+    let results = jobs.iter().map(|j| won_by_a(j, lease)).collect();
+    c.report(&worker, results).await.unwrap();
+    let eta = details(&c)["ETA"].clone();
+    assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
+    let (_, report) = c.report_of(id).unwrap();
+    assert!(
+        report.text().contains("Engine b      random:seed=2"),
+        "{}",
+        report.text()
+    );
+}
+
+#[tokio::test]
+async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = coordinator(&dir, 20).await;
+    let worker = c.register("w", "test", 2);
+    let (lease, jobs) = c.lease(&worker, 2).unwrap();
+    let ack = c
+        .report(&worker, vec![won_by_a(&jobs[0], lease)])
+        .await
+        .unwrap();
+    assert_eq!(ack.accepted, 1);
+    assert_eq!(c.metrics().pairs_late.get(), 0, "in time");
+    std::thread::sleep(Duration::from_millis(40));
+    c.tick();
+    assert_eq!(c.metrics().leases_expired.get(), 1);
+    // Nobody else completed the pair: the late result counts, and is noted as late.
+    let ack = c
+        .report(&worker, vec![won_by_a(&jobs[1], lease)])
+        .await
+        .unwrap();
+    assert_eq!(ack.accepted, 1);
+    assert_eq!(c.metrics().pairs_late.get(), 1);
+    assert_eq!(c.metrics().pairs_committed.get(), 2);
+    // Once more: a duplicate, neither committed nor late.
+    let ack = c
+        .report(&worker, vec![won_by_a(&jobs[1], lease)])
+        .await
+        .unwrap();
+    assert_eq!((ack.accepted, ack.duplicates), (0, 1));
+    assert_eq!(c.metrics().pairs_late.get(), 1);
+}
+
+#[tokio::test]
+async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = |termination: &str| {
+        format!(
+            r#"{{"game":"loa","white":{{"name":"a"}},"black":{{"name":"b"}},"moves":[],"result":"1-0","termination":"{termination}"}}"#
+        )
+    };
+    let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
+    {
+        let (c, id) = coordinator(&dir, 60_000).await;
+        let worker = c.register("w", "test", 2);
+        let (lease, jobs) = c.lease(&worker, 2).unwrap();
+        let mut results: Vec<Finished> = jobs.iter().map(|j| won_by_a(j, lease)).collect();
+        results[0].games = serde_json::value::RawValue::from_string(format!(
+            "[{},{}]",
+            game("connection"),
+            game("max-plies")
+        ))
+        .unwrap();
+        results[1].games = serde_json::value::RawValue::from_string(format!(
+            "[{},{}]",
+            game("connection"),
+            game("connection")
+        ))
+        .unwrap();
+        c.report(&worker, results).await.unwrap();
+        let (_, report) = c.report_of(id).unwrap();
+        assert_eq!(report.terminations, expected);
+    }
+    // sled lets go of its lock once the committer task and its background flusher
+    // have stopped.
+    let mut store = None;
+    for _ in 0..100 {
+        store = Store::open(dir.path()).ok();
+        if store.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let store = store.expect("the store reopens");
+    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+    let (_, report) = c.report_of(c.ids()[0]).unwrap();
+    assert_eq!(report.terminations, expected, "restored from the store");
+}
+
+#[tokio::test]
+async fn a_pair_one_host_cannot_play_goes_to_another_and_pauses_when_none_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let (broken, fine) = (
+        c.register("broken", "test", 1),
+        c.register("fine", "test", 1),
+    );
+    let (_, jobs) = c.lease(&broken, 1).unwrap();
+    let pair = jobs[0].pair;
+    c.pair_failed(&broken, id, pair, "engine unsupported")
+        .await
+        .unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(
+        status.state,
+        State::Running,
+        "another worker can still play it"
+    );
+    assert_eq!(status.paused_reason, None);
+    assert!(
+        c.lease(&broken, 4).is_none(),
+        "nothing more for the broken host"
+    );
+    let (_, jobs) = c.lease(&fine, 4).unwrap();
+    assert!(
+        jobs.iter().any(|j| j.pair == pair),
+        "the pair is offered again"
+    );
+    // The last host that could play it fails too: the tournament waits for a fix.
+    c.pair_failed(&fine, id, pair, "engine unsupported")
+        .await
+        .unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.state, State::Paused);
+    let reason = status.paused_reason.unwrap();
+    assert!(
+        reason.contains("fine#2") && reason.contains("unsupported"),
+        "{reason}"
+    );
+    assert!(c.resume(id).await.unwrap());
+    assert!(
+        c.lease(&broken, 1).is_some(),
+        "resuming makes every host eligible again"
+    );
+}
+
+#[tokio::test]
+async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = coordinator(&dir, 60_000).await;
+    let (one, three) = (c.register("one", "test", 1), c.register("three", "test", 3));
+    // 4 pairs left for 4 slots: one may take 1, three may take 3 of them.
+    let (_, jobs) = c.lease(&one, 10).unwrap();
+    assert_eq!(jobs.len(), 1);
+    let (_, jobs) = c.lease(&three, 10).unwrap();
+    assert_eq!(jobs.len(), 3, "3 of the 3 left, at least one per slot");
+    assert!(c.lease(&one, 10).is_none(), "nothing left");
+    // Alone, a worker takes all it asks for.
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = coordinator(&dir, 60_000).await;
+    let alone = c.register("alone", "test", 1);
+    assert_eq!(c.lease(&alone, 10).unwrap().1.len(), 4);
+}
+
+#[tokio::test]
+async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 4);
+    let (lease, jobs) = c.lease(&worker, 4).unwrap();
+    let games = |c: &Coordinator| -> Vec<u64> {
+        let status = c.status(id).unwrap();
+        status.ratings.players.iter().map(|p| p.games).collect()
+    };
+    c.report(&worker, vec![won_by_a(&jobs[0], lease)])
+        .await
+        .unwrap();
+    assert_eq!(games(&c), vec![2, 2]);
+    let rated = Instant::now();
+    c.report(&worker, vec![won_by_a(&jobs[1], lease)])
+        .await
+        .unwrap();
+    let now = games(&c);
+    assert_eq!(c.status(id).unwrap().pairs_done, 2);
+    if rated.elapsed() < RATINGS_EVERY {
+        assert_eq!(now, vec![2, 2], "computed again within {RATINGS_EVERY:?}");
+    }
+    let rest = jobs[2..].iter().map(|j| won_by_a(j, lease)).collect();
+    c.report(&worker, rest).await.unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.state, State::Finished);
+    assert_eq!(
+        games(&c),
+        vec![8, 8],
+        "a finished tournament's ratings are exact"
+    );
+    assert_eq!(status.ratings.players[0].name, "a");
+    assert!(status.ratings.players[0].elo > status.ratings.players[1].elo);
+}

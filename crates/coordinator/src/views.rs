@@ -1,0 +1,320 @@
+//! Views: what the coordinator shows of its tournaments: status with ratings (cached
+//! while a tournament runs), reports, stored games, exports and the metrics text.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tourney_model::GameRecord;
+use tourney_model::tournament::{PairOutcome, TournamentConfig};
+use tourney_rules::{Color, GameKind, Position, with_position};
+use tourney_stats::report::{Crosstable, Report, SprtReport};
+use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
+
+use crate::metrics::TournamentGauges;
+use crate::scheduler::{TournamentId, sprt_of};
+use crate::state::{Coordinator, Status};
+
+/// The colour that moves first in a game.
+fn first_mover(game: GameKind) -> Color {
+    with_position!(game, P => P::start().turn())
+}
+
+/// How long a running tournament's ratings are shown before they are computed again: a
+/// rating takes longer than a report of fast games, and many reports come in a second.
+pub(crate) const RATINGS_EVERY: Duration = Duration::from_millis(250);
+
+/// Ratings as computed at a number of completed pairs.
+pub(crate) struct CachedRatings {
+    pairs: u64,
+    at: Instant,
+    ratings: RatingTable,
+}
+
+impl CachedRatings {
+    /// Whether these ratings can be shown for `pairs` completed pairs: exactly those pairs,
+    /// or, while the tournament runs, computed within [`RATINGS_EVERY`].
+    fn fresh(&self, pairs: u64, active: bool) -> bool {
+        self.pairs == pairs || (active && self.at.elapsed() < RATINGS_EVERY)
+    }
+}
+
+pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
+    // Counted by engine index first: the table's lookups by name would cost more than the
+    // rating itself over thousands of pairs.
+    let n = config.engines.len();
+    let mut counts = vec![[0u64; 3]; n * n];
+    let first_moves = first_mover(config.game);
+    for o in outcomes {
+        for (g, &half) in o.half_points.iter().enumerate() {
+            let (leader, other) = if g == 0 {
+                (o.first, o.second)
+            } else {
+                (o.second, o.first)
+            };
+            // `half` is for the pairing's first engine; make it the leader's.
+            let leader_half = if g == 0 { half } else { 2 - half };
+            let (white, black, white_half) = if first_moves == Color::White {
+                (leader, other, leader_half)
+            } else {
+                (other, leader, 2 - leader_half)
+            };
+            // White wins, draw, black wins.
+            counts[white * n + black][2 - white_half as usize] += 1;
+        }
+    }
+    let mut table = GameTable::new();
+    for engine in &config.engines {
+        table.player(&engine.name);
+    }
+    let results = [
+        GameResult::WhiteWins,
+        GameResult::Draw,
+        GameResult::BlackWins,
+    ];
+    for (cell, count) in counts.iter().enumerate() {
+        let (white, black) = (
+            &config.engines[cell / n].name,
+            &config.engines[cell % n].name,
+        );
+        for (result, &k) in results.iter().zip(count) {
+            if k > 0 {
+                table.add_many(white, black, *result, k);
+            }
+        }
+    }
+    table
+}
+
+/// A report of `status` over its completed pairs in pair order.
+fn report_from(
+    status: Status,
+    outcomes: &[PairOutcome],
+    terminations: Vec<(String, u64)>,
+) -> Report {
+    let config = &status.config;
+    let table = game_table(config, outcomes);
+    let names: Vec<String> = status
+        .ratings
+        .players
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let sprt = sprt_of(config).and_then(|sprt| {
+        // The prefix of completed pairs in index order, as the SPRT counts them.
+        let prefix: Vec<[u8; 2]> = outcomes
+            .iter()
+            .enumerate()
+            .take_while(|(i, o)| o.pair == *i as u64)
+            .map(|(_, o)| o.half_points)
+            .collect();
+        SprtReport::from_pairs(sprt, &prefix, 200).ok()
+    });
+    Report {
+        title: format!(
+            "{} (#{}, {}, {}, {})",
+            config.name,
+            status.id,
+            config.game,
+            config.format.name(),
+            status.state_name()
+        ),
+        details: Vec::new(),
+        crosstable: Crosstable::new(&table, &names),
+        ratings: status.ratings,
+        sprt,
+        terminations,
+    }
+}
+
+impl Coordinator {
+    /// Every metric in the Prometheus text format, gauges read from the current state.
+    /// Tournaments that ended more than [`Settings::metrics_retention_ms`] ago have their
+    /// series removed.
+    pub fn metrics_text(&self) -> String {
+        let now = tourney_model::unix_ms_now();
+        let retention = self.settings.metrics_retention_ms;
+        let (statuses, expired): (Vec<Status>, Vec<Status>) = self
+            .ids()
+            .into_iter()
+            .filter_map(|id| self.status(id))
+            .partition(|s| {
+                s.ended_ms
+                    .is_none_or(|end| now.saturating_sub(end) < retention)
+            });
+        for s in &expired {
+            let engines: Vec<&str> = s.config.engines.iter().map(|e| e.name.as_str()).collect();
+            let info = [
+                s.config.name.as_str(),
+                s.config.game.name(),
+                s.config.format.name(),
+            ];
+            self.metrics.forget_tournament(s.id, info, &engines);
+        }
+        let gauges: Vec<TournamentGauges<'_>> = statuses
+            .iter()
+            .map(|s| TournamentGauges {
+                id: s.id,
+                info: [&s.config.name, s.config.game.name(), s.config.format.name()],
+                state: s.state_name(),
+                pending: s
+                    .pairs_planned()
+                    .map(|planned| planned.saturating_sub(s.pairs_done + s.pairs_leased)),
+                leased: s.pairs_leased,
+                done: s.pairs_done,
+                llr: s.sprt.as_ref().map(|sprt| sprt.llr),
+                elo: s
+                    .ratings
+                    .players
+                    .iter()
+                    .map(|p| (p.name.as_str(), p.elo))
+                    .collect(),
+            })
+            .collect();
+        self.metrics.set_gauges(&self.workers(), &gauges);
+        self.metrics.encode()
+    }
+
+    /// A tournament's status with standings.
+    pub fn status(&self, id: TournamentId) -> Option<Status> {
+        self.snapshot(id, false).map(|(status, _)| status)
+    }
+
+    /// A tournament's status, and with `with_outcomes` its completed pairs in pair order.
+    /// Ratings are computed once for each number of completed pairs, and for a running
+    /// tournament at most every [`RATINGS_EVERY`]; the pairs are copied only when they are
+    /// needed.
+    fn snapshot(
+        &self,
+        id: TournamentId,
+        with_outcomes: bool,
+    ) -> Option<(Status, Vec<PairOutcome>)> {
+        let inner = self.lock();
+        let t = inner.scheduler.tournament(id)?;
+        let config = Arc::clone(&inner.configs[&id]);
+        let (state, pairs_done, pairs_leased, sprt) = (
+            t.state,
+            t.pairs_done(),
+            t.pairs_leased() as u64,
+            t.sprt_status(),
+        );
+        let cached = inner
+            .ratings
+            .get(&id)
+            .filter(|c| c.fresh(pairs_done, state.is_active()))
+            .map(|c| c.ratings.clone());
+        let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
+            t.completed().copied().collect()
+        } else {
+            Vec::new()
+        };
+        let record = inner.records.get(&id);
+        let paused_reason = record.and_then(|r| r.paused_reason.clone());
+        let (created_ms, ended_ms) = record.map_or((0, None), |r| (r.created_ms, r.ended_ms));
+        drop(inner);
+        let ratings = cached.unwrap_or_else(|| {
+            let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
+            let cached = CachedRatings {
+                pairs: pairs_done,
+                at: Instant::now(),
+                ratings: ratings.clone(),
+            };
+            self.lock().ratings.insert(id, cached);
+            ratings
+        });
+        let status = Status {
+            id,
+            config,
+            state,
+            pairs_done,
+            pairs_leased,
+            ratings,
+            sprt,
+            paused_reason,
+            created_ms,
+            ended_ms,
+        };
+        Some((status, outcomes))
+    }
+
+    /// The report of a tournament (standings, cross-table, SPRT history, terminations),
+    /// from what the coordinator holds in memory, with its status.
+    pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
+        let (status, outcomes) = self.snapshot(id, true)?;
+        let (mut terminations, details) = {
+            let inner = self.lock();
+            let terminations: Vec<(String, u64)> = inner
+                .terminations
+                .get(&id)
+                .into_iter()
+                .flatten()
+                .map(|(t, n)| (t.name().to_string(), *n))
+                .collect();
+            let openings = inner.records.get(&id).map_or(0, |r| r.openings.len());
+            let artifacts = inner.artifacts.get(&id).cloned().unwrap_or_default();
+            let details = crate::details::details(
+                &status,
+                openings,
+                &artifacts,
+                tourney_model::unix_ms_now(),
+            );
+            (terminations, details)
+        };
+        terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut report = report_from(status.clone(), &outcomes, terminations);
+        report.details = details;
+        Some((status, report))
+    }
+
+    /// One stored pair's games.
+    ///
+    /// # Errors
+    /// The store failed or holds a record that does not decode.
+    pub fn pair_games(
+        &self,
+        id: TournamentId,
+        pair: u64,
+    ) -> Result<Option<Vec<GameRecord>>, String> {
+        match self.store.pair(id, pair).map_err(|e| e.to_string())? {
+            Some(record) => record.games().map(Some).map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
+    }
+
+    /// The games of a tournament as JSON lines (pair order), each with its pair index and
+    /// the engine names as `white` and `black`.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn export(&self, id: TournamentId) -> Result<Vec<String>, String> {
+        let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
+        let mut lines = Vec::new();
+        for pair in pairs {
+            for game in &pair.games().map_err(|e| e.to_string())? {
+                let mut value = serde_json::to_value(game).map_err(|e| e.to_string())?;
+                if let Some(map) = value.as_object_mut() {
+                    map.insert("pair".into(), pair.outcome.pair.into());
+                    map.insert("tournament".into(), id.into());
+                    map.insert("worker".into(), pair.worker.clone().into());
+                    map.insert(
+                        "white_spec".into(),
+                        map.get("white")
+                            .and_then(|w| w.get("spec"))
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    map.insert(
+                        "black_spec".into(),
+                        map.get("black")
+                            .and_then(|w| w.get("spec"))
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    map.insert("white".into(), game.white.name.clone().into());
+                    map.insert("black".into(), game.black.name.clone().into());
+                }
+                lines.push(serde_json::to_string(&value).map_err(|e| e.to_string())?);
+            }
+        }
+        Ok(lines)
+    }
+}
