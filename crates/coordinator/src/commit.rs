@@ -120,16 +120,17 @@ impl Coordinator {
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
             for tid in changed {
-                let state = inner.scheduler.tournament(tid).map(|t| t.state);
-                if let (Some(state), Some(record)) = (state, inner.records.get_mut(&tid)) {
-                    record.state = state;
-                    if !state.is_active() && state != State::Paused {
-                        record
-                            .ended_ms
-                            .get_or_insert_with(tourney_model::unix_ms_now);
-                    }
-                    changed_states.push(record.clone());
+                let ended = inner
+                    .scheduler
+                    .tournament(tid)
+                    .is_some_and(|t| matches!(t.state, State::Finished | State::Cancelled));
+                if let (true, Some(entry)) = (ended, inner.tournaments.get_mut(&tid)) {
+                    entry
+                        .record
+                        .ended_ms
+                        .get_or_insert_with(tourney_model::unix_ms_now);
                 }
+                changed_states.extend(inner.record(tid));
             }
         }
         let now = self.now_ms();
@@ -145,9 +146,10 @@ impl Coordinator {
             let mut inner = self.lock();
             inner.fleet.seen(worker, now);
             for (tournament, pair, games) in &played {
-                let ended = inner.terminations.entry(*tournament).or_default();
-                for game in games {
-                    *ended.entry(game.termination).or_default() += 1;
+                if let Some(entry) = inner.tournaments.get_mut(tournament) {
+                    for game in games {
+                        *entry.terminations.entry(game.termination).or_default() += 1;
+                    }
                 }
                 for (index, game) in games.iter().enumerate() {
                     inner

@@ -9,7 +9,7 @@ use tourney_rules::with_position;
 use tourney_store::TournamentRecord;
 
 use crate::scheduler::TournamentId;
-use crate::state::Coordinator;
+use crate::state::{Coordinator, Entry};
 
 /// The opening suite of a tournament: from the openings file's text or generated.
 fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
@@ -63,9 +63,7 @@ impl Coordinator {
         }
         let openings = openings_of(&config, openings_text)?;
         let id = self.store.next_tournament_id().map_err(|e| e.to_string())?;
-        let created_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let created_ms = tourney_model::unix_ms_now();
         let record = TournamentRecord {
             id,
             config_text: text.to_string(),
@@ -85,9 +83,14 @@ impl Coordinator {
         inner
             .scheduler
             .add(id, config.clone(), State::Queued, Vec::new());
-        inner.configs.insert(id, Arc::new(config));
-        inner.artifacts.insert(id, Arc::new(artifacts));
-        inner.records.insert(id, record);
+        let entry = Entry {
+            record,
+            config: Arc::new(config),
+            artifacts: Arc::new(artifacts),
+            ratings: None,
+            terminations: BTreeMap::new(),
+        };
+        inner.tournaments.insert(id, entry);
         drop(inner);
         self.changed();
         Ok(id)
@@ -103,16 +106,14 @@ impl Coordinator {
             if !inner.scheduler.cancel(id) {
                 return Ok(false);
             }
-            let record = inner
-                .records
-                .get_mut(&id)
-                .expect("scheduled tournaments have records");
-            record.state = State::Cancelled;
-            record.paused_reason = None;
-            record.ended_ms = Some(tourney_model::unix_ms_now());
-            record.clone()
+            let Some(entry) = inner.tournaments.get_mut(&id) else {
+                return Ok(false);
+            };
+            entry.record.paused_reason = None;
+            entry.record.ended_ms = Some(tourney_model::unix_ms_now());
+            inner.record(id)
         };
-        self.save(&record).await?;
+        self.save(record).await?;
         Ok(true)
     }
 
@@ -158,21 +159,24 @@ impl Coordinator {
             if !inner.scheduler.pause(id) {
                 return Ok(());
             }
-            let Some(record) = inner.records.get_mut(&id) else {
+            let Some(entry) = inner.tournaments.get_mut(&id) else {
                 return Ok(());
             };
-            record.state = State::Paused;
-            record.paused_reason = Some(reason.clone());
-            record.clone()
+            entry.record.paused_reason = Some(reason.clone());
+            inner.record(id)
         };
         eprintln!("coordinator: tournament {id} paused: {reason}");
-        self.save(&record).await
+        self.save(record).await
     }
 
-    /// Stores a tournament's new state durably, then tells the watchers.
-    async fn save(&self, record: &TournamentRecord) -> Result<(), String> {
+    /// Stores a tournament's new state durably (nothing for an unknown one), then tells
+    /// the watchers.
+    async fn save(&self, record: Option<TournamentRecord>) -> Result<(), String> {
+        let Some(record) = record else {
+            return Ok(());
+        };
         self.store
-            .put_tournament(record)
+            .put_tournament(&record)
             .map_err(|e| e.to_string())?;
         self.store.flush().await.map_err(|e| e.to_string())?;
         self.changed();
@@ -189,15 +193,13 @@ impl Coordinator {
             if !inner.scheduler.resume(id) {
                 return Ok(false);
             }
-            let state = inner.scheduler.tournament(id).map(|t| t.state);
-            let Some(record) = inner.records.get_mut(&id) else {
+            let Some(entry) = inner.tournaments.get_mut(&id) else {
                 return Ok(false);
             };
-            record.state = state.unwrap_or(State::Running);
-            record.paused_reason = None;
-            record.clone()
+            entry.record.paused_reason = None;
+            inner.record(id)
         };
-        self.save(&record).await?;
+        self.save(record).await?;
         Ok(true)
     }
 }

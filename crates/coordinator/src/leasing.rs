@@ -27,9 +27,8 @@ impl Coordinator {
         let jobs = assignments
             .into_iter()
             .map(|a| {
-                let record = &inner.records[&a.tournament];
-                let config = &inner.configs[&a.tournament];
-                let artifacts = &inner.artifacts[&a.tournament];
+                let t = &inner.tournaments[&a.tournament];
+                let (record, config, artifacts) = (&t.record, &t.config, &t.artifacts);
                 let opening_index = a.opening % record.openings.len() as u64;
                 PairJob {
                     tournament: a.tournament,

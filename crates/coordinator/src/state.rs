@@ -3,7 +3,7 @@
 //! paused and resumed), `leasing` (work handed out and kept alive), `commit` (results made
 //! durable in group commits) and `views` (status, reports, exports and metrics).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -81,16 +81,38 @@ pub struct Status {
     pub ended_ms: Option<u64>,
 }
 
+/// What the coordinator keeps of one tournament, beside the scheduler's view of it (its
+/// state, pairs and leases).
+pub(crate) struct Entry {
+    /// Its stored record. The `state` in it is not kept up to date here: the scheduler's is
+    /// the one, written in by [`Inner::record`] whenever the record is saved.
+    pub(crate) record: TournamentRecord,
+    /// Its file.
+    pub(crate) config: Arc<TournamentConfig>,
+    /// Uploaded programs' sha256 by engine name.
+    pub(crate) artifacts: Arc<BTreeMap<String, String>>,
+    /// Its latest ratings.
+    pub(crate) ratings: Option<CachedRatings>,
+    /// Its games by how they ended (stored games that fit a record).
+    pub(crate) terminations: BTreeMap<Termination, u64>,
+}
+
+/// Everything behind the coordinator's lock.
 pub(crate) struct Inner {
     pub(crate) scheduler: Scheduler,
-    pub(crate) records: BTreeMap<TournamentId, TournamentRecord>,
-    pub(crate) configs: BTreeMap<TournamentId, Arc<TournamentConfig>>,
-    pub(crate) artifacts: BTreeMap<TournamentId, Arc<BTreeMap<String, String>>>,
+    /// One entry per tournament the scheduler has.
+    pub(crate) tournaments: BTreeMap<TournamentId, Entry>,
     pub(crate) fleet: Fleet,
-    /// The latest ratings of each tournament.
-    pub(crate) ratings: HashMap<TournamentId, CachedRatings>,
-    /// Games of each tournament by how they ended (stored games that fit a record).
-    pub(crate) terminations: HashMap<TournamentId, BTreeMap<Termination, u64>>,
+}
+
+impl Inner {
+    /// Tournament `id`'s record as it is to be stored: its state is the scheduler's.
+    pub(crate) fn record(&self, id: TournamentId) -> Option<TournamentRecord> {
+        let state = self.scheduler.tournament(id)?.state;
+        let mut record = self.tournaments.get(&id)?.record.clone();
+        record.state = state;
+        Some(record)
+    }
 }
 
 /// The coordinator.
@@ -109,8 +131,11 @@ impl Coordinator {
     /// A coordinator over `store`, restoring every stored tournament, with its group-commit
     /// task running on the current tokio runtime and its metrics registered in `registry`.
     ///
+    /// A stored tournament whose file no longer parses is left in the store and not
+    /// scheduled (the log says which and why).
+    ///
     /// # Errors
-    /// The store could not be read, or holds a tournament file that no longer parses.
+    /// The store could not be read.
     pub fn open(
         store: Store,
         settings: Settings,
@@ -118,38 +143,45 @@ impl Coordinator {
     ) -> Result<Arc<Coordinator>, StoreError> {
         let metrics = CoordinatorMetrics::new(registry);
         let mut scheduler = Scheduler::new(settings.lease_ms);
-        let mut records = BTreeMap::new();
-        let mut configs = BTreeMap::new();
-        let mut artifacts = BTreeMap::new();
-        let mut terminations: HashMap<TournamentId, BTreeMap<Termination, u64>> = HashMap::new();
+        let mut tournaments = BTreeMap::new();
         for record in store.tournaments()? {
-            let Ok(config) = TournamentConfig::parse(&record.config_text, &record.file) else {
-                continue;
+            // A stored file that no longer parses (a rule tightened since it was submitted)
+            // is left in the store, untouched, and not scheduled: said in the log.
+            let config = match TournamentConfig::parse(&record.config_text, &record.file) {
+                Ok(config) => config,
+                Err(e) => {
+                    eprintln!(
+                        "coordinator: tournament {} is not scheduled: {e}",
+                        record.id
+                    );
+                    continue;
+                }
             };
             let pairs = store.pairs(record.id)?;
-            let ended = terminations.entry(record.id).or_default();
+            let mut terminations = BTreeMap::new();
             for p in &pairs {
                 for game in summaries(&p.games) {
-                    *ended.entry(game.termination).or_default() += 1;
+                    *terminations.entry(game.termination).or_default() += 1;
                 }
             }
             let done: Vec<PairOutcome> = pairs.into_iter().map(|p| p.outcome).collect();
             scheduler.add(record.id, config.clone(), record.state, done);
-            configs.insert(record.id, Arc::new(config));
-            artifacts.insert(record.id, Arc::new(record.artifacts.clone()));
-            records.insert(record.id, record);
+            let entry = Entry {
+                config: Arc::new(config),
+                artifacts: Arc::new(record.artifacts.clone()),
+                ratings: None,
+                terminations,
+                record,
+            };
+            tournaments.insert(entry.record.id, entry);
         }
         let (commits, rx) = mpsc::channel(4096);
         tokio::spawn(committer(store.clone(), rx, metrics.commit_latency.clone()));
         Ok(Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
-                records,
-                configs,
-                artifacts,
+                tournaments,
                 fleet: Fleet::new(),
-                ratings: HashMap::new(),
-                terminations,
             }),
             store,
             commits,
@@ -221,7 +253,10 @@ impl Coordinator {
 
     /// A tournament's file.
     pub fn status_config(&self, id: TournamentId) -> Option<Arc<TournamentConfig>> {
-        self.lock().configs.get(&id).cloned()
+        self.lock()
+            .tournaments
+            .get(&id)
+            .map(|t| Arc::clone(&t.config))
     }
 
     /// Ids of all tournaments.

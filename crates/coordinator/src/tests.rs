@@ -325,3 +325,27 @@ async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
     assert_eq!(status.ratings.players[0].name, "a");
     assert!(status.ratings.players[0].elo > status.ratings.players[1].elo);
 }
+
+#[tokio::test]
+async fn the_stored_state_is_the_schedulers_and_a_file_that_no_longer_parses_is_left_alone() {
+    let store = Store::temporary().unwrap();
+    let c = Coordinator::open(store.clone(), Settings::default(), &Registry::new()).unwrap();
+    let id = c
+        .submit(MATCH, "m.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(c.cancel(id).await.unwrap());
+    let stored = store.tournament(id).unwrap().unwrap();
+    assert_eq!(stored.state, State::Cancelled);
+    assert!(stored.ended_ms.is_some());
+    // A stored file that does not parse (here: written by hand) stays in the store and
+    // is not scheduled; the others are.
+    let mut broken = stored.clone();
+    broken.id = 99;
+    broken.config_text = "name = ".into();
+    store.put_tournament(&broken).unwrap();
+    let reopened = Coordinator::open(store.clone(), Settings::default(), &Registry::new()).unwrap();
+    assert_eq!(reopened.ids(), vec![id]);
+    assert_eq!(reopened.state(id), Some(State::Cancelled));
+    assert!(store.tournament(99).unwrap().is_some());
+}

@@ -190,16 +190,17 @@ impl Coordinator {
     ) -> Option<(Status, Vec<PairOutcome>)> {
         let inner = self.lock();
         let t = inner.scheduler.tournament(id)?;
-        let config = Arc::clone(&inner.configs[&id]);
+        let entry = inner.tournaments.get(&id)?;
+        let config = Arc::clone(&entry.config);
         let (state, pairs_done, pairs_leased, sprt) = (
             t.state,
             t.pairs_done(),
             t.pairs_leased() as u64,
             t.sprt_status(),
         );
-        let cached = inner
+        let cached = entry
             .ratings
-            .get(&id)
+            .as_ref()
             .filter(|c| c.fresh(pairs_done, state.is_active()))
             .map(|c| c.ratings.clone());
         let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
@@ -207,9 +208,9 @@ impl Coordinator {
         } else {
             Vec::new()
         };
-        let record = inner.records.get(&id);
-        let paused_reason = record.and_then(|r| r.paused_reason.clone());
-        let (created_ms, ended_ms) = record.map_or((0, None), |r| (r.created_ms, r.ended_ms));
+        let record = &entry.record;
+        let paused_reason = record.paused_reason.clone();
+        let (created_ms, ended_ms) = (record.created_ms, record.ended_ms);
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -218,7 +219,9 @@ impl Coordinator {
                 at: Instant::now(),
                 ratings: ratings.clone(),
             };
-            self.lock().ratings.insert(id, cached);
+            if let Some(entry) = self.lock().tournaments.get_mut(&id) {
+                entry.ratings = Some(cached);
+            }
             ratings
         });
         let status = Status {
@@ -242,15 +245,14 @@ impl Coordinator {
         let (status, outcomes) = self.snapshot(id, true)?;
         let (mut terminations, details) = {
             let inner = self.lock();
-            let terminations: Vec<(String, u64)> = inner
+            let entry = inner.tournaments.get(&id)?;
+            let terminations: Vec<(String, u64)> = entry
                 .terminations
-                .get(&id)
-                .into_iter()
-                .flatten()
+                .iter()
                 .map(|(t, n)| (t.name().to_string(), *n))
                 .collect();
-            let openings = inner.records.get(&id).map_or(0, |r| r.openings.len());
-            let artifacts = inner.artifacts.get(&id).cloned().unwrap_or_default();
+            let openings = entry.record.openings.len();
+            let artifacts = Arc::clone(&entry.artifacts);
             let details = crate::details::details(
                 &status,
                 openings,
