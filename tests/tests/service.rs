@@ -109,7 +109,7 @@ fn spawn_worker(
     addr: &str,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), String>>,
+    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
 ) {
     spawn_worker_with(
         addr,
@@ -123,7 +123,7 @@ fn spawn_worker_with(
     metrics: tourney_worker::WorkerMetrics,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), String>>,
+    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
 ) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {

@@ -40,11 +40,47 @@ fn tune_allocator() {
 use clap::{Parser, Subcommand};
 
 /// Self-play tournament runner for Lines of Action and Amazons.
+///
+/// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=tourney_coordinator=debug`;
+/// default: `info` for `coordinator` and `worker`, `warn` otherwise).
 #[derive(Parser)]
 #[command(name = "tourney", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    /// Log format: `text` for people, `json` (one object per line) for log collectors.
+    #[arg(
+        long,
+        global = true,
+        env = "TOURNEY_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, with the span fields (lease, tournament, pair, game).
+    Json,
+}
+
+/// Sends `tracing` events to stderr, filtered by `RUST_LOG` or else at `default` level.
+fn init_logging(format: LogFormat, default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let installed = match format {
+        LogFormat::Text => logs.try_init(),
+        LogFormat::Json => logs.json().try_init(),
+    };
+    // Only fails when a subscriber is already installed, which then stays.
+    drop(installed);
 }
 
 #[derive(Subcommand)]
@@ -134,6 +170,8 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    let serves = matches!(cli.command, Command::Coordinator(_) | Command::Worker(_));
+    init_logging(cli.log_format, if serves { "info" } else { "warn" });
     let result = match cli.command {
         Command::Perft(args) => rules_cmd::run_perft_command(&args),
         Command::Legal(args) => rules_cmd::run_legal_command(&args),

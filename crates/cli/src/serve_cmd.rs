@@ -163,14 +163,14 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
         let listener = TcpListener::bind(setup.listen)
             .await
             .with_context(|| format!("listening on {}", setup.listen))?;
-        eprintln!(
-            "tourney coordinator listening on {} (data in {})",
-            listener.local_addr()?,
-            setup.data.display()
+        tracing::info!(
+            listen = %listener.local_addr()?,
+            data = %setup.data.display(),
+            "coordinator serving"
         );
         serve(coordinator, listener, options, async {
             stop_signal().await;
-            eprintln!("tourney coordinator: stopping");
+            tracing::info!("stopping");
         })
         .await?;
         Ok(())
@@ -250,11 +250,9 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         }
         let shutdown = async {
             stop_signal().await;
-            eprintln!("worker: finishing the games in progress");
+            tracing::info!("stopping: finishing the games in progress");
         };
-        tourney_worker::run(options, metrics, shutdown)
-            .await
-            .map_err(anyhow::Error::msg)
+        Ok(tourney_worker::run(options, metrics, shutdown).await?)
     })
 }
 
@@ -271,7 +269,7 @@ async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
     });
     let app = axum::Router::new().route("/metrics", page);
     if let Err(e) = axum::serve(listener, app).await {
-        eprintln!("worker: the metrics server stopped: {e}");
+        tracing::error!(error = %e, "the metrics server stopped");
     }
 }
 

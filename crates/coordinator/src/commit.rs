@@ -8,7 +8,7 @@ use tourney_model::tournament::{PairOutcome, State};
 use tourney_store::{PairRecord, Store};
 
 use crate::scheduler::{ReportAck, TournamentId};
-use crate::state::{Coordinator, Finished};
+use crate::state::{Coordinator, CoordinatorError, Finished};
 
 /// The summaries of a pair's stored games (none if they do not fit game records: only the
 /// JSON syntax is checked when results arrive, and such records are stored as sent but not
@@ -19,7 +19,7 @@ pub(crate) fn summaries(games: &serde_json::value::RawValue) -> Vec<GameSummary>
 
 pub(crate) struct CommitJob {
     records: Vec<PairRecord>,
-    reply: oneshot::Sender<Result<Vec<bool>, String>>,
+    reply: oneshot::Sender<Result<Vec<bool>, CoordinatorError>>,
 }
 
 /// The group commit: takes every commit waiting, writes them in one transaction, flushes
@@ -54,7 +54,7 @@ pub(crate) async fn committer(
             let answer = result
                 .as_ref()
                 .map(|fresh| fresh[offset..offset + n].to_vec())
-                .map_err(Clone::clone);
+                .map_err(|e| CoordinatorError::Commit(e.clone()));
             offset += n;
             let _ = job.reply.send(answer);
         }
@@ -66,7 +66,11 @@ impl Coordinator {
     ///
     /// # Errors
     /// The store failed; nothing was acknowledged.
-    pub async fn report(&self, worker: &str, results: Vec<Finished>) -> Result<ReportAck, String> {
+    pub async fn report(
+        &self,
+        worker: &str,
+        results: Vec<Finished>,
+    ) -> Result<ReportAck, CoordinatorError> {
         let mut ack = ReportAck::default();
         let mut fresh_candidates = Vec::new();
         {
@@ -96,10 +100,8 @@ impl Coordinator {
         self.commits
             .send(CommitJob { records, reply })
             .await
-            .map_err(|_| "the store is closed".to_string())?;
-        let fresh = wait
-            .await
-            .map_err(|_| "the store is closed".to_string())??;
+            .map_err(|_| CoordinatorError::Closed)?;
+        let fresh = wait.await.map_err(|_| CoordinatorError::Closed)??;
         let mut changed_states = Vec::new();
         {
             let mut inner = self.lock();
@@ -159,9 +161,7 @@ impl Coordinator {
             }
         }
         for record in changed_states {
-            self.store
-                .put_tournament(&record)
-                .map_err(|e| e.to_string())?;
+            self.store.put_tournament(&record)?;
         }
         self.changed();
         Ok(ack)

@@ -29,7 +29,7 @@ use tourney_rules::{GameKind, Position, with_position};
 use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
 
 use crate::fleet::{RecentGame, Throughput};
-use crate::state::{Coordinator, Status};
+use crate::state::{Coordinator, CoordinatorError, Status};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
@@ -103,18 +103,20 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 /// Runs `make` off the async threads; answers its value as JSON, 404 for `None`, 500 for
 /// an error.
 async fn blocking_json<T: Serialize + Send + 'static>(
-    make: impl FnOnce() -> Result<Option<T>, String> + Send + 'static,
+    make: impl FnOnce() -> Result<Option<T>, CoordinatorError> + Send + 'static,
 ) -> Response {
-    let made = tokio::task::spawn_blocking(make)
-        .await
-        .unwrap_or_else(|e| Err(format!("the request failed: {e}")));
+    let made = tokio::task::spawn_blocking(make).await;
     match made {
-        Ok(Some(value)) => match serde_json::to_string(&value) {
+        Ok(Ok(Some(value))) => match serde_json::to_string(&value) {
             Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
         },
-        Ok(None) => (StatusCode::NOT_FOUND, "no such tournament or pair").into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+        Ok(Ok(None)) => (StatusCode::NOT_FOUND, "no such tournament or pair").into_response(),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "dashboard request failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the store failed").into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }
 
@@ -388,7 +390,7 @@ pub struct PairView {
 ///
 /// # Errors
 /// The store failed.
-pub fn pair_of(c: &Coordinator, id: u64, pair: u64) -> Result<Option<PairView>, String> {
+pub fn pair_of(c: &Coordinator, id: u64, pair: u64) -> Result<Option<PairView>, CoordinatorError> {
     let Some(games) = c.pair_games(id, pair)? else {
         return Ok(None);
     };

@@ -9,14 +9,16 @@ use tourney_rules::with_position;
 use tourney_store::TournamentRecord;
 
 use crate::scheduler::TournamentId;
-use crate::state::{Coordinator, Entry};
+use crate::state::{Coordinator, CoordinatorError, Entry};
 
 /// The opening suite of a tournament: from the openings file's text or generated.
-fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>, String> {
+fn openings_of(
+    config: &TournamentConfig,
+    file_text: &str,
+) -> Result<Vec<String>, CoordinatorError> {
     let o = &config.openings;
     if let Some(name) = &o.file {
-        return tourney_plan::check::openings_file(config, file_text, name)
-            .map_err(|e| e.to_string());
+        return Ok(tourney_plan::check::openings_file(config, file_text, name)?);
     }
     let settings = tourney_plan::openings::OpeningSettings {
         plies: o.plies.unwrap_or(4),
@@ -25,7 +27,7 @@ fn openings_of(config: &TournamentConfig, file_text: &str) -> Result<Vec<String>
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
     };
     with_position!(config.game, P => tourney_plan::openings::generate_up_to::<P>(&settings))
-        .map_err(|e| format!("openings: {e}"))
+        .map_err(|e| CoordinatorError::Invalid(format!("openings: {e}")))
 }
 
 impl Coordinator {
@@ -39,30 +41,27 @@ impl Coordinator {
         file: &str,
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
-    ) -> Result<TournamentId, String> {
-        let config = TournamentConfig::parse(text, file).map_err(|e| e.to_string())?;
-        tourney_plan::check::check_players(&config, text, file).map_err(|e| e.to_string())?;
+    ) -> Result<TournamentId, CoordinatorError> {
+        let config = TournamentConfig::parse(text, file)?;
+        tourney_plan::check::check_players(&config, text, file)?;
         for (name, sha) in &artifacts {
             if !config
                 .engines
                 .iter()
                 .any(|e| &e.name == name && e.command.is_some())
             {
-                return Err(format!(
+                return Err(CoordinatorError::Invalid(format!(
                     "artifact for '{name}', which is not an outside engine of {file}"
-                ));
+                )));
             }
-            if self
-                .store
-                .artifact(sha)
-                .map_err(|e| e.to_string())?
-                .is_none()
-            {
-                return Err(format!("artifact {sha} of '{name}' was not uploaded"));
+            if self.store.artifact(sha)?.is_none() {
+                return Err(CoordinatorError::Invalid(format!(
+                    "artifact {sha} of '{name}' was not uploaded"
+                )));
             }
         }
         let openings = openings_of(&config, openings_text)?;
-        let id = self.store.next_tournament_id().map_err(|e| e.to_string())?;
+        let id = self.store.next_tournament_id()?;
         let created_ms = tourney_model::unix_ms_now();
         let record = TournamentRecord {
             id,
@@ -75,10 +74,8 @@ impl Coordinator {
             paused_reason: None,
             ended_ms: None,
         };
-        self.store
-            .put_tournament(&record)
-            .map_err(|e| e.to_string())?;
-        self.store.flush().await.map_err(|e| e.to_string())?;
+        self.store.put_tournament(&record)?;
+        self.store.flush().await?;
         let mut inner = self.lock();
         inner
             .scheduler
@@ -100,7 +97,7 @@ impl Coordinator {
     ///
     /// # Errors
     /// The store failed.
-    pub async fn cancel(&self, id: TournamentId) -> Result<bool, String> {
+    pub async fn cancel(&self, id: TournamentId) -> Result<bool, CoordinatorError> {
         let record = {
             let mut inner = self.lock();
             if !inner.scheduler.cancel(id) {
@@ -131,7 +128,7 @@ impl Coordinator {
         id: TournamentId,
         pair: u64,
         reason: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), CoordinatorError> {
         let reason = format!("pair {pair} could not be played on worker {worker}: {reason}");
         self.metrics
             .engine_failures
@@ -152,7 +149,7 @@ impl Coordinator {
                 .any(|w| !inner.scheduler.is_unfit(id, &w.id));
             if others {
                 drop(inner);
-                eprintln!("coordinator: tournament {id}: {reason}; left to other workers");
+                tracing::warn!(tournament = id, pair, %worker, %reason, "host excluded; the pair goes to the other workers");
                 self.changed();
                 return Ok(());
             }
@@ -165,20 +162,18 @@ impl Coordinator {
             entry.record.paused_reason = Some(reason.clone());
             inner.record(id)
         };
-        eprintln!("coordinator: tournament {id} paused: {reason}");
+        tracing::warn!(tournament = id, pair, %worker, %reason, "tournament paused");
         self.save(record).await
     }
 
     /// Stores a tournament's new state durably (nothing for an unknown one), then tells
     /// the watchers.
-    async fn save(&self, record: Option<TournamentRecord>) -> Result<(), String> {
+    async fn save(&self, record: Option<TournamentRecord>) -> Result<(), CoordinatorError> {
         let Some(record) = record else {
             return Ok(());
         };
-        self.store
-            .put_tournament(&record)
-            .map_err(|e| e.to_string())?;
-        self.store.flush().await.map_err(|e| e.to_string())?;
+        self.store.put_tournament(&record)?;
+        self.store.flush().await?;
         self.changed();
         Ok(())
     }
@@ -187,7 +182,7 @@ impl Coordinator {
     ///
     /// # Errors
     /// The store failed.
-    pub async fn resume(&self, id: TournamentId) -> Result<bool, String> {
+    pub async fn resume(&self, id: TournamentId) -> Result<bool, CoordinatorError> {
         let record = {
             let mut inner = self.lock();
             if !inner.scheduler.resume(id) {

@@ -12,7 +12,7 @@ use tourney_model::tournament::{PairOutcome, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
-use crate::state::{Coordinator, Finished, Status};
+use crate::state::{Coordinator, CoordinatorError, Finished, Status};
 
 /// Checks `authorization: Bearer <token>` against the expected token (if any), counting
 /// refusals.
@@ -64,6 +64,22 @@ pub fn bound_mark(bound: Option<Bound>) -> &'static str {
         Some(Bound::AtLeast) => ">",
         Some(Bound::AtMost) => "<",
         None => "",
+    }
+}
+
+/// The one place where coordinator errors become gRPC statuses: a bad tournament file is
+/// INVALID_ARGUMENT with its message; a failed store or commit is logged here and answered
+/// INTERNAL (or UNAVAILABLE while stopping) without the details.
+impl From<CoordinatorError> for GrpcStatus {
+    fn from(e: CoordinatorError) -> Self {
+        match e {
+            CoordinatorError::Invalid(message) => GrpcStatus::invalid_argument(message),
+            CoordinatorError::Closed => GrpcStatus::unavailable("the coordinator is stopping"),
+            other => {
+                tracing::error!(error = %other, "request failed");
+                GrpcStatus::internal("the store failed")
+            }
+        }
     }
 }
 
@@ -203,16 +219,9 @@ impl pb::worker_server::Worker for WorkerService {
                     failure.pair,
                     &failure.reason,
                 )
-                .await
-                .map_err(|e| {
-                    eprintln!("coordinator: storing a pause failed: {e}");
-                    GrpcStatus::internal("the pause could not be stored")
-                })?;
+                .await?;
         }
-        let ack = self.0.report(&r.worker_id, finished).await.map_err(|e| {
-            eprintln!("coordinator: report failed: {e}");
-            GrpcStatus::internal("results could not be stored")
-        })?;
+        let ack = self.0.report(&r.worker_id, finished).await?;
         Ok(Response::new(pb::ReportResponse {
             accepted: ack.accepted,
             duplicates: ack.duplicates,
@@ -235,11 +244,7 @@ impl pb::worker_server::Worker for WorkerService {
         request: Request<pb::FetchArtifactRequest>,
     ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
         let sha = request.into_inner().sha256;
-        match self
-            .0
-            .artifact(&sha)
-            .map_err(|_| GrpcStatus::internal("the store failed"))?
-        {
+        match self.0.artifact(&sha)? {
             Some(content) => Ok(Response::new(pb::FetchArtifactResponse { content })),
             None => Err(GrpcStatus::not_found(format!("no artifact {sha}"))),
         }
@@ -268,8 +273,7 @@ impl pb::admin_server::Admin for AdminService {
         let id = self
             .0
             .submit(&r.config, &r.file, &r.openings, artifacts)
-            .await
-            .map_err(GrpcStatus::invalid_argument)?;
+            .await?;
         Ok(Response::new(pb::SubmitResponse { id }))
     }
 
@@ -334,11 +338,7 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::CancelResponse>, GrpcStatus> {
         let id = request.into_inner().id;
         let state = self.state_of(id)?;
-        let cancelled = self
-            .0
-            .cancel(id)
-            .await
-            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        let cancelled = self.0.cancel(id).await?;
         if !cancelled {
             return Err(GrpcStatus::failed_precondition(format!(
                 "tournament {id} is {}: only a queued, running or paused tournament can be \
@@ -355,11 +355,7 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::ResumeResponse>, GrpcStatus> {
         let id = request.into_inner().id;
         let state = self.state_of(id)?;
-        let resumed = self
-            .0
-            .resume(id)
-            .await
-            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        let resumed = self.0.resume(id).await?;
         if !resumed {
             return Err(GrpcStatus::failed_precondition(format!(
                 "tournament {id} is {}, not paused",
@@ -378,7 +374,7 @@ impl pb::admin_server::Admin for AdminService {
             .0
             .store()
             .put_artifact(&content)
-            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+            .map_err(CoordinatorError::from)?;
         Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
     }
 
@@ -392,10 +388,7 @@ impl pb::admin_server::Admin for AdminService {
         if self.0.status(id).is_none() {
             return Err(GrpcStatus::not_found(format!("no tournament {id}")));
         }
-        let lines = self
-            .0
-            .export(id)
-            .map_err(|_| GrpcStatus::internal("the store failed"))?;
+        let lines = self.0.export(id)?;
         let stream = tokio_stream::iter(lines.into_iter().map(|line| Ok(pb::ExportChunk { line })));
         Ok(Response::new(Box::pin(stream)))
     }

@@ -81,6 +81,34 @@ pub struct Status {
     pub ended_ms: Option<u64>,
 }
 
+/// What can go wrong in the coordinator; the gRPC service maps each to a status code in
+/// one place.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordinatorError {
+    /// A tournament file, or what it names, is not right (the message names the file, the
+    /// line and the key).
+    #[error("{0}")]
+    Invalid(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A group commit failed: nothing of it was acknowledged.
+    #[error("the group commit failed: {0}")]
+    Commit(String),
+    /// The group-commit task is gone (the coordinator is stopping).
+    #[error("the store is closed")]
+    Closed,
+    /// A stored record does not decode.
+    #[error("stored record: {0}")]
+    Record(#[from] serde_json::Error),
+}
+
+impl From<tourney_model::tournament::ConfigError> for CoordinatorError {
+    fn from(e: tourney_model::tournament::ConfigError) -> Self {
+        CoordinatorError::Invalid(e.to_string())
+    }
+}
+
 /// What the coordinator keeps of one tournament, beside the scheduler's view of it (its
 /// state, pairs and leases).
 pub(crate) struct Entry {
@@ -150,9 +178,10 @@ impl Coordinator {
             let config = match TournamentConfig::parse(&record.config_text, &record.file) {
                 Ok(config) => config,
                 Err(e) => {
-                    eprintln!(
-                        "coordinator: tournament {} is not scheduled: {e}",
-                        record.id
+                    tracing::warn!(
+                        tournament = record.id,
+                        error = %e,
+                        "stored tournament not scheduled: its file no longer parses"
                     );
                     continue;
                 }
@@ -273,8 +302,8 @@ impl Coordinator {
     ///
     /// # Errors
     /// The store failed.
-    pub fn artifact(&self, sha: &str) -> Result<Option<Vec<u8>>, String> {
-        self.store.artifact(sha).map_err(|e| e.to_string())
+    pub fn artifact(&self, sha: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
+        Ok(self.store.artifact(sha)?)
     }
 }
 

@@ -12,7 +12,7 @@ use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
 
 use crate::metrics::TournamentGauges;
 use crate::scheduler::{TournamentId, sprt_of};
-use crate::state::{Coordinator, Status};
+use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// The colour that moves first in a game.
 fn first_mover(game: GameKind) -> Color {
@@ -275,9 +275,9 @@ impl Coordinator {
         &self,
         id: TournamentId,
         pair: u64,
-    ) -> Result<Option<Vec<GameRecord>>, String> {
-        match self.store.pair(id, pair).map_err(|e| e.to_string())? {
-            Some(record) => record.games().map(Some).map_err(|e| e.to_string()),
+    ) -> Result<Option<Vec<GameRecord>>, CoordinatorError> {
+        match self.store.pair(id, pair)? {
+            Some(record) => Ok(Some(record.games()?)),
             None => Ok(None),
         }
     }
@@ -287,12 +287,12 @@ impl Coordinator {
     ///
     /// # Errors
     /// The store failed.
-    pub fn export(&self, id: TournamentId) -> Result<Vec<String>, String> {
-        let pairs = self.store.pairs(id).map_err(|e| e.to_string())?;
+    pub fn export(&self, id: TournamentId) -> Result<Vec<String>, CoordinatorError> {
+        let pairs = self.store.pairs(id)?;
         let mut lines = Vec::new();
         for pair in pairs {
-            for game in &pair.games().map_err(|e| e.to_string())? {
-                let mut value = serde_json::to_value(game).map_err(|e| e.to_string())?;
+            for game in &pair.games()? {
+                let mut value = serde_json::to_value(game)?;
                 if let Some(map) = value.as_object_mut() {
                     map.insert("pair".into(), pair.outcome.pair.into());
                     map.insert("tournament".into(), id.into());
@@ -314,7 +314,7 @@ impl Coordinator {
                     map.insert("white".into(), game.white.name.clone().into());
                     map.insert("black".into(), game.black.name.clone().into());
                 }
-                lines.push(serde_json::to_string(&value).map_err(|e| e.to_string())?);
+                lines.push(serde_json::to_string(&value)?);
             }
         }
         Ok(lines)

@@ -103,10 +103,32 @@ struct Session {
     heartbeat: Duration,
 }
 
-async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
+/// Why a worker stops, or cannot reach its coordinator.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The coordinator refused the worker token: retrying cannot help.
+    #[error("the coordinator refused the worker token")]
+    Refused,
+    /// The coordinator could not be reached (retried with backoff).
+    #[error("connecting to {url}: {source}")]
+    Connect {
+        /// The coordinator's URL.
+        url: String,
+        /// What failed.
+        source: tonic::transport::Error,
+    },
+    /// The coordinator answered the registration with an error (retried with backoff).
+    #[error("registering: {0}")]
+    Register(String),
+}
+
+async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
     let channel = connect(&options.coordinator, options.tls_ca.as_deref())
         .await
-        .map_err(|e| format!("connecting to {}: {e}", options.coordinator))?;
+        .map_err(|source| WorkerError::Connect {
+            url: options.coordinator.clone(),
+            source,
+        })?;
     let mut client =
         WorkerClient::with_interceptor(channel, TokenInterceptor::new(options.token.as_deref()))
             .max_decoding_message_size(64 << 20);
@@ -118,8 +140,12 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, String> {
             games: vec!["loa".into(), "amazons".into()],
         })
         .await
-        .map_err(|e| format!("registering: {}", e.message()))?
+        .map_err(|e| match e.code() {
+            tonic::Code::Unauthenticated => WorkerError::Refused,
+            _ => WorkerError::Register(e.message().to_string()),
+        })?
         .into_inner();
+    tracing::info!(worker = %reply.worker_id, slots = options.concurrency, "registered");
     Ok(Session {
         client,
         worker_id: reply.worker_id,
@@ -143,12 +169,13 @@ enum Outcome {
 /// recording what it does in `metrics`.
 ///
 /// # Errors
-/// Only for a refused token (there is no point retrying); connection problems are retried.
+/// Only [`WorkerError::Refused`] (there is no point retrying); connection problems are
+/// retried.
 pub async fn run(
     options: WorkerOptions,
     metrics: WorkerMetrics,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), String> {
+) -> Result<(), WorkerError> {
     tokio::pin!(shutdown);
     let concurrency = options.concurrency.max(1);
     let mut slots_shown = GaugeShare::new(&metrics.slots);
@@ -217,13 +244,9 @@ pub async fn run(
                     session = Some(s);
                     backoff = Duration::from_millis(100);
                 }
-                Err(e) if e.contains("token") => return Err(e),
+                Err(WorkerError::Refused) => return Err(WorkerError::Refused),
                 Err(e) => {
-                    eprintln!(
-                        "worker {}: {e}; retrying in {:.1} s",
-                        options.name,
-                        backoff.as_secs_f64()
-                    );
+                    tracing::warn!(error = %e, retry_in_s = backoff.as_secs_f64(), "no session");
                     tokio::select! {
                         _ = tokio::time::sleep(backoff) => {}
                         _ = &mut shutdown, if !stopping => stopping = true,
@@ -313,7 +336,13 @@ pub async fn run(
                                 });
                             }
                             Err(reason) => {
-                                eprintln!("worker {}: {reason}", options.name);
+                                tracing::warn!(
+                                    lease = lease.lease_id,
+                                    tournament = job_tournament,
+                                    pair = job_pair,
+                                    %reason,
+                                    "pair cannot be played here"
+                                );
                                 unreported.push(Outcome::Failed(pb::PairFailure {
                                     tournament: job_tournament,
                                     pair: job_pair,
@@ -326,7 +355,7 @@ pub async fn run(
                     continue;
                 }
                 Err(e) if e.code() == tonic::Code::Unauthenticated => {
-                    return Err("the coordinator refused the worker token".into());
+                    return Err(WorkerError::Refused);
                 }
                 Err(_) => failed = true,
             }
@@ -352,7 +381,7 @@ pub async fn run(
                 report_task = None;
                 if let Ok(Err((code, batch))) = outcome {
                     if code == tonic::Code::Unauthenticated {
-                        return Err("the coordinator refused the worker token".into());
+                        return Err(WorkerError::Refused);
                     }
                     // Kept for the next connection.
                     unreported.extend(batch);
