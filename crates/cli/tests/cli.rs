@@ -660,3 +660,63 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
         "{progress:?}"
     );
 }
+
+#[test]
+fn logs_are_json_lines_with_span_fields_when_asked() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let port = tourney_tests::http::free_port();
+    let mut coordinator = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args([
+            "coordinator",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data",
+        ])
+        .arg(dir.path().join("data"))
+        .args(["--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(coordinator.stderr.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
+    let line: serde_json::Value =
+        serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first}"));
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["fields"]["message"], "coordinator serving", "{line}");
+    assert_eq!(
+        line["fields"]["listen"],
+        format!("127.0.0.1:{port}"),
+        "{line}"
+    );
+
+    // The worker's pairs and games run in spans that JSON lines carry.
+    let file = dir.path().join("quick.toml");
+    std::fs::write(&file, QUICK_MATCH).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args(["run", file.to_str().unwrap(), "--data"])
+        .arg(dir.path().join("run"))
+        .args(["--log-format", "json", "--concurrency", "1"])
+        .env("RUST_LOG", "tourney_worker=debug")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let done: Vec<serde_json::Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["fields"]["message"] == "pair done")
+        .collect();
+    assert_eq!(done.len(), 4, "{err}");
+    assert!(
+        done.iter()
+            .all(|l| l["span"]["name"] == "pair" && l["span"]["tournament"] == 1),
+        "{err}"
+    );
+}

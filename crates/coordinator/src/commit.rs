@@ -164,6 +164,13 @@ impl Coordinator {
             self.store.put_tournament(&record)?;
         }
         self.changed();
+        tracing::debug!(
+            %worker,
+            accepted = ack.accepted,
+            duplicates = ack.duplicates,
+            rejected = ack.rejected,
+            "report committed"
+        );
         Ok(ack)
     }
 }

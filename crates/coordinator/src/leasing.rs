@@ -24,6 +24,7 @@ impl Coordinator {
         let max_pairs = max_pairs.min(tail_share(&inner, worker, now, self.settings.lease_ms));
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
         self.metrics.leases_granted.inc();
+        tracing::debug!(lease = lease.id, %worker, pairs = assignments.len(), "lease granted");
         let jobs = assignments
             .into_iter()
             .map(|a| {

@@ -163,9 +163,22 @@ impl Desk {
                 break;
             };
             metrics.pairs_in_play.inc();
+            let span = tracing::debug_span!(
+                "pair",
+                lease = queued.lease,
+                tournament = queued.job.tournament,
+                pair = queued.job.pair
+            )
+            .entered();
             let started = Instant::now();
             let result = play_pair(&queued.job, &queued.cancelled, metrics);
             let took = started.elapsed();
+            tracing::debug!(
+                ms = took.as_millis() as u64,
+                played = result.is_ok(),
+                "pair done"
+            );
+            drop(span);
             metrics.pairs_in_play.dec();
             let outcome = match result {
                 Ok(Some(mut r)) => {

@@ -183,6 +183,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
+        let _span = tracing::debug_span!("game", game).entered();
         if cancelled.load(Ordering::Relaxed) {
             a.release(metrics);
             b.release(metrics);
