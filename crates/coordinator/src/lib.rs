@@ -11,12 +11,14 @@
 //! - [`fleet`]: workers, throughput and recent games, as the dashboard shows them.
 //! - [`details`]: how a report's numbers were made (settings, engines, times).
 //! - [`metrics`]: the Prometheus metrics it exports.
+//! - [`clock`]: the time the coordinator goes by, real or (in tests) moved by hand.
 //! - [`dashboard`]: the live web dashboard and its JSON API, served beside `/metrics`.
 //! - [`server`]: serving it all, with health checking, reflection, `/metrics` and optional
 //!   TLS.
 
 #![deny(missing_docs)]
 
+pub mod clock;
 pub mod dashboard;
 pub mod details;
 pub mod fleet;

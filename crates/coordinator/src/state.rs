@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use prometheus::Registry;
 use tokio::sync::{mpsc, watch};
@@ -14,6 +13,7 @@ use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{Store, StoreError, TournamentRecord};
 
+use crate::clock::{Clock, SystemClock};
 use crate::commit::{CommitJob, committer, summaries};
 use crate::fleet::{Fleet, RecentGame, Throughput, WorkerInfo};
 use crate::metrics::CoordinatorMetrics;
@@ -148,7 +148,7 @@ pub struct Coordinator {
     pub(crate) inner: Mutex<Inner>,
     pub(crate) store: Store,
     pub(crate) commits: mpsc::Sender<CommitJob>,
-    pub(crate) started: Instant,
+    pub(crate) clock: Arc<dyn Clock>,
     /// The settings it runs with.
     pub settings: Settings,
     pub(crate) changes: watch::Sender<u64>,
@@ -168,6 +168,19 @@ impl Coordinator {
         store: Store,
         settings: Settings,
         registry: &Registry,
+    ) -> Result<Arc<Coordinator>, StoreError> {
+        Self::open_with_clock(store, settings, registry, Arc::new(SystemClock::default()))
+    }
+
+    /// [`Coordinator::open`] going by `clock` (tests move a [`crate::clock::ManualClock`]).
+    ///
+    /// # Errors
+    /// The store could not be read.
+    pub fn open_with_clock(
+        store: Store,
+        settings: Settings,
+        registry: &Registry,
+        clock: Arc<dyn Clock>,
     ) -> Result<Arc<Coordinator>, StoreError> {
         let metrics = CoordinatorMetrics::new(registry);
         let mut scheduler = Scheduler::new(settings.lease_ms);
@@ -214,7 +227,7 @@ impl Coordinator {
             }),
             store,
             commits,
-            started: Instant::now(),
+            clock,
             settings,
             changes: watch::channel(0).0,
             metrics,
@@ -228,7 +241,7 @@ impl Coordinator {
 
     /// Milliseconds since the coordinator started (the scheduler's clock).
     pub fn now_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
+        self.clock.now_ms()
     }
 
     /// A receiver that changes whenever a tournament does.

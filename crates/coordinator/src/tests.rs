@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use prometheus::Registry;
 use tourney_model::job::PairJob;
 use tourney_model::tournament::{PairOutcome, State};
 use tourney_store::Store;
 
+use crate::clock::ManualClock;
 use crate::scheduler::LeaseId;
 use crate::state::{Coordinator, Finished, Settings};
 use crate::views::RATINGS_EVERY;
@@ -20,18 +21,29 @@ const MATCH: &str = "name = \"late\"\ngame = \"loa\"\nformat = \"match\"\npairs 
     [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
 
 async fn coordinator(dir: &tempfile::TempDir, lease_ms: u64) -> (Arc<Coordinator>, u64) {
+    let (c, id, _) = on_manual_clock(dir, lease_ms).await;
+    (c, id)
+}
+
+/// A coordinator on `dir` with the `MATCH` tournament submitted, going by a clock the test
+/// moves.
+async fn on_manual_clock(
+    dir: &tempfile::TempDir,
+    lease_ms: u64,
+) -> (Arc<Coordinator>, u64, Arc<ManualClock>) {
     let settings = Settings {
         lease_ms,
         heartbeat_ms: lease_ms / 2,
         ..Settings::default()
     };
     let store = Store::open(dir.path()).unwrap();
-    let c = Coordinator::open(store, settings, &Registry::new()).unwrap();
+    let clock = Arc::new(ManualClock::default());
+    let c = Coordinator::open_with_clock(store, settings, &Registry::new(), clock.clone()).unwrap();
     let id = c
         .submit(MATCH, "late.toml", "", BTreeMap::new())
         .await
         .unwrap();
-    (c, id)
+    (c, id, clock)
 }
 
 /// `a` wins both games of the job's pair.
@@ -150,7 +162,7 @@ async fn reports_say_what_was_played_and_when() {
 #[tokio::test]
 async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     let dir = tempfile::tempdir().unwrap();
-    let (c, _) = coordinator(&dir, 20).await;
+    let (c, _, clock) = on_manual_clock(&dir, 20).await;
     let worker = c.register("w", "test", 2);
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
     let ack = c
@@ -159,7 +171,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
         .unwrap();
     assert_eq!(ack.accepted, 1);
     assert_eq!(c.metrics().pairs_late.get(), 0, "in time");
-    std::thread::sleep(Duration::from_millis(40));
+    clock.advance(40);
     c.tick();
     assert_eq!(c.metrics().leases_expired.get(), 1);
     // Nobody else completed the pair: the late result counts, and is noted as late.
@@ -293,7 +305,7 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
 #[tokio::test]
 async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let (c, id) = coordinator(&dir, 60_000).await;
+    let (c, id, clock) = on_manual_clock(&dir, 60_000).await;
     let worker = c.register("w", "test", 4);
     let (lease, jobs) = c.lease(&worker, 4).unwrap();
     let games = |c: &Coordinator| -> Vec<u64> {
@@ -304,15 +316,21 @@ async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
         .await
         .unwrap();
     assert_eq!(games(&c), vec![2, 2]);
-    let rated = Instant::now();
     c.report(&worker, vec![won_by_a(&jobs[1], lease)])
         .await
         .unwrap();
-    let now = games(&c);
     assert_eq!(c.status(id).unwrap().pairs_done, 2);
-    if rated.elapsed() < RATINGS_EVERY {
-        assert_eq!(now, vec![2, 2], "computed again within {RATINGS_EVERY:?}");
-    }
+    assert_eq!(
+        games(&c),
+        vec![2, 2],
+        "not computed again within {RATINGS_EVERY:?}"
+    );
+    clock.advance(RATINGS_EVERY.as_millis() as u64);
+    assert_eq!(
+        games(&c),
+        vec![4, 4],
+        "computed again after {RATINGS_EVERY:?}"
+    );
     let rest = jobs[2..].iter().map(|j| won_by_a(j, lease)).collect();
     c.report(&worker, rest).await.unwrap();
     let status = c.status(id).unwrap();

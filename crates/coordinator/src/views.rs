@@ -2,7 +2,7 @@
 //! while a tournament runs), reports, stored games, exports and the metrics text.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
@@ -26,15 +26,17 @@ pub(crate) const RATINGS_EVERY: Duration = Duration::from_millis(250);
 /// Ratings as computed at a number of completed pairs.
 pub(crate) struct CachedRatings {
     pairs: u64,
-    at: Instant,
+    /// When they were computed, the coordinator's milliseconds.
+    at_ms: u64,
     ratings: RatingTable,
 }
 
 impl CachedRatings {
     /// Whether these ratings can be shown for `pairs` completed pairs: exactly those pairs,
     /// or, while the tournament runs, computed within [`RATINGS_EVERY`].
-    fn fresh(&self, pairs: u64, active: bool) -> bool {
-        self.pairs == pairs || (active && self.at.elapsed() < RATINGS_EVERY)
+    fn fresh(&self, pairs: u64, active: bool, now_ms: u64) -> bool {
+        self.pairs == pairs
+            || (active && now_ms.saturating_sub(self.at_ms) < RATINGS_EVERY.as_millis() as u64)
     }
 }
 
@@ -201,7 +203,7 @@ impl Coordinator {
         let cached = entry
             .ratings
             .as_ref()
-            .filter(|c| c.fresh(pairs_done, state.is_active()))
+            .filter(|c| c.fresh(pairs_done, state.is_active(), self.now_ms()))
             .map(|c| c.ratings.clone());
         let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
             t.completed().copied().collect()
@@ -216,7 +218,7 @@ impl Coordinator {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
             let cached = CachedRatings {
                 pairs: pairs_done,
-                at: Instant::now(),
+                at_ms: self.now_ms(),
                 ratings: ratings.clone(),
             };
             if let Some(entry) = self.lock().tournaments.get_mut(&id) {
