@@ -10,25 +10,22 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_tests::http::{free_port, get as http_get};
+use tourney_tests::tournaments::MatchFile;
 use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
 
-const MATCH: &str = r#"
-name = "service-test"
-game = "loa"
-format = "match"
-pairs = 6
-openings = { plies = 4, seed = 3 }
-limits = { nodes = 300 }
-adjudication = { max_plies = 200 }
-
-[[engine]]
-name = "ab"
-player = "ab"
-
-[[engine]]
-name = "random"
-player = "random"
-"#;
+/// The match most tests play: alpha-beta against random moves, six pairs.
+fn match_file() -> String {
+    MatchFile {
+        name: "service-test",
+        pairs: 6,
+        openings: "{ plies = 4, seed = 3 }",
+        limits: "{ nodes = 300 }",
+        adjudication: Some("{ max_plies = 200 }"),
+        engines: [("ab", "ab"), ("random", "random")],
+        ..Default::default()
+    }
+    .toml()
+}
 
 struct Running {
     addr: String,
@@ -85,9 +82,9 @@ type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
 >;
 
-/// Submits the `MATCH` tournament; its id.
+/// Submits the [`match_file`] tournament; its id.
 async fn submit_match(admin: &mut Admin) -> u64 {
-    submit(admin, MATCH.into(), "match.toml").await
+    submit(admin, match_file(), "match.toml").await
 }
 
 /// Submits a tournament file with no artifacts; its id.
@@ -306,7 +303,7 @@ async fn wrong_or_missing_tokens_are_refused() {
 async fn malformed_tournament_files_are_rejected_with_the_key_named() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
-    let bad = MATCH.replace("player = \"random\"", "player = \"random\"\nspeed = 3");
+    let bad = match_file().replace("player = \"random\"", "player = \"random\"\nspeed = 3");
     let err = admin
         .submit(pb::SubmitRequest {
             config: bad,
@@ -317,11 +314,11 @@ async fn malformed_tournament_files_are_rejected_with_the_key_named() {
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     assert!(
-        err.message().starts_with("bad.toml:17:") && err.message().contains("speed"),
+        err.message().starts_with("bad.toml:14:") && err.message().contains("speed"),
         "{}",
         err.message()
     );
-    let bad = MATCH.replace("player = \"ab\"", "player = \"ab:dept=2\"");
+    let bad = match_file().replace("player = \"ab\"", "player = \"ab:dept=2\"");
     let err = admin
         .submit(pb::SubmitRequest {
             config: bad,
@@ -343,7 +340,7 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let crasher = format!("{} crash 3", env!("CARGO_BIN_EXE_misbehave"));
-    let config = MATCH.replace("pairs = 6", "pairs = 3").replace(
+    let config = match_file().replace("pairs = 6", "pairs = 3").replace(
         "name = \"ab\"\nplayer = \"ab\"",
         &format!("name = \"crasher\"\ncommand = \"{crasher}\""),
     );
@@ -423,7 +420,7 @@ async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let refuser = format!("{} unsupported", env!("CARGO_BIN_EXE_misbehave"));
-    let config = MATCH.replace(
+    let config = match_file().replace(
         "name = \"ab\"\nplayer = \"ab\"",
         &format!("name = \"refuser\"\ncommand = \"{refuser}\""),
     );
@@ -582,7 +579,7 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
 async fn a_cancelled_tournament_stops_its_workers() {
     let server = start(None).await;
     let mut control = admin(&server.addr, "a-secret").await;
-    let config = MATCH
+    let config = match_file()
         .replace("pairs = 6", "pairs = 100000")
         .replace("limits = { nodes = 300 }", "limits = { movetime = 5 }");
     let id = submit(&mut control, config, "long.toml").await;

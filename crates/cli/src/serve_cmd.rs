@@ -246,6 +246,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             let listener = TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("--metrics: listening on {addr}"))?;
+            tracing::info!(listen = %listener.local_addr()?, "metrics serving");
             tokio::spawn(serve_metrics(listener, registry));
         }
         let shutdown = async {

@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use tourney_tests::tournaments::MatchFile;
+
 fn tourney(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
         .args(args)
@@ -447,12 +449,16 @@ fn run_pauses_on_an_engine_that_closes_its_input_and_says_why() {
     let file = dir.path().join("deaf.toml");
     std::fs::write(
         &file,
-        format!(
-            "name = \"deaf\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
-             openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n\
-             [[engine]]\nname = \"ab\"\nplayer = \"ab:depth=1\"\n\
-             [[engine]]\nname = \"deaf\"\ncommand = '{DEAF_ENGINE}'\n"
-        ),
+        MatchFile {
+            name: "deaf",
+            pairs: 2,
+            engines: [
+                ("ab", "ab:depth=1"),
+                ("deaf", &format!("cmd:{DEAF_ENGINE}")),
+            ],
+            ..Default::default()
+        }
+        .toml(),
     )
     .unwrap();
     let data = dir.path().join("data");
@@ -476,16 +482,20 @@ fn run_pauses_on_an_engine_that_closes_its_input_and_says_why() {
     );
 }
 
-const QUICK_MATCH: &str = "name = \"quick\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
-    openings = { plies = 2, seed = 1 }\nlimits = { depth = 1 }\n\
-    [[engine]]\nname = \"a\"\nplayer = \"ab:depth=1\"\n\
-    [[engine]]\nname = \"b\"\nplayer = \"random\"\n";
+/// Four pairs of alpha-beta at depth 1 against random moves: a second of play.
+fn quick_match() -> String {
+    MatchFile {
+        name: "quick",
+        ..Default::default()
+    }
+    .toml()
+}
 
 #[test]
 fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("quick.toml");
-    std::fs::write(&file, QUICK_MATCH).unwrap();
+    std::fs::write(&file, quick_match()).unwrap();
     let data = dir.path().join("data");
     let args = [
         "run",
@@ -516,18 +526,12 @@ fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator(
     );
 
     // The same directory serves a cluster coordinator.
-    let port = tourney_tests::http::free_port();
-    let mut coordinator = Command::new(env!("CARGO_BIN_EXE_tourney"))
-        .args([
-            "coordinator",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
-        .arg(&data)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tourney"));
+    command
+        .args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data);
+    let (mut coordinator, port) =
+        tourney_tests::process::spawn_listening(command, "coordinator serving");
     let url = format!("http://127.0.0.1:{port}");
     let mut status = None;
     for _ in 0..100 {
@@ -565,7 +569,7 @@ fn run_checks_the_tournament_file_before_it_starts_or_creates_anything() {
             "",
         )
     };
-    let out = run(&QUICK_MATCH.replace("player = \"random\"", "player = \"random:sed=3\""));
+    let out = run(&quick_match().replace("player = \"random\"", "player = \"random:sed=3\""));
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
@@ -584,7 +588,7 @@ fn run_checks_the_tournament_file_before_it_starts_or_creates_anything() {
         "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\nnot a position\n",
     )
     .unwrap();
-    let out = run(&QUICK_MATCH.replace(
+    let out = run(&quick_match().replace(
         "openings = { plies = 2, seed = 1 }",
         "openings = { file = \"o.txt\" }",
     ));
@@ -592,7 +596,7 @@ fn run_checks_the_tournament_file_before_it_starts_or_creates_anything() {
     assert!(err.contains("o.txt:2: not a loa position"), "{err}");
     assert!(!data.exists());
 
-    let out = run(&QUICK_MATCH.replace("pairs = 4", "pairs = \"4\""));
+    let out = run(&quick_match().replace("pairs = 4", "pairs = \"4\""));
     let err = stderr(&out);
     assert!(err.contains("t.toml:4: pairs: invalid type"), "{err}");
 }
@@ -631,10 +635,14 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
     // About 16 s of play: 8 games of about 35 plies at 60 ms a move, one at a time.
     std::fs::write(
         &file,
-        "name = \"slow\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
-         openings = { plies = 2, seed = 1 }\nlimits = { movetime = 60 }\n\
-         adjudication = { max_plies = 60 }\n\
-         [[engine]]\nname = \"a\"\nplayer = \"ab\"\n[[engine]]\nname = \"b\"\nplayer = \"ab:walls=0\"\n",
+        MatchFile {
+            name: "slow",
+            limits: "{ movetime = 60 }",
+            adjudication: Some("{ max_plies = 60 }"),
+            engines: [("a", "ab"), ("b", "ab:walls=0")],
+            ..Default::default()
+        }
+        .toml(),
     )
     .unwrap();
     let data = dir.path().join("data");
@@ -665,14 +673,8 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
 fn logs_are_json_lines_with_span_fields_when_asked() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
-    let port = tourney_tests::http::free_port();
     let mut coordinator = Command::new(env!("CARGO_BIN_EXE_tourney"))
-        .args([
-            "coordinator",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
+        .args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
         .arg(dir.path().join("data"))
         .args(["--log-format", "json"])
         .env("RUST_LOG", "info")
@@ -690,15 +692,15 @@ fn logs_are_json_lines_with_span_fields_when_asked() {
         serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first}"));
     assert_eq!(line["level"], "INFO", "{line}");
     assert_eq!(line["fields"]["message"], "coordinator serving", "{line}");
-    assert_eq!(
-        line["fields"]["listen"],
-        format!("127.0.0.1:{port}"),
-        "{line}"
+    let listen = line["fields"]["listen"].as_str().unwrap();
+    assert!(
+        listen.starts_with("127.0.0.1:") && !listen.ends_with(":0"),
+        "the address bound: {line}"
     );
 
     // The worker's pairs and games run in spans that JSON lines carry.
     let file = dir.path().join("quick.toml");
-    std::fs::write(&file, QUICK_MATCH).unwrap();
+    std::fs::write(&file, quick_match()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_tourney"))
         .args(["run", file.to_str().unwrap(), "--data"])
         .arg(dir.path().join("run"))

@@ -12,26 +12,24 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tourney_tests::http::{free_port, get};
+use tourney_tests::http::get;
+use tourney_tests::process::spawn_listening;
+use tourney_tests::tournaments::MatchFile;
 use tourney_tests::webdriver::{self, Browser};
 
-const TOURNAMENT: &str = r#"
-name = "cluster-test"
-game = "loa"
-format = "match"
-pairs = 16
-openings = { plies = 4, seed = 9 }
-limits = { movetime = 15 }
-adjudication = { max_plies = 160 }
-
-[[engine]]
-name = "deep"
-player = "ab"
-
-[[engine]]
-name = "shallow"
-player = "ab:depth=1"
-"#;
+/// Sixteen pairs of a deep against a shallow alpha-beta at 15 ms a move.
+fn tournament() -> String {
+    MatchFile {
+        name: "cluster-test",
+        pairs: 16,
+        openings: "{ plies = 4, seed = 9 }",
+        limits: "{ movetime = 15 }",
+        adjudication: Some("{ max_plies = 160 }"),
+        engines: [("deep", "ab"), ("shallow", "ab:depth=1")],
+        ..Default::default()
+    }
+    .toml()
+}
 
 fn tourney() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tourney"));
@@ -40,8 +38,10 @@ fn tourney() -> Command {
     c
 }
 
-fn start_coordinator(port: u16, data: &std::path::Path) -> Child {
-    tourney()
+/// A coordinator on `port` (0: any free one, bound by the coordinator itself); its port.
+fn start_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
+    let mut command = tourney();
+    command
         .args([
             "coordinator",
             "--listen",
@@ -49,19 +49,28 @@ fn start_coordinator(port: u16, data: &std::path::Path) -> Child {
             "--data",
         ])
         .arg(data)
-        .args(["--lease-seconds", "2"])
+        .args(["--lease-seconds", "2"]);
+    spawn_listening(command, "coordinator serving")
+}
+
+/// A worker of the coordinator on `port`, serving its metrics on a port of its own.
+fn start_worker_with_metrics(port: u16, name: &str) -> (Child, u16) {
+    let mut command = worker_command(port, name);
+    command.args(["--metrics", "127.0.0.1:0"]);
+    spawn_listening(command, "metrics serving")
+}
+
+fn start_worker(port: u16, name: &str) -> Child {
+    worker_command(port, name)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
 }
 
-fn start_worker(port: u16, name: &str, metrics: Option<u16>) -> Child {
+fn worker_command(port: u16, name: &str) -> Command {
     let mut command = tourney();
     command.arg("worker");
-    if let Some(metrics) = metrics {
-        command.args(["--metrics", &format!("127.0.0.1:{metrics}")]);
-    }
     command
         .args([
             "--coordinator",
@@ -73,11 +82,8 @@ fn start_worker(port: u16, name: &str, metrics: Option<u16>) -> Child {
             "--cache",
         ])
         .arg(std::env::temp_dir().join("tourney-cluster-cache"))
-        .env("TOURNEY_TOKEN", "worker-secret")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+        .env("TOURNEY_TOKEN", "worker-secret");
+    command
 }
 
 /// The body of `GET /metrics` on a loopback port.
@@ -144,20 +150,16 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let file = dir.path().join("cluster.toml");
-    std::fs::write(&file, TOURNAMENT).unwrap();
-    let port = free_port();
-    let mut coordinator = start_coordinator(port, &data);
+    std::fs::write(&file, tournament()).unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &data);
     let id = admin(port, &["submit", file.to_str().unwrap()])
         .lines()
         .last()
         .unwrap()
         .trim()
         .to_string();
-    let worker_metrics = free_port();
-    let mut workers: Vec<Child> = ["w1", "w2", "w3"]
-        .iter()
-        .map(|n| start_worker(port, n, (*n == "w2").then_some(worker_metrics)))
-        .collect();
+    let (w2, worker_metrics) = start_worker_with_metrics(port, "w2");
+    let mut workers: Vec<Child> = vec![start_worker(port, "w1"), w2, start_worker(port, "w3")];
 
     // Kill a worker while it is playing (each worker holds one pair at a time).
     wait_for(port, &id, "the first pairs", |s| {
@@ -172,8 +174,9 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     });
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
+    // Restarted on the same port (the workers know no other), which it held until now.
     std::thread::sleep(Duration::from_millis(300));
-    let mut coordinator = start_coordinator(port, &data);
+    let (mut coordinator, _) = start_coordinator(port, &data);
 
     let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
     assert_eq!(end["pairs_done"], 16);
@@ -309,10 +312,8 @@ fn healthy(args: &[&str]) -> bool {
 #[test]
 fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let (port, metrics) = (free_port(), free_port());
+    let (mut coordinator, port) = start_coordinator(0, dir.path());
     let grpc = format!("http://127.0.0.1:{port}");
-    let worker_metrics = format!("http://127.0.0.1:{metrics}/metrics");
-    let mut coordinator = start_coordinator(port, dir.path());
     admin(port, &["status"]);
     assert!(healthy(&["--grpc", &grpc]));
     // As `kubectl exec tourney-coordinator-0 -- tourney status`: the coordinator's own
@@ -327,7 +328,8 @@ fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
         "{}",
         String::from_utf8_lossy(&inside.stderr)
     );
-    let mut worker = start_worker(port, "sigterm", Some(metrics));
+    let (mut worker, metrics) = start_worker_with_metrics(port, "sigterm");
+    let worker_metrics = format!("http://127.0.0.1:{metrics}/metrics");
     let until = Instant::now() + Duration::from_secs(10);
     while !healthy(&["--http", &worker_metrics]) {
         assert!(
@@ -388,8 +390,8 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _coordinator = Reaped(start_coordinator(port, &dir.path().join("data")));
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
     let mut ids = Vec::new();
     for (name, text) in [
         ("sprt.toml", DASHBOARD_SPRT),
@@ -400,7 +402,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         let out = admin(port, &["submit", file.to_str().unwrap()]);
         ids.push(out.lines().last().unwrap().trim().to_string());
     }
-    let _worker = Reaped(start_worker(port, "browser-test", None));
+    let _worker = Reaped(start_worker(port, "browser-test"));
     for id in &ids {
         wait_for(port, id, "a first pair", |s| {
             s["pairs_done"].as_u64().unwrap() >= 1

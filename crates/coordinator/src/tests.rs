@@ -9,23 +9,30 @@ use prometheus::Registry;
 use tourney_model::job::PairJob;
 use tourney_model::tournament::{PairOutcome, State};
 use tourney_store::Store;
+use tourney_tests::tournaments::MatchFile;
 
 use crate::clock::ManualClock;
 use crate::scheduler::LeaseId;
 use crate::state::{Coordinator, Finished, Settings};
 use crate::views::RATINGS_EVERY;
 
-const MATCH: &str = "name = \"late\"\ngame = \"loa\"\nformat = \"match\"\npairs = 4\n\
-    openings = { plies = 2, seed = 1 }\nlimits = { nodes = 1 }\n\
-    [[engine]]\nname = \"a\"\nplayer = \"random\"\n\
-    [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
+/// Four pairs of two seeded random players at one node a move.
+fn match_file() -> String {
+    MatchFile {
+        name: "late",
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    }
+    .toml()
+}
 
 async fn coordinator(dir: &tempfile::TempDir, lease_ms: u64) -> (Arc<Coordinator>, u64) {
     let (c, id, _) = on_manual_clock(dir, lease_ms).await;
     (c, id)
 }
 
-/// A coordinator on `dir` with the `MATCH` tournament submitted, going by a clock the test
+/// A coordinator on `dir` with the [`match_file`] tournament submitted, going by a clock the test
 /// moves.
 async fn on_manual_clock(
     dir: &tempfile::TempDir,
@@ -40,7 +47,7 @@ async fn on_manual_clock(
     let clock = Arc::new(ManualClock::default());
     let c = Coordinator::open_with_clock(store, settings, &Registry::new(), clock.clone()).unwrap();
     let id = c
-        .submit(MATCH, "late.toml", "", BTreeMap::new())
+        .submit(&match_file(), "late.toml", "", BTreeMap::new())
         .await
         .unwrap();
     (c, id, clock)
@@ -78,7 +85,7 @@ async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_sta
             "{text}"
         );
         let id = c
-            .submit(MATCH, "m.toml", "", BTreeMap::new())
+            .submit(&match_file(), "m.toml", "", BTreeMap::new())
             .await
             .unwrap();
         let text = c.metrics_text();
@@ -349,7 +356,7 @@ async fn the_stored_state_is_the_schedulers_and_a_file_that_no_longer_parses_is_
     let store = Store::temporary().unwrap();
     let c = Coordinator::open(store.clone(), Settings::default(), &Registry::new()).unwrap();
     let id = c
-        .submit(MATCH, "m.toml", "", BTreeMap::new())
+        .submit(&match_file(), "m.toml", "", BTreeMap::new())
         .await
         .unwrap();
     assert!(c.cancel(id).await.unwrap());
