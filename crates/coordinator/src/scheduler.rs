@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
 use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
 
 /// A tournament's number.
@@ -102,7 +102,11 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
         elo1: s.elo1,
         alpha: s.alpha,
         beta: s.beta,
-        model: s.model.parse::<EloModel>().unwrap_or_default(),
+        model: match s.model {
+            SprtModel::Normalized => EloModel::Normalized,
+            SprtModel::Logistic => EloModel::Logistic,
+            SprtModel::BayesElo => EloModel::BayesElo,
+        },
     })
 }
 

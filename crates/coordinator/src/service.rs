@@ -8,7 +8,7 @@ use std::sync::Arc;
 use prometheus::IntCounter;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
-use tourney_model::tournament::{PairOutcome, State};
+use tourney_model::tournament::{PairOutcome, SprtModel, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
@@ -123,7 +123,8 @@ pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
                 .config
                 .sprt
                 .as_ref()
-                .map_or_else(|| "normalized".into(), |x| x.model.clone()),
+                .map_or(SprtModel::default(), |x| x.model)
+                .to_string(),
         }),
         pairs_leased: s.pairs_leased,
         paused_reason: s.paused_reason.clone().unwrap_or_default(),

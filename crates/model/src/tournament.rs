@@ -103,6 +103,36 @@ impl Format {
     }
 }
 
+/// The Elo scale of an SPRT's bounds, as fishtest names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SprtModel {
+    /// Normalized Elo (fishtest's default).
+    #[default]
+    Normalized,
+    /// Logistic Elo.
+    Logistic,
+    /// BayesElo, converted through the observed draw rate.
+    BayesElo,
+}
+
+impl SprtModel {
+    /// The name in tournament files: `normalized`, `logistic` or `bayeselo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SprtModel::Normalized => "normalized",
+            SprtModel::Logistic => "logistic",
+            SprtModel::BayesElo => "bayeselo",
+        }
+    }
+}
+
+impl fmt::Display for SprtModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// An SPRT's hypotheses and error rates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,9 +147,9 @@ pub struct SprtSettings {
     /// False-negative rate.
     #[serde(default = "five_percent")]
     pub beta: f64,
-    /// `normalized`, `logistic` or `bayeselo`.
-    #[serde(default = "normalized")]
-    pub model: String,
+    /// The Elo scale of `elo0` and `elo1`.
+    #[serde(default)]
+    pub model: SprtModel,
     /// Stop (undecided) after this many pairs.
     #[serde(default = "default_max_pairs")]
     pub max_pairs: u64,
@@ -127,9 +157,6 @@ pub struct SprtSettings {
 
 fn five_percent() -> f64 {
     0.05
-}
-fn normalized() -> String {
-    "normalized".into()
 }
 fn default_max_pairs() -> u64 {
     100_000
@@ -547,15 +574,6 @@ impl TournamentConfig {
                         return at(key, format!("must be between 0 and 0.5, found {v}"));
                     }
                 }
-                if !matches!(sprt.model.as_str(), "normalized" | "logistic" | "bayeselo") {
-                    return at(
-                        "model",
-                        format!(
-                            "unknown model '{}': expected normalized, logistic or bayeselo",
-                            sprt.model
-                        ),
-                    );
-                }
                 if sprt.max_pairs == 0 {
                     return at("max_pairs", "must be 1 or more".into());
                 }
@@ -731,6 +749,9 @@ options = { Hash = 64 }
             e.to_string(),
             "t.toml:3: game: unknown game 'chess': expected 'loa' or 'amazons'"
         );
+        let e = error(&SPRT.replace("model = \"normalized\"", "model = \"gaussian\""));
+        assert_eq!((e.line, e.key.as_deref()), (Some(6), Some("sprt.model")), "{e}");
+        assert!(e.message.contains("unknown variant `gaussian`"), "{e}");
         let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
         assert!(e.message.contains("swiss"), "{e}");
         assert_eq!(e.line, Some(5));
