@@ -43,7 +43,11 @@ fn with_clock() -> Setup<Loa> {
 
 fn assert_lost(record: &GameRecord, termination: Termination) {
     assert_eq!(record.termination, termination, "{record:?}");
-    assert_eq!(record.result, "0-1", "the outside engine (White) loses");
+    assert_eq!(
+        record.result.as_str(),
+        "0-1",
+        "the outside engine (White) loses"
+    );
     assert!(
         record.white.stderr.iter().any(|l| l.contains("misbehave")),
         "stderr tail kept: {:?}",

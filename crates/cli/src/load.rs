@@ -77,7 +77,7 @@ fn games_lz4() -> Vec<u8> {
             ..Default::default()
         },
         moves: Vec::new(),
-        result: "1-0".into(),
+        result: tourney_model::GameResult::WhiteWins,
         termination: Termination::Connection,
         detail: None,
         started_ms: None,

@@ -24,7 +24,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinError;
 use tokio_stream::wrappers::ReceiverStream;
-use tourney_model::{GameRecord, MoveRecord, Termination};
+use tourney_model::{GameRecord, GameResult, MoveRecord, Termination};
 use tourney_rules::{GameKind, Position, with_position};
 use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
 
@@ -367,7 +367,7 @@ struct GameView {
     game: GameKind,
     white: String,
     black: String,
-    result: String,
+    result: GameResult,
     termination: Termination,
     detail: Option<String>,
     opening_plies: u32,
@@ -468,7 +468,7 @@ mod tests {
                     score: None,
                 })
                 .collect(),
-            result: "1/2-1/2".into(),
+            result: GameResult::Draw,
             termination: Termination::MaxPlies,
             detail: None,
             started_ms: None,

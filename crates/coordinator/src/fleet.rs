@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
-use tourney_model::{GameKind, GameSummary};
+use tourney_model::{GameKind, GameResult, GameSummary};
 
 /// How long throughput samples are kept (the dashboard's chart spans this).
 const HISTORY_MS: u64 = 300_000;
@@ -56,7 +56,7 @@ pub struct RecentGame {
     /// Black's engine name.
     pub black: String,
     /// `1-0`, `0-1` or `1/2-1/2`.
-    pub result: String,
+    pub result: GameResult,
     /// Why it ended.
     pub termination: String,
     /// Plies played.
@@ -156,7 +156,7 @@ impl Fleet {
             game: game.game,
             white: game.white.name.clone(),
             black: game.black.name.clone(),
-            result: game.result.clone(),
+            result: game.result,
             termination: game.termination.name().to_string(),
             plies: game.plies(),
             worker: worker.to_string(),
@@ -277,7 +277,7 @@ mod tests {
                 };
                 plies
             ],
-            result: "1-0".into(),
+            result: GameResult::WhiteWins,
             termination: Termination::Connection,
         }
     }

@@ -277,7 +277,7 @@ impl CoordinatorMetrics {
         let labels = [
             tournament.to_string(),
             game.game.to_string(),
-            game.result.clone(),
+            game.result.to_string(),
             termination.to_string(),
         ];
         self.games.with_label_values(&labels).inc();

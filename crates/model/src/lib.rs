@@ -12,7 +12,8 @@ pub mod tournament;
 mod utc;
 
 pub use record::{
-    GameRecord, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord, Termination,
+    GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord,
+    Termination,
 };
 pub use time_control::TimeControl;
 pub use tourney_rules::GameKind;

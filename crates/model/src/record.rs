@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
-use tourney_rules::GameKind;
+use tourney_rules::{Color, GameKind};
 
 /// Why a game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -110,6 +111,83 @@ pub struct MoveRecord {
     pub score: Option<String>,
 }
 
+/// How a game ended, from White's side; written `1-0`, `1/2-1/2` or `0-1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GameResult {
+    /// White won (`1-0`).
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    /// Drawn (`1/2-1/2`).
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+    /// Black won (`0-1`).
+    #[serde(rename = "0-1")]
+    BlackWins,
+}
+
+impl GameResult {
+    /// Parses `1-0`, `0-1` or `1/2-1/2`; `None` for anything else (e.g. PGN's `*`).
+    pub fn parse(text: &str) -> Option<GameResult> {
+        match text {
+            "1-0" => Some(GameResult::WhiteWins),
+            "0-1" => Some(GameResult::BlackWins),
+            "1/2-1/2" => Some(GameResult::Draw),
+            _ => None,
+        }
+    }
+
+    /// The result of a game `winner` won (`None`: a draw).
+    pub fn of_winner(winner: Option<Color>) -> GameResult {
+        match winner {
+            Some(Color::White) => GameResult::WhiteWins,
+            Some(Color::Black) => GameResult::BlackWins,
+            None => GameResult::Draw,
+        }
+    }
+
+    /// The winner, `None` for a draw.
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            GameResult::WhiteWins => Some(Color::White),
+            GameResult::BlackWins => Some(Color::Black),
+            GameResult::Draw => None,
+        }
+    }
+
+    /// `1-0`, `1/2-1/2` or `0-1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::Draw => "1/2-1/2",
+            GameResult::BlackWins => "0-1",
+        }
+    }
+
+    /// White's score: 1, ½ or 0.
+    pub fn white_score(self) -> f64 {
+        match self {
+            GameResult::WhiteWins => 1.0,
+            GameResult::Draw => 0.5,
+            GameResult::BlackWins => 0.0,
+        }
+    }
+
+    /// Half-points (0, 1 or 2) of the side that played `color`.
+    pub fn half_points(self, color: Color) -> u8 {
+        match (self.winner(), color) {
+            (None, _) => 1,
+            (Some(winner), color) if winner == color => 2,
+            _ => 0,
+        }
+    }
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A complete game: setup, players, moves with their times, result and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameRecord {
@@ -133,7 +211,7 @@ pub struct GameRecord {
     /// Moves in order, opening moves included.
     pub moves: Vec<MoveRecord>,
     /// `1-0` (White won), `0-1` (Black won) or `1/2-1/2`.
-    pub result: String,
+    pub result: GameResult,
     /// Why the game ended.
     pub termination: Termination,
     /// Details of the ending, e.g. the illegal move sent.
@@ -209,7 +287,7 @@ pub struct GameSummary {
     /// Each move's time and nodes.
     pub moves: Vec<MoveCost>,
     /// `1-0`, `0-1` or `1/2-1/2`.
-    pub result: String,
+    pub result: GameResult,
     /// Why the game ended.
     pub termination: Termination,
 }
@@ -301,7 +379,7 @@ impl GameRecord {
         tag(&mut out, "Round", &round);
         tag(&mut out, "White", &self.white.name);
         tag(&mut out, "Black", &self.black.name);
-        tag(&mut out, "Result", &self.result);
+        tag(&mut out, "Result", self.result.as_str());
         if let Some(t) = started {
             tag(&mut out, "Time", &t.clock());
         }
@@ -336,19 +414,10 @@ impl GameRecord {
             line.push_str(&token);
             line.push(' ');
         }
-        line.push_str(&self.result);
+        line.push_str(self.result.as_str());
         out.push_str(&line);
         out.push_str("\n\n");
         out
-    }
-
-    /// The winner's colour name (`white`, `black`) or `None` for a draw.
-    pub fn winner(&self) -> Option<&'static str> {
-        match self.result.as_str() {
-            "1-0" => Some("white"),
-            "0-1" => Some("black"),
-            _ => None,
-        }
     }
 }
 
@@ -384,7 +453,7 @@ mod tests {
                     score: Some("cp 5".into()),
                 })
                 .collect(),
-            result: "0-1".into(),
+            result: GameResult::BlackWins,
             termination: Termination::TimeForfeit,
             detail: Some("white used 61.2 s".into()),
             started_ms: Some(1_796_089_411_999),
@@ -425,7 +494,7 @@ mod tests {
         let json = serde_json::to_string(&[&r, &r]).unwrap();
         let summaries: Vec<GameSummary> = serde_json::from_str(&json).unwrap();
         let s = &summaries[1];
-        assert_eq!((s.game, s.result.as_str()), (GameKind::Loa, "0-1"));
+        assert_eq!((s.game, s.result), (GameKind::Loa, GameResult::BlackWins));
         assert_eq!(
             (s.white.name.as_str(), s.black.name.as_str()),
             ("v1", "v2 \"new\"")
@@ -464,7 +533,7 @@ mod tests {
                 .to_pgn()
                 .contains("\n1. b1-b3 a2-c2 2. b3xc2 0-1")
         );
-        assert_eq!(record().winner(), Some("black"));
+        assert_eq!(record().result.winner(), Some(Color::Black));
         assert!(Termination::Crash.is_failure() && !Termination::Connection.is_failure());
     }
 }

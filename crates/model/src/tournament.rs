@@ -750,7 +750,11 @@ options = { Hash = 64 }
             "t.toml:3: game: unknown game 'chess': expected 'loa' or 'amazons'"
         );
         let e = error(&SPRT.replace("model = \"normalized\"", "model = \"gaussian\""));
-        assert_eq!((e.line, e.key.as_deref()), (Some(6), Some("sprt.model")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(6), Some("sprt.model")),
+            "{e}"
+        );
         assert!(e.message.contains("unknown variant `gaussian`"), "{e}");
         let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
         assert!(e.message.contains("swiss"), "{e}");

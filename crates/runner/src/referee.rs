@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tourney_ai::Limits;
 use tourney_model::job::GameSettings;
-use tourney_model::{GameRecord, MoveRecord, PlayerRecord, Termination, TimeControl};
+use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination, TimeControl};
 use tourney_rules::{Amazons, Color, EndReason, Game, Loa, Position};
 
 use crate::contestant::{Contestant, Failure, Unfit};
@@ -184,15 +184,6 @@ struct SideClock {
     moves: u32,
 }
 
-/// `1-0`, `0-1` or `1/2-1/2` for a winner.
-fn result_text(winner: Option<Color>) -> &'static str {
-    match winner {
-        Some(Color::White) => "1-0",
-        Some(Color::Black) => "0-1",
-        None => "1/2-1/2",
-    }
-}
-
 /// Plays one game and returns its record. `on_move` sees the game after every move (for
 /// a board display).
 ///
@@ -363,7 +354,7 @@ pub fn play<'a, P: Adjudicate>(
         white: record(&white, Color::White),
         black: record(&black, Color::Black),
         moves,
-        result: result_text(winner).to_string(),
+        result: GameResult::of_winner(winner),
         termination,
         detail,
         started_ms: Some(started_ms),

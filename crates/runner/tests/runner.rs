@@ -78,7 +78,7 @@ fn a_finished_record_replays_to_its_result() {
         replay.play_text(&m.mv).unwrap();
     }
     let outcome = replay.outcome().expect("the record ends the game");
-    assert_eq!(outcome.result_str(), record.result);
+    assert_eq!(outcome.result_str(), record.result.as_str());
     assert_eq!(record.termination.name(), outcome.reason.name());
     assert!(record.moves.iter().all(|m| m.nodes.is_some()));
 }
@@ -92,7 +92,7 @@ fn max_plies_draws_and_openings_are_played_first() {
     setup.opening = vec![first];
     let record = game(&setup, "random:seed=1", "random:seed=2");
     assert_eq!(record.termination, Termination::MaxPlies);
-    assert_eq!(record.result, "1/2-1/2");
+    assert_eq!(record.result.as_str(), "1/2-1/2");
     assert_eq!(record.moves.len(), 10);
     assert_eq!(record.moves[0].mv, "b1-b3");
     assert_eq!(record.opening_plies, 1);

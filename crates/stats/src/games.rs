@@ -2,37 +2,7 @@
 
 use std::collections::HashMap;
 
-/// The result of one game from White's side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GameResult {
-    /// White won (`1-0`).
-    WhiteWins,
-    /// Drawn (`1/2-1/2`).
-    Draw,
-    /// Black won (`0-1`).
-    BlackWins,
-}
-
-impl GameResult {
-    /// Parses `1-0`, `0-1` or `1/2-1/2`; `None` for anything else (e.g. `*`).
-    pub fn parse(text: &str) -> Option<GameResult> {
-        match text {
-            "1-0" => Some(GameResult::WhiteWins),
-            "0-1" => Some(GameResult::BlackWins),
-            "1/2-1/2" => Some(GameResult::Draw),
-            _ => None,
-        }
-    }
-
-    /// White's score: 1, ½ or 0.
-    pub fn white_score(self) -> f64 {
-        match self {
-            GameResult::WhiteWins => 1.0,
-            GameResult::Draw => 0.5,
-            GameResult::BlackWins => 0.0,
-        }
-    }
-}
+pub use tourney_model::GameResult;
 
 /// Results between named players, kept per ordered pair (white, black) as
 /// `[white wins, draws, black wins]`. Players are numbered in order of first appearance,

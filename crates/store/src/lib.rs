@@ -404,7 +404,7 @@ mod tests {
             white: PlayerRecord::default(),
             black: PlayerRecord::default(),
             moves: vec![],
-            result: "1-0".into(),
+            result: tourney_model::GameResult::WhiteWins,
             termination: Termination::Connection,
             detail: None,
             started_ms: None,

@@ -7,10 +7,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tourney_ai::Heuristics;
-use tourney_model::GameRecord;
 use tourney_model::job::{Engine, EngineKind, PairJob};
 use tourney_proto::v1 as pb;
-use tourney_rules::{Color, with_position};
+use tourney_rules::with_position;
 
 use crate::WorkerMetrics;
 use tourney_runner::{
@@ -138,15 +137,6 @@ impl<P: Heuristics> Side<P> {
     }
 }
 
-/// Half-points of the engine that played `color` in `record`.
-fn half_points(record: &GameRecord, color: Color) -> u32 {
-    match (record.result.as_str(), color) {
-        ("1-0", Color::White) | ("0-1", Color::Black) => 2,
-        ("1/2-1/2", _) => 1,
-        _ => 0,
-    }
-}
-
 fn play_typed<P: Heuristics + Adjudicate>(
     job: &PairJob,
     cancelled: &AtomicBool,
@@ -203,7 +193,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
         setup.meta.insert("game".into(), (game as u64).into());
         match play(&setup, white, black, &mut |_| {}) {
             Ok(record) => {
-                points.push(half_points(&record, first_has));
+                points.push(u32::from(record.result.half_points(first_has)));
                 games.push(record);
             }
             Err(e) => {
