@@ -7,7 +7,9 @@ use tourney_model::GameSummary;
 use tourney_model::tournament::{PairOutcome, State};
 use tourney_store::{PairRecord, Store};
 
-use crate::scheduler::{ReportAck, TournamentId};
+use tourney_rules::Color;
+
+use crate::scheduler::{LeaseId, ReportAck, TournamentId};
 use crate::state::{Coordinator, CoordinatorError, Finished};
 
 /// The summaries of a pair's stored games (none if they do not fit game records: only the
@@ -61,7 +63,78 @@ pub(crate) async fn committer(
     }
 }
 
+/// A pair result as a worker reported it (its games decompressed), not yet checked.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The pair.
+    pub pair: u64,
+    /// The lease it was played under.
+    pub lease: LeaseId,
+    /// Half-points of the pairing's first engine in game 0 and game 1, as the worker says.
+    pub half_points: [u32; 2],
+    /// Both games' records, a JSON array.
+    pub games_json: String,
+}
+
 impl Coordinator {
+    /// Reads a reported pair once and checks it against its own records: two games between
+    /// the pair's two engines with colours swapped, and half-points that agree with the
+    /// games' results. The colours come from the records. `None` for a result that is not
+    /// that (an unknown tournament, records that do not parse or do not fit the pair, half
+    /// points that contradict them): the worker is told it was rejected.
+    pub fn check_reported(&self, r: Reported) -> Option<Finished> {
+        let config = self.status_config(r.tournament)?;
+        if r.pair >= config.max_pairs() {
+            return None;
+        }
+        let (first, second, _) = config.pairing(r.pair);
+        let summaries: Vec<GameSummary> = serde_json::from_str(&r.games_json).ok()?;
+        let [g0, g1] = summaries.as_slice() else {
+            return None;
+        };
+        let index = |name: &str| {
+            [first, second]
+                .into_iter()
+                .find(|&i| config.engines[i].name == name)
+        };
+        let mut white = [0; 2];
+        let mut half_points = [0u8; 2];
+        for (g, game) in [g0, g1].into_iter().enumerate() {
+            let (w, b) = (index(&game.white.name)?, index(&game.black.name)?);
+            if w == b || game.game != config.game {
+                return None;
+            }
+            white[g] = w;
+            let first_plays = if w == first {
+                Color::White
+            } else {
+                Color::Black
+            };
+            half_points[g] = game.result.half_points(first_plays);
+            if u32::from(half_points[g]) != r.half_points[g] {
+                return None;
+            }
+        }
+        if white[0] == white[1] {
+            return None;
+        }
+        Some(Finished {
+            tournament: r.tournament,
+            lease: r.lease,
+            outcome: PairOutcome {
+                pair: r.pair,
+                first,
+                second,
+                half_points,
+                white,
+            },
+            games: serde_json::value::RawValue::from_string(r.games_json).ok()?,
+            summaries,
+        })
+    }
+
     /// Records finished pairs: durable (committed and flushed) before this returns.
     ///
     /// # Errors
@@ -138,18 +211,17 @@ impl Coordinator {
         let now = self.now_ms();
         let mut played = Vec::new();
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
-            let games = summaries(&r.games);
-            for game in &games {
+            for game in &r.summaries {
                 self.metrics.observe_game(r.tournament, game);
             }
-            played.push((r.tournament, r.outcome.pair, games));
+            played.push((r.tournament, r.outcome.pair, &r.summaries));
         }
         {
             let mut inner = self.lock();
             inner.fleet.seen(worker, now);
             for (tournament, pair, games) in &played {
                 if let Some(entry) = inner.tournaments.get_mut(tournament) {
-                    for game in games {
+                    for game in games.iter() {
                         *entry.terminations.entry(game.termination).or_default() += 1;
                     }
                 }

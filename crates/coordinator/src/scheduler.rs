@@ -553,6 +553,7 @@ mod tests {
             first: 0,
             second: 1,
             half_points,
+            white: [1, 0],
         }
     }
 

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use prometheus::IntCounter;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
-use tourney_model::tournament::{PairOutcome, SprtModel, State};
+use tourney_model::tournament::{SprtModel, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
-use crate::state::{Coordinator, CoordinatorError, Finished, Status};
+use crate::commit::Reported;
+use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// Checks `authorization: Bearer <token>` against the expected token (if any), counting
 /// refusals.
@@ -184,33 +185,24 @@ impl pb::worker_server::Worker for WorkerService {
         let r = request.into_inner();
         let mut finished = Vec::with_capacity(r.results.len());
         let mut malformed = 0;
-        let mut configs = std::collections::HashMap::new();
         for result in r.results {
-            // Only the JSON syntax is checked here; the records are stored as sent.
-            let games = games_json(result.games_json, &result.games_lz4)
-                .and_then(|json| serde_json::value::RawValue::from_string(json).ok());
-            let (Some(games), [h0, h1]) = (games, result.half_points.as_slice()) else {
-                malformed += 1;
-                continue;
-            };
-            let config = configs
-                .entry(result.tournament)
-                .or_insert_with(|| self.0.status_config(result.tournament));
-            let (first, second) = config.as_ref().map_or((0, 1), |c| {
-                let (a, b, _) = c.pairing(result.pair);
-                (a, b)
-            });
-            finished.push(Finished {
-                tournament: result.tournament,
-                lease: result.lease_id,
-                outcome: PairOutcome {
+            let checked = match (
+                games_json(result.games_json, &result.games_lz4),
+                result.half_points.as_slice(),
+            ) {
+                (Some(games_json), &[h0, h1]) => self.0.check_reported(Reported {
+                    tournament: result.tournament,
                     pair: result.pair,
-                    first,
-                    second,
-                    half_points: [(*h0).min(2) as u8, (*h1).min(2) as u8],
-                },
-                games,
-            });
+                    lease: result.lease_id,
+                    half_points: [h0, h1],
+                    games_json,
+                }),
+                _ => None,
+            };
+            match checked {
+                Some(pair) => finished.push(pair),
+                None => malformed += 1,
+            }
         }
         for failure in &r.failures {
             self.0

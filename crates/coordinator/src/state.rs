@@ -8,10 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use prometheus::Registry;
 use tokio::sync::{mpsc, watch};
+use tourney_model::GameSummary;
 use tourney_model::Termination;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{Store, StoreError, TournamentRecord};
+
+use tourney_rules::{Position, with_position};
 
 use crate::clock::{Clock, SystemClock};
 use crate::commit::{CommitJob, committer, summaries};
@@ -54,6 +57,8 @@ pub struct Finished {
     pub lease: LeaseId,
     /// Both games' records, a JSON array as the worker sent it.
     pub games: Box<serde_json::value::RawValue>,
+    /// What the coordinator reads of them, parsed once when they came in.
+    pub summaries: Vec<GameSummary>,
 }
 
 /// A tournament's status as clients see it.
@@ -206,7 +211,12 @@ impl Coordinator {
                     *terminations.entry(game.termination).or_default() += 1;
                 }
             }
-            let done: Vec<PairOutcome> = pairs.into_iter().map(|p| p.outcome).collect();
+            // Outcomes stored before colours were kept get them from the rule of the time.
+            let first_moves = with_position!(config.game, P => P::start().turn());
+            let done: Vec<PairOutcome> = pairs
+                .into_iter()
+                .map(|p| p.outcome.with_legacy_colours(first_moves))
+                .collect();
             scheduler.add(record.id, config.clone(), record.state, done);
             let entry = Entry {
                 config: Arc::new(config),

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use prometheus::Registry;
 use tourney_model::job::PairJob;
-use tourney_model::tournament::{PairOutcome, State};
+use tourney_model::tournament::State;
 use tourney_store::Store;
 use tourney_tests::tournaments::MatchFile;
 
 use crate::clock::ManualClock;
+use crate::commit::Reported;
 use crate::scheduler::LeaseId;
 use crate::state::{Coordinator, Finished, Settings};
 use crate::views::RATINGS_EVERY;
@@ -53,26 +54,44 @@ async fn on_manual_clock(
     (c, id, clock)
 }
 
-/// `a` wins both games of the job's pair.
-fn won_by_a(job: &PairJob, lease: LeaseId) -> Finished {
+/// The records of a pair `a` wins both games of, ending by `endings`: LOA, so the
+/// pairing's first engine has Black in game 0 and White in game 1.
+fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
+    let (first, second) = (job.first.name.as_str(), job.second.name.as_str());
+    let game = |white: &str, black: &str, ending: &str| {
+        let result = if white == "a" { "1-0" } else { "0-1" };
+        format!(
+            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"{black}"}},"moves":[],"result":"{result}","termination":"{ending}"}}"#
+        )
+    };
+    format!(
+        "[{},{}]",
+        game(second, first, endings[0]),
+        game(first, second, endings[1])
+    )
+}
+
+/// `a` wins both games of the job's pair (by connection), as a worker reports it and the
+/// coordinator checks it.
+fn won_by_a(c: &Coordinator, job: &PairJob, lease: LeaseId) -> Finished {
+    won_by_a_ending(c, job, lease, ["connection", "connection"])
+}
+
+/// [`won_by_a`], the games ending by `endings`.
+fn won_by_a_ending(c: &Coordinator, job: &PairJob, lease: LeaseId, endings: [&str; 2]) -> Finished {
     let a_first = job.first.name == "a";
-    let (first, second) = if a_first { (0, 1) } else { (1, 0) };
-    Finished {
+    c.check_reported(Reported {
         tournament: job.tournament,
-        outcome: PairOutcome {
-            pair: job.pair,
-            first,
-            second,
-            half_points: if a_first { [2, 2] } else { [0, 0] },
-        },
+        pair: job.pair,
         lease,
-        games: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
-    }
+        half_points: if a_first { [2, 2] } else { [0, 0] },
+        games_json: won_by_a_json(job, endings),
+    })
+    .expect("a consistent result")
 }
 
 #[tokio::test]
 async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_start_at_zero() {
-    let game = r#"{"game":"loa","white":{"name":"a"},"black":{"name":"b"},"moves":[],"result":"1-0","termination":"connection"}"#;
     for (retention, kept) in [(60_000, true), (0, false)] {
         let settings = Settings {
             metrics_retention_ms: retention,
@@ -95,14 +114,7 @@ async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_sta
         assert!(text.contains(&before_any_game), "{text}");
         let worker = c.register("w", "test", 4);
         let (lease, jobs) = c.lease(&worker, 4).unwrap();
-        let results: Vec<Finished> = jobs
-            .iter()
-            .map(|j| Finished {
-                games: serde_json::value::RawValue::from_string(format!("[{game},{game}]"))
-                    .unwrap(),
-                ..won_by_a(j, lease)
-            })
-            .collect();
+        let results: Vec<Finished> = jobs.iter().map(|j| won_by_a(&c, j, lease)).collect();
         c.report(&worker, results).await.unwrap();
         assert_eq!(c.state(id), Some(State::Finished));
         let text = c.metrics_text();
@@ -154,7 +166,7 @@ async fn reports_say_what_was_played_and_when() {
     assert_eq!(d["ETA"], "after the first pairs");
     let worker = c.register("w", "test", 2);
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
-    let results = jobs.iter().map(|j| won_by_a(j, lease)).collect();
+    let results = jobs.iter().map(|j| won_by_a(&c, j, lease)).collect();
     c.report(&worker, results).await.unwrap();
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
@@ -173,7 +185,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     let worker = c.register("w", "test", 2);
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
     let ack = c
-        .report(&worker, vec![won_by_a(&jobs[0], lease)])
+        .report(&worker, vec![won_by_a(&c, &jobs[0], lease)])
         .await
         .unwrap();
     assert_eq!(ack.accepted, 1);
@@ -183,7 +195,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     assert_eq!(c.metrics().leases_expired.get(), 1);
     // Nobody else completed the pair: the late result counts, and is noted as late.
     let ack = c
-        .report(&worker, vec![won_by_a(&jobs[1], lease)])
+        .report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!(ack.accepted, 1);
@@ -191,7 +203,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     assert_eq!(c.metrics().pairs_committed.get(), 2);
     // Once more: a duplicate, neither committed nor late.
     let ack = c
-        .report(&worker, vec![won_by_a(&jobs[1], lease)])
+        .report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!((ack.accepted, ack.duplicates), (0, 1));
@@ -201,29 +213,15 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
 #[tokio::test]
 async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let game = |termination: &str| {
-        format!(
-            r#"{{"game":"loa","white":{{"name":"a"}},"black":{{"name":"b"}},"moves":[],"result":"1-0","termination":"{termination}"}}"#
-        )
-    };
     let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
     {
         let (c, id) = coordinator(&dir, 60_000).await;
         let worker = c.register("w", "test", 2);
         let (lease, jobs) = c.lease(&worker, 2).unwrap();
-        let mut results: Vec<Finished> = jobs.iter().map(|j| won_by_a(j, lease)).collect();
-        results[0].games = serde_json::value::RawValue::from_string(format!(
-            "[{},{}]",
-            game("connection"),
-            game("max-plies")
-        ))
-        .unwrap();
-        results[1].games = serde_json::value::RawValue::from_string(format!(
-            "[{},{}]",
-            game("connection"),
-            game("connection")
-        ))
-        .unwrap();
+        let results = vec![
+            won_by_a_ending(&c, &jobs[0], lease, ["connection", "max-plies"]),
+            won_by_a(&c, &jobs[1], lease),
+        ];
         c.report(&worker, results).await.unwrap();
         let (_, report) = c.report_of(id).unwrap();
         assert_eq!(report.terminations, expected);
@@ -319,11 +317,11 @@ async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
         let status = c.status(id).unwrap();
         status.ratings.players.iter().map(|p| p.games).collect()
     };
-    c.report(&worker, vec![won_by_a(&jobs[0], lease)])
+    c.report(&worker, vec![won_by_a(&c, &jobs[0], lease)])
         .await
         .unwrap();
     assert_eq!(games(&c), vec![2, 2]);
-    c.report(&worker, vec![won_by_a(&jobs[1], lease)])
+    c.report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!(c.status(id).unwrap().pairs_done, 2);
@@ -338,7 +336,7 @@ async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
         vec![4, 4],
         "computed again after {RATINGS_EVERY:?}"
     );
-    let rest = jobs[2..].iter().map(|j| won_by_a(j, lease)).collect();
+    let rest = jobs[2..].iter().map(|j| won_by_a(&c, j, lease)).collect();
     c.report(&worker, rest).await.unwrap();
     let status = c.status(id).unwrap();
     assert_eq!(status.state, State::Finished);
@@ -373,4 +371,56 @@ async fn the_stored_state_is_the_schedulers_and_a_file_that_no_longer_parses_is_
     assert_eq!(reopened.ids(), vec![id]);
     assert_eq!(reopened.state(id), Some(State::Cancelled));
     assert!(store.tournament(99).unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_reported_pair_must_agree_with_its_own_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 1);
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let job = &jobs[0];
+    let reported = |half_points: [u32; 2], games_json: String| Reported {
+        tournament: id,
+        pair: job.pair,
+        lease,
+        half_points,
+        games_json,
+    };
+    let good = won_by_a_json(job, ["connection", "connection"]);
+    let checked = c.check_reported(reported([2, 2], good.clone())).unwrap();
+    // Colours come from the records: LOA's first engine ("a") had Black in game 0.
+    assert_eq!(checked.outcome.white, [1, 0]);
+    assert_eq!(checked.summaries.len(), 2);
+    // Half points that contradict the results decide nothing.
+    assert!(c.check_reported(reported([2, 0], good.clone())).is_none());
+    assert!(c.check_reported(reported([0, 0], good.clone())).is_none());
+    // Players who are not the pair's, colours not swapped, another game, not two games.
+    let stranger = good.replacen("\"name\":\"a\"", "\"name\":\"z\"", 1);
+    assert!(c.check_reported(reported([2, 2], stranger)).is_none());
+    let same_colours = format!(
+        "[{g},{g}]",
+        g = good
+            .trim_start_matches('[')
+            .split("},{\"game\"")
+            .next()
+            .unwrap()
+            .to_string()
+            + "}"
+    );
+    assert!(c.check_reported(reported([2, 2], same_colours)).is_none());
+    let amazons = good.replace("\"loa\"", "\"amazons\"");
+    assert!(c.check_reported(reported([2, 2], amazons)).is_none());
+    assert!(c.check_reported(reported([2, 2], "[]".into())).is_none());
+    assert!(
+        c.check_reported(reported([2, 2], "not json".into()))
+            .is_none()
+    );
+    // Unknown tournaments and pairs past the end.
+    let mut unknown = reported([2, 2], good.clone());
+    unknown.tournament = 999;
+    assert!(c.check_reported(unknown).is_none());
+    let mut far = reported([2, 2], good);
+    far.pair = 1_000_000;
+    assert!(c.check_reported(far).is_none());
 }

@@ -6,18 +6,12 @@ use std::time::Duration;
 
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
-use tourney_rules::{Color, GameKind, Position, with_position};
 use tourney_stats::report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
 
 use crate::metrics::TournamentGauges;
 use crate::scheduler::{TournamentId, sprt_of};
 use crate::state::{Coordinator, CoordinatorError, Status};
-
-/// The colour that moves first in a game.
-fn first_mover(game: GameKind) -> Color {
-    with_position!(game, P => P::start().turn())
-}
 
 /// How long a running tournament's ratings are shown before they are computed again: a
 /// rating takes longer than a report of fast games, and many reports come in a second.
@@ -45,23 +39,12 @@ pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) ->
     // rating itself over thousands of pairs.
     let n = config.engines.len();
     let mut counts = vec![[0u64; 3]; n * n];
-    let first_moves = first_mover(config.game);
     for o in outcomes {
-        for (g, &half) in o.half_points.iter().enumerate() {
-            let (leader, other) = if g == 0 {
-                (o.first, o.second)
-            } else {
-                (o.second, o.first)
-            };
-            // `half` is for the pairing's first engine; make it the leader's.
-            let leader_half = if g == 0 { half } else { 2 - half };
-            let (white, black, white_half) = if first_moves == Color::White {
-                (leader, other, leader_half)
-            } else {
-                (other, leader, 2 - leader_half)
-            };
+        for g in 0..2 {
+            let white = o.white[g];
+            let black = if white == o.first { o.second } else { o.first };
             // White wins, draw, black wins.
-            counts[white * n + black][2 - white_half as usize] += 1;
+            counts[white * n + black][2 - o.white_half_points(g) as usize] += 1;
         }
     }
     let mut table = GameTable::new();

@@ -63,8 +63,9 @@ impl State {
     }
 }
 
-/// What a finished pair contributes to the standings: the two engines and the half-points
-/// of `first` in each game (game 0: `first` moves first; game 1: colours swapped).
+/// What a finished pair contributes to the standings: the two engines, the half-points of
+/// `first` in each game (game 0: `first` moves first; game 1: colours swapped), and who
+/// played White in each, as the game records say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairOutcome {
     /// The pair's index.
@@ -75,6 +76,41 @@ pub struct PairOutcome {
     pub second: usize,
     /// Half-points of `first` in game 0 and game 1 (0, 1 or 2 each).
     pub half_points: [u8; 2],
+    /// The engine (index) that played White in game 0 and in game 1. Records stored before
+    /// colours were kept read as [`PairOutcome::COLOURS_UNKNOWN`] until
+    /// [`PairOutcome::with_legacy_colours`] fills them in.
+    #[serde(default = "colours_unknown")]
+    pub white: [usize; 2],
+}
+
+fn colours_unknown() -> [usize; 2] {
+    PairOutcome::COLOURS_UNKNOWN
+}
+
+impl PairOutcome {
+    /// `white` of a stored outcome that did not record colours.
+    pub const COLOURS_UNKNOWN: [usize; 2] = [usize::MAX; 2];
+
+    /// Fills in the colours of an outcome stored without them: then `first` always moved
+    /// first in game 0, so it had `first_mover`'s colour there and the other in game 1.
+    pub fn with_legacy_colours(mut self, first_mover: tourney_rules::Color) -> PairOutcome {
+        if self.white == Self::COLOURS_UNKNOWN {
+            self.white = match first_mover {
+                tourney_rules::Color::White => [self.first, self.second],
+                tourney_rules::Color::Black => [self.second, self.first],
+            };
+        }
+        self
+    }
+
+    /// White's half-points (0, 1 or 2) in game `g`.
+    pub fn white_half_points(&self, g: usize) -> u8 {
+        if self.white[g] == self.first {
+            self.half_points[g]
+        } else {
+            2 - self.half_points[g]
+        }
+    }
 }
 
 /// How the engines meet.
@@ -791,6 +827,25 @@ options = { Hash = 64 }
         );
         let e = error(&SPRT.replace("alpha = 0.05", "alpha = \"a, {b}\", gamma = \"x\""));
         assert_eq!(e.key.as_deref(), Some("sprt.alpha"), "{e}");
+    }
+
+    #[test]
+    fn an_outcome_stored_without_colours_gets_them_from_the_old_rule() {
+        let old: PairOutcome =
+            serde_json::from_str(r#"{"pair":3,"first":2,"second":0,"half_points":[2,1]}"#).unwrap();
+        assert_eq!(old.white, PairOutcome::COLOURS_UNKNOWN);
+        // LOA: Black moves first, so the first engine had Black in game 0.
+        let loa = old.with_legacy_colours(tourney_rules::Color::Black);
+        assert_eq!(loa.white, [0, 2]);
+        assert_eq!((loa.white_half_points(0), loa.white_half_points(1)), (0, 1));
+        let amazons = old.with_legacy_colours(tourney_rules::Color::White);
+        assert_eq!(amazons.white, [2, 0]);
+        assert_eq!(
+            amazons.with_legacy_colours(tourney_rules::Color::Black),
+            amazons
+        );
+        let json = serde_json::to_string(&amazons).unwrap();
+        assert!(json.contains("\"white\":[2,0]"), "{json}");
     }
 
     #[test]

@@ -417,6 +417,7 @@ mod tests {
                 first: 0,
                 second: 1,
                 half_points: [half, half],
+                white: [1, 0],
             },
             games: serde_json::value::to_raw_value(&[game.clone(), game]).unwrap(),
             worker: "w".into(),
