@@ -23,6 +23,12 @@ fn tourney(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `tourney run FILE --data DATA --concurrency 1`.
+fn run_one_at_a_time(file: &std::path::Path, data: &std::path::Path) -> Output {
+    let (file, data) = (file.to_str().unwrap(), data.to_str().unwrap());
+    tourney(&["run", file, "--data", data, "--concurrency", "1"], "")
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -461,18 +467,7 @@ fn run_pauses_on_an_engine_that_closes_its_input_and_says_why() {
         .toml(),
     )
     .unwrap();
-    let data = dir.path().join("data");
-    let out = tourney(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--data",
-            data.to_str().unwrap(),
-            "--concurrency",
-            "1",
-        ],
-        "",
-    );
+    let out = run_one_at_a_time(&file, &dir.path().join("data"));
     assert_eq!(out.status.signal(), None, "killed by a signal");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
@@ -645,18 +640,7 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
         .toml(),
     )
     .unwrap();
-    let data = dir.path().join("data");
-    let out = tourney(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--data",
-            data.to_str().unwrap(),
-            "--concurrency",
-            "1",
-        ],
-        "",
-    );
+    let out = run_one_at_a_time(&file, &dir.path().join("data"));
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("[0:00:")).collect();
