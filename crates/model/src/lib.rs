@@ -15,7 +15,7 @@ pub use record::{
     GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord,
     Termination,
 };
-pub use time_control::TimeControl;
+pub use time_control::{TimeControl, TimeControlError};
 pub use tourney_rules::GameKind;
 
 /// serde for a [`GameKind`] as its name (`loa`, `amazons`): an unknown game is an error

@@ -22,33 +22,69 @@ pub enum TimeControl {
     },
 }
 
-fn seconds(text: &str, what: &str) -> Result<Duration, String> {
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("{what} '{text}' is not a number of seconds"))?;
+/// A time control that does not parse: what is wrong, quoting the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeControlError {
+    /// A time that is not a number.
+    #[error("{what} '{text}' is not a number of seconds")]
+    NotSeconds {
+        /// `base time` or `increment`.
+        what: &'static str,
+        /// The text given.
+        text: String,
+    },
+    /// A negative or infinite time.
+    #[error("{what} '{text}' must be zero or more seconds")]
+    Negative {
+        /// `base time` or `increment`.
+        what: &'static str,
+        /// The text given.
+        text: String,
+    },
+    /// Moves per period that are not a whole number, or zero.
+    #[error("moves per period '{moves}' in '{text}' must be a whole number, at least 1")]
+    Moves {
+        /// The moves given.
+        moves: String,
+        /// The whole time control.
+        text: String,
+    },
+    /// No base time and no increment.
+    #[error("time control '{0}' gives no time")]
+    NoTime(String),
+}
+
+fn seconds(text: &str, what: &'static str) -> Result<Duration, TimeControlError> {
+    let value: f64 = text.parse().map_err(|_| TimeControlError::NotSeconds {
+        what,
+        text: text.to_string(),
+    })?;
     if !(value >= 0.0 && value.is_finite()) {
-        return Err(format!("{what} '{text}' must be zero or more seconds"));
+        return Err(TimeControlError::Negative {
+            what,
+            text: text.to_string(),
+        });
     }
     Ok(Duration::from_secs_f64(value))
 }
 
 impl FromStr for TimeControl {
-    type Err = String;
+    type Err = TimeControlError;
 
     /// Parses `inf`, `base[+inc]` or `moves/base[+inc]`, in seconds (`40/60+0.5`).
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, TimeControlError> {
         let text = text.trim();
         if matches!(text, "inf" | "infinite" | "tc=inf") {
             return Ok(TimeControl::Infinite);
         }
         let (moves, rest) = match text.split_once('/') {
             Some((m, rest)) => {
-                let moves: u32 = m.parse().map_err(|_| {
-                    format!("moves per period '{m}' in '{text}' is not a whole number")
+                let moves = m.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    TimeControlError::Moves {
+                        moves: m.to_string(),
+                        text: text.to_string(),
+                    }
                 })?;
-                if moves == 0 {
-                    return Err(format!("moves per period in '{text}' must be at least 1"));
-                }
                 (Some(moves), rest)
             }
             None => (None, text),
@@ -58,7 +94,7 @@ impl FromStr for TimeControl {
             None => (seconds(rest, "base time")?, Duration::ZERO),
         };
         if base.is_zero() && increment.is_zero() {
-            return Err(format!("time control '{text}' gives no time"));
+            return Err(TimeControlError::NoTime(text.to_string()));
         }
         Ok(TimeControl::Clock {
             moves,
@@ -124,24 +160,28 @@ mod tests {
             "x/60"
                 .parse::<TimeControl>()
                 .unwrap_err()
+                .to_string()
                 .contains("moves per period 'x'")
         );
         assert!(
             "60+y"
                 .parse::<TimeControl>()
                 .unwrap_err()
+                .to_string()
                 .contains("increment 'y'")
         );
         assert!(
             "0/60"
                 .parse::<TimeControl>()
                 .unwrap_err()
+                .to_string()
                 .contains("at least 1")
         );
         assert!(
             "0+0"
                 .parse::<TimeControl>()
                 .unwrap_err()
+                .to_string()
                 .contains("gives no time")
         );
         assert!("-5".parse::<TimeControl>().is_err());

@@ -634,7 +634,7 @@ impl TournamentConfig {
         if let Some(tc) = &l.tc
             && let Err(e) = tc.parse::<TimeControl>()
         {
-            return Err((Some(("limits", 0)), "limits.tc".into(), e));
+            return Err((Some(("limits", 0)), "limits.tc".into(), e.to_string()));
         }
         if l.tc.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime.is_none() {
             return Err((

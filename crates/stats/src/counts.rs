@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::StatsError;
+
 /// Game results of the tested player: wins, draws, losses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Trinomial {
@@ -100,27 +102,31 @@ impl Pentanomial {
 }
 
 /// Counts parsed from `W,D,L` or `LL,LD,D,WD,WW` text.
-fn parse_list<const N: usize>(text: &str, what: &str) -> Result<[u64; N], String> {
+fn parse_list<const N: usize>(text: &str, what: &'static str) -> Result<[u64; N], StatsError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() != N {
-        return Err(format!(
-            "{what} needs {N} comma-separated counts, found {} in '{text}'",
-            parts.len()
-        ));
+        return Err(StatsError::CountFields {
+            what,
+            expected: N,
+            found: parts.len(),
+            text: text.to_string(),
+        });
     }
     let mut out = [0; N];
     for (i, part) in parts.iter().enumerate() {
-        out[i] = part
-            .parse()
-            .map_err(|_| format!("{what} count {} is not a whole number: '{part}'", i + 1))?;
+        out[i] = part.parse().map_err(|_| StatsError::Count {
+            what,
+            index: i + 1,
+            text: part.to_string(),
+        })?;
     }
     Ok(out)
 }
 
 impl FromStr for Trinomial {
-    type Err = String;
+    type Err = StatsError;
     /// Parses `W,D,L`.
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, StatsError> {
         let [wins, draws, losses] = parse_list::<3>(text, "W,D,L")?;
         Ok(Trinomial {
             wins,
@@ -131,9 +137,9 @@ impl FromStr for Trinomial {
 }
 
 impl FromStr for Pentanomial {
-    type Err = String;
+    type Err = StatsError;
     /// Parses `LL,LD,D,WD,WW`.
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, StatsError> {
         Ok(Pentanomial {
             bins: parse_list::<5>(text, "LL,LD,D,WD,WW")?,
         })

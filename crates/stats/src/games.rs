@@ -4,6 +4,8 @@ use std::collections::HashMap;
 
 pub use tourney_model::GameResult;
 
+use crate::StatsError;
+
 /// Results between named players, kept per ordered pair (white, black) as
 /// `[white wins, draws, black wins]`. Players are numbered in order of first appearance,
 /// White before Black (as BayesElo numbers them).
@@ -107,7 +109,7 @@ impl GameTable {
     ///
     /// # Errors
     /// A message naming the line of a malformed tag or a game without players.
-    pub fn from_pgn(text: &str) -> Result<GameTable, String> {
+    pub fn from_pgn(text: &str) -> Result<GameTable, StatsError> {
         let mut table = GameTable::new();
         let mut tags: HashMap<String, String> = HashMap::new();
         let mut start_line = 0;
@@ -115,13 +117,15 @@ impl GameTable {
         let flush = |tags: &mut HashMap<String, String>,
                      line: usize,
                      table: &mut GameTable|
-         -> Result<(), String> {
+         -> Result<(), StatsError> {
             if tags.is_empty() {
                 return Ok(());
             }
             let get = |k: &str| {
-                tags.get(k)
-                    .ok_or_else(|| format!("line {line}: game without a {k} tag"))
+                tags.get(k).ok_or_else(|| StatsError::Pgn {
+                    line,
+                    message: format!("game without a {k} tag"),
+                })
             };
             let (white, black, result) = (get("White")?, get("Black")?, get("Result")?);
             if let Some(r) = GameResult::parse(result) {
@@ -146,8 +150,10 @@ impl GameTable {
                     let value = value.trim().strip_prefix('"')?.strip_suffix('"')?;
                     Some((key.to_string(), value.replace("\\\"", "\"")))
                 });
-                let (key, value) =
-                    parsed.ok_or_else(|| format!("line {}: malformed tag '{line}'", n + 1))?;
+                let (key, value) = parsed.ok_or_else(|| StatsError::Pgn {
+                    line: n + 1,
+                    message: format!("malformed tag '{line}'"),
+                })?;
                 tags.insert(key, value);
             } else if !line.is_empty() {
                 in_moves = true;
@@ -175,8 +181,8 @@ mod tests {
         assert_eq!(table.wdl(0, 1), [1, 1, 0]);
         assert_eq!(table.games_of(0), 2);
         let err = GameTable::from_pgn("[White \"A\"]\n[Black B]\n").unwrap_err();
-        assert_eq!(err, "line 2: malformed tag '[Black B]'");
+        assert_eq!(err.to_string(), "line 2: malformed tag '[Black B]'");
         let err = GameTable::from_pgn("[White \"A\"]\n[Result \"1-0\"]\n\n1-0\n").unwrap_err();
-        assert_eq!(err, "line 1: game without a Black tag");
+        assert_eq!(err.to_string(), "line 1: game without a Black tag");
     }
 }

@@ -24,6 +24,7 @@
 
 mod counts;
 pub mod elo;
+mod error;
 mod games;
 mod mle;
 pub mod normal;
@@ -33,6 +34,7 @@ mod sprt;
 mod summary;
 
 pub use counts::{GameScore, Pentanomial, Trinomial};
+pub use error::StatsError;
 pub use games::{GameResult, GameTable};
 pub use ratings::{BayesElo, Bound, ErrorMethod, Ordo, PlayerRating, RatingTable};
 pub use sprt::{

@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
 
+use crate::StatsError;
 use crate::counts::Pentanomial;
 use crate::games::GameTable;
 use crate::ratings::{Bound, RatingTable};
@@ -103,7 +104,11 @@ impl SprtReport {
     ///
     /// # Errors
     /// As [`Sprt::status`] (e.g. no pairs yet).
-    pub fn from_pairs(sprt: Sprt, pairs: &[[u8; 2]], points: usize) -> Result<SprtReport, String> {
+    pub fn from_pairs(
+        sprt: Sprt,
+        pairs: &[[u8; 2]],
+        points: usize,
+    ) -> Result<SprtReport, StatsError> {
         let mut counts = SprtCounts::default();
         let mut trajectory = Vec::new();
         let every = (pairs.len() / points.max(1)).max(1) as u64;

@@ -5,6 +5,7 @@ use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::StatsError;
 use crate::counts::{Pentanomial, Trinomial, regularize};
 use crate::elo::{
     NELO_PER_T, bayeselo_probabilities, bayeselo_scale, bayeselo_to_elo, draw_elo, logistic_score,
@@ -25,15 +26,13 @@ pub enum EloModel {
 }
 
 impl FromStr for EloModel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = StatsError;
+    fn from_str(s: &str) -> Result<Self, StatsError> {
         match s {
             "normalized" => Ok(EloModel::Normalized),
             "logistic" => Ok(EloModel::Logistic),
             "bayeselo" => Ok(EloModel::BayesElo),
-            _ => Err(format!(
-                "unknown Elo model '{s}': expected normalized, logistic or bayeselo"
-            )),
+            _ => Err(StatsError::UnknownModel(s.to_string())),
         }
     }
 }
@@ -114,16 +113,15 @@ pub struct SprtStatus {
 impl Sprt {
     /// A named preset: `stc` nElo [0, 2], `ltc` nElo [0.5, 2.5], `nonreg` nElo [-1.75, 0.25],
     /// all with α = β = 0.05.
-    pub fn preset(name: &str) -> Result<Sprt, String> {
+    ///
+    /// # Errors
+    /// [`StatsError::UnknownPreset`].
+    pub fn preset(name: &str) -> Result<Sprt, StatsError> {
         let (elo0, elo1) = match name {
             "stc" => (0.0, 2.0),
             "ltc" => (0.5, 2.5),
             "nonreg" => (-1.75, 0.25),
-            _ => {
-                return Err(format!(
-                    "unknown SPRT preset '{name}': expected stc, ltc or nonreg"
-                ));
-            }
+            _ => return Err(StatsError::UnknownPreset(name.to_string())),
         };
         Ok(Sprt {
             elo0,
@@ -135,17 +133,20 @@ impl Sprt {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
-            if !(v > 0.0 && v < 0.5) {
-                return Err(format!("{name} must be between 0 and 0.5, found {v}"));
+    ///
+    /// # Errors
+    /// An error rate outside (0, 0.5), or `elo0` not below `elo1`.
+    pub fn validate(&self) -> Result<(), StatsError> {
+        for (name, value) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if !(value > 0.0 && value < 0.5) {
+                return Err(StatsError::ErrorRate { name, value });
             }
         }
         if self.elo0.is_nan() || self.elo1.is_nan() || self.elo0 >= self.elo1 {
-            return Err(format!(
-                "elo0 ({}) must be below elo1 ({})",
-                self.elo0, self.elo1
-            ));
+            return Err(StatsError::Hypotheses {
+                elo0: self.elo0,
+                elo1: self.elo1,
+            });
         }
         Ok(())
     }
@@ -159,12 +160,10 @@ impl Sprt {
     ///
     /// # Errors
     /// If `input` is empty, or the BayesElo model lacks W/D/L for its draw rate.
-    pub fn llr(&self, input: &SprtInput) -> Result<f64, String> {
+    pub fn llr(&self, input: &SprtInput) -> Result<f64, StatsError> {
         let (elo0, elo1) = match self.model {
             EloModel::BayesElo => {
-                let t = input
-                    .trinomial
-                    .ok_or("the BayesElo model needs W/D/L counts")?;
+                let t = input.trinomial.ok_or(StatsError::NeedsWdl)?;
                 let drawelo = fishtest_draw_elo(t);
                 (
                     bayeselo_to_elo(self.elo0, drawelo),
@@ -177,7 +176,7 @@ impl Sprt {
         match (input.pentanomial, input.trinomial) {
             (Some(p), _) => Ok(gsprt(&p.bins_f64(), elo0, elo1, normalized)),
             (None, Some(t)) => Ok(gsprt(&t.bins(), elo0, elo1, normalized)),
-            (None, None) => Err("no results to test".into()),
+            (None, None) => Err(StatsError::NoResults),
         }
     }
 
@@ -185,7 +184,7 @@ impl Sprt {
     ///
     /// # Errors
     /// As [`Sprt::llr`].
-    pub fn status(&self, input: &SprtInput) -> Result<SprtStatus, String> {
+    pub fn status(&self, input: &SprtInput) -> Result<SprtStatus, StatsError> {
         let llr = self.llr(input)?;
         let (lower_bound, upper_bound) = self.bounds();
         Ok(SprtStatus {
@@ -248,7 +247,7 @@ impl Sprt {
         counts: &mut SprtCounts,
         pairs: impl IntoIterator<Item = [u8; 2]>,
         mut on_pair: impl FnMut(&SprtCounts, &SprtStatus),
-    ) -> Result<Option<SprtStatus>, String> {
+    ) -> Result<Option<SprtStatus>, StatsError> {
         let mut last = None;
         for pair in pairs {
             counts.add(pair);
