@@ -81,13 +81,12 @@ impl<P: Heuristics> BuiltIn<P> {
     /// The built-in player named by `spec` (`ab:depth=6`).
     ///
     /// # Errors
-    /// A message if the spec is malformed or does not fit the game.
-    pub fn new(spec: &str) -> Result<Self, String> {
-        let parsed: tourney_ai::PlayerSpec =
-            spec.parse().map_err(|e: tourney_ai::SpecError| e.0)?;
+    /// The spec is malformed or does not fit the game (the error lists what is accepted).
+    pub fn new(spec: &str) -> Result<Self, tourney_ai::SpecError> {
+        let parsed: tourney_ai::PlayerSpec = spec.parse()?;
         Ok(BuiltIn {
             spec: spec.to_string(),
-            player: parsed.build::<P>().map_err(|e| e.0)?,
+            player: parsed.build::<P>()?,
         })
     }
 }

@@ -39,6 +39,16 @@ impl Adjudicate for Amazons {
     }
 }
 
+/// Rule options that do not parse for the game.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rules '{rules}': {source}")]
+pub struct RulesError {
+    /// The options given.
+    pub rules: String,
+    /// What is wrong with them.
+    pub source: tourney_rules::ParseError,
+}
+
 /// How a game is to be played.
 #[derive(Debug, Clone)]
 pub struct Setup<P: Position> {
@@ -71,11 +81,11 @@ impl<P: Position> Setup<P> {
     ///
     /// # Errors
     /// The rule options do not parse for this game.
-    pub fn from_settings(settings: &GameSettings) -> Result<Self, String> {
-        let rules = settings
-            .rules
-            .parse()
-            .map_err(|e| format!("rules '{}': {e}", settings.rules))?;
+    pub fn from_settings(settings: &GameSettings) -> Result<Self, RulesError> {
+        let rules = settings.rules.parse().map_err(|source| RulesError {
+            rules: settings.rules.clone(),
+            source,
+        })?;
         Ok(Setup {
             time_control: settings.time_control,
             limits: Limits {

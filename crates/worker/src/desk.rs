@@ -193,7 +193,7 @@ impl Desk {
                 Err(reason) => Some(Outcome::Failed(pb::PairFailure {
                     tournament: queued.job.tournament,
                     pair: queued.job.pair,
-                    reason,
+                    reason: reason.to_string(),
                     lease_id: queued.lease,
                 })),
             };

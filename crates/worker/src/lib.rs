@@ -324,7 +324,7 @@ pub async fn run(
                         // be played here: reported like an engine that cannot start.
                         let prepared = match PairJob::try_from(job) {
                             Ok(job) => play::prepare(&mut s.client, &options.cache_dir, job).await,
-                            Err(e) => Err(format!("malformed job: {e}")),
+                            Err(e) => Err(e.into()),
                         };
                         match prepared {
                             Ok(job) => {
@@ -346,7 +346,7 @@ pub async fn run(
                                 unreported.push(Outcome::Failed(pb::PairFailure {
                                     tournament: job_tournament,
                                     pair: job_pair,
-                                    reason,
+                                    reason: reason.to_string(),
                                     lease_id: lease.lease_id,
                                 }));
                             }

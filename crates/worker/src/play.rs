@@ -18,13 +18,56 @@ use tourney_runner::{
 
 use crate::Client;
 
+/// Why a pair cannot be played on this worker; reported to the coordinator as the
+/// failure's reason.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PlayError {
+    /// An outside engine's program could not be fetched.
+    #[error("fetching artifact of {engine}: {message}")]
+    Fetch {
+        /// The engine.
+        engine: String,
+        /// The coordinator's answer.
+        message: String,
+    },
+    /// A fetched program is not the one named.
+    #[error("artifact of {0} does not match its sha256")]
+    Mismatch(String),
+    /// The artifact cache could not be written.
+    #[error("cache {path}: {source}")]
+    Cache {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// A built-in player's spec does not build for the game.
+    #[error(transparent)]
+    Spec(#[from] tourney_ai::SpecError),
+    /// The rule options do not parse.
+    #[error(transparent)]
+    Rules(#[from] tourney_runner::RulesError),
+    /// The opening is not a position of the game.
+    #[error("opening: {0}")]
+    Opening(tourney_rules::ParseError),
+    /// No game could be played (an engine unfit to play).
+    #[error(transparent)]
+    Referee(#[from] tourney_runner::RefereeError),
+    /// The job does not fit the model (an unknown game, say).
+    #[error("malformed job: {0}")]
+    Wire(#[from] tourney_proto::convert::WireError),
+    /// The records could not be written.
+    #[error("records: {0}")]
+    Records(#[from] serde_json::Error),
+}
+
 /// Makes a job ready to play: outside engines' artifacts are fetched (once, checked by
 /// sha256) and their command points at the cached program.
 pub(crate) async fn prepare(
     client: &mut Client,
     cache: &Path,
     mut job: PairJob,
-) -> Result<PairJob, String> {
+) -> Result<PairJob, PlayError> {
     for engine in [&mut job.first, &mut job.second] {
         let EngineKind::Outside {
             command,
@@ -41,26 +84,23 @@ pub(crate) async fn prepare(
                     sha256: sha.clone(),
                 })
                 .await
-                .map_err(|e| format!("fetching artifact of {}: {}", engine.name, e.message()))?;
+                .map_err(|e| PlayError::Fetch {
+                    engine: engine.name.clone(),
+                    message: e.message().to_string(),
+                })?;
             let content = reply.into_inner().content;
             if tourney_model::sha256_hex(&content) != *sha {
-                return Err(format!(
-                    "artifact of {} does not match its sha256",
-                    engine.name
-                ));
+                return Err(PlayError::Mismatch(engine.name.clone()));
             }
-            std::fs::create_dir_all(cache)
-                .map_err(|e| format!("cache {}: {e}", cache.display()))?;
+            std::fs::create_dir_all(cache).map_err(|source| cache_error(cache, source))?;
             let partial = path.with_extension("part");
-            std::fs::write(&partial, &content)
-                .map_err(|e| format!("cache {}: {e}", partial.display()))?;
+            std::fs::write(&partial, &content).map_err(|source| cache_error(&partial, source))?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
                 let _ = std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755));
             }
-            std::fs::rename(&partial, &path)
-                .map_err(|e| format!("cache {}: {e}", path.display()))?;
+            std::fs::rename(&partial, &path).map_err(|source| cache_error(&path, source))?;
         }
         // The program (first word) becomes the cached artifact; the arguments stay.
         let words = tourney_runner::split_command(command);
@@ -83,6 +123,13 @@ pub(crate) async fn prepare(
     Ok(job)
 }
 
+fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
+    PlayError::Cache {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
 /// Built-in players kept between pairs, by game and spec, for whichever game thread plays
 /// next: building one allocates (and the kernel zeroes) its transposition table, which costs
 /// more than a fast game. The pool never holds more than were in use at once.
@@ -99,7 +146,7 @@ enum Side<P: Heuristics> {
 }
 
 impl<P: Heuristics> Side<P> {
-    fn new(engine: &Engine) -> Result<Self, String> {
+    fn new(engine: &Engine) -> Result<Self, PlayError> {
         let spec = match &engine.kind {
             EngineKind::Outside {
                 command, options, ..
@@ -141,13 +188,10 @@ fn play_typed<P: Heuristics + Adjudicate>(
     job: &PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
-) -> Result<Option<pb::PairResult>, String> {
+) -> Result<Option<pb::PairResult>, PlayError> {
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
-    setup.start = job
-        .opening
-        .parse()
-        .map_err(|e: tourney_rules::ParseError| format!("opening: {e}"))?;
+    setup.start = job.opening.parse().map_err(PlayError::Opening)?;
     setup
         .meta
         .insert("tournament".into(), settings.tournament_name.clone().into());
@@ -199,7 +243,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
             Err(e) => {
                 a.release(metrics);
                 b.release(metrics);
-                return Err(e.to_string());
+                return Err(e.into());
             }
         }
     }
@@ -212,9 +256,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
         games_json: String::new(),
         // The lease is the caller's to fill in.
         lease_id: 0,
-        games_lz4: lz4_flex::compress_prepend_size(
-            &serde_json::to_vec(&games).map_err(|e| e.to_string())?,
-        ),
+        games_lz4: lz4_flex::compress_prepend_size(&serde_json::to_vec(&games)?),
     }))
 }
 
@@ -231,6 +273,6 @@ pub(crate) fn play_pair(
     job: &PairJob,
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
-) -> Result<Option<pb::PairResult>, String> {
+) -> Result<Option<pb::PairResult>, PlayError> {
     with_position!(job.settings.game, P => play_typed::<P>(job, cancelled, metrics))
 }
