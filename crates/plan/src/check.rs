@@ -21,31 +21,30 @@ fn check_players_of<P: Heuristics>(
     text: &str,
     file: &str,
 ) -> Result<(), ConfigError> {
-    let builds = |spec: &str| -> Result<(), String> {
-        let parsed: PlayerSpec = spec.parse().map_err(|e: tourney_ai::SpecError| e.0)?;
-        parsed.build::<P>().map(drop).map_err(|e| e.0)
+    let builds = |spec: &str| -> Result<(), tourney_ai::SpecError> {
+        spec.parse::<PlayerSpec>()?.build::<P>().map(drop)
     };
     for (i, engine) in config.engines.iter().enumerate() {
         if let Some(spec) = &engine.player {
-            builds(spec).map_err(|message| {
+            builds(spec).map_err(|e| {
                 ConfigError::at_key(
                     text,
                     file,
                     Some(("engine", i)),
                     format!("engine[{i}].player"),
-                    message,
+                    e.to_string(),
                 )
             })?;
         }
     }
     if let Some(judge) = &config.openings.balanced {
-        builds(judge).map_err(|message| {
+        builds(judge).map_err(|e| {
             ConfigError::at_key(
                 text,
                 file,
                 Some(("openings", 0)),
                 "openings.balanced".into(),
-                message,
+                e.to_string(),
             )
         })?;
     }

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
-use tourney_ai::{Heuristics, Limits, PlayerSpec, Rng, Score};
+use tourney_ai::{Heuristics, Limits, PlayerSpec, Rng, Score, SpecError};
 use tourney_rules::Game;
 
 /// How to make an opening suite.
@@ -22,18 +22,38 @@ pub struct OpeningSettings {
     pub balanced: Option<(String, i32)>,
 }
 
+/// Why a suite could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpeningsError {
+    /// The balance judge's spec does not build.
+    #[error("balanced: {0}")]
+    Judge(#[from] SpecError),
+    /// Fewer distinct (balanced) openings than wanted.
+    #[error(
+        "only {found} distinct openings of {wanted} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)"
+    )]
+    TooFew {
+        /// Openings found.
+        found: usize,
+        /// Openings wanted.
+        wanted: usize,
+        /// Tries made.
+        attempts: usize,
+    },
+}
+
 /// The suite as position strings (one per opening), exactly `count` of them.
 ///
 /// # Errors
 /// A bad judge spec, or too few distinct (balanced) openings after many tries.
-pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, String> {
+pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, OpeningsError> {
     let (out, attempts) = collect::<P>(settings)?;
     if out.len() < settings.count {
-        return Err(format!(
-            "only {} distinct openings of {} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)",
-            out.len(),
-            settings.count
-        ));
+        return Err(OpeningsError::TooFew {
+            found: out.len(),
+            wanted: settings.count,
+            attempts,
+        });
     }
     Ok(out)
 }
@@ -42,23 +62,26 @@ pub fn generate<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>
 ///
 /// # Errors
 /// A bad judge spec, or no opening at all.
-pub fn generate_up_to<P: Heuristics>(settings: &OpeningSettings) -> Result<Vec<String>, String> {
+pub fn generate_up_to<P: Heuristics>(
+    settings: &OpeningSettings,
+) -> Result<Vec<String>, OpeningsError> {
     let (out, attempts) = collect::<P>(settings)?;
     if out.is_empty() {
-        return Err(format!("no (balanced) opening found in {attempts} tries"));
+        return Err(OpeningsError::TooFew {
+            found: 0,
+            wanted: 1,
+            attempts,
+        });
     }
     Ok(out)
 }
 
 /// Distinct openings, at most `count`, and the number of tries made.
-fn collect<P: Heuristics>(settings: &OpeningSettings) -> Result<(Vec<String>, usize), String> {
+fn collect<P: Heuristics>(
+    settings: &OpeningSettings,
+) -> Result<(Vec<String>, usize), OpeningsError> {
     let mut judge = match &settings.balanced {
-        Some((spec, _)) => Some(
-            spec.parse::<PlayerSpec>()
-                .map_err(|e| e.0)?
-                .build::<P>()
-                .map_err(|e| e.0)?,
-        ),
+        Some((spec, _)) => Some(spec.parse::<PlayerSpec>()?.build::<P>()?),
         None => None,
     };
     let mut rng = Rng::new(settings.seed);
