@@ -58,34 +58,36 @@ async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<
     Ok((url, stop, server, coordinator))
 }
 
-/// A finished-looking pair's games, compressed as a worker sends them.
+/// The games of a pair of the load tournament that `a` (its first engine) wins in game 0
+/// (as Black: LOA's first mover) and loses in game 1 (as White), that is half points
+/// `[2, 0]`, compressed as a worker sends them.
 fn games_lz4() -> Vec<u8> {
-    let game = GameRecord {
+    let player = |name: &str, spec: &str| PlayerRecord {
+        name: name.into(),
+        spec: spec.into(),
+        ..Default::default()
+    };
+    let game0 = GameRecord {
         game: tourney_rules::GameKind::Loa,
         rules: String::new(),
         start: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
         opening_plies: 0,
         time_control: "nodes=1".into(),
-        white: PlayerRecord {
-            name: "a".into(),
-            spec: "random".into(),
-            ..Default::default()
-        },
-        black: PlayerRecord {
-            name: "b".into(),
-            spec: "random:seed=2".into(),
-            ..Default::default()
-        },
+        white: player("b", "random:seed=2"),
+        black: player("a", "random"),
         moves: Vec::new(),
-        result: tourney_model::GameResult::WhiteWins,
+        result: tourney_model::GameResult::BlackWins,
         termination: Termination::Connection,
         detail: None,
         started_ms: None,
         meta: Default::default(),
     };
-    lz4_flex::compress_prepend_size(
-        &serde_json::to_vec(&[game.clone(), game]).expect("records encode"),
-    )
+    let game1 = GameRecord {
+        white: game0.black.clone(),
+        black: game0.white.clone(),
+        ..game0.clone()
+    };
+    lz4_flex::compress_prepend_size(&serde_json::to_vec(&[game0, game1]).expect("records encode"))
 }
 
 /// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
@@ -227,6 +229,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let _ = stop.send(());
         let _ = server.await;
         let _ = std::fs::remove_dir_all(&dir);
+        if done == 0 {
+            anyhow::bail!("no result was accepted: the simulated records do not pass the coordinator's checks");
+        }
         Ok(())
     })
 }
@@ -419,4 +424,33 @@ fn cpu_seconds() -> f64 {
     };
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_simulated_records_pass_the_coordinators_checks() {
+        let coordinator = Coordinator::open(
+            tourney_store::Store::temporary().unwrap(),
+            Settings::default(),
+            &prometheus::Registry::new(),
+        )
+        .unwrap();
+        let id = coordinator
+            .submit(TOURNAMENT, "load.toml", "", Default::default())
+            .await
+            .unwrap();
+        let lz4 = games_lz4();
+        let json = lz4_flex::decompress_size_prepended(&lz4).unwrap();
+        let reported = tourney_coordinator::Reported {
+            tournament: id,
+            pair: 0,
+            lease: 1,
+            half_points: [2, 0],
+            games_json: String::from_utf8(json).unwrap(),
+        };
+        assert!(coordinator.check_reported(reported).is_some());
+    }
 }

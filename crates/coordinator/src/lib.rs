@@ -36,4 +36,5 @@ mod views;
 #[cfg(test)]
 mod tests;
 
+pub use commit::Reported;
 pub use state::{Coordinator, Settings};
