@@ -85,50 +85,52 @@ impl From<CoordinatorError> for GrpcStatus {
 }
 
 /// A status as the API gives it.
-pub fn status_to_pb(s: &Status) -> pb::TournamentStatus {
-    pb::TournamentStatus {
-        id: s.id,
-        name: s.config.name.clone(),
-        game: s.config.game.to_string(),
-        format: s.config.format.name().to_string(),
-        state: s.state_name().to_string(),
-        pairs_done: s.pairs_done,
-        pairs_planned: s.pairs_planned(),
-        games: 2 * s.pairs_done,
-        standings: s
-            .ratings
-            .players
-            .iter()
-            .map(|p| pb::Standing {
-                name: p.name.clone(),
-                elo: p.elo,
-                plus: p.plus,
-                minus: p.minus,
-                games: p.games,
-                score: p.score,
-                draws: p.draws,
-                los_next: p.los_next,
-                bound: bound_mark(p.bound).into(),
-            })
-            .collect(),
-        sprt: s.sprt.map(|sprt| pb::SprtState {
-            llr: sprt.llr,
-            lower_bound: sprt.lower_bound,
-            upper_bound: sprt.upper_bound,
-            decision: sprt.decision.to_string(),
-            elo0: s.config.sprt.as_ref().map_or(0.0, |x| x.elo0),
-            elo1: s.config.sprt.as_ref().map_or(0.0, |x| x.elo1),
-            alpha: s.config.sprt.as_ref().map_or(0.05, |x| x.alpha),
-            beta: s.config.sprt.as_ref().map_or(0.05, |x| x.beta),
-            model: s
-                .config
-                .sprt
-                .as_ref()
-                .map_or(SprtModel::default(), |x| x.model)
-                .to_string(),
-        }),
-        pairs_leased: s.pairs_leased,
-        paused_reason: s.paused_reason.clone().unwrap_or_default(),
+impl From<&Status> for pb::TournamentStatus {
+    fn from(s: &Status) -> Self {
+        pb::TournamentStatus {
+            id: s.id,
+            name: s.config.name.clone(),
+            game: s.config.game.to_string(),
+            format: s.config.format.name().to_string(),
+            state: s.state_name().to_string(),
+            pairs_done: s.pairs_done,
+            pairs_planned: s.pairs_planned(),
+            games: 2 * s.pairs_done,
+            standings: s
+                .ratings
+                .players
+                .iter()
+                .map(|p| pb::Standing {
+                    name: p.name.clone(),
+                    elo: p.elo,
+                    plus: p.plus,
+                    minus: p.minus,
+                    games: p.games,
+                    score: p.score,
+                    draws: p.draws,
+                    los_next: p.los_next,
+                    bound: bound_mark(p.bound).into(),
+                })
+                .collect(),
+            sprt: s.sprt.map(|sprt| pb::SprtState {
+                llr: sprt.llr,
+                lower_bound: sprt.lower_bound,
+                upper_bound: sprt.upper_bound,
+                decision: sprt.decision.to_string(),
+                elo0: s.config.sprt.as_ref().map_or(0.0, |x| x.elo0),
+                elo1: s.config.sprt.as_ref().map_or(0.0, |x| x.elo1),
+                alpha: s.config.sprt.as_ref().map_or(0.05, |x| x.alpha),
+                beta: s.config.sprt.as_ref().map_or(0.05, |x| x.beta),
+                model: s
+                    .config
+                    .sprt
+                    .as_ref()
+                    .map_or(SprtModel::default(), |x| x.model)
+                    .to_string(),
+            }),
+            pairs_leased: s.pairs_leased,
+            paused_reason: s.paused_reason.clone().unwrap_or_default(),
+        }
     }
 }
 
@@ -279,7 +281,7 @@ impl pb::admin_server::Admin for AdminService {
             .ids()
             .into_iter()
             .filter_map(|id| self.0.status(id))
-            .map(|s| status_to_pb(&s))
+            .map(|s| pb::TournamentStatus::from(&s))
             .collect();
         Ok(Response::new(pb::ListResponse { tournaments }))
     }
@@ -293,7 +295,7 @@ impl pb::admin_server::Admin for AdminService {
             .0
             .status(id)
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
-        Ok(Response::new(status_to_pb(&status)))
+        Ok(Response::new(pb::TournamentStatus::from(&status)))
     }
 
     type WatchStream = Stream_<pb::TournamentStatus>;
@@ -312,7 +314,12 @@ impl pb::admin_server::Admin for AdminService {
         tokio::spawn(async move {
             while let Some(status) = coordinator.status(id) {
                 let active = status.state.is_active();
-                if tx.send(Ok(status_to_pb(&status))).await.is_err() || !active {
+                if tx
+                    .send(Ok(pb::TournamentStatus::from(&status)))
+                    .await
+                    .is_err()
+                    || !active
+                {
                     break;
                 }
                 if changes.changed().await.is_err() {
