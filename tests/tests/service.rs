@@ -826,3 +826,53 @@ async fn reflection_is_served_as_v1_and_v1alpha() {
     );
     let _ = server.stop.send(());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_players_play_different_games_from_the_same_opening() {
+    // One opening for every pair: before per-game seeds, every pair of two random players
+    // replayed the first move for move.
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let config = MatchFile {
+        name: "seeds",
+        pairs: 4,
+        openings: "{ file = \"one.txt\" }",
+        limits: "{ nodes = 1 }",
+        adjudication: Some("{ max_plies = 120 }"),
+        engines: [("a", "random:seed=1"), ("b", "random:seed=2")],
+        ..Default::default()
+    }
+    .toml();
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config,
+            file: "seeds.toml".into(),
+            openings: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    wait_until_finished(&mut admin, id).await;
+    let mut stream = admin
+        .export(pb::ExportRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut games, mut seeds) = (
+        std::collections::HashSet::new(),
+        std::collections::HashSet::new(),
+    );
+    while let Some(chunk) = stream.message().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+        assert_eq!(v["meta"]["opening"], 0);
+        games.insert(v["moves"].to_string());
+        seeds.insert(v["meta"]["seed"].as_u64().expect("a game seed"));
+    }
+    assert_eq!((games.len(), seeds.len()), (8, 8), "every game its own");
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}

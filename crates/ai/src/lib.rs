@@ -40,7 +40,7 @@ use std::time::Duration;
 
 pub use eval::Heuristics;
 pub use limits::{Budget, Clock, Limits, budget};
-pub use rng::Rng;
+pub use rng::{Rng, mix_seed};
 pub use spec::{PlayerSpec, SpecError};
 use tourney_rules::{Game, Position};
 
@@ -106,8 +106,12 @@ pub struct SearchResult<M> {
 
 /// A player of one game.
 pub trait Player<P: Position>: Send {
-    /// Called before a new game: forget what was learnt about the last one.
-    fn new_game(&mut self) {}
+    /// Called before a new game: forget what was learnt about the last one. A seeded player
+    /// draws the game's random numbers from its own seed mixed with `game_seed` ([`mix_seed`];
+    /// 0 keeps its own seed), so that the games of a tournament differ and each replays.
+    fn new_game(&mut self, game_seed: u64) {
+        let _ = game_seed;
+    }
 
     /// Chooses a move in the current position of `game`, which must not be over.
     ///

@@ -23,8 +23,8 @@ impl RandomPlayer {
 }
 
 impl<P: Position> Player<P> for RandomPlayer {
-    fn new_game(&mut self) {
-        self.rng = Rng::new(self.seed);
+    fn new_game(&mut self, game_seed: u64) {
+        self.rng = Rng::new(crate::mix_seed(self.seed, game_seed));
     }
 
     fn choose(

@@ -47,9 +47,33 @@ impl Rng {
     }
 }
 
+/// The seed of a game of a player seeded with `seed`, varied by `game_seed`: `seed` itself
+/// for `game_seed` 0, else a mix of the two (splitmix64), so that every game of a
+/// tournament has its own sequence and the same two numbers replay it.
+pub fn mix_seed(seed: u64, game_seed: u64) -> u64 {
+    if game_seed == 0 {
+        return seed;
+    }
+    let mut x = seed ^ game_seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_game_seed_varies_a_seed_and_zero_keeps_it() {
+        assert_eq!(mix_seed(7, 0), 7);
+        assert_eq!(mix_seed(7, 3), mix_seed(7, 3));
+        let seeds: std::collections::HashSet<u64> = (1..=1000)
+            .map(|g| mix_seed(7, g))
+            .chain((1..=1000).map(|g| mix_seed(8, g)))
+            .collect();
+        assert_eq!(seeds.len(), 2000, "no two games share a seed");
+    }
 
     #[test]
     fn same_seed_same_sequence_and_values_in_range() {

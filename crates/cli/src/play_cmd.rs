@@ -63,6 +63,10 @@ pub(crate) struct PlayArgs {
     /// Print the JSON record instead of the PGN-style one.
     #[arg(long)]
     json: bool,
+    /// The game's seed, mixed into seeded players' own (0: their own alone). A tournament
+    /// game replays with the `seed` of its record's `meta`, its start position and limits.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// The board of a position string as a diagram (ranks top down, files a.. across).
@@ -158,6 +162,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
     if let Some(text) = &args.opening {
         (setup.start, setup.opening) = opening::<P>(text)?;
     }
+    setup.seed = args.seed;
     let mut white = contestant::<P>(&args.white)?;
     let mut black = contestant::<P>(&args.black)?;
     let quiet = args.quiet;

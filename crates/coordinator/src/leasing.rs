@@ -39,6 +39,7 @@ impl Coordinator {
                     second: Engine::of(config, a.second, artifacts),
                     opening: record.openings[opening_index as usize].clone(),
                     opening_index,
+                    seed: config.pair_seed(a.pair),
                 }
             })
             .collect();

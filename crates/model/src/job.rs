@@ -125,4 +125,7 @@ pub struct PairJob {
     pub opening: String,
     /// Its index in the tournament's opening suite.
     pub opening_index: u64,
+    /// The pair's seed: game `g` is played with
+    /// [`game_seed`](crate::tournament::game_seed)`(seed, g)`.
+    pub seed: u64,
 }

@@ -28,6 +28,19 @@ use std::ops::Range;
 use crate::TimeControl;
 use tourney_rules::GameKind;
 
+/// splitmix64 of `a` and `b`: seeds of pairs and games that are all different.
+fn mix(a: u64, b: u64) -> u64 {
+    let mut x = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The seed of game `g` (0 or 1) of a pair seeded `pair_seed`. Never 0.
+pub fn game_seed(pair_seed: u64, g: u64) -> u64 {
+    mix(pair_seed, g.wrapping_add(1)).max(1)
+}
+
 /// Where a tournament is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -343,6 +356,10 @@ pub struct TournamentConfig {
     /// Share of the workers among tournaments of equal priority.
     #[serde(default = "one_f64")]
     pub weight: f64,
+    /// Seed of the games: each game's seed derives from it, its pair and its game (see
+    /// [`TournamentConfig::pair_seed`]), and seeded built-in players mix it into their own.
+    #[serde(default = "one")]
+    pub seed: u64,
     /// The engines.
     #[serde(default, rename = "engine")]
     pub engines: Vec<EngineEntry>,
@@ -679,6 +696,12 @@ impl TournamentConfig {
             .unwrap_or_else(|| self.sprt.as_ref().map_or(0, |s| s.max_pairs))
     }
 
+    /// The seed of pair `index`; its game `g` (0 or 1) has seed
+    /// [`game_seed`]`(pair_seed, g)`. Never 0.
+    pub fn pair_seed(&self, index: u64) -> u64 {
+        mix(self.seed, index.wrapping_add(1)).max(1)
+    }
+
     /// The engines of pair `index` (indices into [`TournamentConfig::engines`]) and the
     /// index of its opening. Each pair plays the opening twice with colours swapped.
     pub fn pairing(&self, index: u64) -> (usize, usize, u64) {
@@ -827,6 +850,24 @@ options = { Hash = 64 }
         );
         let e = error(&SPRT.replace("alpha = 0.05", "alpha = \"a, {b}\", gamma = \"x\""));
         assert_eq!(e.key.as_deref(), Some("sprt.alpha"), "{e}");
+    }
+
+    #[test]
+    fn every_game_of_a_tournament_has_its_own_seed() {
+        let mut c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+        assert_eq!(c.seed, 1, "the default");
+        let seeds: std::collections::HashSet<u64> = (0..5000)
+            .flat_map(|p| [0, 1].map(|g| game_seed(c.pair_seed(p), g)))
+            .collect();
+        assert_eq!(seeds.len(), 10_000);
+        assert!(!seeds.contains(&0));
+        let first = c.pair_seed(0);
+        c.seed = 2;
+        assert_ne!(
+            c.pair_seed(0),
+            first,
+            "another tournament seed, other games"
+        );
     }
 
     #[test]

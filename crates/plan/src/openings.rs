@@ -107,7 +107,7 @@ fn collect<P: Heuristics>(
             continue;
         }
         if let (Some(judge), Some((_, max))) = (judge.as_mut(), &settings.balanced) {
-            judge.new_game();
+            judge.new_game(0);
             let result = judge.choose(
                 &game,
                 &Limits::default(),

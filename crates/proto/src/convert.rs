@@ -122,6 +122,7 @@ impl From<&PairJob> for pb::PairJob {
             second: Some((&j.second).into()),
             opening: j.opening.clone(),
             opening_index: j.opening_index,
+            seed: j.seed,
         }
     }
 }
@@ -140,6 +141,7 @@ impl TryFrom<pb::PairJob> for PairJob {
             second: j.second.ok_or(WireError::Missing("second"))?.try_into()?,
             opening: j.opening,
             opening_index: j.opening_index,
+            seed: j.seed,
         })
     }
 }
@@ -179,6 +181,7 @@ mod tests {
             },
             opening: "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w".into(),
             opening_index: 4,
+            seed: 99,
         }
     }
 

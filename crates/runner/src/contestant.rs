@@ -52,7 +52,8 @@ pub trait Contestant<P: Position>: Send {
     ///
     /// # Errors
     /// [`Unfit`] if the player cannot play it (the game is not played).
-    fn new_game(&mut self, rules: P::Rules) -> Result<(), Unfit>;
+    /// A seeded built-in player mixes `game_seed` into its own seed (0 keeps it).
+    fn new_game(&mut self, rules: P::Rules, game_seed: u64) -> Result<(), Unfit>;
 
     /// Asks for a move in the current position of `game`. `deadline` is how long the
     /// referee waits before declaring the player out of time or unresponsive.
@@ -115,8 +116,8 @@ impl<P: Heuristics> Contestant<P> for BuiltIn<P> {
         self.spec.clone()
     }
 
-    fn new_game(&mut self, _: P::Rules) -> Result<(), Unfit> {
-        self.player.new_game();
+    fn new_game(&mut self, _: P::Rules, game_seed: u64) -> Result<(), Unfit> {
+        self.player.new_game(game_seed);
         Ok(())
     }
 

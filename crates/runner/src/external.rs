@@ -305,7 +305,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         format!("cmd:{}", self.config.command)
     }
 
-    fn new_game(&mut self, rules: P::Rules) -> Result<(), Unfit> {
+    fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
         let alive = self
             .process
             .as_mut()

@@ -70,7 +70,10 @@ pub struct Setup<P: Position> {
     pub time_margin: Duration,
     /// How long a player without a clock may think before it is unresponsive.
     pub unresponsive: Duration,
-    /// Extra record fields (seeds, pair index, ...).
+    /// The game's seed, mixed into seeded built-in players' own (0: their own alone);
+    /// recorded as `seed` in the record's `meta`, so the game replays.
+    pub seed: u64,
+    /// Extra record fields (pair index, opening, ...).
     pub meta: BTreeMap<String, tourney_model::MetaValue>,
 }
 
@@ -113,6 +116,7 @@ impl<P: Position> Setup<P> {
             adjudicate: false,
             time_margin: Duration::from_millis(100),
             unresponsive: Duration::from_secs(60),
+            seed: 0,
             meta: BTreeMap::new(),
         }
     }
@@ -208,7 +212,7 @@ pub fn play<'a, P: Adjudicate>(
     let mut seats = [black, white];
     for seat in seats.iter_mut() {
         seat.player
-            .new_game(setup.rules)
+            .new_game(setup.rules, setup.seed)
             .map_err(|reason| RefereeError::Unfit {
                 name: seat.name.clone(),
                 reason,
@@ -368,6 +372,12 @@ pub fn play<'a, P: Adjudicate>(
         termination,
         detail,
         started_ms: Some(started_ms),
-        meta: setup.meta.clone(),
+        meta: {
+            let mut meta = setup.meta.clone();
+            if setup.seed != 0 {
+                meta.insert("seed".into(), setup.seed.into());
+            }
+            meta
+        },
     })
 }

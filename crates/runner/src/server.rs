@@ -94,7 +94,7 @@ impl<P: Heuristics> Session<P> {
         self.player
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .new_game();
+            .new_game(0);
     }
 }
 

@@ -265,6 +265,7 @@ mod tests {
                 second: engine("b"),
                 opening: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
                 opening_index: 0,
+                seed: 1,
             },
             cancelled: Arc::default(),
         }

@@ -235,6 +235,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
             },
         );
         setup.meta.insert("game".into(), (game as u64).into());
+        setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
         match play(&setup, white, black, &mut |_| {}) {
             Ok(record) => {
                 points.push(u32::from(record.result.half_points(first_has)));

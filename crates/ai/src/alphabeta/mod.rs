@@ -261,7 +261,7 @@ fn report(score: i32) -> Score {
 }
 
 impl<P: Heuristics> Player<P> for AlphaBeta<P> {
-    fn new_game(&mut self) {
+    fn new_game(&mut self, _game_seed: u64) {
         self.table.clear();
         self.history.iter_mut().for_each(|h| *h = 0);
         self.killers.iter_mut().for_each(|k| *k = [None; 2]);

@@ -304,8 +304,8 @@ impl<P: Heuristics> Mcts<P> {
 }
 
 impl<P: Heuristics> Player<P> for Mcts<P> {
-    fn new_game(&mut self) {
-        self.rng = Rng::new(self.config.seed);
+    fn new_game(&mut self, game_seed: u64) {
+        self.rng = Rng::new(crate::mix_seed(self.config.seed, game_seed));
     }
 
     fn choose(
