@@ -51,6 +51,9 @@ struct StatusJson {
     games: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     paused_reason: Option<String>,
+    openings: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    openings_note: Option<String>,
     standings: Vec<StandingJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
@@ -88,6 +91,8 @@ fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         pairs_planned: s.pairs_planned,
         games: s.games,
         paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
+        openings: s.openings,
+        openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         standings: s
             .standings
             .iter()
@@ -123,6 +128,9 @@ fn status_line(s: &pb::TournamentStatus) -> String {
             " ({}; fix it, then `tourney resume {}`)",
             s.paused_reason, s.id
         );
+    }
+    if !s.openings_note.is_empty() {
+        out += &format!(" (note: {})", s.openings_note);
     }
     if let Some(sprt) = &s.sprt {
         out += &format!(

@@ -156,12 +156,15 @@ pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
         openings,
         artifacts: artifacts.into_iter().collect(),
     };
-    Ok(admin
+    let reply = admin
         .submit(request)
         .await
         .map_err(status_error)?
-        .into_inner()
-        .id)
+        .into_inner();
+    for warning in &reply.warnings {
+        eprintln!("warning: {}: {warning}", path.display());
+    }
+    Ok(reply.id)
 }
 
 /// A tournament's report, rendered by the coordinator in `format`.

@@ -261,7 +261,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
     let config = tourney_model::tournament::TournamentConfig::parse(&text, "overhead.toml")?;
     let settings = OpeningSettings {
         plies: 4,
-        count: pairs.min(2000),
+        count: pairs.clamp(1, 100_000),
         seed: 1,
         balanced: None,
     };

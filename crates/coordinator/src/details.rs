@@ -23,7 +23,13 @@ pub fn details(
         ("Format".into(), format_text(c)),
         ("Limits".into(), limits_text(c)),
         ("Adjudication".into(), adjudication_text(c)),
-        ("Openings".into(), openings_text(c, openings)),
+        ("Openings".into(), {
+            let text = openings_text(c, openings);
+            match status.openings_note() {
+                Some(note) => format!("{text}; {note}"),
+                None => text,
+            }
+        }),
     ];
     for engine in &c.engines {
         let what = match (&engine.player, &engine.command) {

@@ -11,6 +11,14 @@ use tourney_store::TournamentRecord;
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, CoordinatorError, Entry};
 
+/// The most openings generated for a tournament: one per pair up to this many. A suite
+/// of `plies` random plies holds 40 bytes or so an opening.
+pub(crate) const GENERATED_OPENINGS_MAX: u64 = 100_000;
+
+/// The most openings generated when each must be judged balanced by a search: about 75 µs
+/// an opening (`ab:depth=2`, LOA), so 20,000 take 1.5 s at submission.
+pub(crate) const BALANCED_OPENINGS_MAX: u64 = 20_000;
+
 /// The opening suite of a tournament: from the openings file's text or generated.
 fn openings_of(
     config: &TournamentConfig,
@@ -20,9 +28,15 @@ fn openings_of(
     if let Some(name) = &o.file {
         return Ok(tourney_plan::check::openings_file(config, file_text, name)?);
     }
+    // As many as the tournament can play, up to a bound (said in its status when smaller).
+    let most = if o.balanced.is_some() {
+        BALANCED_OPENINGS_MAX
+    } else {
+        GENERATED_OPENINGS_MAX
+    };
     let settings = tourney_plan::openings::OpeningSettings {
         plies: o.plies.unwrap_or(4),
-        count: (config.max_pairs().min(2_000) as usize).max(1),
+        count: config.max_pairs().clamp(1, most) as usize,
         seed: o.seed,
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
     };

@@ -130,6 +130,8 @@ impl From<&Status> for pb::TournamentStatus {
             }),
             pairs_leased: s.pairs_leased,
             paused_reason: s.paused_reason.clone().unwrap_or_default(),
+            openings: s.openings,
+            openings_note: s.openings_note().unwrap_or_default(),
         }
     }
 }
@@ -269,7 +271,13 @@ impl pb::admin_server::Admin for AdminService {
             .0
             .submit(&r.config, &r.file, &r.openings, artifacts)
             .await?;
-        Ok(Response::new(pb::SubmitResponse { id }))
+        let warnings = self
+            .0
+            .status(id)
+            .and_then(|s| s.openings_note())
+            .into_iter()
+            .collect();
+        Ok(Response::new(pb::SubmitResponse { id, warnings }))
     }
 
     async fn list(

@@ -84,6 +84,8 @@ pub struct Status {
     pub created_ms: u64,
     /// When it finished or was cancelled, Unix milliseconds.
     pub ended_ms: Option<u64>,
+    /// Openings in its suite.
+    pub openings: u64,
 }
 
 /// What can go wrong in the coordinator; the gRPC service maps each to a status code in
@@ -334,6 +336,20 @@ impl Status {
     /// `queued`, `running`, `finished`, `cancelled` or `paused`.
     pub fn state_name(&self) -> &'static str {
         self.state.name()
+    }
+
+    /// When the suite has fewer openings than the tournament may play pairs: what that
+    /// means. Pairs past the suite replay its openings in order (their games have their own
+    /// seeds, but deterministic players repeat them move for move).
+    pub fn openings_note(&self) -> Option<String> {
+        let most = self.config.max_pairs();
+        (self.openings < most).then(|| {
+            format!(
+                "the opening suite has {} openings for up to {most} pairs: pairs past {} replay \
+                 its openings",
+                self.openings, self.openings
+            )
+        })
     }
 
     /// Pairs planned, `None` for an open SPRT.

@@ -424,3 +424,47 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
     far.pair = 1_000_000;
     assert!(c.check_reported(far).is_none());
 }
+
+#[tokio::test]
+async fn the_opening_suite_is_as_large_as_the_tournament_or_says_it_is_not() {
+    let c = Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings::default(),
+        &Registry::new(),
+    )
+    .unwrap();
+    // Generated: one opening per pair, past the old cap of 2,000.
+    let big = MatchFile {
+        pairs: 3000,
+        openings: "{ plies = 4, seed = 1 }",
+        ..Default::default()
+    }
+    .toml();
+    let id = c
+        .submit(&big, "big.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.openings, 3000);
+    assert_eq!(status.openings_note(), None);
+    // A file the tournament will exhaust is said.
+    let small = MatchFile {
+        pairs: 5,
+        openings: "{ file = \"two.txt\" }",
+        ..Default::default()
+    }
+    .toml();
+    let two = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w\n";
+    let id = c
+        .submit(&small, "small.toml", two, BTreeMap::new())
+        .await
+        .unwrap();
+    let note = c.status(id).unwrap().openings_note().unwrap();
+    assert!(note.contains("2 openings for up to 5 pairs"), "{note}");
+    let (_, report) = c.report_of(id).unwrap();
+    let details: BTreeMap<String, String> = report.details.into_iter().collect();
+    assert!(
+        details["Openings"].contains("pairs past 2 replay"),
+        "{details:?}"
+    );
+}

@@ -196,6 +196,7 @@ impl Coordinator {
         let record = &entry.record;
         let paused_reason = record.paused_reason.clone();
         let (created_ms, ended_ms) = (record.created_ms, record.ended_ms);
+        let openings = record.openings.len() as u64;
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -220,6 +221,7 @@ impl Coordinator {
             paused_reason,
             created_ms,
             ended_ms,
+            openings,
         };
         Some((status, outcomes))
     }
