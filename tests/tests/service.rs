@@ -876,3 +876,87 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
 }
+
+/// A Worker client sending the worker token and, if given, a session secret.
+async fn worker_client(
+    addr: &str,
+    session: Option<&str>,
+) -> tourney_proto::v1::worker_client::WorkerClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
+> {
+    let mut interceptor = TokenInterceptor::new(Some("w-secret"));
+    if let Some(session) = session {
+        interceptor = interceptor.with_session(session).unwrap();
+    }
+    tourney_proto::v1::worker_client::WorkerClient::with_interceptor(
+        connect(addr, None).await.unwrap(),
+        interceptor,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_registration_that_holds_a_pair_may_report_it() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = submit_match(&mut admin).await;
+    let register = |name: &str| pb::RegisterRequest {
+        name: name.into(),
+        slots: 1,
+        ..Default::default()
+    };
+    let mut anonymous = worker_client(&server.addr, None).await;
+    let honest = anonymous
+        .register(register("honest"))
+        .await
+        .unwrap()
+        .into_inner();
+    let forger = anonymous
+        .register(register("forger"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_ne!(honest.session, forger.session);
+    assert_eq!(honest.session.len(), 32);
+    let lease = pb::LeaseRequest {
+        worker_id: honest.worker_id.clone(),
+        max_pairs: 1,
+    };
+    // Without the session, or with another registration's, calls are refused.
+    let e = anonymous.lease(lease.clone()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unauthenticated, "{e:?}");
+    let mut forging = worker_client(&server.addr, Some(&forger.session)).await;
+    let e = forging.lease(lease.clone()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unauthenticated, "{e:?}");
+    // With its own, the honest worker gets a pair...
+    let mut honest_client = worker_client(&server.addr, Some(&honest.session)).await;
+    let granted = honest_client.lease(lease).await.unwrap().into_inner();
+    let job = &granted.jobs[0];
+    // ... that the forger, under its own identity, can neither report nor pause.
+    let report = pb::ReportRequest {
+        worker_id: forger.worker_id.clone(),
+        results: vec![pb::PairResult {
+            tournament: id,
+            pair: job.pair,
+            half_points: vec![2, 2],
+            games_json: "[]".into(),
+            lease_id: granted.lease_id,
+            games_lz4: Vec::new(),
+        }],
+        failures: vec![pb::PairFailure {
+            tournament: id,
+            pair: job.pair,
+            reason: "forged".into(),
+            lease_id: granted.lease_id,
+        }],
+    };
+    let ack = forging.report(report).await.unwrap().into_inner();
+    assert_eq!((ack.accepted, ack.rejected), (0, 2));
+    let status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((status.state.as_str(), status.pairs_done), ("running", 0));
+    assert!(status.paused_reason.is_empty());
+    let _ = server.stop.send(());
+}

@@ -13,7 +13,7 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_proto::v1::worker_client::WorkerClient;
 use tourney_store::Store;
-use tourney_worker::connect;
+use tourney_worker::{TokenInterceptor, connect};
 
 const TOURNAMENT: &str = r#"
 name = "load"
@@ -128,7 +128,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let started = Instant::now();
         let mut tasks = Vec::new();
         for w in 0..workers {
-            let mut client = WorkerClient::new(channels[w % channels.len()].clone());
+            let channel = channels[w % channels.len()].clone();
             let (games, running, accepted, latencies) = (
                 Arc::clone(&games),
                 Arc::clone(&running),
@@ -136,15 +136,22 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                 Arc::clone(&latencies),
             );
             tasks.push(tokio::spawn(async move {
-                let worker_id = client
+                let registered = WorkerClient::new(channel.clone())
                     .register(pb::RegisterRequest {
                         name: format!("sim{w}"),
                         slots: 4,
                         ..Default::default()
                     })
                     .await
-                    .map(|r| r.into_inner().worker_id)
+                    .map(tonic::Response::into_inner)
                     .unwrap_or_default();
+                let worker_id = registered.worker_id;
+                // Every later call carries the registration's secret, as real workers do.
+                let Ok(session) = TokenInterceptor::new(None).with_session(&registered.session)
+                else {
+                    return;
+                };
+                let mut client = WorkerClient::with_interceptor(channel, session);
                 let mut mine = Vec::new();
                 // Spread the paced workers over one cycle.
                 if let Some(cycle) = cycle {
@@ -442,15 +449,17 @@ mod tests {
             .submit(TOURNAMENT, "load.toml", "", Default::default())
             .await
             .unwrap();
+        let (worker, _) = coordinator.register("sim", "test", 1);
+        let (lease, jobs) = coordinator.lease(&worker, 1).unwrap();
         let lz4 = games_lz4();
         let json = lz4_flex::decompress_size_prepended(&lz4).unwrap();
         let reported = tourney_coordinator::Reported {
             tournament: id,
-            pair: 0,
-            lease: 1,
+            pair: jobs[0].pair,
+            lease,
             half_points: [2, 0],
             games_json: String::from_utf8(json).unwrap(),
         };
-        assert!(coordinator.check_reported(reported).is_some());
+        assert!(coordinator.check_reported(&worker, reported).is_some());
     }
 }

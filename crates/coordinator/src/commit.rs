@@ -2,6 +2,7 @@
 //! (the group commit), and only then counted and acknowledged.
 
 use prometheus::Histogram;
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tourney_model::GameSummary;
 use tourney_model::tournament::{PairOutcome, State};
@@ -82,10 +83,17 @@ impl Coordinator {
     /// Reads a reported pair once and checks it against its own records: two games between
     /// the pair's two engines with colours swapped, and half-points that agree with the
     /// games' results. The colours come from the records. `None` for a result that is not
-    /// that (an unknown tournament, records that do not parse or do not fit the pair, half
-    /// points that contradict them): the worker is told it was rejected.
-    pub fn check_reported(&self, r: Reported) -> Option<Finished> {
-        let config = self.status_config(r.tournament)?;
+    /// that (a pair `worker` was not leased under that lease, records that do not parse or
+    /// do not fit the pair, half points that contradict them): the worker is told it was
+    /// rejected.
+    pub fn check_reported(&self, worker: &str, r: Reported) -> Option<Finished> {
+        let config = {
+            let inner = self.lock();
+            if !inner.scheduler.holds(worker, r.lease, r.tournament, r.pair) {
+                return None;
+            }
+            Arc::clone(&inner.tournaments.get(&r.tournament)?.config)
+        };
         if r.pair >= config.max_pairs() {
             return None;
         }

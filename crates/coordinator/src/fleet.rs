@@ -88,10 +88,33 @@ pub struct Throughput {
 #[derive(Debug, Default)]
 pub struct Fleet {
     workers: HashMap<String, WorkerInfo>,
+    /// Each registration's secret, by worker id: later calls must carry it.
+    sessions: HashMap<String, String>,
     next_worker: u64,
     totals: Sample,
     samples: VecDeque<Sample>,
     recent: VecDeque<RecentGame>,
+}
+
+/// 128 bits from the operating system's randomness (through the standard library's
+/// randomly keyed hasher), as hex: a registration's secret.
+fn secret() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    };
+    format!("{:016x}{:016x}", word(), word())
+}
+
+/// Whether two secrets are equal, in time that depends only on their lengths.
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl Fleet {
@@ -103,10 +126,18 @@ impl Fleet {
         }
     }
 
-    /// Registers a worker; returns its new id.
-    pub fn register(&mut self, name: &str, version: &str, slots: u32, now: u64) -> String {
+    /// Registers a worker; returns its new id and the registration's secret.
+    pub fn register(
+        &mut self,
+        name: &str,
+        version: &str,
+        slots: u32,
+        now: u64,
+    ) -> (String, String) {
         let id = format!("{name}#{}", self.next_worker);
         self.next_worker += 1;
+        let session = secret();
+        self.sessions.insert(id.clone(), session.clone());
         self.workers.insert(
             id.clone(),
             WorkerInfo {
@@ -120,7 +151,15 @@ impl Fleet {
                 nodes: 0,
             },
         );
-        id
+        (id, session)
+    }
+
+    /// Whether `session` is the secret of `worker`'s registration (compared in constant
+    /// time).
+    pub fn session_is(&self, worker: &str, session: &str) -> bool {
+        self.sessions
+            .get(worker)
+            .is_some_and(|s| same_secret(s.as_bytes(), session.as_bytes()))
     }
 
     /// Notes that a worker called.
@@ -184,6 +223,8 @@ impl Fleet {
         }
         self.workers
             .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
+        let workers = &self.workers;
+        self.sessions.retain(|id, _| workers.contains_key(id));
     }
 
     /// Game slots of `worker`, and of all workers heard from within `timeout_ms`.
@@ -285,8 +326,8 @@ mod tests {
     #[test]
     fn workers_are_connected_until_they_fall_silent_and_then_forgotten() {
         let mut fleet = Fleet::new();
-        let a = fleet.register("host", "0.1.0", 4, 0);
-        let b = fleet.register("host", "0.1.0", 2, 0);
+        let a = fleet.register("host", "0.1.0", 4, 0).0;
+        let b = fleet.register("host", "0.1.0", 2, 0).0;
         assert_ne!(a, b, "two workers on one host get distinct ids");
         fleet.seen(&a, 9_000);
         let live = fleet.connected(10_000, 5_000);
@@ -299,7 +340,7 @@ mod tests {
     #[test]
     fn throughput_is_the_rate_over_the_recent_window() {
         let mut fleet = Fleet::new();
-        let w = fleet.register("w", "v", 1, 0);
+        let w = fleet.register("w", "v", 1, 0).0;
         fleet.tick(0);
         for second in 1..=20u64 {
             // Three games a second, each of 10 plies at 100 nodes a ply.

@@ -267,11 +267,18 @@ impl Tournament {
     }
 }
 
+/// How many lease periods an expired lease is remembered for late results.
+pub const EXPIRED_KEPT: u64 = 10;
+
 /// The scheduler of all tournaments and leases.
 #[derive(Debug, Default)]
 pub struct Scheduler {
     tournaments: BTreeMap<TournamentId, Tournament>,
     leases: HashMap<LeaseId, Lease>,
+    /// Leases expired within the last [`EXPIRED_KEPT`] lease periods, with when they
+    /// expired: a late result is still taken from the worker that held the lease (if
+    /// nobody else finished the pair), and from no one else.
+    expired: HashMap<LeaseId, (Lease, u64)>,
     next_lease: LeaseId,
     /// How long a lease lasts without a heartbeat.
     pub lease_ms: u64,
@@ -446,9 +453,12 @@ impl Scheduler {
             .filter(|l| l.deadline <= now)
             .map(|l| l.id)
             .collect();
+        let kept = EXPIRED_KEPT * self.lease_ms;
+        self.expired
+            .retain(|_, (_, at)| now.saturating_sub(*at) < kept);
         for id in &expired {
             if let Some(lease) = self.leases.remove(id) {
-                for (tid, pair) in lease.pairs {
+                for &(tid, pair) in &lease.pairs {
                     if let Some(t) = self.tournaments.get_mut(&tid)
                         && t.leased.get(&pair) == Some(id)
                     {
@@ -458,9 +468,20 @@ impl Scheduler {
                         }
                     }
                 }
+                self.expired.insert(*id, (lease, now));
             }
         }
         expired
+    }
+
+    /// Whether `worker` holds (or held, until its lease expired a short while ago) `pair`
+    /// of tournament `tournament` under lease `lease`: only then may it report the pair.
+    pub fn holds(&self, worker: &str, lease: LeaseId, tournament: TournamentId, pair: u64) -> bool {
+        let lease = self
+            .leases
+            .get(&lease)
+            .or_else(|| self.expired.get(&lease).map(|(l, _)| l));
+        lease.is_some_and(|l| l.worker == worker && l.pairs.contains(&(tournament, pair)))
     }
 
     /// Notes that `worker`'s host could not play `pair` of tournament `id`: the pair is

@@ -46,6 +46,8 @@ pub async fn serve(
         options.admin_token.clone(),
         refused.with_label_values(&["admin"]),
     );
+    // Worker calls without their registration's secret, counted from 0.
+    refused.with_label_values(&["session"]);
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<pb::worker_server::WorkerServer<WorkerService>>()

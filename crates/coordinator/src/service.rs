@@ -159,9 +159,10 @@ impl pb::worker_server::Worker for WorkerService {
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
         let r = request.into_inner();
-        let worker_id = self.0.register(&r.name, &r.version, r.slots);
+        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots);
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
+            session,
             heartbeat_ms: self.0.settings.heartbeat_ms,
             lease_ms: self.0.settings.lease_ms,
         }))
@@ -171,6 +172,7 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::LeaseRequest>,
     ) -> Result<Response<pb::LeaseResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
         let (lease_id, jobs) = self
             .0
@@ -186,6 +188,7 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::ReportRequest>,
     ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
         let mut finished = Vec::with_capacity(r.results.len());
         let mut malformed = 0;
@@ -194,13 +197,16 @@ impl pb::worker_server::Worker for WorkerService {
                 games_json(result.games_json, &result.games_lz4),
                 result.half_points.as_slice(),
             ) {
-                (Some(games_json), &[h0, h1]) => self.0.check_reported(Reported {
-                    tournament: result.tournament,
-                    pair: result.pair,
-                    lease: result.lease_id,
-                    half_points: [h0, h1],
-                    games_json,
-                }),
+                (Some(games_json), &[h0, h1]) => self.0.check_reported(
+                    &r.worker_id,
+                    Reported {
+                        tournament: result.tournament,
+                        pair: result.pair,
+                        lease: result.lease_id,
+                        half_points: [h0, h1],
+                        games_json,
+                    },
+                ),
                 _ => None,
             };
             match checked {
@@ -209,6 +215,16 @@ impl pb::worker_server::Worker for WorkerService {
             }
         }
         for failure in &r.failures {
+            // A failure pauses only what the reporting registration holds.
+            if !self.0.holds(
+                &r.worker_id,
+                failure.lease_id,
+                failure.tournament,
+                failure.pair,
+            ) {
+                malformed += 1;
+                continue;
+            }
             self.0
                 .pair_failed(
                     &r.worker_id,
@@ -230,6 +246,7 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
         Ok(Response::new(pb::HeartbeatResponse {
             drop_leases: self.0.heartbeat(&r.worker_id, &r.lease_ids),
@@ -240,11 +257,39 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::FetchArtifactRequest>,
     ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
         let sha = request.into_inner().sha256;
         match self.0.artifact(&sha)? {
             Some(content) => Ok(Response::new(pb::FetchArtifactResponse { content })),
             None => Err(GrpcStatus::not_found(format!("no artifact {sha}"))),
         }
+    }
+}
+
+/// The metadata header that carries a registration's secret on every Worker call after
+/// Register.
+pub const SESSION_HEADER: &str = "tourney-session";
+
+impl WorkerService {
+    /// Checks that `request` carries the secret of `worker`'s registration: UNAUTHENTICATED
+    /// (counted with the token refusals) if it carries none or another's.
+    fn session<T>(&self, request: &Request<T>, worker: &str) -> Result<(), GrpcStatus> {
+        let session = request
+            .metadata()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if self.0.session_is(worker, session) {
+            return Ok(());
+        }
+        self.0
+            .metrics()
+            .auth_failures
+            .with_label_values(&["session"])
+            .inc();
+        Err(GrpcStatus::unauthenticated(format!(
+            "no session of worker '{worker}' (register, then send its secret in {SESSION_HEADER})"
+        )))
     }
 }
 

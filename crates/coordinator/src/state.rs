@@ -270,12 +270,24 @@ impl Coordinator {
         &self.store
     }
 
-    /// Registers a worker; returns its id.
-    pub fn register(&self, name: &str, version: &str, slots: u32) -> String {
+    /// Registers a worker; returns its id and the registration's secret, which its later
+    /// calls must carry.
+    pub fn register(&self, name: &str, version: &str, slots: u32) -> (String, String) {
         let now = self.now_ms();
-        let id = self.lock().fleet.register(name, version, slots, now);
+        let registration = self.lock().fleet.register(name, version, slots, now);
         self.changed();
-        id
+        registration
+    }
+
+    /// Whether `worker` holds (or held, under a lease that expired a short while ago)
+    /// `pair` of `tournament` under `lease`.
+    pub fn holds(&self, worker: &str, lease: LeaseId, tournament: TournamentId, pair: u64) -> bool {
+        self.lock().scheduler.holds(worker, lease, tournament, pair)
+    }
+
+    /// Whether `session` is the secret of `worker`'s registration.
+    pub fn session_is(&self, worker: &str, session: &str) -> bool {
+        self.lock().fleet.session_is(worker, session)
     }
 
     /// Workers heard from within a lease period, by name.

@@ -73,20 +73,29 @@ fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
 
 /// `a` wins both games of the job's pair (by connection), as a worker reports it and the
 /// coordinator checks it.
-fn won_by_a(c: &Coordinator, job: &PairJob, lease: LeaseId) -> Finished {
-    won_by_a_ending(c, job, lease, ["connection", "connection"])
+fn won_by_a(c: &Coordinator, worker: &str, job: &PairJob, lease: LeaseId) -> Finished {
+    won_by_a_ending(c, worker, job, lease, ["connection", "connection"])
 }
 
 /// [`won_by_a`], the games ending by `endings`.
-fn won_by_a_ending(c: &Coordinator, job: &PairJob, lease: LeaseId, endings: [&str; 2]) -> Finished {
+fn won_by_a_ending(
+    c: &Coordinator,
+    worker: &str,
+    job: &PairJob,
+    lease: LeaseId,
+    endings: [&str; 2],
+) -> Finished {
     let a_first = job.first.name == "a";
-    c.check_reported(Reported {
-        tournament: job.tournament,
-        pair: job.pair,
-        lease,
-        half_points: if a_first { [2, 2] } else { [0, 0] },
-        games_json: won_by_a_json(job, endings),
-    })
+    c.check_reported(
+        worker,
+        Reported {
+            tournament: job.tournament,
+            pair: job.pair,
+            lease,
+            half_points: if a_first { [2, 2] } else { [0, 0] },
+            games_json: won_by_a_json(job, endings),
+        },
+    )
     .expect("a consistent result")
 }
 
@@ -112,9 +121,12 @@ async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_sta
             "tourney_games_total{{game=\"loa\",result=\"0-1\",termination=\"connection\",tournament=\"{id}\"}} 0"
         );
         assert!(text.contains(&before_any_game), "{text}");
-        let worker = c.register("w", "test", 4);
+        let worker = c.register("w", "test", 4).0;
         let (lease, jobs) = c.lease(&worker, 4).unwrap();
-        let results: Vec<Finished> = jobs.iter().map(|j| won_by_a(&c, j, lease)).collect();
+        let results: Vec<Finished> = jobs
+            .iter()
+            .map(|j| won_by_a(&c, &worker, j, lease))
+            .collect();
         c.report(&worker, results).await.unwrap();
         assert_eq!(c.state(id), Some(State::Finished));
         let text = c.metrics_text();
@@ -164,9 +176,12 @@ async fn reports_say_what_was_played_and_when() {
     );
     assert!(d["Started"].ends_with(" UTC"), "{d:?}");
     assert_eq!(d["ETA"], "after the first pairs");
-    let worker = c.register("w", "test", 2);
+    let worker = c.register("w", "test", 2).0;
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
-    let results = jobs.iter().map(|j| won_by_a(&c, j, lease)).collect();
+    let results = jobs
+        .iter()
+        .map(|j| won_by_a(&c, &worker, j, lease))
+        .collect();
     c.report(&worker, results).await.unwrap();
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
@@ -182,10 +197,10 @@ async fn reports_say_what_was_played_and_when() {
 async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     let dir = tempfile::tempdir().unwrap();
     let (c, _, clock) = on_manual_clock(&dir, 20).await;
-    let worker = c.register("w", "test", 2);
+    let worker = c.register("w", "test", 2).0;
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
     let ack = c
-        .report(&worker, vec![won_by_a(&c, &jobs[0], lease)])
+        .report(&worker, vec![won_by_a(&c, &worker, &jobs[0], lease)])
         .await
         .unwrap();
     assert_eq!(ack.accepted, 1);
@@ -195,7 +210,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     assert_eq!(c.metrics().leases_expired.get(), 1);
     // Nobody else completed the pair: the late result counts, and is noted as late.
     let ack = c
-        .report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
+        .report(&worker, vec![won_by_a(&c, &worker, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!(ack.accepted, 1);
@@ -203,7 +218,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     assert_eq!(c.metrics().pairs_committed.get(), 2);
     // Once more: a duplicate, neither committed nor late.
     let ack = c
-        .report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
+        .report(&worker, vec![won_by_a(&c, &worker, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!((ack.accepted, ack.duplicates), (0, 1));
@@ -216,11 +231,11 @@ async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
     let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
     {
         let (c, id) = coordinator(&dir, 60_000).await;
-        let worker = c.register("w", "test", 2);
+        let worker = c.register("w", "test", 2).0;
         let (lease, jobs) = c.lease(&worker, 2).unwrap();
         let results = vec![
-            won_by_a_ending(&c, &jobs[0], lease, ["connection", "max-plies"]),
-            won_by_a(&c, &jobs[1], lease),
+            won_by_a_ending(&c, &worker, &jobs[0], lease, ["connection", "max-plies"]),
+            won_by_a(&c, &worker, &jobs[1], lease),
         ];
         c.report(&worker, results).await.unwrap();
         let (_, report) = c.report_of(id).unwrap();
@@ -247,8 +262,8 @@ async fn a_pair_one_host_cannot_play_goes_to_another_and_pauses_when_none_can() 
     let dir = tempfile::tempdir().unwrap();
     let (c, id) = coordinator(&dir, 60_000).await;
     let (broken, fine) = (
-        c.register("broken", "test", 1),
-        c.register("fine", "test", 1),
+        c.register("broken", "test", 1).0,
+        c.register("fine", "test", 1).0,
     );
     let (_, jobs) = c.lease(&broken, 1).unwrap();
     let pair = jobs[0].pair;
@@ -293,7 +308,10 @@ async fn a_pair_one_host_cannot_play_goes_to_another_and_pauses_when_none_can() 
 async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
     let dir = tempfile::tempdir().unwrap();
     let (c, _) = coordinator(&dir, 60_000).await;
-    let (one, three) = (c.register("one", "test", 1), c.register("three", "test", 3));
+    let (one, three) = (
+        c.register("one", "test", 1).0,
+        c.register("three", "test", 3).0,
+    );
     // 4 pairs left for 4 slots: one may take 1, three may take 3 of them.
     let (_, jobs) = c.lease(&one, 10).unwrap();
     assert_eq!(jobs.len(), 1);
@@ -303,7 +321,7 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
     // Alone, a worker takes all it asks for.
     let dir = tempfile::tempdir().unwrap();
     let (c, _) = coordinator(&dir, 60_000).await;
-    let alone = c.register("alone", "test", 1);
+    let alone = c.register("alone", "test", 1).0;
     assert_eq!(c.lease(&alone, 10).unwrap().1.len(), 4);
 }
 
@@ -311,17 +329,17 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
 async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id, clock) = on_manual_clock(&dir, 60_000).await;
-    let worker = c.register("w", "test", 4);
+    let worker = c.register("w", "test", 4).0;
     let (lease, jobs) = c.lease(&worker, 4).unwrap();
     let games = |c: &Coordinator| -> Vec<u64> {
         let status = c.status(id).unwrap();
         status.ratings.players.iter().map(|p| p.games).collect()
     };
-    c.report(&worker, vec![won_by_a(&c, &jobs[0], lease)])
+    c.report(&worker, vec![won_by_a(&c, &worker, &jobs[0], lease)])
         .await
         .unwrap();
     assert_eq!(games(&c), vec![2, 2]);
-    c.report(&worker, vec![won_by_a(&c, &jobs[1], lease)])
+    c.report(&worker, vec![won_by_a(&c, &worker, &jobs[1], lease)])
         .await
         .unwrap();
     assert_eq!(c.status(id).unwrap().pairs_done, 2);
@@ -336,7 +354,10 @@ async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
         vec![4, 4],
         "computed again after {RATINGS_EVERY:?}"
     );
-    let rest = jobs[2..].iter().map(|j| won_by_a(&c, j, lease)).collect();
+    let rest = jobs[2..]
+        .iter()
+        .map(|j| won_by_a(&c, &worker, j, lease))
+        .collect();
     c.report(&worker, rest).await.unwrap();
     let status = c.status(id).unwrap();
     assert_eq!(status.state, State::Finished);
@@ -377,7 +398,7 @@ async fn the_stored_state_is_the_schedulers_and_a_file_that_no_longer_parses_is_
 async fn a_reported_pair_must_agree_with_its_own_records() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id) = coordinator(&dir, 60_000).await;
-    let worker = c.register("w", "test", 1);
+    let worker = c.register("w", "test", 1).0;
     let (lease, jobs) = c.lease(&worker, 1).unwrap();
     let job = &jobs[0];
     let reported = |half_points: [u32; 2], games_json: String| Reported {
@@ -388,16 +409,27 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
         games_json,
     };
     let good = won_by_a_json(job, ["connection", "connection"]);
-    let checked = c.check_reported(reported([2, 2], good.clone())).unwrap();
+    let checked = c
+        .check_reported(&worker, reported([2, 2], good.clone()))
+        .unwrap();
     // Colours come from the records: LOA's first engine ("a") had Black in game 0.
     assert_eq!(checked.outcome.white, [1, 0]);
     assert_eq!(checked.summaries.len(), 2);
     // Half points that contradict the results decide nothing.
-    assert!(c.check_reported(reported([2, 0], good.clone())).is_none());
-    assert!(c.check_reported(reported([0, 0], good.clone())).is_none());
+    assert!(
+        c.check_reported(&worker, reported([2, 0], good.clone()))
+            .is_none()
+    );
+    assert!(
+        c.check_reported(&worker, reported([0, 0], good.clone()))
+            .is_none()
+    );
     // Players who are not the pair's, colours not swapped, another game, not two games.
     let stranger = good.replacen("\"name\":\"a\"", "\"name\":\"z\"", 1);
-    assert!(c.check_reported(reported([2, 2], stranger)).is_none());
+    assert!(
+        c.check_reported(&worker, reported([2, 2], stranger))
+            .is_none()
+    );
     let same_colours = format!(
         "[{g},{g}]",
         g = good
@@ -408,21 +440,30 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
             .to_string()
             + "}"
     );
-    assert!(c.check_reported(reported([2, 2], same_colours)).is_none());
-    let amazons = good.replace("\"loa\"", "\"amazons\"");
-    assert!(c.check_reported(reported([2, 2], amazons)).is_none());
-    assert!(c.check_reported(reported([2, 2], "[]".into())).is_none());
     assert!(
-        c.check_reported(reported([2, 2], "not json".into()))
+        c.check_reported(&worker, reported([2, 2], same_colours))
+            .is_none()
+    );
+    let amazons = good.replace("\"loa\"", "\"amazons\"");
+    assert!(
+        c.check_reported(&worker, reported([2, 2], amazons))
+            .is_none()
+    );
+    assert!(
+        c.check_reported(&worker, reported([2, 2], "[]".into()))
+            .is_none()
+    );
+    assert!(
+        c.check_reported(&worker, reported([2, 2], "not json".into()))
             .is_none()
     );
     // Unknown tournaments and pairs past the end.
     let mut unknown = reported([2, 2], good.clone());
     unknown.tournament = 999;
-    assert!(c.check_reported(unknown).is_none());
+    assert!(c.check_reported(&worker, unknown).is_none());
     let mut far = reported([2, 2], good);
     far.pair = 1_000_000;
-    assert!(c.check_reported(far).is_none());
+    assert!(c.check_reported(&worker, far).is_none());
 }
 
 #[tokio::test]

@@ -51,9 +51,13 @@ pub struct WorkerOptions {
 type Client =
     WorkerClient<tonic::service::interceptor::InterceptedService<Channel, TokenInterceptor>>;
 
-/// Adds `authorization: Bearer <token>`.
+/// Adds `authorization: Bearer <token>`, and after registration the registration's
+/// secret as `tourney-session`.
 #[derive(Clone)]
-pub struct TokenInterceptor(Option<MetadataValue<tonic::metadata::Ascii>>);
+pub struct TokenInterceptor {
+    token: Option<MetadataValue<tonic::metadata::Ascii>>,
+    session: Option<MetadataValue<tonic::metadata::Ascii>>,
+}
 
 impl TokenInterceptor {
     /// An interceptor for `token` (none: adds nothing).
@@ -61,20 +65,40 @@ impl TokenInterceptor {
     /// # Panics
     /// If the token contains characters not allowed in a header.
     pub fn new(token: Option<&str>) -> Self {
-        TokenInterceptor(token.map(|t| {
-            format!("Bearer {t}")
-                .parse()
-                .expect("tokens are printable ASCII")
-        }))
+        TokenInterceptor {
+            token: token.map(|t| {
+                format!("Bearer {t}")
+                    .parse()
+                    .expect("tokens are printable ASCII")
+            }),
+            session: None,
+        }
+    }
+
+    /// The same, also sending a registration's `session` secret.
+    ///
+    /// # Errors
+    /// The secret is not a valid header value.
+    pub fn with_session(
+        mut self,
+        session: &str,
+    ) -> Result<Self, tonic::metadata::errors::InvalidMetadataValue> {
+        self.session = Some(session.parse()?);
+        Ok(self)
     }
 }
 
 impl tonic::service::Interceptor for TokenInterceptor {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, tonic::Status> {
-        if let Some(value) = &self.0 {
+        if let Some(value) = &self.token {
             request
                 .metadata_mut()
                 .insert("authorization", value.clone());
+        }
+        if let Some(value) = &self.session {
+            request
+                .metadata_mut()
+                .insert("tourney-session", value.clone());
         }
         Ok(request)
     }
@@ -129,9 +153,9 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
             url: options.coordinator.clone(),
             source,
         })?;
-    let mut client =
-        WorkerClient::with_interceptor(channel, TokenInterceptor::new(options.token.as_deref()))
-            .max_decoding_message_size(64 << 20);
+    let token = TokenInterceptor::new(options.token.as_deref());
+    let mut client = WorkerClient::with_interceptor(channel.clone(), token.clone())
+        .max_decoding_message_size(64 << 20);
     let reply = client
         .register(pb::RegisterRequest {
             name: options.name.clone(),
@@ -146,6 +170,12 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         })?
         .into_inner();
     tracing::info!(worker = %reply.worker_id, slots = options.concurrency, "registered");
+    // Every later call carries the registration's secret.
+    let session = token
+        .with_session(&reply.session)
+        .map_err(|e| WorkerError::Register(format!("the session secret: {e}")))?;
+    let client =
+        WorkerClient::with_interceptor(channel, session).max_decoding_message_size(64 << 20);
     Ok(Session {
         client,
         worker_id: reply.worker_id,
@@ -323,7 +353,10 @@ pub async fn run(
                         // A job that does not fit the model (an unknown game, say) cannot
                         // be played here: reported like an engine that cannot start.
                         let prepared = match PairJob::try_from(job) {
-                            Ok(job) => play::prepare(&mut s.client, &options.cache_dir, job).await,
+                            Ok(job) => {
+                                play::prepare(&mut s.client, &s.worker_id, &options.cache_dir, job)
+                                    .await
+                            }
                             Err(e) => Err(e.into()),
                         };
                         match prepared {

@@ -65,6 +65,7 @@ pub(crate) enum PlayError {
 /// sha256) and their command points at the cached program.
 pub(crate) async fn prepare(
     client: &mut Client,
+    worker_id: &str,
     cache: &Path,
     mut job: PairJob,
 ) -> Result<PairJob, PlayError> {
@@ -82,6 +83,7 @@ pub(crate) async fn prepare(
             let reply = client
                 .fetch_artifact(pb::FetchArtifactRequest {
                     sha256: sha.clone(),
+                    worker_id: worker_id.to_string(),
                 })
                 .await
                 .map_err(|e| PlayError::Fetch {
