@@ -960,3 +960,58 @@ async fn only_the_registration_that_holds_a_pair_may_report_it() {
     assert!(status.paused_reason.is_empty());
     let _ = server.stop.send(());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
+    // The old setup in small: deterministic players (alpha-beta at a node limit) and one
+    // opening for every pair, so pairs 1 and 2 replay pair 0 move for move.
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let config = MatchFile {
+        name: "repeats",
+        pairs: 3,
+        openings: "{ file = \"one.txt\" }",
+        limits: "{ nodes = 50 }",
+        adjudication: Some("{ max_plies = 60 }"),
+        engines: [("a", "ab"), ("b", "ab:walls=0")],
+        ..Default::default()
+    }
+    .toml();
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config,
+            file: "repeats.toml".into(),
+            openings: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    wait_until_finished(&mut admin, id).await;
+    let text = admin
+        .get_report(pb::GetReportRequest {
+            id,
+            format: "text".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .content;
+    assert!(
+        text.contains("Note: 4 of the 6 games repeat an earlier game move for move")
+            && text.contains("2 distinct), in 2 pairs (1, 2)"),
+        "{text}"
+    );
+    let (_, metrics) = http_get(server.addr.trim_start_matches("http://"), "/metrics").unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "tourney_games_duplicate_total{{tournament=\"{id}\"}} 4"
+        )),
+        "{metrics}"
+    );
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}

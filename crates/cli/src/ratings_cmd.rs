@@ -182,6 +182,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
     let report = Report {
         title: format!("Ratings of {}", path.display()),
         details: Vec::new(),
+        notes: Vec::new(),
         crosstable: Crosstable::new(&games.table, &names),
         ratings,
         sprt: None,

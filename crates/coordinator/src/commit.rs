@@ -232,6 +232,13 @@ impl Coordinator {
                     for game in games.iter() {
                         *entry.terminations.entry(game.termination).or_default() += 1;
                     }
+                    let repeats = entry.games.count(*pair, games);
+                    if repeats > 0 {
+                        self.metrics
+                            .duplicate_games
+                            .with_label_values(&[&tournament.to_string()])
+                            .inc_by(repeats);
+                    }
                 }
                 for (index, game) in games.iter().enumerate() {
                     inner

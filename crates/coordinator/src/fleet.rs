@@ -311,10 +311,12 @@ mod tests {
             game: GameKind::Loa,
             white: PlayerName { name: "a".into() },
             black: PlayerName { name: "b".into() },
+            start: String::new(),
             moves: vec![
                 MoveCost {
                     time_ms: 1,
                     nodes: Some(nodes),
+                    notation_hash: 0,
                 };
                 plies
             ],

@@ -100,6 +100,7 @@ impl Coordinator {
             artifacts: Arc::new(artifacts),
             ratings: None,
             terminations: BTreeMap::new(),
+            games: Default::default(),
         };
         inner.tournaments.insert(id, entry);
         drop(inner);

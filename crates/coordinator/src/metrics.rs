@@ -44,6 +44,8 @@ pub struct CoordinatorMetrics {
     pub auth_failures: IntCounterVec,
     /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
     pub commit_latency: Histogram,
+    /// `tourney_games_duplicate_total{tournament}`.
+    pub duplicate_games: IntCounterVec,
     pairs_pending: IntGaugeVec,
     pairs_leased: IntGaugeVec,
     pairs_done: IntGaugeVec,
@@ -261,6 +263,12 @@ impl CoordinatorMetrics {
                 "Rating of each engine in a tournament (BayesElo scale).",
                 &["tournament", "engine"],
             ),
+            duplicate_games: counter_vec(
+                r,
+                "tourney_games_duplicate_total",
+                "Games identical to an earlier game of their tournament (players, colours, start, moves): repeated, not new, evidence.",
+                &["tournament"],
+            ),
             tournament_info: gauge_vec(
                 r,
                 "tourney_tournament_info",
@@ -349,6 +357,7 @@ impl CoordinatorMetrics {
         if known.contains_key(&id) {
             return;
         }
+        self.duplicate_games.with_label_values(&[&id.to_string()]);
         let labels = known.entry(id).or_default();
         for result in ["1-0", "0-1", "1/2-1/2"] {
             for termination in Termination::ALL {
@@ -384,6 +393,7 @@ impl CoordinatorMetrics {
                 .remove_label_values(&labels.each_ref().map(String::as_str));
         }
         let _ = self.nodes.remove_label_values(&[&t]);
+        let _ = self.duplicate_games.remove_label_values(&[&t]);
         for state in STATES {
             let _ = self.tournament_state.remove_label_values(&[&t, state]);
         }

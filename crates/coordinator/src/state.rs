@@ -86,6 +86,11 @@ pub struct Status {
     pub ended_ms: Option<u64>,
     /// Openings in its suite.
     pub openings: u64,
+    /// Games identical to another game of the tournament (players, colours, start,
+    /// moves): repeated, not new, evidence.
+    pub duplicate_games: u64,
+    /// The pairs holding such games (the later pair of each two), in order.
+    pub duplicate_pairs: Vec<u64>,
 }
 
 /// What can go wrong in the coordinator; the gRPC service maps each to a status code in
@@ -130,6 +135,48 @@ pub(crate) struct Entry {
     pub(crate) ratings: Option<CachedRatings>,
     /// Its games by how they ended (stored games that fit a record).
     pub(crate) terminations: BTreeMap<Termination, u64>,
+    /// Its games, counted once each: who played which colour from which start with which
+    /// moves ([`GameSummary::fingerprint`]). About 40 bytes a distinct game.
+    pub(crate) games: Duplicates,
+}
+
+/// The games of a tournament as fingerprints, and those that repeat a game of an earlier
+/// pair (in pair order, whatever order the results came in).
+#[derive(Debug, Default)]
+pub(crate) struct Duplicates {
+    /// Each distinct game's fingerprint, with the first pair (in pair order) that has it.
+    first: std::collections::HashMap<u128, u64>,
+    /// Games identical to a game of an earlier pair (or an earlier game of their pair).
+    pub(crate) repeats: u64,
+    /// Pairs holding such a game.
+    pub(crate) pairs: std::collections::BTreeSet<u64>,
+}
+
+impl Duplicates {
+    /// Counts the games of `pair`; the number that repeat another game.
+    pub(crate) fn count(&mut self, pair: u64, games: &[GameSummary]) -> u64 {
+        let mut repeats = 0;
+        for game in games {
+            match self.first.entry(game.fingerprint()) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(pair);
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    repeats += 1;
+                    // The later of the two pairs holds the repeat.
+                    let earlier = *e.get();
+                    if pair < earlier {
+                        e.insert(pair);
+                        self.pairs.insert(earlier);
+                    } else {
+                        self.pairs.insert(pair);
+                    }
+                }
+            }
+        }
+        self.repeats += repeats;
+        repeats
+    }
 }
 
 /// Everything behind the coordinator's lock.
@@ -208,10 +255,13 @@ impl Coordinator {
             };
             let pairs = store.pairs(record.id)?;
             let mut terminations = BTreeMap::new();
+            let mut games = Duplicates::default();
             for p in &pairs {
-                for game in summaries(&p.games) {
+                let summaries = summaries(&p.games);
+                for game in &summaries {
                     *terminations.entry(game.termination).or_default() += 1;
                 }
+                games.count(p.outcome.pair, &summaries);
             }
             // Outcomes stored before colours were kept get them from the rule of the time.
             let first_moves = with_position!(config.game, P => P::start().turn());
@@ -225,6 +275,7 @@ impl Coordinator {
                 artifacts: Arc::new(record.artifacts.clone()),
                 ratings: None,
                 terminations,
+                games,
                 record,
             };
             tournaments.insert(entry.record.id, entry);

@@ -226,7 +226,7 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
 }
 
 #[tokio::test]
-async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
+async fn terminations_and_repeated_games_are_counted_as_games_arrive_and_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
     {
@@ -238,8 +238,13 @@ async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
             won_by_a(&c, &worker, &jobs[1], lease),
         ];
         c.report(&worker, results).await.unwrap();
-        let (_, report) = c.report_of(id).unwrap();
+        let (status, report) = c.report_of(id).unwrap();
         assert_eq!(report.terminations, expected);
+        // The second pair's games are the first's again (no moves, same seats).
+        assert_eq!(
+            (status.duplicate_games, status.duplicate_pairs),
+            (2, vec![1])
+        );
     }
     // sled lets go of its lock once the committer task and its background flusher
     // have stopped.
@@ -253,8 +258,17 @@ async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
     }
     let store = store.expect("the store reopens");
     let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
-    let (_, report) = c.report_of(c.ids()[0]).unwrap();
+    let (status, report) = c.report_of(c.ids()[0]).unwrap();
     assert_eq!(report.terminations, expected, "restored from the store");
+    assert_eq!(
+        status.duplicate_games, 2,
+        "repeated games recounted from the store"
+    );
+    assert!(
+        report.notes[0].starts_with("2 of the 4 games repeat"),
+        "{:?}",
+        report.notes
+    );
 }
 
 #[tokio::test]
@@ -508,4 +522,27 @@ async fn the_opening_suite_is_as_large_as_the_tournament_or_says_it_is_not() {
         details["Openings"].contains("pairs past 2 replay"),
         "{details:?}"
     );
+}
+
+#[test]
+fn repeated_games_are_counted_in_pair_order_whatever_order_they_come_in() {
+    let game = |white: &str| -> tourney_model::GameSummary {
+        serde_json::from_str(&format!(
+            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"x"}},"moves":[{{"move":"b1-b3","time_ms":1}}],"result":"1-0","termination":"connection"}}"#
+        ))
+        .unwrap()
+    };
+    let pair = || vec![game("a"), game("b")];
+    for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+        let mut d = crate::state::Duplicates::default();
+        for p in order {
+            d.count(p, &pair());
+        }
+        assert_eq!(d.repeats, 4, "{order:?}");
+        assert_eq!(
+            d.pairs.iter().copied().collect::<Vec<_>>(),
+            vec![1, 2],
+            "{order:?}"
+        );
+    }
 }

@@ -70,6 +70,33 @@ pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) ->
     table
 }
 
+/// What a report says of the games that repeat an earlier game move for move: how many,
+/// in which pairs, and how many of them the SPRT (which counts its first `sprt_pairs`
+/// pairs) and the standings count.
+fn duplicate_note(status: &Status, sprt_pairs: Option<u64>) -> Vec<String> {
+    if status.duplicate_games == 0 {
+        return Vec::new();
+    }
+    let games = 2 * status.pairs_done;
+    let pairs = &status.duplicate_pairs;
+    let shown: Vec<String> = pairs.iter().take(5).map(u64::to_string).collect();
+    let more = if pairs.len() > 5 { ", …" } else { "" };
+    let mut note = format!(
+        "{} of the {games} games repeat an earlier game move for move (same players, colours, \
+         start and moves; {} distinct), in {} pairs ({}{more}): they are counted by the \
+         standings as if they were new evidence",
+        status.duplicate_games,
+        games - status.duplicate_games,
+        pairs.len(),
+        shown.join(", ")
+    );
+    if let Some(counted) = sprt_pairs {
+        let in_sprt = pairs.iter().filter(|&&p| p < counted).count();
+        note += &format!(", and {in_sprt} of the SPRT's {counted} pairs hold one");
+    }
+    vec![note + "."]
+}
+
 /// A report of `status` over its completed pairs in pair order.
 fn report_from(
     status: Status,
@@ -104,6 +131,7 @@ fn report_from(
             status.state_name()
         ),
         details: Vec::new(),
+        notes: Vec::new(),
         crosstable: Crosstable::new(&table, &names),
         ratings: status.ratings,
         sprt,
@@ -197,6 +225,8 @@ impl Coordinator {
         let paused_reason = record.paused_reason.clone();
         let (created_ms, ended_ms) = (record.created_ms, record.ended_ms);
         let openings = record.openings.len() as u64;
+        let duplicate_games = entry.games.repeats;
+        let duplicate_pairs: Vec<u64> = entry.games.pairs.iter().copied().collect();
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -222,6 +252,8 @@ impl Coordinator {
             created_ms,
             ended_ms,
             openings,
+            duplicate_games,
+            duplicate_pairs,
         };
         Some((status, outcomes))
     }
@@ -251,6 +283,7 @@ impl Coordinator {
         terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let mut report = report_from(status.clone(), &outcomes, terminations);
         report.details = details;
+        report.notes = duplicate_note(&status, report.sprt.as_ref().map(|s| s.estimate.pairs));
         Some((status, report))
     }
 

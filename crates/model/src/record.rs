@@ -272,9 +272,9 @@ impl std::fmt::Display for MetaValue {
     }
 }
 
-/// What the coordinator's metrics and dashboard need of a [`GameRecord`], read from its
-/// JSON without keeping the rest: the moves' notation, scores and the setup are skipped
-/// rather than allocated.
+/// What the coordinator's checks, metrics and dashboard need of a [`GameRecord`], read
+/// from its JSON without keeping the rest: the moves' notation is hashed, not allocated,
+/// and scores and the rest of the setup are skipped.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct GameSummary {
     /// `loa` or `amazons`.
@@ -284,7 +284,10 @@ pub struct GameSummary {
     pub white: PlayerName,
     /// The black player.
     pub black: PlayerName,
-    /// Each move's time and nodes.
+    /// The start position.
+    #[serde(default)]
+    pub start: String,
+    /// Each move's time and nodes, and a hash of its notation.
     pub moves: Vec<MoveCost>,
     /// `1-0`, `0-1` or `1/2-1/2`.
     pub result: GameResult,
@@ -307,6 +310,26 @@ pub struct MoveCost {
     /// Nodes searched, if the player said.
     #[serde(default)]
     pub nodes: Option<u64>,
+    /// A hash of the move's notation (FNV-1a), for [`GameSummary::fingerprint`].
+    #[serde(rename = "move", deserialize_with = "hash_notation")]
+    pub notation_hash: u64,
+}
+
+/// FNV-1a over `bytes`, from `state`: stable across runs and builds.
+fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        state ^= u64::from(b);
+        state = state.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    state
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Hashes a move's notation while it is read (borrowed when it has no escapes, as moves do).
+fn hash_notation<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+    Ok(fnv1a(FNV_OFFSET, text.as_bytes()))
 }
 
 impl GameSummary {
@@ -323,6 +346,24 @@ impl GameSummary {
     /// Nodes the players reported searching.
     pub fn nodes(&self) -> u64 {
         self.moves.iter().filter_map(|m| m.nodes).sum()
+    }
+
+    /// What makes a game this game: its players with their colours, its start and its
+    /// moves, hashed (two 64-bit FNV-1a lanes): equal for two games that are move for move
+    /// the same, different otherwise but for a chance of about 2^-128.
+    pub fn fingerprint(&self) -> u128 {
+        let lane = |seed: u64| {
+            let mut h = fnv1a(seed, self.white.name.as_bytes());
+            h = fnv1a(h, &[0xff]);
+            h = fnv1a(h, self.black.name.as_bytes());
+            h = fnv1a(h, &[0xff]);
+            h = fnv1a(h, self.start.as_bytes());
+            for m in &self.moves {
+                h = fnv1a(h, &m.notation_hash.to_le_bytes());
+            }
+            h
+        };
+        (u128::from(lane(FNV_OFFSET)) << 64) | u128::from(lane(FNV_OFFSET ^ 0x5bd1_e995_0000_0001))
     }
 }
 
@@ -503,6 +544,39 @@ mod tests {
         assert_eq!((s.plies(), s.thinking_ms(), s.nodes()), (3, 36, 200));
         // Not a record: refused, not summarised as something else.
         assert!(serde_json::from_str::<Vec<GameSummary>>("[{\"game\":\"loa\"}]").is_err());
+    }
+
+    #[test]
+    fn a_fingerprint_is_the_players_their_colours_the_start_and_the_moves() {
+        let summary = |r: &GameRecord| -> GameSummary {
+            serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap()
+        };
+        let base = record();
+        let print = summary(&base).fingerprint();
+        let mut same = base.clone();
+        same.moves[0].time_ms += 7;
+        same.meta.clear();
+        assert_eq!(
+            summary(&same).fingerprint(),
+            print,
+            "times and meta do not count"
+        );
+        let mut other_move = base.clone();
+        other_move.moves[2].mv = "b3-b5".into();
+        let mut swapped = base.clone();
+        std::mem::swap(&mut swapped.white, &mut swapped.black);
+        let mut other_start = base.clone();
+        other_start.start = other_start.start.replace(" b", " w");
+        let mut fewer = base.clone();
+        fewer.moves.pop();
+        for (what, r) in [
+            ("a move", other_move),
+            ("colours", swapped),
+            ("start", other_start),
+            ("length", fewer),
+        ] {
+            assert_ne!(summary(&r).fingerprint(), print, "{what}");
+        }
     }
 
     #[test]

@@ -172,6 +172,9 @@ pub struct Report {
     /// engine's spec or program hash, start, elapsed time, ETA): what a reader needs to
     /// trust the numbers.
     pub details: Vec<(String, String)>,
+    /// What a reader must know before trusting the figures (repeated games, say), shown
+    /// above them.
+    pub notes: Vec<String>,
     /// Standings.
     pub ratings: RatingTable,
     /// Pairwise results.
@@ -239,6 +242,9 @@ impl Report {
     /// The whole report as text.
     pub fn text(&self) -> String {
         let mut out = format!("{}\n\n", self.title);
+        for note in &self.notes {
+            let _ = writeln!(out, "Note: {note}\n");
+        }
         if !self.details.is_empty() {
             let width = self
                 .details
@@ -336,6 +342,13 @@ impl Report {
              td.name{{text-align:left}}section{{margin-bottom:2em}}</style></head><body>\n<h1>{title}</h1>\n",
             title = escape(&self.title)
         );
+        for note in &self.notes {
+            let _ = writeln!(
+                page,
+                "<p class=\"note\" style=\"background:#fff3cd;padding:.5em\"><strong>Note:</strong> {}</p>",
+                escape(note)
+            );
+        }
         if !self.details.is_empty() {
             page += "<section id=\"details\"><h2>What was played</h2>\n<table>\n";
             for (label, value) in &self.details {

@@ -32,6 +32,7 @@ fn report() -> Report {
     let sprt = SprtReport::from_pairs(Sprt::preset("stc").unwrap(), &pairs, 50).unwrap();
     Report {
         title: "rr4 <test> & co".into(),
+        notes: vec!["a <note>".into()],
         details: vec![
             ("Limits".into(), "tc 10+0.1".into()),
             ("Engine <a>".into(), "ab:depth=3".into()),
@@ -170,7 +171,13 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
     let text = r.text();
     assert!(text.contains(&line), "{text}");
     assert!(
-        text.starts_with("rr4 <test> & co\n\nLimits      tc 10+0.1\nEngine <a>  ab:depth=3\n\n"),
+        text.starts_with(
+            "rr4 <test> & co\n\nNote: a <note>\n\nLimits      tc 10+0.1\nEngine <a>  ab:depth=3\n\n"
+        ),
         "{text}"
+    );
+    assert!(
+        r.html()
+            .contains("<strong>Note:</strong> a &lt;note&gt;</p>")
     );
 }
