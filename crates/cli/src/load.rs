@@ -58,26 +58,35 @@ async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<
     Ok((url, stop, server, coordinator))
 }
 
-/// The games of a pair of the load tournament that `a` (its first engine) wins in game 0
-/// (as Black: LOA's first mover) and loses in game 1 (as White), that is half points
-/// `[2, 0]`, compressed as a worker sends them.
-fn games_lz4() -> Vec<u8> {
+/// The games of a pair of the load tournament from `opening` as a worker would report
+/// them (compressed), with `a`'s half-points: in each, the side to move crashes at once
+/// (a legal game the coordinator's checks replay in no time). LOA: `a` (the first engine)
+/// has Black in game 0 and White in game 1.
+fn simulated_pair(opening: &str) -> (Vec<u8>, [u32; 2]) {
+    use tourney_model::GameResult;
     let player = |name: &str, spec: &str| PlayerRecord {
         name: name.into(),
         spec: spec.into(),
         ..Default::default()
     };
+    let black_to_move = opening.trim_end().ends_with(" b");
+    // The side to move loses.
+    let result = if black_to_move {
+        GameResult::WhiteWins
+    } else {
+        GameResult::BlackWins
+    };
     let game0 = GameRecord {
         game: tourney_rules::GameKind::Loa,
         rules: String::new(),
-        start: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
+        start: opening.into(),
         opening_plies: 0,
         time_control: "nodes=1".into(),
         white: player("b", "random:seed=2"),
         black: player("a", "random"),
         moves: Vec::new(),
-        result: tourney_model::GameResult::BlackWins,
-        termination: Termination::Connection,
+        result,
+        termination: Termination::Crash,
         detail: None,
         started_ms: None,
         meta: Default::default(),
@@ -87,7 +96,13 @@ fn games_lz4() -> Vec<u8> {
         black: game0.white.clone(),
         ..game0.clone()
     };
-    lz4_flex::compress_prepend_size(&serde_json::to_vec(&[game0, game1]).expect("records encode"))
+    // `a` is Black in game 0, White in game 1.
+    let half = [
+        u32::from(result.half_points(tourney_rules::Color::Black)),
+        u32::from(result.half_points(tourney_rules::Color::White)),
+    ];
+    let json = serde_json::to_vec(&[game0, game1]).expect("records encode");
+    (lz4_flex::compress_prepend_size(&json), half)
 }
 
 /// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
@@ -121,7 +136,6 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         for _ in 0..8 {
             channels.push(connect(&url, None).await?);
         }
-        let games = Arc::new(games_lz4());
         let running = Arc::new(AtomicBool::new(true));
         let accepted = Arc::new(AtomicU64::new(0));
         let latencies = Arc::new(std::sync::Mutex::new(Vec::<u32>::new()));
@@ -129,8 +143,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let mut tasks = Vec::new();
         for w in 0..workers {
             let channel = channels[w % channels.len()].clone();
-            let (games, running, accepted, latencies) = (
-                Arc::clone(&games),
+            let (running, accepted, latencies) = (
                 Arc::clone(&running),
                 Arc::clone(&accepted),
                 Arc::clone(&latencies),
@@ -173,13 +186,16 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                     let results = lease
                         .jobs
                         .iter()
-                        .map(|j| pb::PairResult {
-                            tournament: j.tournament,
-                            pair: j.pair,
-                            half_points: vec![2, 0],
-                            games_json: String::new(),
-                            lease_id: lease.lease_id,
-                            games_lz4: games.to_vec(),
+                        .map(|j| {
+                            let (games_lz4, half_points) = simulated_pair(&j.opening);
+                            pb::PairResult {
+                                tournament: j.tournament,
+                                pair: j.pair,
+                                half_points: half_points.to_vec(),
+                                games_json: String::new(),
+                                lease_id: lease.lease_id,
+                                games_lz4,
+                            }
                         })
                         .collect();
                     let request = pb::ReportRequest {
@@ -451,15 +467,17 @@ mod tests {
             .unwrap();
         let (worker, _) = coordinator.register("sim", "test", 1);
         let (lease, jobs) = coordinator.lease(&worker, 1).unwrap();
-        let lz4 = games_lz4();
+        let (lz4, half_points) = simulated_pair(&jobs[0].opening);
         let json = lz4_flex::decompress_size_prepended(&lz4).unwrap();
         let reported = tourney_coordinator::Reported {
             tournament: id,
             pair: jobs[0].pair,
             lease,
-            half_points: [2, 0],
+            half_points,
             games_json: String::from_utf8(json).unwrap(),
         };
-        assert!(coordinator.check_reported(&worker, reported).is_some());
+        if let Err(refusal) = coordinator.check_reported(&worker, reported) {
+            panic!("{refusal}");
+        }
     }
 }

@@ -64,6 +64,42 @@ pub(crate) async fn committer(
     }
 }
 
+/// Why a reported pair is not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The reporting registration does not hold the pair under that lease (or the
+    /// tournament is unknown).
+    #[error("the pair is not held by this worker under that lease")]
+    NotHeld,
+    /// The records are not two game records.
+    #[error("records: {0}")]
+    Records(String),
+    /// The players are not the pair's two engines with colours swapped, or the game is
+    /// another.
+    #[error("the games are not between the pair's engines, colours swapped, in its game")]
+    Seats,
+    /// A game does not replay to what it claims.
+    #[error("game {0}: {1}")]
+    Game(usize, tourney_model::replay::Rejection),
+    /// The half-points reported are not the games' results.
+    #[error("the half-points contradict the games' results")]
+    HalfPoints,
+}
+
+impl Refusal {
+    /// A short name for counting: `not-held`, `records`, `seats`, `start`, `move`,
+    /// `ending`, `rules`, `half-points`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::NotHeld => "not-held",
+            Refusal::Records(_) => "records",
+            Refusal::Seats => "seats",
+            Refusal::Game(_, e) => e.kind(),
+            Refusal::HalfPoints => "half-points",
+        }
+    }
+}
+
 /// A pair result as a worker reported it (its games decompressed), not yet checked.
 #[derive(Debug, Clone)]
 pub struct Reported {
@@ -80,27 +116,41 @@ pub struct Reported {
 }
 
 impl Coordinator {
-    /// Reads a reported pair once and checks it against its own records: two games between
-    /// the pair's two engines with colours swapped, and half-points that agree with the
-    /// games' results. The colours come from the records. `None` for a result that is not
-    /// that (a pair `worker` was not leased under that lease, records that do not parse or
-    /// do not fit the pair, half points that contradict them): the worker is told it was
-    /// rejected.
-    pub fn check_reported(&self, worker: &str, r: Reported) -> Option<Finished> {
-        let config = {
+    /// Reads a reported pair once and checks it: the reporting registration holds it; its
+    /// records are two games between the pair's two engines with colours swapped, in the
+    /// tournament's game; each replays on the rules core from the pair's opening to the
+    /// ending it claims ([`tourney_model::replay::check`]); and the half-points agree with
+    /// the results. The colours come from the records.
+    ///
+    /// # Errors
+    /// The [`Refusal`]; the worker is told the result was rejected.
+    pub fn check_reported(&self, worker: &str, r: Reported) -> Result<Finished, Refusal> {
+        let (config, settings, opening) = {
             let inner = self.lock();
             if !inner.scheduler.holds(worker, r.lease, r.tournament, r.pair) {
-                return None;
+                return Err(Refusal::NotHeld);
             }
-            Arc::clone(&inner.tournaments.get(&r.tournament)?.config)
+            let entry = inner
+                .tournaments
+                .get(&r.tournament)
+                .ok_or(Refusal::NotHeld)?;
+            let openings = &entry.record.openings;
+            let (_, _, round) = entry.config.pairing(r.pair);
+            let opening = openings[(round % openings.len() as u64) as usize].clone();
+            (
+                Arc::clone(&entry.config),
+                Arc::clone(&entry.settings),
+                opening,
+            )
         };
-        if r.pair >= config.max_pairs() {
-            return None;
-        }
         let (first, second, _) = config.pairing(r.pair);
-        let summaries: Vec<GameSummary> = serde_json::from_str(&r.games_json).ok()?;
+        let summaries: Vec<GameSummary> =
+            serde_json::from_str(&r.games_json).map_err(|e| Refusal::Records(e.to_string()))?;
         let [g0, g1] = summaries.as_slice() else {
-            return None;
+            return Err(Refusal::Records(format!(
+                "{} games, not 2",
+                summaries.len()
+            )));
         };
         let index = |name: &str| {
             [first, second]
@@ -110,10 +160,14 @@ impl Coordinator {
         let mut white = [0; 2];
         let mut half_points = [0u8; 2];
         for (g, game) in [g0, g1].into_iter().enumerate() {
-            let (w, b) = (index(&game.white.name)?, index(&game.black.name)?);
+            let (Some(w), Some(b)) = (index(&game.white.name), index(&game.black.name)) else {
+                return Err(Refusal::Seats);
+            };
             if w == b || game.game != config.game {
-                return None;
+                return Err(Refusal::Seats);
             }
+            tourney_model::replay::check(game, &opening, &settings)
+                .map_err(|e| Refusal::Game(g, e))?;
             white[g] = w;
             let first_plays = if w == first {
                 Color::White
@@ -122,13 +176,13 @@ impl Coordinator {
             };
             half_points[g] = game.result.half_points(first_plays);
             if u32::from(half_points[g]) != r.half_points[g] {
-                return None;
+                return Err(Refusal::HalfPoints);
             }
         }
         if white[0] == white[1] {
-            return None;
+            return Err(Refusal::Seats);
         }
-        Some(Finished {
+        Ok(Finished {
             tournament: r.tournament,
             lease: r.lease,
             outcome: PairOutcome {
@@ -138,9 +192,21 @@ impl Coordinator {
                 half_points,
                 white,
             },
-            games: serde_json::value::RawValue::from_string(r.games_json).ok()?,
+            games: serde_json::value::RawValue::from_string(r.games_json)
+                .map_err(|e| Refusal::Records(e.to_string()))?,
             summaries,
         })
+    }
+
+    /// Notes a refused report: logged with the worker and the reason, counted by reason
+    /// (`tourney_results_rejected_total`) and for the worker (the dashboard's workers).
+    pub fn refused(&self, worker: &str, tournament: TournamentId, pair: u64, refusal: &Refusal) {
+        tracing::warn!(%worker, tournament, pair, reason = %refusal, "result rejected");
+        self.metrics
+            .results_rejected
+            .with_label_values(&[refusal.kind()])
+            .inc();
+        self.lock().fleet.rejected(worker);
     }
 
     /// Records finished pairs: durable (committed and flushed) before this returns.

@@ -37,6 +37,8 @@ pub struct WorkerInfo {
     pub games: u64,
     /// Nodes its players reported searching in those games.
     pub nodes: u64,
+    /// Its reported pairs refused (see `Refusal`).
+    pub rejected: u64,
 }
 
 /// A finished game, as the dashboard lists it.
@@ -149,6 +151,7 @@ impl Fleet {
                 last_seen_ms: now,
                 games: 0,
                 nodes: 0,
+                rejected: 0,
             },
         );
         (id, session)
@@ -160,6 +163,13 @@ impl Fleet {
         self.sessions
             .get(worker)
             .is_some_and(|s| same_secret(s.as_bytes(), session.as_bytes()))
+    }
+
+    /// Counts a refused result of `worker`.
+    pub fn rejected(&mut self, worker: &str) {
+        if let Some(w) = self.workers.get_mut(worker) {
+            w.rejected += 1;
+        }
     }
 
     /// Notes that a worker called.
@@ -316,7 +326,7 @@ mod tests {
                 MoveCost {
                     time_ms: 1,
                     nodes: Some(nodes),
-                    notation_hash: 0,
+                    notation: "b1-b3".parse().unwrap(),
                 };
                 plies
             ],

@@ -96,6 +96,7 @@ impl Coordinator {
             .add(id, config.clone(), State::Queued, Vec::new());
         let entry = Entry {
             record,
+            settings: Arc::new(tourney_model::job::GameSettings::of(&config)),
             config: Arc::new(config),
             artifacts: Arc::new(artifacts),
             ratings: None,

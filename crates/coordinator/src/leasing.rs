@@ -34,7 +34,7 @@ impl Coordinator {
                 PairJob {
                     tournament: a.tournament,
                     pair: a.pair,
-                    settings: GameSettings::of(config),
+                    settings: GameSettings::clone(&t.settings),
                     first: Engine::of(config, a.first, artifacts),
                     second: Engine::of(config, a.second, artifacts),
                     opening: record.openings[opening_index as usize].clone(),

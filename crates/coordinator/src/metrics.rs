@@ -44,6 +44,8 @@ pub struct CoordinatorMetrics {
     pub auth_failures: IntCounterVec,
     /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
     pub commit_latency: Histogram,
+    /// `tourney_results_rejected_total{reason}`.
+    pub results_rejected: IntCounterVec,
     /// `tourney_games_duplicate_total{tournament}`.
     pub duplicate_games: IntCounterVec,
     pairs_pending: IntGaugeVec,
@@ -139,6 +141,18 @@ impl CoordinatorMetrics {
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
         let metrics = Self::register(registry);
+        for reason in [
+            "not-held",
+            "records",
+            "seats",
+            "start",
+            "move",
+            "ending",
+            "rules",
+            "half-points",
+        ] {
+            metrics.results_rejected.with_label_values(&[reason]);
+        }
         // Every reason exported from 0, so that an alert fires on the first failure.
         let failures = Termination::ALL.into_iter().filter(|t| t.is_failure());
         for reason in failures.map(Termination::name).chain(["unfit"]) {
@@ -262,6 +276,12 @@ impl CoordinatorMetrics {
                 "tourney_elo_estimate",
                 "Rating of each engine in a tournament (BayesElo scale).",
                 &["tournament", "engine"],
+            ),
+            results_rejected: counter_vec(
+                r,
+                "tourney_results_rejected_total",
+                "Reported pairs refused, by reason: not-held, records, seats, start, move, ending, rules, half-points.",
+                &["reason"],
             ),
             duplicate_games: counter_vec(
                 r,

@@ -12,7 +12,7 @@ use tourney_model::tournament::{SprtModel, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
-use crate::commit::Reported;
+use crate::commit::{Refusal, Reported};
 use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// Checks `authorization: Bearer <token>` against the expected token (if any), counting
@@ -207,11 +207,17 @@ impl pb::worker_server::Worker for WorkerService {
                         games_json,
                     },
                 ),
-                _ => None,
+                _ => Err(Refusal::Records(
+                    "no decodable records, or not two half-points".into(),
+                )),
             };
             match checked {
-                Some(pair) => finished.push(pair),
-                None => malformed += 1,
+                Ok(pair) => finished.push(pair),
+                Err(refusal) => {
+                    malformed += 1;
+                    self.0
+                        .refused(&r.worker_id, result.tournament, result.pair, &refusal);
+                }
             }
         }
         for failure in &r.failures {
@@ -223,6 +229,12 @@ impl pb::worker_server::Worker for WorkerService {
                 failure.pair,
             ) {
                 malformed += 1;
+                self.0.refused(
+                    &r.worker_id,
+                    failure.tournament,
+                    failure.pair,
+                    &Refusal::NotHeld,
+                );
                 continue;
             }
             self.0

@@ -10,6 +10,7 @@ use prometheus::Registry;
 use tokio::sync::{mpsc, watch};
 use tourney_model::GameSummary;
 use tourney_model::Termination;
+use tourney_model::job::GameSettings;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{Store, StoreError, TournamentRecord};
@@ -129,6 +130,8 @@ pub(crate) struct Entry {
     pub(crate) record: TournamentRecord,
     /// Its file.
     pub(crate) config: Arc<TournamentConfig>,
+    /// How its games are played (from its file).
+    pub(crate) settings: Arc<GameSettings>,
     /// Uploaded programs' sha256 by engine name.
     pub(crate) artifacts: Arc<BTreeMap<String, String>>,
     /// Its latest ratings.
@@ -271,6 +274,7 @@ impl Coordinator {
                 .collect();
             scheduler.add(record.id, config.clone(), record.state, done);
             let entry = Entry {
+                settings: Arc::new(GameSettings::of(&config)),
                 config: Arc::new(config),
                 artifacts: Arc::new(record.artifacts.clone()),
                 ratings: None,

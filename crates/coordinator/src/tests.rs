@@ -54,14 +54,33 @@ async fn on_manual_clock(
     (c, id, clock)
 }
 
-/// The records of a pair `a` wins both games of, ending by `endings`: LOA, so the
+/// The records of a pair `a` wins both games of, from the job's opening: in each the
+/// other side, once it is to move (after one legal move of `a` when `a` is to move first),
+/// ends the game by `endings` (engine failures: the side to move loses). LOA: the
 /// pairing's first engine has Black in game 0 and White in game 1.
 fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
+    use tourney_rules::{Color, Loa, Position};
     let (first, second) = (job.first.name.as_str(), job.second.name.as_str());
+    let start: Loa = job.opening.parse().unwrap();
     let game = |white: &str, black: &str, ending: &str| {
-        let result = if white == "a" { "1-0" } else { "0-1" };
+        let a_plays = if white == "a" {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let moves = if start.turn() == a_plays {
+            format!(r#"{{"move":"{}","time_ms":1}}"#, start.legal_moves()[0])
+        } else {
+            String::new()
+        };
+        let result = if a_plays == Color::White {
+            "1-0"
+        } else {
+            "0-1"
+        };
         format!(
-            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"{black}"}},"moves":[],"result":"{result}","termination":"{ending}"}}"#
+            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"{black}"}},"start":"{}","moves":[{moves}],"result":"{result}","termination":"{ending}"}}"#,
+            job.opening
         )
     };
     format!(
@@ -71,10 +90,10 @@ fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
     )
 }
 
-/// `a` wins both games of the job's pair (by connection), as a worker reports it and the
-/// coordinator checks it.
+/// `a` wins both games of the job's pair (by the other side's crash), as a worker reports
+/// it and the coordinator checks it.
 fn won_by_a(c: &Coordinator, worker: &str, job: &PairJob, lease: LeaseId) -> Finished {
-    won_by_a_ending(c, worker, job, lease, ["connection", "connection"])
+    won_by_a_ending(c, worker, job, lease, ["crash", "crash"])
 }
 
 /// [`won_by_a`], the games ending by `endings`.
@@ -226,24 +245,24 @@ async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
 }
 
 #[tokio::test]
-async fn terminations_and_repeated_games_are_counted_as_games_arrive_and_after_a_restart() {
+async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let expected = vec![("connection".to_string(), 3), ("max-plies".to_string(), 1)];
+    let expected = vec![("crash".to_string(), 3), ("time-forfeit".to_string(), 1)];
     {
         let (c, id) = coordinator(&dir, 60_000).await;
         let worker = c.register("w", "test", 2).0;
         let (lease, jobs) = c.lease(&worker, 2).unwrap();
         let results = vec![
-            won_by_a_ending(&c, &worker, &jobs[0], lease, ["connection", "max-plies"]),
+            won_by_a_ending(&c, &worker, &jobs[0], lease, ["crash", "time-forfeit"]),
             won_by_a(&c, &worker, &jobs[1], lease),
         ];
         c.report(&worker, results).await.unwrap();
         let (status, report) = c.report_of(id).unwrap();
         assert_eq!(report.terminations, expected);
-        // The second pair's games are the first's again (no moves, same seats).
+        // Two openings, four distinct games.
         assert_eq!(
             (status.duplicate_games, status.duplicate_pairs),
-            (2, vec![1])
+            (0, vec![])
         );
     }
     // sled lets go of its lock once the committer task and its background flusher
@@ -260,15 +279,8 @@ async fn terminations_and_repeated_games_are_counted_as_games_arrive_and_after_a
     let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
     let (status, report) = c.report_of(c.ids()[0]).unwrap();
     assert_eq!(report.terminations, expected, "restored from the store");
-    assert_eq!(
-        status.duplicate_games, 2,
-        "repeated games recounted from the store"
-    );
-    assert!(
-        report.notes[0].starts_with("2 of the 4 games repeat"),
-        "{:?}",
-        report.notes
-    );
+    assert_eq!(status.duplicate_games, 0, "recounted from the store");
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
 }
 
 #[tokio::test]
@@ -422,7 +434,7 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
         half_points,
         games_json,
     };
-    let good = won_by_a_json(job, ["connection", "connection"]);
+    let good = won_by_a_json(job, ["crash", "crash"]);
     let checked = c
         .check_reported(&worker, reported([2, 2], good.clone()))
         .unwrap();
@@ -432,17 +444,17 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
     // Half points that contradict the results decide nothing.
     assert!(
         c.check_reported(&worker, reported([2, 0], good.clone()))
-            .is_none()
+            .is_err()
     );
     assert!(
         c.check_reported(&worker, reported([0, 0], good.clone()))
-            .is_none()
+            .is_err()
     );
     // Players who are not the pair's, colours not swapped, another game, not two games.
     let stranger = good.replacen("\"name\":\"a\"", "\"name\":\"z\"", 1);
     assert!(
         c.check_reported(&worker, reported([2, 2], stranger))
-            .is_none()
+            .is_err()
     );
     let same_colours = format!(
         "[{g},{g}]",
@@ -456,28 +468,61 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
     );
     assert!(
         c.check_reported(&worker, reported([2, 2], same_colours))
-            .is_none()
+            .is_err()
     );
     let amazons = good.replace("\"loa\"", "\"amazons\"");
     assert!(
         c.check_reported(&worker, reported([2, 2], amazons))
-            .is_none()
+            .is_err()
     );
     assert!(
         c.check_reported(&worker, reported([2, 2], "[]".into()))
-            .is_none()
+            .is_err()
     );
     assert!(
         c.check_reported(&worker, reported([2, 2], "not json".into()))
-            .is_none()
+            .is_err()
     );
+    // Games that do not replay: another start, an illegal move, an ending the moves do not
+    // reach, a failure blamed on the side that was not to move.
+    let refusal = |json: String| {
+        c.check_reported(&worker, reported([2, 2], json))
+            .unwrap_err()
+            .kind()
+    };
+    let other_start = good.replace(&job.opening, "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w");
+    assert_eq!(refusal(other_start), "start");
+    let illegal = won_by_a_json(job, ["crash", "crash"]).replacen(
+        r#""moves":[]"#,
+        r#""moves":[{"move":"a1-a8","time_ms":1}]"#,
+        1,
+    );
+    assert_eq!(refusal(illegal), "move");
+    assert_eq!(
+        refusal(won_by_a_json(job, ["connection", "crash"])),
+        "ending"
+    );
+    assert_eq!(
+        refusal(won_by_a_json(job, ["max-plies", "crash"])),
+        "ending"
+    );
+    assert_eq!(
+        refusal(won_by_a_json(job, ["adjudication", "crash"])),
+        "ending"
+    );
+    let blamed = won_by_a_json(job, ["crash", "crash"]).replacen(
+        r#""result":"0-1""#,
+        r#""result":"1-0""#,
+        1,
+    );
+    assert!(matches!(refusal(blamed), "ending" | "half-points"));
     // Unknown tournaments and pairs past the end.
     let mut unknown = reported([2, 2], good.clone());
     unknown.tournament = 999;
-    assert!(c.check_reported(&worker, unknown).is_none());
+    assert!(c.check_reported(&worker, unknown).is_err());
     let mut far = reported([2, 2], good);
     far.pair = 1_000_000;
-    assert!(c.check_reported(&worker, far).is_none());
+    assert!(c.check_reported(&worker, far).is_err());
 }
 
 #[tokio::test]

@@ -7,13 +7,14 @@
 
 pub mod job;
 mod record;
+pub mod replay;
 mod time_control;
 pub mod tournament;
 mod utc;
 
 pub use record::{
-    GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, PlayerName, PlayerRecord,
-    Termination,
+    GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, Notation, PlayerName,
+    PlayerRecord, Termination,
 };
 pub use time_control::{TimeControl, TimeControlError};
 pub use tourney_rules::GameKind;

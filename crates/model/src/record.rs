@@ -310,9 +310,53 @@ pub struct MoveCost {
     /// Nodes searched, if the player said.
     #[serde(default)]
     pub nodes: Option<u64>,
-    /// A hash of the move's notation (FNV-1a), for [`GameSummary::fingerprint`].
-    #[serde(rename = "move", deserialize_with = "hash_notation")]
-    pub notation_hash: u64,
+    /// The move's notation, kept inline (no allocation).
+    #[serde(rename = "move")]
+    pub notation: Notation,
+}
+
+/// A move's notation (`b1-b3`, `d1-d7/g7`, `pass`), up to 15 bytes, stored inline.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Notation {
+    bytes: [u8; 15],
+    len: u8,
+}
+
+impl Notation {
+    /// The notation's text.
+    pub fn as_str(&self) -> &str {
+        // Built only from a `&str` cut at its end: always UTF-8.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Notation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl std::str::FromStr for Notation {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.len() > 15 {
+            return Err(format!("move notation '{text}' is longer than 15 bytes"));
+        }
+        let mut bytes = [0; 15];
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        Ok(Notation {
+            bytes,
+            len: text.len() as u8,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Notation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Borrowed when the text has no escapes, as moves do.
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// FNV-1a over `bytes`, from `state`: stable across runs and builds.
@@ -325,12 +369,6 @@ fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// Hashes a move's notation while it is read (borrowed when it has no escapes, as moves do).
-fn hash_notation<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-    let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-    Ok(fnv1a(FNV_OFFSET, text.as_bytes()))
-}
 
 impl GameSummary {
     /// Plies played.
@@ -359,7 +397,8 @@ impl GameSummary {
             h = fnv1a(h, &[0xff]);
             h = fnv1a(h, self.start.as_bytes());
             for m in &self.moves {
-                h = fnv1a(h, &m.notation_hash.to_le_bytes());
+                h = fnv1a(h, m.notation.as_str().as_bytes());
+                h = fnv1a(h, &[0xff]);
             }
             h
         };
