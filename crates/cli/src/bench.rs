@@ -124,6 +124,10 @@ enum Suite {
     /// Distribution overhead: the same pairs played by the referee alone (2 threads) and
     /// by a 2-worker cluster on loopback; games/s of each.
     Cluster,
+    /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
+    /// against itself from random 4-ply openings, read from their JSON and replayed on the
+    /// rules core; games validated per second.
+    Validate,
 }
 
 /// Arguments of `tourney bench`.
@@ -165,6 +169,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Rules => rules(args),
         Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
         Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
+        Suite::Validate => validate(args)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;
@@ -175,6 +180,78 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
             search::<Amazons>(AMAZONS_POSITIONS, args.amazons_depth)?;
         }
     }
+    Ok(())
+}
+
+/// Plays typical LOA tournament games, then reads and replays them as the coordinator
+/// checks reported games, for `--seconds`; prints games validated per second.
+fn validate(args: &BenchArgs) -> Result<()> {
+    use tourney_model::GameSummary;
+    use tourney_model::job::GameSettings;
+    let settings = OpeningSettings {
+        plies: 4,
+        count: 100,
+        seed: args.seed,
+        balanced: None,
+    };
+    let openings = generate::<Loa>(&settings).map_err(anyhow::Error::msg)?;
+    let (mut white, mut black) = (
+        BuiltIn::<Loa>::new("ab:depth=1").map_err(anyhow::Error::msg)?,
+        BuiltIn::<Loa>::new("ab:depth=1").map_err(anyhow::Error::msg)?,
+    );
+    let rules = GameSettings {
+        tournament_name: "bench".into(),
+        game: GameKind::Loa,
+        rules: String::new(),
+        time_control: tourney_model::TimeControl::Infinite,
+        nodes: None,
+        depth: Some(1),
+        movetime_ms: None,
+        max_plies: Some(300),
+        adjudicate: false,
+        margin_ms: 100,
+    };
+    let mut records = Vec::new();
+    for opening in &openings {
+        let mut setup = Setup::<Loa>::from_settings(&rules)?;
+        setup.start = opening.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let record = referee_play(
+            &setup,
+            Seat {
+                name: "a".into(),
+                player: &mut white,
+            },
+            Seat {
+                name: "b".into(),
+                player: &mut black,
+            },
+            &mut |_| {},
+        )?;
+        records.push((serde_json::to_string(&record)?, opening.clone()));
+    }
+    let plies: usize = records
+        .iter()
+        .map(|(json, _)| serde_json::from_str::<GameSummary>(json).map_or(0, |g| g.plies()))
+        .sum();
+    let bytes: usize = records.iter().map(|(json, _)| json.len()).sum();
+    let started = Instant::now();
+    let mut validated = 0u64;
+    while started.elapsed().as_secs_f64() < args.seconds {
+        for (json, opening) in &records {
+            let game: GameSummary = serde_json::from_str(json)?;
+            tourney_model::replay::check(&game, opening, &rules)?;
+            validated += 1;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "game validation (read the record, replay it on the rules core), one thread: \
+         {validated} LOA games in {seconds:.2} s = {:.0} games/s ({:.0} plies and {:.0} \
+         bytes of JSON a game)",
+        validated as f64 / seconds,
+        plies as f64 / records.len() as f64,
+        bytes as f64 / records.len() as f64
+    );
     Ok(())
 }
 
