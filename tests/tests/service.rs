@@ -827,6 +827,33 @@ async fn reflection_is_served_as_v1_and_v1alpha() {
     let _ = server.stop.send(());
 }
 
+/// Submits `config` with an openings file holding only the start position, and plays it
+/// to the end with a worker (still running, stopped through the sender).
+async fn play_from_the_start_position(
+    server: &Running,
+    admin: &mut Admin,
+    config: String,
+) -> (
+    u64,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+) {
+    let id = admin
+        .submit(pb::SubmitRequest {
+            config,
+            file: "one-opening.toml".into(),
+            openings: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let (stop_worker, worker) = spawn_worker(&server.addr);
+    wait_until_finished(admin, id).await;
+    (id, stop_worker, worker)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_players_play_different_games_from_the_same_opening() {
     // One opening for every pair: before per-game seeds, every pair of two random players
@@ -843,19 +870,7 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
         ..Default::default()
     }
     .toml();
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config,
-            file: "seeds.toml".into(),
-            openings: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
-    let (stop_worker, worker) = spawn_worker(&server.addr);
-    wait_until_finished(&mut admin, id).await;
+    let (id, stop_worker, worker) = play_from_the_start_position(&server, &mut admin, config).await;
     let mut stream = admin
         .export(pb::ExportRequest { id })
         .await
@@ -977,19 +992,7 @@ async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
         ..Default::default()
     }
     .toml();
-    let id = admin
-        .submit(pb::SubmitRequest {
-            config,
-            file: "repeats.toml".into(),
-            openings: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b\n".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
-    let (stop_worker, worker) = spawn_worker(&server.addr);
-    wait_until_finished(&mut admin, id).await;
+    let (id, stop_worker, worker) = play_from_the_start_position(&server, &mut admin, config).await;
     let text = admin
         .get_report(pb::GetReportRequest {
             id,

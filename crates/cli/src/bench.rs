@@ -55,18 +55,7 @@ fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<()> {
             .parse()
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         setup.max_plies = Some(1000);
-        let record = referee_play(
-            &setup,
-            Seat {
-                name: "a".into(),
-                player: &mut white,
-            },
-            Seat {
-                name: "b".into(),
-                player: &mut black,
-            },
-            &mut |_| {},
-        )?;
+        let record = play_a_b(&setup, &mut white, &mut black)?;
         games += 1;
         plies += record.moves.len() as u64;
     }
@@ -183,6 +172,23 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// One game of `white` ("a") against `black` ("b") under `setup`.
+fn play_a_b<P: Adjudicate + Heuristics>(
+    setup: &Setup<P>,
+    white: &mut BuiltIn<P>,
+    black: &mut BuiltIn<P>,
+) -> Result<tourney_model::GameRecord> {
+    let white = Seat {
+        name: "a".into(),
+        player: white,
+    };
+    let black = Seat {
+        name: "b".into(),
+        player: black,
+    };
+    Ok(referee_play(setup, white, black, &mut |_| {})?)
+}
+
 /// Plays typical LOA tournament games, then reads and replays them as the coordinator
 /// checks reported games, for `--seconds`; prints games validated per second.
 fn validate(args: &BenchArgs) -> Result<()> {
@@ -215,18 +221,7 @@ fn validate(args: &BenchArgs) -> Result<()> {
     for opening in &openings {
         let mut setup = Setup::<Loa>::from_settings(&rules)?;
         setup.start = opening.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let record = referee_play(
-            &setup,
-            Seat {
-                name: "a".into(),
-                player: &mut white,
-            },
-            Seat {
-                name: "b".into(),
-                player: &mut black,
-            },
-            &mut |_| {},
-        )?;
+        let record = play_a_b(&setup, &mut white, &mut black)?;
         records.push((serde_json::to_string(&record)?, opening.clone()));
     }
     let plies: usize = records
