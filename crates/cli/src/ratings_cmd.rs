@@ -187,6 +187,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         ratings,
         sprt: None,
         terminations,
+        openings: Vec::new(),
     };
     let format = if args.json { Format::Json } else { args.format };
     let out = match format {

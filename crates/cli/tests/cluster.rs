@@ -425,6 +425,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
                         .map((td) => Number(td.textContent)),
                     terminations: document.querySelector('#terminations').textContent,
                     details: [...document.querySelectorAll('#details dt')].map((dt) => dt.textContent),
+                    openings: document.querySelectorAll('#openings tbody tr').length,
                     estimate: document.querySelector('#sprt-estimate').textContent,
                     live: document.querySelector('#connection').className };"#,
     );
@@ -441,6 +442,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     ] {
         assert!(details.iter().any(|d| d == label), "{label} in {details:?}");
     }
+    assert!(first["openings"].as_u64().unwrap() >= 1, "{first}");
     let estimate = first["estimate"].as_str().unwrap();
     assert!(
         estimate.starts_with("Elo ")

@@ -220,6 +220,10 @@ function renderDetail(t) {
     ? r.terminations.map(([why, n]) => `${why} ${n}`).join(" · ")
     : "no games yet";
 
+  fillBody($("#openings"), r.openings.slice(0, 10).map((o) => el("tr", {},
+    el("td", {}, o.index), el("td", { class: "name position" }, o.position), el("td", {}, o.games),
+    el("td", {}, percent(o.white_points / Math.max(1, o.games))))));
+
   const s = r.sprt;
   $("#sprt").hidden = !s;
   if (s) {

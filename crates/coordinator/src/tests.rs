@@ -205,6 +205,12 @@ async fn reports_say_what_was_played_and_when() {
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
     let (_, report) = c.report_of(id).unwrap();
+    // White's results per opening: `a` won both games of each pair, once with each colour.
+    assert_eq!(report.openings.len(), 2);
+    for o in &report.openings {
+        assert_eq!((o.games, o.white_points), (2, 1.0));
+        assert_eq!(o.position, jobs[o.index as usize].opening, "{o:?}");
+    }
     assert!(
         report.text().contains("Engine b      random:seed=2"),
         "{}",

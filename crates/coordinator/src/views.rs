@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::HashMap;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
-use tourney_stats::report::{Crosstable, Report, SprtReport};
+
+use tourney_stats::report::{Crosstable, OpeningResult, Report, SprtReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
 
 use crate::metrics::TournamentGauges;
@@ -136,7 +138,35 @@ fn report_from(
         ratings: status.ratings,
         sprt,
         terminations,
+        openings: opening_results(config, outcomes, status.openings),
     }
+}
+
+/// White's results per opening of a suite of `suite` openings, most lopsided first; their
+/// positions are for the caller to fill in.
+fn opening_results(
+    config: &TournamentConfig,
+    outcomes: &[PairOutcome],
+    suite: u64,
+) -> Vec<OpeningResult> {
+    let mut by_opening: HashMap<u64, (u64, u64)> = HashMap::new();
+    for o in outcomes {
+        let index = config.pairing(o.pair).2 % suite.max(1);
+        let (games, white_halves) = by_opening.entry(index).or_default();
+        *games += 2;
+        *white_halves += u64::from(o.white_half_points(0)) + u64::from(o.white_half_points(1));
+    }
+    Report::most_lopsided(
+        by_opening
+            .into_iter()
+            .map(|(index, (games, white_halves))| OpeningResult {
+                index,
+                position: String::new(),
+                games,
+                white_points: white_halves as f64 / 2.0,
+            })
+            .collect(),
+    )
 }
 
 impl Coordinator {
@@ -282,6 +312,16 @@ impl Coordinator {
         };
         terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let mut report = report_from(status.clone(), &outcomes, terminations);
+        if let Some(entry) = self.lock().tournaments.get(&id) {
+            for o in &mut report.openings {
+                o.position = entry
+                    .record
+                    .openings
+                    .get(o.index as usize)
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
         report.details = details;
         report.notes = duplicate_note(&status, report.sprt.as_ref().map(|s| s.estimate.pairs));
         Some((status, report))

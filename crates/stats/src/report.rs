@@ -163,6 +163,26 @@ impl SprtReport {
     }
 }
 
+/// How the games from one opening went, from White's side: which openings are lopsided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpeningResult {
+    /// Its index in the tournament's suite.
+    pub index: u64,
+    /// The position.
+    pub position: String,
+    /// Games played from it.
+    pub games: u64,
+    /// White's points in them (wins 1, draws ½).
+    pub white_points: f64,
+}
+
+impl OpeningResult {
+    /// White's score, 0 to 1.
+    pub fn white_score(&self) -> f64 {
+        self.white_points / self.games.max(1) as f64
+    }
+}
+
 /// Everything a rating report shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -183,6 +203,27 @@ pub struct Report {
     pub sprt: Option<SprtReport>,
     /// Why games ended, with counts, most frequent first.
     pub terminations: Vec<(String, u64)>,
+    /// Results per opening, most lopsided first (White's score furthest from ½, then
+    /// most games), at most [`OPENINGS_SHOWN`] of them.
+    pub openings: Vec<OpeningResult>,
+}
+
+/// The most openings a report lists.
+pub const OPENINGS_SHOWN: usize = 200;
+
+impl Report {
+    /// Sorts `openings` most lopsided first and keeps [`OPENINGS_SHOWN`] of them.
+    pub fn most_lopsided(mut openings: Vec<OpeningResult>) -> Vec<OpeningResult> {
+        openings.sort_by(|a, b| {
+            let tilt = |o: &OpeningResult| (o.white_score() - 0.5).abs();
+            tilt(b)
+                .total_cmp(&tilt(a))
+                .then(b.games.cmp(&a.games))
+                .then(a.index.cmp(&b.index))
+        });
+        openings.truncate(OPENINGS_SHOWN);
+        openings
+    }
 }
 
 /// A rating with its bound mark: `>386` for a perfect score.
@@ -298,6 +339,19 @@ impl Report {
             out += "\nTerminations\n";
             for (reason, n) in &self.terminations {
                 let _ = writeln!(out, "  {reason}: {n}");
+            }
+        }
+        if !self.openings.is_empty() {
+            out += "\nOpenings, most lopsided first (White's score)\n";
+            for o in self.openings.iter().take(10) {
+                let _ = writeln!(
+                    out,
+                    "  #{:<5} {:>6} of {:<4} games  {}",
+                    o.index,
+                    percent(o.white_score()),
+                    o.games,
+                    o.position
+                );
             }
         }
         out
@@ -431,6 +485,20 @@ impl Report {
                     page,
                     "<tr><td class=\"name\">{}</td><td>{n}</td></tr>",
                     escape(reason)
+                );
+            }
+            page += "</table></section>\n";
+        }
+        if !self.openings.is_empty() {
+            page += "<section id=\"openings\"><h2>Openings</h2>\n<p>White's score from each opening, most lopsided first.</p>\n<table><tr><th>#</th><th>Position</th><th>Games</th><th>White's score</th></tr>\n";
+            for o in self.openings.iter().take(50) {
+                let _ = writeln!(
+                    page,
+                    "<tr><td>{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td></tr>",
+                    o.index,
+                    escape(&o.position),
+                    o.games,
+                    percent(o.white_score())
                 );
             }
             page += "</table></section>\n";

@@ -41,6 +41,20 @@ fn report() -> Report {
         ratings,
         sprt: Some(sprt),
         terminations: vec![("connection".into(), 200), ("repetition".into(), 40)],
+        openings: Report::most_lopsided(vec![
+            tourney_stats::report::OpeningResult {
+                index: 0,
+                position: "even".into(),
+                games: 10,
+                white_points: 5.0,
+            },
+            tourney_stats::report::OpeningResult {
+                index: 1,
+                position: "white's".into(),
+                games: 4,
+                white_points: 3.5,
+            },
+        ]),
     }
 }
 
@@ -180,4 +194,16 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
         r.html()
             .contains("<strong>Note:</strong> a &lt;note&gt;</p>")
     );
+    // Openings, most lopsided first.
+    let openings = text.split("Openings, most lopsided first").nth(1).unwrap();
+    let lines: Vec<&str> = openings.lines().skip(1).take(2).collect();
+    assert!(
+        lines[0].contains("#1") && lines[0].contains("87.5%") && lines[0].ends_with("white's"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("#0") && lines[1].contains("50.0%"),
+        "{lines:?}"
+    );
+    assert!(r.html().contains("id=\"openings\""));
 }
