@@ -129,7 +129,7 @@ function renderTournaments(o) {
 function renderWorkers(o) {
   fillBody($("#workers table"), o.workers.map((w) => el("tr", {},
     el("td", { class: "name" }, w.name), el("td", { class: "name" }, w.id), el("td", { class: "name" }, w.version),
-    el("td", {}, w.slots), el("td", {}, w.games), el("td", {}, compact(w.nodes)),
+    el("td", {}, w.slots), el("td", {}, w.games), el("td", {}, compact(w.nodes)), el("td", {}, w.rejected),
     el("td", {}, duration(w.connected_s)), el("td", {}, duration(w.last_seen_s) + " ago"))));
 }
 

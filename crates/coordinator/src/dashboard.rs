@@ -254,6 +254,8 @@ struct WorkerRow {
     slots: u32,
     games: u64,
     nodes: u64,
+    /// Its reported pairs refused.
+    rejected: u64,
     /// Seconds since it last called.
     last_seen_s: f64,
     /// Seconds since it registered.
@@ -317,6 +319,7 @@ pub fn overview_of(c: &Coordinator) -> Overview {
                 slots: w.slots,
                 games: w.games,
                 nodes: w.nodes,
+                rejected: w.rejected,
             })
             .collect(),
         recent: c.recent_games(),
