@@ -62,12 +62,6 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
 /// How often `run` prints a progress line when stderr is not a terminal.
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-/// `h:mm:ss`.
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(run_embedded(args))
@@ -199,7 +193,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
                 .map_or(String::new(), |p| format!("/{p}"));
             eprintln!(
                 "[{}] {}{planned} pairs  {message}",
-                clock(started.elapsed()),
+                tourney_model::hms(started.elapsed().as_millis() as u64),
                 status.pairs_done
             );
         }

@@ -87,8 +87,19 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// A short name for counting: `not-held`, `records`, `seats`, `start`, `move`,
-    /// `ending`, `rules`, `half-points`.
+    /// Every [`Refusal::kind`].
+    pub const KINDS: [&'static str; 8] = [
+        "not-held",
+        "records",
+        "seats",
+        "start",
+        "move",
+        "ending",
+        "rules",
+        "half-points",
+    ];
+
+    /// A short name for counting: one of [`Refusal::KINDS`].
     pub fn kind(&self) -> &'static str {
         match self {
             Refusal::NotHeld => "not-held",

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use tourney_model::Utc;
 use tourney_model::tournament::{Format, TournamentConfig};
+use tourney_model::{Utc, hms};
 
 use crate::state::Status;
 
@@ -59,7 +59,7 @@ pub fn details(
     ));
     let end = status.ended_ms.unwrap_or(now_ms);
     let elapsed = end.saturating_sub(status.created_ms);
-    out.push(("Elapsed".into(), clock(elapsed)));
+    out.push(("Elapsed".into(), hms(elapsed)));
     out.push(("ETA".into(), eta_text(status, elapsed, now_ms)));
     out
 }
@@ -153,11 +153,5 @@ fn eta_text(status: &Status, elapsed_ms: u64, now_ms: u64) -> String {
     }
     let left = planned.saturating_sub(status.pairs_done);
     let ms = (elapsed_ms as u128 * u128::from(left) / u128::from(status.pairs_done)) as u64;
-    format!("{} (at {})", clock(ms), Utc::from_unix_ms(now_ms + ms))
-}
-
-/// `h:mm:ss`.
-fn clock(ms: u64) -> String {
-    let s = ms / 1000;
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    format!("{} (at {})", hms(ms), Utc::from_unix_ms(now_ms + ms))
 }

@@ -141,16 +141,7 @@ impl CoordinatorMetrics {
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
         let metrics = Self::register(registry);
-        for reason in [
-            "not-held",
-            "records",
-            "seats",
-            "start",
-            "move",
-            "ending",
-            "rules",
-            "half-points",
-        ] {
+        for reason in crate::commit::Refusal::KINDS {
             metrics.results_rejected.with_label_values(&[reason]);
         }
         // Every reason exported from 0, so that an alert fires on the first failure.

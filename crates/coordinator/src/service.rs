@@ -13,6 +13,7 @@ use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
 use crate::commit::{Refusal, Reported};
+use crate::fleet::same_secret;
 use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// Checks `authorization: Bearer <token>` against the expected token (if any), counting
@@ -44,7 +45,7 @@ impl Auth {
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        if given == Some(expected.as_str()) {
+        if given.is_some_and(|given| same_secret(given.as_bytes(), expected.as_bytes())) {
             Ok(request)
         } else {
             self.failures.inc();

@@ -372,14 +372,6 @@ impl Coordinator {
         self.lock().scheduler.tournament(id).map(|t| t.state)
     }
 
-    /// A tournament's file.
-    pub fn status_config(&self, id: TournamentId) -> Option<Arc<TournamentConfig>> {
-        self.lock()
-            .tournaments
-            .get(&id)
-            .map(|t| Arc::clone(&t.config))
-    }
-
     /// Ids of all tournaments.
     pub fn ids(&self) -> Vec<TournamentId> {
         self.lock().scheduler.tournaments().map(|t| t.id).collect()

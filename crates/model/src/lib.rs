@@ -36,7 +36,7 @@ pub mod game_kind {
         name.parse().map_err(D::Error::custom)
     }
 }
-pub use utc::{Utc, unix_ms_now};
+pub use utc::{Utc, hms, unix_ms_now};
 
 /// The sha256 of `bytes` as lowercase hex: how engine programs (artifacts) are named,
 /// stored by the coordinator and checked by the workers that fetch them.

@@ -59,6 +59,12 @@ impl fmt::Display for Utc {
     }
 }
 
+/// A span of `ms` milliseconds as `h:mm:ss`.
+pub fn hms(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// Milliseconds since the Unix epoch now (0 if the clock is before it).
 pub fn unix_ms_now() -> u64 {
     std::time::SystemTime::now()
@@ -87,5 +93,6 @@ mod tests {
             Utc::from_unix_ms(4_107_542_400_000).pgn_date(),
             "2100.03.01"
         );
+        assert_eq!(hms(3_725_999), "1:02:05");
     }
 }

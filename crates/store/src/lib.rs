@@ -427,9 +427,14 @@ mod tests {
     /// Opens the store in `path` once the last process-local handle has let go of it
     /// (sled releases its lock file when its background flusher has stopped).
     fn reopen(path: &Path) -> Store {
+        reopen_with(|| Store::open(path))
+    }
+
+    /// `open` retried until the last process-local handle of the store has let go of it.
+    fn reopen_with(open: impl Fn() -> Result<Store, StoreError>) -> Store {
         (0..100)
             .find_map(|_| {
-                Store::open(path).ok().or_else(|| {
+                open().ok().or_else(|| {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     None
                 })
@@ -449,14 +454,7 @@ mod tests {
         assert!(data.join("db").is_dir(), "the store lives in DIR/db");
         std::fs::create_dir(data.join("artifacts")).unwrap();
         std::fs::write(data.join("report-1.html"), "<html>").unwrap();
-        let store = (0..100)
-            .find_map(|_| {
-                Store::open_data_dir(&data).ok().or_else(|| {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    None
-                })
-            })
-            .unwrap();
+        let store = reopen_with(|| Store::open_data_dir(&data));
         assert_eq!(store.tournaments().unwrap(), vec![record(1)]);
     }
 
@@ -468,14 +466,7 @@ mod tests {
             store.put_tournament(&record(3)).unwrap();
             store.db.flush().unwrap();
         }
-        let store = (0..100)
-            .find_map(|_| {
-                Store::open_data_dir(dir.path()).ok().or_else(|| {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    None
-                })
-            })
-            .unwrap();
+        let store = reopen_with(|| Store::open_data_dir(dir.path()));
         assert_eq!(store.tournaments().unwrap(), vec![record(3)]);
         assert!(!dir.path().join("db").is_dir());
     }
