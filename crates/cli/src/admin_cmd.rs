@@ -54,6 +54,8 @@ struct StatusJson {
     openings: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     openings_note: Option<String>,
+    pairs_excluded: u64,
+    suspect_workers: u64,
     standings: Vec<StandingJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
@@ -93,6 +95,8 @@ fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
         openings: s.openings,
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
+        pairs_excluded: s.pairs_excluded,
+        suspect_workers: s.suspect_workers,
         standings: s
             .standings
             .iter()
@@ -131,6 +135,15 @@ fn status_line(s: &pb::TournamentStatus) -> String {
     }
     if !s.openings_note.is_empty() {
         out += &format!(" (note: {})", s.openings_note);
+    }
+    if s.pairs_excluded > 0 {
+        out += &format!(", {} pairs excluded", s.pairs_excluded);
+    }
+    if s.suspect_workers > 0 {
+        out += &format!(
+            ", {} suspect workers (see `tourney report {}`)",
+            s.suspect_workers, s.id
+        );
     }
     if let Some(sprt) = &s.sprt {
         out += &format!(
@@ -322,6 +335,51 @@ pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
             .await
             .map_err(status_error)?;
         println!("resumed");
+        Ok(())
+    })
+}
+
+/// Arguments of `tourney exclude`.
+#[derive(Args)]
+pub(crate) struct ExcludeArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// The worker, as the report and the dashboard name it.
+    worker: String,
+    /// Why (recorded and shown in the report).
+    #[arg(long)]
+    reason: String,
+    /// Count the worker's results again.
+    #[arg(long)]
+    include: bool,
+}
+
+pub(crate) fn exclude(args: &ExcludeArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let answer = admin
+            .exclude_worker(pb::ExcludeWorkerRequest {
+                id: args.id,
+                worker: args.worker.clone(),
+                reason: args.reason.clone(),
+                include: args.include,
+            })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        println!(
+            "{} pairs of {} in tournament {} {}",
+            answer.pairs,
+            args.worker,
+            args.id,
+            if args.include {
+                "counted again"
+            } else {
+                "excluded"
+            }
+        );
         Ok(())
     })
 }

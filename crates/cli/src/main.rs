@@ -130,6 +130,14 @@ enum Command {
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
     /// does not start); see `tourney status` for why it paused.
     Resume(admin_cmd::TournamentArgs),
+    /// Leave a worker's results out of a tournament's figures, or count them again.
+    ///
+    /// For a worker the report lists as suspect (its results unlike the others', many time
+    /// losses or refused reports). The decision is recorded with its time and reason; the
+    /// standings, SPRT and report are made again without the worker's pairs, which are not
+    /// played again. Example: `tourney exclude 3 box7 --reason "overclocked, loses on time"`;
+    /// undo with `--include`.
+    Exclude(admin_cmd::ExcludeArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
@@ -189,6 +197,7 @@ fn main() -> ExitCode {
         Command::Export(args) => admin_cmd::export(&args),
         Command::Cancel(args) => admin_cmd::cancel(&args),
         Command::Resume(args) => admin_cmd::resume(&args),
+        Command::Exclude(args) => admin_cmd::exclude(&args),
         Command::Engine(args) => play_cmd::engine(&args),
         Command::Openings(args) => play_cmd::openings(&args),
     };

@@ -188,6 +188,8 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         sprt: None,
         terminations,
         openings: Vec::new(),
+        engine_failures: Vec::new(),
+        workers: Default::default(),
     };
     let format = if args.json { Format::Json } else { args.format };
     let out = match format {

@@ -478,9 +478,14 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     let fleet = browser.eval(
         "return [document.querySelectorAll('#workers tbody tr').length,
                  document.querySelectorAll('#tournaments tbody tr').length,
-                 document.querySelector('#sprt').hidden];",
+                 document.querySelector('#sprt').hidden,
+                 document.querySelector('#tournament-workers tbody td.name').textContent,
+                 document.querySelector('#workers-test').textContent.includes('0 suspect')];",
     );
-    assert_eq!(fleet, serde_json::json!([1, 2, false]));
+    assert_eq!(
+        fleet,
+        serde_json::json!([1, 2, false, "browser-test", true])
+    );
     // ... and change as pairs are played, without reloading the page.
     browser.eval("window.notReloaded = true; return null;");
     browser.wait_for(

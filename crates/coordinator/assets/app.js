@@ -220,6 +220,18 @@ function renderDetail(t) {
     ? r.terminations.map(([why, n]) => `${why} ${n}`).join(" · ")
     : "no games yet";
 
+  $("#engine-failures").textContent = r.engine_failures.length
+    ? r.engine_failures.map(([engine, why, n]) => `${engine}: ${why} ${n}`).join(" · ")
+    : "none";
+  const w = r.workers;
+  $("#workers-test").textContent = `Homogeneity of the workers' results (fishtest's test): ` +
+    (w.dof ? `G = ${w.g.toFixed(1)}, ${w.dof} degrees of freedom, p = ${w.p.toExponential(2)}` : "nothing to compare yet") +
+    `; ${w.suspects} suspect. Exclude a broken worker's results with tourney exclude ${t.id} <worker> --reason "…".`;
+  fillBody($("#tournament-workers"), w.workers.map((x) => el("tr", { class: x.excluded ? "excluded" : x.suspect.length ? "suspect" : "" },
+    el("td", { class: "name" }, x.worker), el("td", {}, x.pairs), el("td", {}, x.pentanomial.join(", ")),
+    el("td", {}, x.residual.toFixed(2)), el("td", {}, x.time_losses), el("td", {}, x.engine_failures), el("td", {}, x.rejected),
+    el("td", { class: "name" }, [x.excluded ? `excluded ${x.excluded}` : "", ...x.suspect].filter(Boolean).join("; ")))));
+
   fillBody($("#openings"), r.openings.slice(0, 10).map((o) => el("tr", {},
     el("td", {}, o.index), el("td", { class: "name position" }, o.position), el("td", {}, o.games),
     el("td", {}, percent(o.white_points / Math.max(1, o.games))))));

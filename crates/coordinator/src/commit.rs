@@ -217,7 +217,11 @@ impl Coordinator {
             .results_rejected
             .with_label_values(&[refusal.kind()])
             .inc();
-        self.lock().fleet.rejected(worker);
+        let mut inner = self.lock();
+        inner.fleet.rejected(worker);
+        if let Some(entry) = inner.tournaments.get_mut(&tournament) {
+            entry.workers.rejected(worker);
+        }
     }
 
     /// Records finished pairs: durable (committed and flushed) before this returns.
@@ -276,7 +280,7 @@ impl Coordinator {
             ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
             self.metrics.pairs_committed.inc_by(applied.len() as u64);
             self.metrics.pairs_late.inc_by(late);
-            let (scheduler_ack, changed) = inner.scheduler.report(&applied);
+            let (scheduler_ack, changed) = inner.scheduler.report(worker, &applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
             for tid in changed {
@@ -299,17 +303,15 @@ impl Coordinator {
             for game in &r.summaries {
                 self.metrics.observe_game(r.tournament, game);
             }
-            played.push((r.tournament, r.outcome.pair, &r.summaries));
+            played.push((r.tournament, &r.outcome, &r.summaries));
         }
         {
             let mut inner = self.lock();
             inner.fleet.seen(worker, now);
-            for (tournament, pair, games) in &played {
-                if let Some(entry) = inner.tournaments.get_mut(tournament) {
-                    for game in games.iter() {
-                        *entry.terminations.entry(game.termination).or_default() += 1;
-                    }
-                    let repeats = entry.games.count(*pair, games);
+            for &(tournament, outcome, games) in &played {
+                if let Some(entry) = inner.tournaments.get_mut(&tournament) {
+                    entry.workers.count(worker, outcome, games);
+                    let repeats = entry.games.count(outcome.pair, games);
                     if repeats > 0 {
                         self.metrics
                             .duplicate_games
@@ -320,7 +322,7 @@ impl Coordinator {
                 for (index, game) in games.iter().enumerate() {
                     inner
                         .fleet
-                        .record_game(worker, *tournament, *pair, index, game);
+                        .record_game(worker, tournament, outcome.pair, index, game);
                 }
             }
         }

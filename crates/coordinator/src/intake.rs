@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tourney_model::tournament::{State, TournamentConfig};
 use tourney_rules::with_position;
-use tourney_store::TournamentRecord;
+use tourney_store::{TournamentRecord, WorkerExclusion};
 
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, CoordinatorError, Entry};
@@ -87,6 +87,7 @@ impl Coordinator {
             artifacts: artifacts.clone(),
             paused_reason: None,
             ended_ms: None,
+            exclusions: Vec::new(),
         };
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
@@ -100,7 +101,7 @@ impl Coordinator {
             config: Arc::new(config),
             artifacts: Arc::new(artifacts),
             ratings: None,
-            terminations: BTreeMap::new(),
+            workers: Default::default(),
             games: Default::default(),
         };
         inner.tournaments.insert(id, entry);
@@ -212,5 +213,89 @@ impl Coordinator {
         };
         self.save(record).await?;
         Ok(true)
+    }
+
+    /// Leaves `worker`'s results in tournament `id` out of every figure (`excluded`), or
+    /// counts them again, for `reason`. The decision is recorded with its time in the
+    /// tournament's record (at most [`MAX_EXCLUSIONS`](crate::workers::MAX_EXCLUSIONS) decisions). An excluded worker's
+    /// host is offered no more of the tournament's pairs; its pairs stay stored and done
+    /// (they are not played again), and the SPRT is run again over what counts, so a
+    /// tournament it decided may run on, or one finish. Returns the number of pairs
+    /// concerned, `None` for an unknown tournament.
+    ///
+    /// # Errors
+    /// [`CoordinatorError::Invalid`] for a worker that played nothing in the tournament,
+    /// a decision already in force, an empty or overlong reason, or too many decisions;
+    /// the store failed.
+    pub async fn exclude_worker(
+        &self,
+        id: TournamentId,
+        worker: &str,
+        excluded: bool,
+        reason: &str,
+    ) -> Result<Option<u64>, CoordinatorError> {
+        let worker = crate::scheduler::host(worker.trim());
+        let reason = reason.trim();
+        let most = crate::workers::MAX_REASON_CHARS;
+        if reason.is_empty() || reason.chars().count() > most {
+            return Err(CoordinatorError::Invalid(format!(
+                "reason: say why in 1 to {most} characters"
+            )));
+        }
+        let (record, pairs) = {
+            let mut inner = self.lock();
+            let Some(entry) = inner.tournaments.get(&id) else {
+                return Ok(None);
+            };
+            if !entry.workers.knows(worker) {
+                return Err(CoordinatorError::Invalid(format!(
+                    "worker {worker:?} played nothing in tournament {id}"
+                )));
+            }
+            let now_excluded = entry.record.excluded_workers().contains_key(worker);
+            if now_excluded == excluded {
+                return Err(CoordinatorError::Invalid(format!(
+                    "worker {worker:?}'s results in tournament {id} are already {}",
+                    if excluded { "excluded" } else { "counted" }
+                )));
+            }
+            let most = crate::workers::MAX_EXCLUSIONS;
+            if entry.record.exclusions.len() >= most {
+                return Err(CoordinatorError::Invalid(format!(
+                    "tournament {id} already has {most} exclusion decisions"
+                )));
+            }
+            let pairs = entry.workers.pairs_of(worker);
+            let changed = inner.scheduler.set_excluded(id, worker, excluded, &pairs);
+            let finished = inner
+                .scheduler
+                .tournament(id)
+                .is_some_and(|t| t.state == State::Finished);
+            let Some(entry) = inner.tournaments.get_mut(&id) else {
+                return Ok(None);
+            };
+            entry.record.exclusions.push(WorkerExclusion {
+                worker: worker.to_string(),
+                excluded,
+                reason: reason.to_string(),
+                at_ms: tourney_model::unix_ms_now(),
+            });
+            entry.ratings = None;
+            if changed {
+                entry.record.ended_ms = finished.then(tourney_model::unix_ms_now);
+            }
+            (inner.record(id), pairs.len() as u64)
+        };
+        tracing::warn!(
+            tournament = id,
+            %worker,
+            excluded,
+            pairs,
+            %reason,
+            "worker's results {}",
+            if excluded { "excluded" } else { "counted again" }
+        );
+        self.save(record).await?;
+        Ok(Some(pairs))
     }
 }

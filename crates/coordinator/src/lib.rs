@@ -32,6 +32,7 @@ mod commit;
 mod intake;
 mod leasing;
 mod views;
+pub mod workers;
 
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,8 @@ pub struct CoordinatorMetrics {
     pairs_pending: IntGaugeVec,
     pairs_leased: IntGaugeVec,
     pairs_done: IntGaugeVec,
+    pairs_excluded: IntGaugeVec,
+    workers_suspect: IntGaugeVec,
     tournament_state: IntGaugeVec,
     workers: IntGauge,
     worker_slots: IntGauge,
@@ -78,6 +80,10 @@ pub struct TournamentGauges<'a> {
     pub leased: u64,
     /// Pairs completed.
     pub done: u64,
+    /// Completed pairs left out of the figures (excluded workers').
+    pub excluded: u64,
+    /// Workers whose results look suspect.
+    pub suspects: u64,
     /// The SPRT's log-likelihood ratio, if it is one.
     pub llr: Option<f64>,
     /// Ratings by engine name.
@@ -240,6 +246,19 @@ impl CoordinatorMetrics {
                 &["tournament"],
             ),
             pairs_done: gauge_vec(r, "tourney_pairs_done", "Pairs completed.", &["tournament"]),
+            pairs_excluded: gauge_vec(
+                r,
+                "tourney_pairs_excluded",
+                "Completed pairs left out of every figure: their workers' results are excluded.",
+                &["tournament"],
+            ),
+            workers_suspect: gauge_vec(
+                r,
+                "tourney_workers_suspect",
+                "Workers whose results in the tournament look suspect (unlike the others', \
+                 many time losses, engine failures or refused reports) and are not excluded.",
+                &["tournament"],
+            ),
             tournament_state: gauge_vec(
                 r,
                 "tourney_tournament_state",
@@ -349,6 +368,12 @@ impl CoordinatorMetrics {
                 .with_label_values(&[&id])
                 .set(t.leased as i64);
             self.pairs_done.with_label_values(&[&id]).set(t.done as i64);
+            self.pairs_excluded
+                .with_label_values(&[&id])
+                .set(t.excluded as i64);
+            self.workers_suspect
+                .with_label_values(&[&id])
+                .set(t.suspects as i64);
             if let Some(llr) = t.llr {
                 self.sprt_llr.with_label_values(&[&id]).set(llr);
             }
@@ -408,7 +433,13 @@ impl CoordinatorMetrics {
         for state in STATES {
             let _ = self.tournament_state.remove_label_values(&[&t, state]);
         }
-        for gauge in [&self.pairs_pending, &self.pairs_leased, &self.pairs_done] {
+        for gauge in [
+            &self.pairs_pending,
+            &self.pairs_leased,
+            &self.pairs_done,
+            &self.pairs_excluded,
+            &self.workers_suspect,
+        ] {
             let _ = gauge.remove_label_values(&[&t]);
         }
         let _ = self.sprt_llr.remove_label_values(&[&t]);

@@ -76,13 +76,21 @@ pub struct Tournament {
     done: BTreeMap<u64, PairOutcome>,
     /// Pairs `0..prefix` are all completed.
     prefix: u64,
-    /// What the SPRT counted: pairs `0..counts.pairs` of the prefix, up to its decision.
+    /// What the SPRT counted: the pairs of `0..sprt_through` not excluded, up to its
+    /// decision.
     counts: SprtCounts,
+    /// Pairs of the prefix the SPRT has gone through.
+    sprt_through: u64,
     /// The SPRT on `counts`, for SPRT tournaments.
     sprt: Option<SprtStatus>,
     /// Hosts (worker names) that could not play its pairs: they are offered none of them
     /// until it is resumed.
     unfit: BTreeSet<String>,
+    /// Hosts whose results an operator excluded: offered none of its pairs, and their
+    /// pairs, though done, count in no figure.
+    excluded_hosts: BTreeSet<String>,
+    /// Completed pairs played by excluded hosts.
+    excluded: BTreeSet<u64>,
 }
 
 /// The host of a worker id (`name#n`, as the coordinator numbers sessions): what stays the
@@ -123,14 +131,24 @@ impl Tournament {
             done: BTreeMap::new(),
             prefix: 0,
             counts: SprtCounts::default(),
+            sprt_through: 0,
             sprt: None,
             unfit: BTreeSet::new(),
+            excluded_hosts: BTreeSet::new(),
+            excluded: BTreeSet::new(),
         }
     }
 
-    /// Completed pairs.
-    pub fn completed(&self) -> impl Iterator<Item = &PairOutcome> {
-        self.done.values()
+    /// Completed pairs that count: all but those of excluded hosts, in pair order.
+    pub fn counted(&self) -> impl Iterator<Item = &PairOutcome> {
+        self.done
+            .values()
+            .filter(|o| !self.excluded.contains(&o.pair))
+    }
+
+    /// Completed pairs that do not count: played by a host an operator excluded.
+    pub fn pairs_excluded(&self) -> u64 {
+        self.excluded.len() as u64
     }
 
     /// Whether pair `pair` is completed.
@@ -204,10 +222,13 @@ impl Tournament {
         }
     }
 
-    /// Records a completed pair; returns whether it was new.
-    fn record(&mut self, outcome: PairOutcome) -> bool {
+    /// Records a completed pair played by `host`; returns whether it was new.
+    fn record(&mut self, outcome: PairOutcome, host: &str) -> bool {
         if outcome.pair >= self.config.max_pairs() || self.done.contains_key(&outcome.pair) {
             return false;
+        }
+        if self.excluded_hosts.contains(host) {
+            self.excluded.insert(outcome.pair);
         }
         self.leased.remove(&outcome.pair);
         self.retry.remove(&outcome.pair);
@@ -234,17 +255,46 @@ impl Tournament {
         };
         if let (Some(sprt), false) = (sprt_of(&self.config), decided(&self.sprt)) {
             // Pair by pair along the prefix, stopping at the first decision (also when
-            // restoring a tournament that has already finished).
-            let from = self.counts.pairs;
-            let new = (from..self.prefix).map(|p| self.done[&p].half_points);
+            // restoring a tournament that has already finished). Excluded pairs are
+            // skipped.
+            let mut through = self.sprt_through;
+            let new = (self.sprt_through..self.prefix)
+                .inspect(|&p| through = p + 1)
+                .filter(|p| !self.excluded.contains(p))
+                .map(|p| self.done[&p].half_points);
             if let Ok(Some(status)) = sprt.run(&mut self.counts, new, |_, _| {}) {
                 self.sprt = Some(status);
             }
+            self.sprt_through = through;
         }
         if self.state.is_active() && (decided(&self.sprt) || self.prefix >= self.config.max_pairs())
         {
             self.state = State::Finished;
         }
+    }
+
+    /// Excludes `host`'s results (`excluded`), or counts them again: `pairs` are the pairs
+    /// it played. The SPRT is run again over what counts, so a tournament it had decided
+    /// may run again, and one it had not may finish.
+    fn set_excluded(&mut self, host: &str, excluded: bool, pairs: &[u64]) {
+        if excluded {
+            self.excluded_hosts.insert(host.to_string());
+            self.excluded
+                .extend(pairs.iter().filter(|p| self.done.contains_key(p)));
+        } else {
+            self.excluded_hosts.remove(host);
+            for p in pairs {
+                self.excluded.remove(p);
+            }
+        }
+        self.counts = SprtCounts::default();
+        self.sprt_through = 0;
+        self.sprt = None;
+        let planned_done = self.prefix >= self.config.max_pairs();
+        if self.state == State::Finished && !planned_done {
+            self.state = State::Running;
+        }
+        self.update_state();
     }
 
     /// Rebuilds state from completed pairs (after a restart): everything below the highest
@@ -343,7 +393,11 @@ impl Scheduler {
             let chosen = self
                 .tournaments
                 .values()
-                .filter(|t| t.has_work() && !t.unfit.contains(host(worker)))
+                .filter(|t| {
+                    t.has_work()
+                        && !t.unfit.contains(host(worker))
+                        && !t.excluded_hosts.contains(host(worker))
+                })
                 .max_by(|a, b| {
                     let load =
                         |t: &Tournament| (t.done.len() + t.leased.len()) as f64 / t.config.weight;
@@ -377,10 +431,11 @@ impl Scheduler {
         Some((lease, assignments))
     }
 
-    /// Records pair results. Unknown pairs are rejected, repeated ones acknowledged and
-    /// ignored. Returns the counts and the tournaments whose state changed.
+    /// Records pair results played by `worker`. Unknown pairs are rejected, repeated ones
+    /// acknowledged and ignored. Returns the counts and the tournaments whose state changed.
     pub fn report(
         &mut self,
+        worker: &str,
         results: &[(TournamentId, PairOutcome)],
     ) -> (ReportAck, Vec<TournamentId>) {
         let mut ack = ReportAck::default();
@@ -400,7 +455,7 @@ impl Scheduler {
             {
                 l.pairs.retain(|&(lt, lp)| (lt, lp) != (tid, outcome.pair));
             }
-            if t.record(outcome) {
+            if t.record(outcome, host(worker)) {
                 ack.accepted += 1;
             } else {
                 ack.duplicates += 1;
@@ -509,6 +564,25 @@ impl Scheduler {
             .is_some_and(|t| t.unfit.contains(host(worker)))
     }
 
+    /// Excludes the results of `host` (a worker name without its session number) from
+    /// tournament `id`, or counts them again; `pairs` are those it played. An excluded host
+    /// is offered none of the tournament's pairs. Returns whether the tournament's state
+    /// changed (an SPRT decided, or undecided, by the change).
+    pub fn set_excluded(
+        &mut self,
+        id: TournamentId,
+        host: &str,
+        excluded: bool,
+        pairs: &[u64],
+    ) -> bool {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return false;
+        };
+        let before = t.state;
+        t.set_excluded(host, excluded, pairs);
+        t.state != before
+    }
+
     /// Pauses an active tournament: its leases are dropped at their next heartbeat and their
     /// pairs offered again once it resumes. Returns whether it was active.
     pub fn pause(&mut self, id: TournamentId) -> bool {
@@ -587,7 +661,7 @@ mod tests {
             .iter()
             .map(|a| (a.tournament, outcome(a.pair, [1, 1])))
             .collect();
-        s.report(&results);
+        s.report("w#1", &results);
         assignments.len()
     }
 
@@ -654,19 +728,22 @@ mod tests {
             vec![0, 1, 2]
         );
         // The slow worker's late result for pair 1 arrives first and is kept...
-        let (ack, _) = s.report(&[(1, outcome(1, [2, 2]))]);
+        let (ack, _) = s.report("w#1", &[(1, outcome(1, [2, 2]))]);
         assert_eq!((ack.accepted, ack.duplicates), (1, 0));
         // ... so the fast worker's result for it is a duplicate; the rest are new.
-        let (ack, changed) = s.report(&[
-            (1, outcome(0, [1, 1])),
-            (1, outcome(1, [0, 0])),
-            (1, outcome(2, [1, 1])),
-        ]);
+        let (ack, changed) = s.report(
+            "w#1",
+            &[
+                (1, outcome(0, [1, 1])),
+                (1, outcome(1, [0, 0])),
+                (1, outcome(2, [1, 1])),
+            ],
+        );
         assert_eq!((ack.accepted, ack.duplicates), (2, 1));
         assert_eq!(changed, vec![1]);
         let t = s.tournament(1).unwrap();
         assert_eq!(
-            t.completed().find(|o| o.pair == 1).unwrap().half_points,
+            t.counted().find(|o| o.pair == 1).unwrap().half_points,
             [2, 2]
         );
         assert_eq!(t.state, State::Finished);
@@ -678,7 +755,7 @@ mod tests {
     fn unknown_results_are_rejected() {
         let mut s = Scheduler::new(1000);
         s.add(1, config("match", "pairs = 2"), State::Queued, vec![]);
-        let (ack, _) = s.report(&[(9, outcome(0, [1, 1])), (1, outcome(7, [1, 1]))]);
+        let (ack, _) = s.report("w#1", &[(9, outcome(0, [1, 1])), (1, outcome(7, [1, 1]))]);
         assert_eq!(ack.rejected, 2);
     }
 
@@ -694,12 +771,12 @@ mod tests {
         s.lease("w", 200, 0).unwrap();
         // Overwhelming wins in pairs 1..200 while pair 0 is still out: no decision yet.
         let wins: Vec<_> = (1..200).map(|p| (1, outcome(p, [2, 2]))).collect();
-        s.report(&wins);
+        s.report("w#1", &wins);
         let t = s.tournament(1).unwrap();
         assert_eq!((t.prefix(), t.state), (0, State::Running));
         assert!(t.sprt_status().is_none());
         // Pair 0 completes the prefix: now the SPRT decides.
-        s.report(&[(1, outcome(0, [1, 1]))]);
+        s.report("w#1", &[(1, outcome(0, [1, 1]))]);
         let t = s.tournament(1).unwrap();
         assert_eq!(t.prefix(), 200);
         assert_eq!(t.state, State::Finished);
@@ -715,17 +792,77 @@ mod tests {
         let config = t.config.clone();
         assert!(s.lease("w", 10, 10).is_none());
         // Results that arrive after the decision change nothing in the test.
-        s.report(&[(1, outcome(200, [0, 0])), (1, outcome(201, [0, 0]))]);
+        s.report(
+            "w#1",
+            &[(1, outcome(200, [0, 0])), (1, outcome(201, [0, 0]))],
+        );
         let t = s.tournament(1).unwrap();
         assert_eq!((t.sprt_counts(), t.sprt_status()), (counted, status));
         // A restart on the stored results reaches the same decision at the same pair.
-        let done: Vec<PairOutcome> = t.completed().copied().collect();
+        let done: Vec<PairOutcome> = t.counted().copied().collect();
         let mut restarted = Scheduler::new(1000);
         restarted.add(1, config, State::Finished, done);
         let again = restarted.tournament(1).unwrap();
         assert_eq!(
             (again.sprt_counts(), again.sprt_status()),
             (counted, status)
+        );
+    }
+
+    #[test]
+    fn an_excluded_host_counts_in_no_figure_and_its_sprt_decision_is_undone() {
+        let mut s = Scheduler::new(1000);
+        s.add(
+            1,
+            config("sprt", "sprt = { elo0 = 0, elo1 = 10, max_pairs = 1000 }"),
+            State::Queued,
+            vec![],
+        );
+        s.lease("good#1", 100, 0).unwrap();
+        s.lease("bad#4", 100, 0).unwrap();
+        // The good host's pairs are even; the bad host wins every pair it reports.
+        let even: Vec<_> = (0..100).map(|p| (1, outcome(p, [1, 1]))).collect();
+        let wins: Vec<_> = (100..200).map(|p| (1, outcome(p, [2, 2]))).collect();
+        s.report("good#1", &even);
+        s.report("bad#4", &wins);
+        let t = s.tournament(1).unwrap();
+        assert_eq!(t.state, State::Finished, "the bad host's wins decide");
+        let bad: Vec<u64> = (100..200).collect();
+        assert!(
+            s.set_excluded(1, "bad", true, &bad),
+            "undecided: runs again"
+        );
+        let t = s.tournament(1).unwrap();
+        assert_eq!(t.state, State::Running);
+        assert_eq!((t.pairs_done(), t.pairs_excluded()), (200, 100));
+        assert_eq!(
+            t.sprt_counts().pairs,
+            100,
+            "only the good host's pairs count"
+        );
+        assert_eq!(t.sprt_counts().pentanomial.bins[2], 100);
+        assert_eq!(t.counted().count(), 100);
+        // The excluded host gets no more of its pairs (a later session of it neither),
+        // and what it still reports does not count.
+        assert!(s.lease("bad#5", 10, 1).is_none());
+        let (lease, more) = s.lease("good#1", 10, 1).unwrap();
+        assert_eq!(more.len(), 10);
+        let late: Vec<_> = more.iter().map(|a| (1, outcome(a.pair, [2, 2]))).collect();
+        s.report("bad#4", &late);
+        let t = s.tournament(1).unwrap();
+        assert_eq!((t.pairs_excluded(), t.sprt_counts().pairs), (110, 100));
+        assert!(
+            s.leases().all(|l| l.id != lease.id),
+            "the lease's pairs are done"
+        );
+        // Counted again: the same decision as before.
+        let bad: Vec<u64> = (100..200).chain(more.iter().map(|a| a.pair)).collect();
+        assert!(s.set_excluded(1, "bad", false, &bad));
+        let t = s.tournament(1).unwrap();
+        assert_eq!((t.state, t.pairs_excluded()), (State::Finished, 0));
+        assert_eq!(
+            t.sprt_status().unwrap().decision,
+            tourney_stats::Decision::AcceptH1
         );
     }
 
@@ -747,7 +884,7 @@ mod tests {
         s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
         let (lease, pairs) = s.lease("w", 2, 0).unwrap();
         assert_eq!(pairs.len(), 2);
-        s.report(&[(1, outcome(0, [1, 1]))]);
+        s.report("w#1", &[(1, outcome(0, [1, 1]))]);
         assert!(s.pause(1));
         assert!(!s.pause(1), "pausing twice is a no-op");
         assert_eq!(s.tournament(1).unwrap().state, State::Paused);
@@ -847,7 +984,7 @@ mod tests {
                 .map(|(_, r)| *r)
                 .collect();
             in_flight.retain(|(t, _)| *t > now);
-            accepted += s.report(&due).0.accepted;
+            accepted += s.report("w#1", &due).0.accepted;
             s.tick(now);
             assert!(now < 10_000_000, "the tournament must finish");
         }
@@ -855,7 +992,7 @@ mod tests {
         assert_eq!(accepted, 300);
         assert_eq!((t.pairs_done(), t.prefix()), (300, 300));
         assert_eq!(
-            t.completed().map(|o| o.pair).collect::<Vec<_>>(),
+            t.counted().map(|o| o.pair).collect::<Vec<_>>(),
             (0..300).collect::<Vec<_>>()
         );
     }

@@ -133,6 +133,8 @@ impl From<&Status> for pb::TournamentStatus {
             paused_reason: s.paused_reason.clone().unwrap_or_default(),
             openings: s.openings,
             openings_note: s.openings_note().unwrap_or_default(),
+            pairs_excluded: s.pairs_excluded,
+            suspect_workers: s.suspect_workers,
         }
     }
 }
@@ -429,6 +431,19 @@ impl pb::admin_server::Admin for AdminService {
             )));
         }
         Ok(Response::new(pb::ResumeResponse { resumed }))
+    }
+
+    async fn exclude_worker(
+        &self,
+        request: Request<pb::ExcludeWorkerRequest>,
+    ) -> Result<Response<pb::ExcludeWorkerResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let pairs = self
+            .0
+            .exclude_worker(r.id, &r.worker, !r.include, &r.reason)
+            .await?
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
     async fn upload_artifact(

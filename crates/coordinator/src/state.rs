@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use prometheus::Registry;
 use tokio::sync::{mpsc, watch};
 use tourney_model::GameSummary;
-use tourney_model::Termination;
 use tourney_model::job::GameSettings;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
@@ -23,6 +22,7 @@ use crate::fleet::{Fleet, RecentGame, Throughput, WorkerInfo};
 use crate::metrics::CoordinatorMetrics;
 use crate::scheduler::{LeaseId, Scheduler, TournamentId};
 use crate::views::CachedRatings;
+use crate::workers::WorkerBook;
 
 /// Settings of a coordinator.
 #[derive(Debug, Clone)]
@@ -92,6 +92,10 @@ pub struct Status {
     pub duplicate_games: u64,
     /// The pairs holding such games (the later pair of each two), in order.
     pub duplicate_pairs: Vec<u64>,
+    /// Completed pairs left out of every figure: played by workers an operator excluded.
+    pub pairs_excluded: u64,
+    /// Workers whose results look suspect (and are not excluded).
+    pub suspect_workers: u64,
 }
 
 /// What can go wrong in the coordinator; the gRPC service maps each to a status code in
@@ -136,8 +140,8 @@ pub(crate) struct Entry {
     pub(crate) artifacts: Arc<BTreeMap<String, String>>,
     /// Its latest ratings.
     pub(crate) ratings: Option<CachedRatings>,
-    /// Its games by how they ended (stored games that fit a record).
-    pub(crate) terminations: BTreeMap<Termination, u64>,
+    /// Its results by the worker host that played them.
+    pub(crate) workers: WorkerBook,
     /// Its games, counted once each: who played which colour from which start with which
     /// moves ([`GameSummary::fingerprint`]). About 40 bytes a distinct game.
     pub(crate) games: Duplicates,
@@ -257,28 +261,28 @@ impl Coordinator {
                 }
             };
             let pairs = store.pairs(record.id)?;
-            let mut terminations = BTreeMap::new();
+            let mut workers = WorkerBook::default();
             let mut games = Duplicates::default();
-            for p in &pairs {
-                let summaries = summaries(&p.games);
-                for game in &summaries {
-                    *terminations.entry(game.termination).or_default() += 1;
-                }
-                games.count(p.outcome.pair, &summaries);
-            }
             // Outcomes stored before colours were kept get them from the rule of the time.
             let first_moves = with_position!(config.game, P => P::start().turn());
-            let done: Vec<PairOutcome> = pairs
-                .into_iter()
-                .map(|p| p.outcome.with_legacy_colours(first_moves))
-                .collect();
+            let mut done = Vec::with_capacity(pairs.len());
+            for p in pairs {
+                let summaries = summaries(&p.games);
+                let outcome = p.outcome.with_legacy_colours(first_moves);
+                workers.count(&p.worker, &outcome, &summaries);
+                games.count(outcome.pair, &summaries);
+                done.push(outcome);
+            }
             scheduler.add(record.id, config.clone(), record.state, done);
+            for host in record.excluded_workers().keys() {
+                scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
+            }
             let entry = Entry {
                 settings: Arc::new(GameSettings::of(&config)),
                 config: Arc::new(config),
                 artifacts: Arc::new(record.artifacts.clone()),
                 ratings: None,
-                terminations,
+                workers,
                 games,
                 record,
             };

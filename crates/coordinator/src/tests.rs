@@ -59,21 +59,28 @@ async fn on_manual_clock(
 /// ends the game by `endings` (engine failures: the side to move loses). LOA: the
 /// pairing's first engine has Black in game 0 and White in game 1.
 fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
+    pair_json(job, ["a", "a"], endings)
+}
+
+/// The records of a pair whose game `g` engine `winners[g]` wins, the loser failing by
+/// `endings[g]` once it is to move (after one legal move of the winner when the winner is
+/// to move first).
+fn pair_json(job: &PairJob, winners: [&str; 2], endings: [&str; 2]) -> String {
     use tourney_rules::{Color, Loa, Position};
     let (first, second) = (job.first.name.as_str(), job.second.name.as_str());
     let start: Loa = job.opening.parse().unwrap();
-    let game = |white: &str, black: &str, ending: &str| {
-        let a_plays = if white == "a" {
+    let game = |white: &str, black: &str, winner: &str, ending: &str| {
+        let winner_plays = if white == winner {
             Color::White
         } else {
             Color::Black
         };
-        let moves = if start.turn() == a_plays {
+        let moves = if start.turn() == winner_plays {
             format!(r#"{{"move":"{}","time_ms":1}}"#, start.legal_moves()[0])
         } else {
             String::new()
         };
-        let result = if a_plays == Color::White {
+        let result = if winner_plays == Color::White {
             "1-0"
         } else {
             "0-1"
@@ -85,9 +92,33 @@ fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
     };
     format!(
         "[{},{}]",
-        game(second, first, endings[0]),
-        game(first, second, endings[1])
+        game(second, first, winners[0], endings[0]),
+        game(first, second, winners[1], endings[1])
     )
+}
+
+/// A pair whose game `g` `winners[g]` wins, as `worker` reports it and the coordinator
+/// checks it.
+fn pair_won_by(
+    c: &Coordinator,
+    worker: &str,
+    job: &PairJob,
+    lease: LeaseId,
+    winners: [&str; 2],
+    endings: [&str; 2],
+) -> Finished {
+    let first = job.first.name.as_str();
+    c.check_reported(
+        worker,
+        Reported {
+            tournament: job.tournament,
+            pair: job.pair,
+            lease,
+            half_points: winners.map(|w| if w == first { 2 } else { 0 }),
+            games_json: pair_json(job, winners, endings),
+        },
+    )
+    .expect("a consistent result")
 }
 
 /// `a` wins both games of the job's pair (by the other side's crash), as a worker reports
@@ -104,18 +135,19 @@ fn won_by_a_ending(
     lease: LeaseId,
     endings: [&str; 2],
 ) -> Finished {
-    let a_first = job.first.name == "a";
-    c.check_reported(
-        worker,
-        Reported {
-            tournament: job.tournament,
-            pair: job.pair,
-            lease,
-            half_points: if a_first { [2, 2] } else { [0, 0] },
-            games_json: won_by_a_json(job, endings),
-        },
-    )
-    .expect("a consistent result")
+    pair_won_by(c, worker, job, lease, ["a", "a"], endings)
+}
+
+/// The store in `dir` opened again once the coordinator that had it is dropped: sled lets
+/// go of its lock once the committer task and its background flusher have stopped.
+async fn reopen(dir: &tempfile::TempDir) -> Store {
+    for _ in 0..100 {
+        if let Ok(store) = Store::open(dir.path()) {
+            return store;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the store does not reopen")
 }
 
 #[tokio::test]
@@ -271,18 +303,7 @@ async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
             (0, vec![])
         );
     }
-    // sled lets go of its lock once the committer task and its background flusher
-    // have stopped.
-    let mut store = None;
-    for _ in 0..100 {
-        store = Store::open(dir.path()).ok();
-        if store.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let store = store.expect("the store reopens");
-    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
     let (status, report) = c.report_of(c.ids()[0]).unwrap();
     assert_eq!(report.terminations, expected, "restored from the store");
     assert_eq!(status.duplicate_games, 0, "recounted from the store");
@@ -596,4 +617,208 @@ fn repeated_games_are_counted_in_pair_order_whatever_order_they_come_in() {
             "{order:?}"
         );
     }
+}
+
+/// Plays `pairs` pairs of a two-engine match on `c`: honest workers `h1`..`h3` in turn
+/// report a mix of results (a split pair, `a` winning both, a split pair, `b` winning both,
+/// in that order of their pairs), and worker `odd` reports every fourth pair as `odd_pair`
+/// makes it. Returns the workers' ids.
+async fn play_with_an_odd_worker(
+    c: &Coordinator,
+    pairs: usize,
+    mut odd_pair: impl FnMut(&Coordinator, &str, &PairJob, LeaseId) -> Finished,
+) -> Vec<String> {
+    let workers: Vec<String> = ["h1", "h2", "h3", "odd"]
+        .iter()
+        .map(|name| c.register(name, "test", 1).0)
+        .collect();
+    for turn in 0..pairs {
+        let worker = &workers[turn % 4];
+        let (lease, jobs) = c.lease(worker, 1).unwrap();
+        let job = &jobs[0];
+        let result = if worker.starts_with("odd") {
+            odd_pair(c, worker, job, lease)
+        } else {
+            let winners = match (turn / 4) % 4 {
+                0 | 2 => ["a", "b"],
+                1 => ["a", "a"],
+                _ => ["b", "b"],
+            };
+            pair_won_by(c, worker, job, lease, winners, ["crash", "crash"])
+        };
+        c.report(worker, vec![result]).await.unwrap();
+    }
+    workers
+}
+
+fn a_file(pairs: u64) -> String {
+    MatchFile {
+        name: "odd",
+        pairs,
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    }
+    .toml()
+}
+
+#[tokio::test]
+async fn a_worker_unlike_the_others_is_suspect_and_excluding_it_makes_every_figure_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new();
+    let c = Coordinator::open(
+        Store::open(dir.path()).unwrap(),
+        Settings::default(),
+        &registry,
+    )
+    .unwrap();
+    let id = c
+        .submit(&a_file(64), "odd.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    // `odd` reports every one of its 16 pairs as won twice by `a`.
+    play_with_an_odd_worker(&c, 64, |c, w, job, lease| won_by_a(c, w, job, lease)).await;
+    let (status, report) = c.report_of(id).unwrap();
+    assert_eq!(status.state, State::Finished);
+    assert_eq!((status.suspect_workers, status.pairs_excluded), (1, 0));
+    let w = &report.workers;
+    assert!(w.p < 0.01 && w.dof == 6, "{w:?}");
+    let odd = &w.workers[0];
+    assert_eq!((odd.worker.as_str(), odd.pairs), ("odd", 16));
+    assert_eq!(odd.pentanomial, [0, 0, 0, 0, 16]);
+    assert!(odd.residual > 3.0, "{odd:?}");
+    assert!(odd.suspect[0].starts_with("results unlike the other workers'"));
+    for honest in &w.workers[1..] {
+        assert!(
+            honest.suspect.is_empty() && honest.residual < 3.0,
+            "{honest:?}"
+        );
+        assert_eq!(honest.pentanomial, [4, 0, 8, 0, 4]);
+    }
+    assert!(
+        report
+            .text()
+            .contains("suspect: results unlike the other workers'")
+    );
+    assert!(
+        c.metrics_text()
+            .contains(&format!("tourney_workers_suspect{{tournament=\"{id}\"}} 1"))
+    );
+    let with_odd = status.ratings.players.clone();
+    assert_eq!(with_odd[0].name, "a");
+    assert_eq!(report.terminations, [("crash".to_string(), 128)]);
+
+    // Excluded: the standings, terminations and openings are made from the 48 honest
+    // pairs, where `a` and `b` are even.
+    assert!(
+        c.exclude_worker(id, "odd", true, "").await.is_err(),
+        "a reason is required"
+    );
+    assert!(c.exclude_worker(id, "nobody", true, "x").await.is_err());
+    assert_eq!(c.exclude_worker(99, "odd", true, "x").await.unwrap(), None);
+    let pairs = c
+        .exclude_worker(id, "odd#4", true, "always wins for a")
+        .await
+        .unwrap();
+    assert_eq!(pairs, Some(16));
+    assert!(c.exclude_worker(id, "odd", true, "again").await.is_err());
+    let (status, report) = c.report_of(id).unwrap();
+    assert_eq!((status.suspect_workers, status.pairs_excluded), (0, 16));
+    let players = &status.ratings.players;
+    assert!(players.iter().all(|p| p.games == 96), "{players:?}");
+    assert!((players[0].score - 0.5).abs() < 1e-9, "{players:?}");
+    assert_eq!(report.terminations, [("crash".to_string(), 96)]);
+    let games_per_opening: u64 = report.openings.iter().map(|o| o.games).sum();
+    assert_eq!(games_per_opening, 96);
+    let odd = report
+        .workers
+        .workers
+        .iter()
+        .find(|w| w.worker == "odd")
+        .unwrap();
+    assert!(
+        odd.excluded
+            .as_ref()
+            .unwrap()
+            .ends_with(": always wins for a")
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("16 completed pairs are left out"))
+    );
+    assert!(
+        report.workers.p > 0.5,
+        "the others agree: {:?}",
+        report.workers
+    );
+    assert!(
+        c.metrics_text()
+            .contains(&format!("tourney_pairs_excluded{{tournament=\"{id}\"}} 16"))
+    );
+
+    // The decision survives a restart, with its history.
+    drop(c);
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    let (status, _) = c.report_of(id).unwrap();
+    assert_eq!(status.pairs_excluded, 16);
+    assert!(status.ratings.players.iter().all(|p| p.games == 96));
+
+    // Counted again: the figures are those from before.
+    c.exclude_worker(id, "odd", false, "checked: a fluke")
+        .await
+        .unwrap();
+    let (status, _) = c.report_of(id).unwrap();
+    assert_eq!((status.suspect_workers, status.pairs_excluded), (1, 0));
+    assert_eq!(status.ratings.players, with_odd);
+    let record = &c.store().tournaments().unwrap()[0];
+    let history: Vec<(bool, &str)> = record
+        .exclusions
+        .iter()
+        .map(|e| (e.excluded, e.reason.as_str()))
+        .collect();
+    assert_eq!(
+        history,
+        [(true, "always wins for a"), (false, "checked: a fluke")]
+    );
+}
+
+#[tokio::test]
+async fn a_worker_that_loses_on_time_far_more_than_the_others_is_suspect() {
+    let c = Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings::default(),
+        &Registry::new(),
+    )
+    .unwrap();
+    let id = c
+        .submit(&a_file(48), "odd.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    // Its results are like the others', but every game it plays is lost on time.
+    let mut n = 0;
+    play_with_an_odd_worker(&c, 48, move |c, w, job, lease| {
+        n += 1;
+        let winners = [["a", "b"], ["a", "a"], ["a", "b"], ["b", "b"]][(n - 1) % 4];
+        pair_won_by(c, w, job, lease, winners, ["time-forfeit", "time-forfeit"])
+    })
+    .await;
+    let (status, report) = c.report_of(id).unwrap();
+    assert_eq!(status.suspect_workers, 1);
+    let odd = &report.workers.workers[0];
+    assert_eq!((odd.worker.as_str(), odd.time_losses), ("odd", 24));
+    assert_eq!(odd.suspect.len(), 1, "{odd:?}");
+    assert!(
+        odd.suspect[0].starts_with("time losses: 24 of 24"),
+        "{odd:?}"
+    );
+    // Who lost those games is counted per engine too.
+    let time: u64 = report
+        .engine_failures
+        .iter()
+        .filter(|(_, t, _)| t == "time-forfeit")
+        .map(|(_, _, n)| n)
+        .sum();
+    assert_eq!(time, 24);
 }

@@ -99,10 +99,12 @@ fn duplicate_note(status: &Status, sprt_pairs: Option<u64>) -> Vec<String> {
     vec![note + "."]
 }
 
-/// A report of `status` over its completed pairs in pair order.
+/// A report of `status` over its counted pairs in pair order, of which those below
+/// `prefix` follow each other without a pair missing (excluded pairs aside).
 fn report_from(
     status: Status,
     outcomes: &[PairOutcome],
+    prefix: u64,
     terminations: Vec<(String, u64)>,
 ) -> Report {
     let config = &status.config;
@@ -117,9 +119,8 @@ fn report_from(
         // The prefix of completed pairs in index order, as the SPRT counts them.
         let prefix: Vec<[u8; 2]> = outcomes
             .iter()
-            .enumerate()
-            .take_while(|(i, o)| o.pair == *i as u64)
-            .map(|(_, o)| o.half_points)
+            .take_while(|o| o.pair < prefix)
+            .map(|o| o.half_points)
             .collect();
         SprtReport::from_pairs(sprt, &prefix, 200).ok()
     });
@@ -139,6 +140,8 @@ fn report_from(
         sprt,
         terminations,
         openings: opening_results(config, outcomes, status.openings),
+        engine_failures: Vec::new(),
+        workers: Default::default(),
     }
 }
 
@@ -204,6 +207,8 @@ impl Coordinator {
                     .map(|planned| planned.saturating_sub(s.pairs_done + s.pairs_leased)),
                 leased: s.pairs_leased,
                 done: s.pairs_done,
+                excluded: s.pairs_excluded,
+                suspects: s.suspect_workers,
                 llr: s.sprt.as_ref().map(|sprt| sprt.llr),
                 elo: s
                     .ratings
@@ -219,10 +224,11 @@ impl Coordinator {
 
     /// A tournament's status with standings.
     pub fn status(&self, id: TournamentId) -> Option<Status> {
-        self.snapshot(id, false).map(|(status, _)| status)
+        self.snapshot(id, false).map(|(status, _, _)| status)
     }
 
-    /// A tournament's status, and with `with_outcomes` its completed pairs in pair order.
+    /// A tournament's status, and with `with_outcomes` its counted pairs in pair order and
+    /// its completed prefix.
     /// Ratings are computed once for each number of completed pairs, and for a running
     /// tournament at most every [`RATINGS_EVERY`]; the pairs are copied only when they are
     /// needed.
@@ -230,16 +236,18 @@ impl Coordinator {
         &self,
         id: TournamentId,
         with_outcomes: bool,
-    ) -> Option<(Status, Vec<PairOutcome>)> {
+    ) -> Option<(Status, Vec<PairOutcome>, u64)> {
         let inner = self.lock();
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
         let config = Arc::clone(&entry.config);
-        let (state, pairs_done, pairs_leased, sprt) = (
+        let (state, pairs_done, pairs_leased, sprt, prefix, pairs_excluded) = (
             t.state,
             t.pairs_done(),
             t.pairs_leased() as u64,
             t.sprt_status(),
+            t.prefix(),
+            t.pairs_excluded(),
         );
         let cached = entry
             .ratings
@@ -247,7 +255,7 @@ impl Coordinator {
             .filter(|c| c.fresh(pairs_done, state.is_active(), self.now_ms()))
             .map(|c| c.ratings.clone());
         let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
-            t.completed().copied().collect()
+            t.counted().copied().collect()
         } else {
             Vec::new()
         };
@@ -257,6 +265,7 @@ impl Coordinator {
         let openings = record.openings.len() as u64;
         let duplicate_games = entry.games.repeats;
         let duplicate_pairs: Vec<u64> = entry.games.pairs.iter().copied().collect();
+        let suspect_workers = entry.workers.assess(&record.excluded_workers()).suspects;
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -284,34 +293,54 @@ impl Coordinator {
             openings,
             duplicate_games,
             duplicate_pairs,
+            pairs_excluded,
+            suspect_workers,
         };
-        Some((status, outcomes))
+        Some((status, outcomes, prefix))
     }
 
     /// The report of a tournament (standings, cross-table, SPRT history, terminations),
     /// from what the coordinator holds in memory, with its status.
     pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
-        let (status, outcomes) = self.snapshot(id, true)?;
-        let (mut terminations, details) = {
+        let (status, outcomes, prefix) = self.snapshot(id, true)?;
+        let (terminations, engine_failures, workers, details) = {
             let inner = self.lock();
             let entry = inner.tournaments.get(&id)?;
-            let terminations: Vec<(String, u64)> = entry
-                .terminations
-                .iter()
-                .map(|(t, n)| (t.name().to_string(), *n))
+            let exclusions = entry.record.excluded_workers();
+            let excluded = |host: &str| exclusions.contains_key(host);
+            let mut terminations: Vec<(String, u64)> = entry
+                .workers
+                .terminations(&excluded)
+                .into_iter()
+                .map(|(t, n)| (t.name().to_string(), n))
                 .collect();
-            let openings = entry.record.openings.len();
-            let artifacts = Arc::clone(&entry.artifacts);
+            terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let engine_failures = entry
+                .workers
+                .engine_failures(&excluded)
+                .into_iter()
+                .map(|((engine, t), n)| {
+                    (
+                        entry.config.engines[engine].name.clone(),
+                        t.name().to_string(),
+                        n,
+                    )
+                })
+                .collect();
             let details = crate::details::details(
                 &status,
-                openings,
-                &artifacts,
+                entry.record.openings.len(),
+                &entry.artifacts,
                 tourney_model::unix_ms_now(),
             );
-            (terminations, details)
+            (
+                terminations,
+                engine_failures,
+                entry.workers.assess(&exclusions),
+                details,
+            )
         };
-        terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let mut report = report_from(status.clone(), &outcomes, terminations);
+        let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
         if let Some(entry) = self.lock().tournaments.get(&id) {
             for o in &mut report.openings {
                 o.position = entry
@@ -323,7 +352,15 @@ impl Coordinator {
             }
         }
         report.details = details;
+        report.engine_failures = engine_failures;
+        report.workers = workers;
         report.notes = duplicate_note(&status, report.sprt.as_ref().map(|s| s.estimate.pairs));
+        if status.pairs_excluded > 0 {
+            report.notes.push(format!(
+                "{} completed pairs are left out of every figure: their workers' results are excluded (see Workers).",
+                status.pairs_excluded
+            ));
+        }
         Some((status, report))
     }
 

@@ -26,6 +26,7 @@ mod counts;
 pub mod elo;
 mod error;
 mod games;
+pub mod homogeneity;
 mod mle;
 pub mod normal;
 mod ratings;
@@ -36,6 +37,7 @@ mod summary;
 pub use counts::{GameScore, Pentanomial, Trinomial};
 pub use error::StatsError;
 pub use games::{GameResult, GameTable};
+pub use homogeneity::{Homogeneity, homogeneity};
 pub use ratings::{BayesElo, Bound, ErrorMethod, Ordo, PlayerRating, RatingTable};
 pub use sprt::{
     CutechessSprt, Decision, EloModel, Sprt, SprtCounts, SprtInput, SprtStatus, decide,

@@ -183,6 +183,63 @@ impl OpeningResult {
     }
 }
 
+/// One worker's share of a tournament, and what it says about the worker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerResult {
+    /// The worker's host name.
+    pub worker: String,
+    /// Pairs it played.
+    pub pairs: u64,
+    /// Games it played.
+    pub games: u64,
+    /// Its pair results from each pairing's first engine's side, 0 to 2 points.
+    pub pentanomial: [u64; 5],
+    /// Its largest adjusted residual against the other workers (fishtest's): how far its
+    /// results stand from theirs, in standard deviations.
+    pub residual: f64,
+    /// Games lost on time.
+    pub time_losses: u64,
+    /// Games lost by an engine crashing, moving illegally or going silent.
+    pub engine_failures: u64,
+    /// Its reports the coordinator refused.
+    pub rejected: u64,
+    /// Why it looks suspect (empty if it does not).
+    pub suspect: Vec<String>,
+    /// While its results are excluded by an operator: since when and why.
+    pub excluded: Option<String>,
+}
+
+/// The workers of a tournament: whether their results agree (fishtest's homogeneity
+/// test, a G test of their pentanomial results within each pairing) and each one's
+/// figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WorkersReport {
+    /// The G statistic over the workers whose results count.
+    pub g: f64,
+    /// Its degrees of freedom (0: nothing to compare).
+    pub dof: u64,
+    /// Its p-value: small when some worker's results differ from the rest's.
+    pub p: f64,
+    /// Workers that look suspect and are not excluded.
+    pub suspects: u64,
+    /// Each worker, suspect and excluded ones first, then by residual.
+    pub workers: Vec<WorkerResult>,
+}
+
+impl WorkersReport {
+    /// The test's line: `G = 3.1, 4 degrees of freedom, p = 0.54`.
+    pub fn test_text(&self) -> String {
+        if self.dof == 0 {
+            "nothing to compare yet (fewer than two workers in a pairing)".to_string()
+        } else {
+            format!(
+                "G = {:.1}, {} degrees of freedom, p = {:.2e}",
+                self.g, self.dof, self.p
+            )
+        }
+    }
+}
+
 /// Everything a rating report shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -206,6 +263,10 @@ pub struct Report {
     /// Results per opening, most lopsided first (White's score furthest from ½, then
     /// most games), at most [`OPENINGS_SHOWN`] of them.
     pub openings: Vec<OpeningResult>,
+    /// Games each engine lost by failing (engine, termination, games).
+    pub engine_failures: Vec<(String, String, u64)>,
+    /// The workers that played the games (empty when not known, as for a file of games).
+    pub workers: WorkersReport,
 }
 
 /// The most openings a report lists.
@@ -341,6 +402,13 @@ impl Report {
                 let _ = writeln!(out, "  {reason}: {n}");
             }
         }
+        if !self.engine_failures.is_empty() {
+            out += "\nEngine failures (games lost)\n";
+            for (engine, termination, n) in &self.engine_failures {
+                let _ = writeln!(out, "  {engine}: {termination} {n}");
+            }
+        }
+        out += &self.workers_text();
         if !self.openings.is_empty() {
             out += "\nOpenings, most lopsided first (White's score)\n";
             for o in self.openings.iter().take(10) {
@@ -352,6 +420,48 @@ impl Report {
                     o.games,
                     o.position
                 );
+            }
+        }
+        out
+    }
+
+    /// The workers' table as text (empty without workers).
+    pub fn workers_text(&self) -> String {
+        let w = &self.workers;
+        if w.workers.is_empty() {
+            return String::new();
+        }
+        let width = w
+            .workers
+            .iter()
+            .map(|r| r.worker.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let mut out = format!(
+            "\nWorkers ({}; {} suspect)\n  {:<width$} {:>6} {:>22} {:>8} {:>5} {:>8} {:>7}\n",
+            w.test_text(),
+            w.suspects,
+            "Worker",
+            "Pairs",
+            "Ptnml(0-2)",
+            "Residual",
+            "Time",
+            "Failures",
+            "Refused"
+        );
+        for r in &w.workers {
+            let ptnml = r.pentanomial.map(|n| n.to_string()).join(", ");
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>6} {:>22} {:>8.2} {:>5} {:>8} {:>7}",
+                r.worker, r.pairs, ptnml, r.residual, r.time_losses, r.engine_failures, r.rejected
+            );
+            if let Some(why) = &r.excluded {
+                let _ = writeln!(out, "    excluded {why}");
+            }
+            for why in &r.suspect {
+                let _ = writeln!(out, "    suspect: {why}");
             }
         }
         out
@@ -485,6 +595,51 @@ impl Report {
                     page,
                     "<tr><td class=\"name\">{}</td><td>{n}</td></tr>",
                     escape(reason)
+                );
+            }
+            page += "</table></section>\n";
+        }
+        if !self.engine_failures.is_empty() {
+            page += "<section id=\"engine-failures\"><h2>Engine failures</h2>\n<table><tr><th>Engine</th><th>Reason</th><th>Games lost</th></tr>\n";
+            for (engine, reason, n) in &self.engine_failures {
+                let _ = writeln!(
+                    page,
+                    "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{n}</td></tr>",
+                    escape(engine),
+                    escape(reason)
+                );
+            }
+            page += "</table></section>\n";
+        }
+        let w = &self.workers;
+        if !w.workers.is_empty() {
+            let _ = writeln!(
+                page,
+                "<section id=\"workers\"><h2>Workers</h2>\n<p>Homogeneity of their results: {}; {} suspect.</p>\n<table><tr><th>Worker</th><th>Pairs</th><th>Ptnml(0-2)</th><th>Residual</th><th>Time losses</th><th>Engine failures</th><th>Refused</th><th>Evidence</th></tr>",
+                escape(&w.test_text()),
+                w.suspects
+            );
+            for r in &w.workers {
+                let mut evidence: Vec<String> = r.suspect.iter().map(|s| escape(s)).collect();
+                if let Some(why) = &r.excluded {
+                    evidence.insert(0, format!("<strong>excluded</strong> {}", escape(why)));
+                }
+                let style = if r.excluded.is_some() || !r.suspect.is_empty() {
+                    " style=\"background:#fde2e1\""
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    page,
+                    "<tr{style}><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td></tr>",
+                    escape(&r.worker),
+                    r.pairs,
+                    r.pentanomial.map(|n| n.to_string()).join(", "),
+                    r.residual,
+                    r.time_losses,
+                    r.engine_failures,
+                    r.rejected,
+                    evidence.join("<br>")
                 );
             }
             page += "</table></section>\n";

@@ -115,6 +115,36 @@ pub struct TournamentRecord {
     /// When it finished or was cancelled, Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<u64>,
+    /// Operators' exclusions of workers' results, and their reversals, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclusions: Vec<WorkerExclusion>,
+}
+
+/// An operator's decision about one worker's results in a tournament: left out of every
+/// figure, or counted again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerExclusion {
+    /// The worker's host (its name, without the session number).
+    pub worker: String,
+    /// Left out (`true`) or counted again (`false`).
+    pub excluded: bool,
+    /// Why, in the operator's words.
+    pub reason: String,
+    /// When, Unix milliseconds.
+    pub at_ms: u64,
+}
+
+impl TournamentRecord {
+    /// The hosts whose results are excluded now (by their latest decision), with that
+    /// decision.
+    pub fn excluded_workers(&self) -> std::collections::BTreeMap<&str, &WorkerExclusion> {
+        let mut latest = std::collections::BTreeMap::new();
+        for e in &self.exclusions {
+            latest.insert(e.worker.as_str(), e);
+        }
+        latest.retain(|_, e| e.excluded);
+        latest
+    }
 }
 
 /// A completed pair: its outcome and both games.
@@ -391,7 +421,37 @@ mod tests {
             artifacts: Default::default(),
             paused_reason: None,
             ended_ms: None,
+            exclusions: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_latest_decision_about_a_worker_is_the_one_in_force() {
+        let decision = |worker: &str, excluded, at_ms| WorkerExclusion {
+            worker: worker.into(),
+            excluded,
+            reason: format!("at {at_ms}"),
+            at_ms,
+        };
+        let mut r = record(1);
+        r.exclusions = vec![
+            decision("a", true, 1),
+            decision("b", true, 2),
+            decision("a", false, 3),
+            decision("c", true, 4),
+            decision("c", true, 5),
+        ];
+        let now: Vec<(&str, u64)> = r
+            .excluded_workers()
+            .into_iter()
+            .map(|(w, e)| (w, e.at_ms))
+            .collect();
+        assert_eq!(now, [("b", 2), ("c", 5)]);
+        // Stored and read back, the history is kept whole.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.put_tournament(&r).unwrap();
+        assert_eq!(store.tournaments().unwrap(), [r]);
     }
 
     fn pair(tournament: u64, pair: u64, half: u8) -> PairRecord {

@@ -55,6 +55,25 @@ fn report() -> Report {
                 white_points: 3.5,
             },
         ]),
+        engine_failures: vec![("Kilo".into(), "time-forfeit".into(), 3)],
+        workers: tourney_stats::report::WorkersReport {
+            g: 31.5,
+            dof: 8,
+            p: 1.1e-4,
+            suspects: 1,
+            workers: vec![tourney_stats::report::WorkerResult {
+                worker: "box<7>".into(),
+                pairs: 40,
+                games: 80,
+                pentanomial: [1, 2, 3, 4, 30],
+                residual: 5.25,
+                time_losses: 0,
+                engine_failures: 0,
+                rejected: 2,
+                suspect: vec!["results unlike the other workers'".into()],
+                excluded: Some("since 2026-12-01 04:00:00 UTC: cheats".into()),
+            }],
+        },
     }
 }
 
@@ -74,6 +93,11 @@ fn html_report_has_every_section_and_chart() {
         "id=\"crosstable\"",
         "id=\"sprt\"",
         "id=\"terminations\"",
+        "id=\"engine-failures\"",
+        "id=\"workers\"",
+        "G = 31.5, 8 degrees of freedom, p = 1.10e-4; 1 suspect",
+        "<td class=\"name\">box&lt;7&gt;</td><td>40</td><td>1, 2, 3, 4, 30</td><td>5.25</td>",
+        "<strong>excluded</strong> since 2026-12-01 04:00:00 UTC: cheats",
     ] {
         assert!(html.contains(section), "missing {section}");
     }
@@ -102,6 +126,10 @@ fn text_and_csv_list_every_player() {
         assert!(text.contains(name));
     }
     assert!(text.contains("SPRT normalized [0, 2]") && text.contains("connection: 200"));
+    assert!(text.contains("Kilo: time-forfeit 3"), "{text}");
+    assert!(text.contains("Workers (G = 31.5, 8 degrees of freedom, p = 1.10e-4; 1 suspect)"));
+    assert!(text.contains("excluded since 2026-12-01 04:00:00 UTC: cheats"));
+    assert!(text.contains("suspect: results unlike the other workers'"));
     let csv = r.csv();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5);

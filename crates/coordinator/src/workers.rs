@@ -1,0 +1,325 @@
+//! What a tournament's results say about the workers that played them. Per worker host:
+//! its pair results by pairing, how its games ended, which engines failed in them, and its
+//! refused reports. From these: fishtest's homogeneity test of the workers' pair results
+//! (a worker whose results differ from the rest's stands out by its residual), its rates of
+//! time losses, engine failures and refused reports against the rest's, and so which
+//! workers look suspect, and why. An operator may exclude a worker's results
+//! ([`crate::Coordinator::exclude_worker`]); every figure is then made without them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use tourney_model::tournament::PairOutcome;
+use tourney_model::{GameSummary, Termination};
+use tourney_stats::homogeneity;
+use tourney_stats::report::{WorkerResult, WorkersReport};
+use tourney_store::WorkerExclusion;
+
+use crate::scheduler::host;
+
+/// A worker is suspect when its largest residual is above this while the test rejects
+/// homogeneity at [`HOMOGENEITY_P`] (fishtest marks residuals above 2.7 and 3).
+pub const RESIDUAL_SUSPECT: f64 = 3.0;
+/// The homogeneity test's p-value below which residuals mark workers suspect.
+pub const HOMOGENEITY_P: f64 = 0.01;
+/// A rate (time losses, engine failures, refused reports) marks a worker suspect when it
+/// is this many standard deviations above the other workers' median rate and counts at
+/// least [`RATE_EVENTS`] events.
+pub const RATE_Z: f64 = 3.0;
+/// The fewest events for a rate to mark a worker suspect.
+pub const RATE_EVENTS: u64 = 3;
+/// The most worker hosts tallied per tournament. Hosts that played pairs are always
+/// tallied (there are at most as many as pairs); past this many, a host that only had
+/// reports refused is counted in the metric and the log only.
+pub const MAX_HOSTS: usize = 4096;
+/// The most workers a report lists (suspect and excluded ones first).
+pub const WORKERS_SHOWN: usize = 200;
+
+/// The most exclusion decisions a tournament records.
+pub const MAX_EXCLUSIONS: usize = 1000;
+/// The longest reason for an exclusion decision, in characters.
+pub const MAX_REASON_CHARS: usize = 500;
+
+const NO_HOST: u32 = u32::MAX;
+
+/// A rate of a host: events and chances.
+type Rate = fn(&HostTally) -> (u64, u64);
+
+/// The hosts' pair results (pentanomial bins) in one pairing.
+type Stratum = Vec<(usize, [u64; 5])>;
+
+/// One host's share of a tournament.
+#[derive(Debug, Default)]
+struct HostTally {
+    name: String,
+    pairs: u64,
+    /// Pair results of the pairing's first engine (pentanomial bins), by pairing.
+    by_pairing: BTreeMap<(usize, usize), [u64; 5]>,
+    /// Its games by how they ended, indexed like [`Termination::ALL`].
+    terminations: [u64; Termination::ALL.len()],
+    /// Games an engine lost by failing (time, crash, illegal move, silence), by engine
+    /// index and termination.
+    failures: BTreeMap<(usize, Termination), u64>,
+    /// Reports refused.
+    rejected: u64,
+}
+
+impl HostTally {
+    fn games(&self) -> u64 {
+        self.terminations.iter().sum()
+    }
+
+    fn count_of(&self, t: Termination) -> u64 {
+        self.terminations[t as usize]
+    }
+
+    fn engine_failures(&self) -> u64 {
+        [
+            Termination::Crash,
+            Termination::IllegalMove,
+            Termination::Unresponsive,
+        ]
+        .into_iter()
+        .map(|t| self.count_of(t))
+        .sum()
+    }
+}
+
+/// A tournament's results by the worker host that played them.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerBook {
+    hosts: Vec<HostTally>,
+    index: HashMap<String, u32>,
+    /// The host that played each pair, by pair index ([`NO_HOST`] where none has).
+    pair_host: Vec<u32>,
+}
+
+impl WorkerBook {
+    fn host_index(&mut self, worker: &str, must: bool) -> Option<usize> {
+        let name = host(worker);
+        if let Some(&i) = self.index.get(name) {
+            return Some(i as usize);
+        }
+        if !must && self.hosts.len() >= MAX_HOSTS {
+            return None;
+        }
+        let i = self.hosts.len();
+        self.hosts.push(HostTally {
+            name: name.to_string(),
+            ..HostTally::default()
+        });
+        self.index.insert(name.to_string(), i as u32);
+        Some(i)
+    }
+
+    /// Counts a pair `worker` played, with its games' summaries.
+    pub(crate) fn count(&mut self, worker: &str, outcome: &PairOutcome, games: &[GameSummary]) {
+        let Some(h) = self.host_index(worker, true) else {
+            return;
+        };
+        let pair = outcome.pair as usize;
+        if self.pair_host.len() <= pair {
+            self.pair_host.resize(pair + 1, NO_HOST);
+        }
+        self.pair_host[pair] = h as u32;
+        let tally = &mut self.hosts[h];
+        tally.pairs += 1;
+        let bin = usize::from(outcome.half_points[0] + outcome.half_points[1]).min(4);
+        tally
+            .by_pairing
+            .entry((outcome.first, outcome.second))
+            .or_default()[bin] += 1;
+        for (g, game) in games.iter().enumerate().take(2) {
+            tally.terminations[game.termination as usize] += 1;
+            if game.termination.is_failure() {
+                let white = outcome.white[g];
+                let black = if white == outcome.first {
+                    outcome.second
+                } else {
+                    outcome.first
+                };
+                let failed = match outcome.white_half_points(g) {
+                    0 => Some(white),
+                    2 => Some(black),
+                    _ => None,
+                };
+                if let Some(engine) = failed {
+                    *tally
+                        .failures
+                        .entry((engine, game.termination))
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+
+    /// Counts a refused report from `worker`.
+    pub(crate) fn rejected(&mut self, worker: &str) {
+        if let Some(h) = self.host_index(worker, false) {
+            self.hosts[h].rejected += 1;
+        }
+    }
+
+    /// The pairs `host` played.
+    pub(crate) fn pairs_of(&self, host: &str) -> Vec<u64> {
+        let Some(&h) = self.index.get(host) else {
+            return Vec::new();
+        };
+        (0..self.pair_host.len() as u64)
+            .filter(|&p| self.pair_host[p as usize] == h)
+            .collect()
+    }
+
+    /// Whether `host` played or reported anything in the tournament.
+    pub(crate) fn knows(&self, host: &str) -> bool {
+        self.index.contains_key(host)
+    }
+
+    /// Games by how they ended, over the hosts not `excluded`.
+    pub(crate) fn terminations(&self, excluded: &dyn Fn(&str) -> bool) -> Vec<(Termination, u64)> {
+        let mut sums = [0u64; Termination::ALL.len()];
+        for tally in self.hosts.iter().filter(|t| !excluded(&t.name)) {
+            for (sum, n) in sums.iter_mut().zip(tally.terminations) {
+                *sum += n;
+            }
+        }
+        Termination::ALL
+            .into_iter()
+            .zip(sums)
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// Games each engine lost by failing, by termination, over the hosts not `excluded`.
+    pub(crate) fn engine_failures(
+        &self,
+        excluded: &dyn Fn(&str) -> bool,
+    ) -> BTreeMap<(usize, Termination), u64> {
+        let mut sums = BTreeMap::new();
+        for tally in self.hosts.iter().filter(|t| !excluded(&t.name)) {
+            for (key, n) in &tally.failures {
+                *sums.entry(*key).or_default() += n;
+            }
+        }
+        sums
+    }
+
+    /// The homogeneity test over the hosts not excluded, each host's figures, and what
+    /// makes a host suspect; an excluded host is compared with the hosts that count.
+    pub(crate) fn assess(&self, exclusions: &BTreeMap<&str, &WorkerExclusion>) -> WorkersReport {
+        let excluded = |h: &HostTally| exclusions.contains_key(h.name.as_str());
+        let counted: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| !excluded(&self.hosts[h]))
+            .collect();
+        let test = self.homogeneity(&counted);
+        let mut residuals = test.residuals.clone();
+        for h in (0..self.hosts.len()).filter(|&h| excluded(&self.hosts[h])) {
+            let mut with = counted.clone();
+            with.push(h);
+            residuals[h] = self.homogeneity(&with).residuals[h];
+        }
+        // A rate is compared with the median of the other workers' (each smoothed by
+        // Laplace's rule, so that none is 0): one odd worker does not move the baseline.
+        let others_rate = |h: usize, of: Rate| {
+            let mut rates: Vec<f64> = counted
+                .iter()
+                .filter(|&&o| o != h)
+                .map(|&o| {
+                    let (k, n) = of(&self.hosts[o]);
+                    (k as f64 + 1.0) / (n as f64 + 2.0)
+                })
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            rates.get(rates.len() / 2).copied()
+        };
+        let mut workers: Vec<WorkerResult> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(h, tally)| {
+                let mut pentanomial = [0u64; 5];
+                for bins in tally.by_pairing.values() {
+                    for (sum, n) in pentanomial.iter_mut().zip(bins) {
+                        *sum += n;
+                    }
+                }
+                let mut suspect = Vec::new();
+                if test.p < HOMOGENEITY_P && residuals[h] > RESIDUAL_SUSPECT {
+                    suspect.push(format!(
+                        "results unlike the other workers' (residual {:.1}, p = {:.1e})",
+                        residuals[h], test.p
+                    ));
+                }
+                let rates: [(&str, Rate); 3] = [
+                    ("time losses", |t| {
+                        (t.count_of(Termination::TimeForfeit), t.games())
+                    }),
+                    ("engine failures", |t| (t.engine_failures(), t.games())),
+                    ("refused reports", |t| (t.rejected, t.rejected + t.pairs)),
+                ];
+                for (what, of) in rates {
+                    let (k, n) = of(tally);
+                    let Some(p0) = others_rate(h, of) else {
+                        continue;
+                    };
+                    let z = (k as f64 - n as f64 * p0) / (n as f64 * p0 * (1.0 - p0)).sqrt();
+                    if k >= RATE_EVENTS && z > RATE_Z {
+                        suspect.push(format!(
+                            "{what}: {k} of {n} ({:.1}%; the other workers' median {:.1}%)",
+                            100.0 * k as f64 / n as f64,
+                            100.0 * p0
+                        ));
+                    }
+                }
+                WorkerResult {
+                    worker: tally.name.clone(),
+                    pairs: tally.pairs,
+                    games: tally.games(),
+                    pentanomial,
+                    residual: residuals[h],
+                    time_losses: tally.count_of(Termination::TimeForfeit),
+                    engine_failures: tally.engine_failures(),
+                    rejected: tally.rejected,
+                    suspect,
+                    excluded: exclusions.get(tally.name.as_str()).map(|e| {
+                        format!(
+                            "since {}: {}",
+                            tourney_model::Utc::from_unix_ms(e.at_ms),
+                            e.reason
+                        )
+                    }),
+                }
+            })
+            .collect();
+        workers.sort_by(|a, b| {
+            let flagged = |w: &WorkerResult| w.excluded.is_some() || !w.suspect.is_empty();
+            flagged(b)
+                .cmp(&flagged(a))
+                .then(b.residual.total_cmp(&a.residual))
+                .then(a.worker.cmp(&b.worker))
+        });
+        let suspects = workers
+            .iter()
+            .filter(|w| w.excluded.is_none() && !w.suspect.is_empty())
+            .count() as u64;
+        workers.truncate(WORKERS_SHOWN);
+        WorkersReport {
+            g: test.g,
+            dof: test.dof,
+            p: test.p,
+            suspects,
+            workers,
+        }
+    }
+
+    /// The homogeneity test of `hosts`, stratified by pairing.
+    fn homogeneity(&self, hosts: &[usize]) -> tourney_stats::Homogeneity {
+        let mut strata: BTreeMap<(usize, usize), Stratum> = BTreeMap::new();
+        for &h in hosts {
+            for (pairing, bins) in &self.hosts[h].by_pairing {
+                strata.entry(*pairing).or_default().push((h, *bins));
+            }
+        }
+        let strata: Vec<_> = strata.into_values().collect();
+        homogeneity(self.hosts.len(), &strata)
+    }
+}
