@@ -439,9 +439,37 @@ impl Position for Loa {
     }
 
     fn is_legal(&self, mv: Move) -> bool {
-        let mut found = false;
-        self.generate_moves(|m| found |= m == mv);
-        found
+        if self.is_game_over() {
+            return false;
+        }
+        let Move::Step { from, to, capture } = mv else {
+            return self.count_steps() == 0;
+        };
+        // Only the lines through `from` can hold the step: the one whose direction leads
+        // to `to` at the line's piece count.
+        let (from, to) = (from.index(), to.index());
+        let own = self.pieces[self.turn.index()];
+        let enemy = self.pieces[self.turn.opponent().index()];
+        if own & (1 << from) == 0 {
+            return false;
+        }
+        let occupied = own | enemy;
+        for (line, mask) in LINE[from].iter().enumerate() {
+            let distance = (occupied & mask).count_ones();
+            for dir in [2 * line, 2 * line + 1] {
+                if distance > REACH[from][dir] as u32
+                    || (from as i32 + DELTA[dir] * distance as i32) as usize != to
+                {
+                    continue;
+                }
+                let to_bit = 1u64 << to;
+                let between = RAY[from][dir] ^ RAY[to][dir] ^ to_bit;
+                return own & to_bit == 0
+                    && enemy & between == 0
+                    && capture == (enemy & to_bit != 0);
+            }
+        }
+        false
     }
 
     fn is_irreversible(&self, mv: Move) -> bool {

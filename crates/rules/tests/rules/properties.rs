@@ -156,6 +156,27 @@ proptest! {
     }
 
     #[test]
+    fn loa_is_legal_accepts_exactly_the_generated_moves(seed: u64) {
+        use tourney_rules::loa::{Move, Square};
+        for position in [arbitrary_loa(seed), after_random_plies::<Loa>(seed, (seed % 150) as u32)] {
+            let moves = position.legal_moves();
+            prop_assert_eq!(position.is_legal(Move::Pass), moves.contains(&Move::Pass));
+            for from in 0..64 {
+                for to in 0..64 {
+                    for capture in [false, true] {
+                        let mv = Move::Step {
+                            from: Square::from_index(from).unwrap(),
+                            to: Square::from_index(to).unwrap(),
+                            capture,
+                        };
+                        prop_assert_eq!(position.is_legal(mv), moves.contains(&mv), "{} in {}", mv, position);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn incremental_zobrist_equals_from_scratch(seed: u64) {
         check_incremental_zobrist::<Loa>(seed, 120);
         check_incremental_zobrist::<Amazons>(seed, 92);
