@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tourney_coordinator::auth::Tokens;
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
@@ -50,9 +51,10 @@ async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
     let options = ServerOptions {
-        worker_token: Some("w-secret".into()),
-        admin_token: Some("a-secret".into()),
+        worker_tokens: Some(Tokens::new(vec![("box1".into(), "w-secret".into())])),
+        admin_tokens: Some(Tokens::new(vec![("default".into(), "a-secret".into())])),
         tls: None,
+        insecure: false,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(serve(coordinator, listener, options, async {
@@ -543,9 +545,10 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let options = ServerOptions {
-        worker_token: None,
-        admin_token: Some("a-secret".into()),
+        worker_tokens: None,
+        admin_tokens: Some(Tokens::new(vec![("default".into(), "a-secret".into())])),
         tls: Some((cert_pem.clone().into_bytes(), key_pem.into_bytes())),
+        insecure: false,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(serve(coordinator, listener, options, async {

@@ -124,7 +124,12 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
         let (url, stop, server, _) = local_coordinator(
             &dir,
-            Settings { lease_ms: 60_000, heartbeat_ms: 10_000, ..Settings::default() },
+            Settings {
+                lease_ms: 60_000,
+                heartbeat_ms: 10_000,
+                registrations_per_token: workers.max(1),
+                ..Settings::default()
+            },
         )
         .await?;
         let mut admin = AdminClient::new(connect(&url, None).await?);
@@ -472,7 +477,7 @@ mod tests {
             .submit(TOURNAMENT, "load.toml", OPENING, Default::default())
             .await
             .unwrap();
-        let (worker, _) = coordinator.register("sim", "test", 1);
+        let (worker, _) = coordinator.register("sim", "test", 1, "sim").unwrap();
         let (lease, jobs) = coordinator.lease(&worker, 1).unwrap();
         let (lz4, half_points) = simulated_pair(&jobs[0].opening);
         let json = lz4_flex::decompress_size_prepended(&lz4).unwrap();

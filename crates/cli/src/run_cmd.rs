@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::net::TcpListener;
+use tourney_coordinator::auth::Tokens;
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
@@ -102,9 +103,10 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     eprintln!("Live dashboard: http://{dashboard}/");
     let token = local_token();
     let options = ServerOptions {
-        worker_token: Some(token.clone()),
-        admin_token: Some(token.clone()),
+        worker_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
+        admin_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
         tls: None,
+        insecure: false,
     };
     let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(coordinator, listener, options, async {

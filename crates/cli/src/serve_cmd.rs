@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tokio::net::TcpListener;
+use tourney_coordinator::auth::Tokens;
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::Store;
@@ -21,18 +22,28 @@ pub(crate) struct CoordinatorArgs {
     /// relative paths in it are relative to the file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to listen on (gRPC and /metrics) [default: 0.0.0.0:7070].
+    /// Address to listen on (gRPC, /metrics and the dashboard) [default: 0.0.0.0:7070 with
+    /// both tokens, else 127.0.0.1:7070]. An address beyond loopback needs both tokens, or
+    /// --insecure.
     #[arg(long)]
     listen: Option<SocketAddr>,
     /// Data directory (the sled store) [default: tourney-data].
     #[arg(long)]
     data: Option<PathBuf>,
-    /// File with the worker token (default: TOURNEY_WORKER_TOKEN; none: no check).
+    /// File with the worker tokens: one token, or `name token` lines, one per worker host
+    /// or group, so that one can be cut off alone (default: TOURNEY_WORKER_TOKEN). Re-read
+    /// on SIGHUP.
     #[arg(long)]
     worker_token_file: Option<PathBuf>,
-    /// File with the admin token (default: TOURNEY_ADMIN_TOKEN; none: no check).
+    /// File with the admin token(s), as the worker tokens (default: TOURNEY_ADMIN_TOKEN).
+    /// Re-read on SIGHUP.
     #[arg(long)]
     admin_token_file: Option<PathBuf>,
+    /// Serve beyond loopback without both tokens: anyone who reaches the port can submit
+    /// tournaments (whose engines run on the workers) and report results. Warned about at
+    /// start and shown in /metrics as `tourney_insecure 1`.
+    #[arg(long)]
+    insecure: bool,
     /// TLS certificate chain (PEM).
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -55,12 +66,14 @@ struct CoordinatorFile {
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     lease_seconds: Option<u64>,
+    insecure: Option<bool>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
 #[derive(Debug, PartialEq)]
 struct CoordinatorSetup {
-    listen: SocketAddr,
+    listen: Option<SocketAddr>,
+    insecure: bool,
     data: PathBuf,
     worker_token_file: Option<PathBuf>,
     admin_token_file: Option<PathBuf>,
@@ -94,10 +107,8 @@ impl CoordinatorArgs {
             (None, Some(_)) => bail!("tls_key is set but tls_cert is not"),
         };
         Ok(CoordinatorSetup {
-            listen: self
-                .listen
-                .or(file.listen)
-                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 7070))),
+            listen: self.listen.or(file.listen),
+            insecure: self.insecure || file.insecure.unwrap_or(false),
             data: self
                 .data
                 .clone()
@@ -121,20 +132,106 @@ impl CoordinatorArgs {
     }
 }
 
-fn token(file: &Option<PathBuf>, env: &str) -> Result<Option<String>> {
-    match file {
-        Some(p) => Ok(Some(
-            std::fs::read_to_string(p)
-                .with_context(|| format!("reading {}", p.display()))?
-                .trim()
-                .to_string(),
-        )),
-        None => Ok(std::env::var(env).ok().filter(|t| !t.is_empty())),
+/// Where a service's tokens come from.
+#[derive(Debug, Clone, PartialEq)]
+enum TokenSource {
+    File(PathBuf),
+    Env(&'static str),
+}
+
+impl TokenSource {
+    /// A token file if one is set, else the environment variable if it is set.
+    fn of(file: &Option<PathBuf>, env: &'static str) -> Option<TokenSource> {
+        match file {
+            Some(path) => Some(TokenSource::File(path.clone())),
+            None => std::env::var_os(env).map(|_| TokenSource::Env(env)),
+        }
     }
+
+    /// The tokens (an empty file or variable is an error, never "no check").
+    fn read(&self) -> Result<Vec<(String, String)>> {
+        match self {
+            TokenSource::File(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                Ok(Tokens::parse(&text, &path.display().to_string())?)
+            }
+            TokenSource::Env(name) => {
+                let text = std::env::var(name).unwrap_or_default();
+                Ok(Tokens::parse(&text, &format!("${name}"))?)
+            }
+        }
+    }
+}
+
+/// What may listen where: beyond loopback only with both tokens, or `insecure`. The
+/// default address follows: everywhere with both tokens, loopback without.
+fn listen_address(
+    listen: Option<SocketAddr>,
+    both_tokens: bool,
+    insecure: bool,
+) -> Result<SocketAddr> {
+    let port = 7070;
+    let addr = listen.unwrap_or_else(|| {
+        if both_tokens {
+            SocketAddr::from(([0, 0, 0, 0], port))
+        } else {
+            SocketAddr::from(([127, 0, 0, 1], port))
+        }
+    });
+    if !addr.ip().is_loopback() && !both_tokens && !insecure {
+        bail!(
+            "refusing to serve {addr} without both a worker and an admin token: anyone who \
+             reaches it could run commands on the workers through a tournament's engines. Set \
+             --worker-token-file and --admin-token-file (or TOURNEY_WORKER_TOKEN and \
+             TOURNEY_ADMIN_TOKEN), listen on 127.0.0.1, or pass --insecure"
+        );
+    }
+    Ok(addr)
+}
+
+/// Re-reads the token files at every SIGHUP; a file that no longer reads keeps the tokens
+/// in force, and says why in the log.
+fn reload_on_sighup(services: Vec<(&'static str, TokenSource, Tokens)>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("no SIGHUP handling: tokens are read at start only");
+        return;
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            for (service, source, tokens) in &services {
+                match source.read() {
+                    Ok(fresh) => {
+                        tokens.replace(fresh);
+                        tracing::info!(service, names = ?tokens.names(), "tokens reloaded");
+                    }
+                    Err(e) => tracing::error!(
+                        service,
+                        error = %format!("{e:#}"),
+                        "tokens not reloaded: the ones in force stay"
+                    ),
+                }
+            }
+        }
+    });
 }
 
 pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     let setup = args.setup()?;
+    let worker_source = TokenSource::of(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN");
+    let admin_source = TokenSource::of(&setup.admin_token_file, "TOURNEY_ADMIN_TOKEN");
+    let worker_tokens = worker_source
+        .as_ref()
+        .map(|s| s.read().map(Tokens::new))
+        .transpose()?;
+    let admin_tokens = admin_source
+        .as_ref()
+        .map(|s| s.read().map(Tokens::new))
+        .transpose()?;
+    let both = worker_tokens.is_some() && admin_tokens.is_some();
+    let listen = listen_address(setup.listen, both, setup.insecure)?;
+    let insecure = !both && !listen.ip().is_loopback();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let store = Store::open_data_dir(&setup.data)?;
@@ -155,14 +252,36 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             )),
             None => None,
         };
+        let reloadable: Vec<(&'static str, TokenSource, Tokens)> = [
+            ("worker", worker_source, &worker_tokens),
+            ("admin", admin_source, &admin_tokens),
+        ]
+        .into_iter()
+        .filter_map(|(service, source, tokens)| match (source, tokens) {
+            (Some(source @ TokenSource::File(_)), Some(tokens)) => {
+                Some((service, source, tokens.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+        reload_on_sighup(reloadable);
         let options = ServerOptions {
-            worker_token: token(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN")?,
-            admin_token: token(&setup.admin_token_file, "TOURNEY_ADMIN_TOKEN")?,
+            worker_tokens,
+            admin_tokens,
             tls,
+            insecure,
         };
-        let listener = TcpListener::bind(setup.listen)
+        let listener = TcpListener::bind(listen)
             .await
-            .with_context(|| format!("listening on {}", setup.listen))?;
+            .with_context(|| format!("listening on {listen}"))?;
+        if insecure {
+            tracing::warn!(
+                %listen,
+                "INSECURE: serving beyond loopback without both tokens (--insecure): anyone who \
+                 reaches this port can submit tournaments whose engines run on the workers, \
+                 and report results"
+            );
+        }
         tracing::info!(
             listen = %listener.local_addr()?,
             data = %setup.data.display(),
@@ -293,7 +412,7 @@ mod tests {
     #[test]
     fn defaults_without_a_file() {
         let s = setup(&[]).unwrap();
-        assert_eq!(s.listen, "0.0.0.0:7070".parse().unwrap());
+        assert_eq!((s.listen, s.insecure), (None, false));
         assert_eq!(s.data, PathBuf::from("tourney-data"));
         assert_eq!((s.lease_seconds, s.tls), (30, None));
     }
@@ -307,6 +426,41 @@ mod tests {
         assert_eq!(s.lease_seconds, 30);
         let s = setup(&["--config", file, "--lease-seconds", "5", "--data", "d"]).unwrap();
         assert_eq!((s.lease_seconds, s.data), (5, PathBuf::from("d")));
+    }
+
+    #[test]
+    fn beyond_loopback_needs_both_tokens_or_insecure() {
+        let any: SocketAddr = "0.0.0.0:7070".parse().unwrap();
+        let local: SocketAddr = "127.0.0.1:9000".parse().unwrap();
+        assert_eq!(listen_address(None, true, false).unwrap(), any);
+        assert_eq!(
+            listen_address(None, false, false).unwrap(),
+            "127.0.0.1:7070".parse().unwrap(),
+            "without tokens the default is loopback"
+        );
+        assert_eq!(listen_address(Some(local), false, false).unwrap(), local);
+        let e = listen_address(Some(any), false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("without both a worker and an admin token"),
+            "{e}"
+        );
+        assert_eq!(listen_address(Some(any), false, true).unwrap(), any);
+        let v6: SocketAddr = "[::]:7070".parse().unwrap();
+        assert!(listen_address(Some(v6), false, false).is_err());
+    }
+
+    #[test]
+    fn an_empty_token_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("worker-token");
+        std::fs::write(&path, "\n").unwrap();
+        let e = TokenSource::File(path.clone()).read().unwrap_err();
+        assert!(format!("{e:#}").contains("no token in the file"), "{e:#}");
+        std::fs::write(&path, "box1 0123456789abcdef\nbox2 fedcba9876543210\n").unwrap();
+        let tokens = TokenSource::File(path).read().unwrap();
+        assert_eq!(tokens.len(), 2);
     }
 
     #[test]

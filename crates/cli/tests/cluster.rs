@@ -600,3 +600,100 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     );
     save_screenshot(&browser, "dashboard-viewer.png");
 }
+
+#[test]
+fn without_tokens_the_coordinator_serves_loopback_only_unless_told_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tourney"));
+        c.env_remove("TOURNEY_WORKER_TOKEN")
+            .env_remove("TOURNEY_ADMIN_TOKEN")
+            .args(["coordinator", "--data"])
+            .arg(dir.path().join("data"));
+        c
+    };
+    let out = bare().args(["--listen", "0.0.0.0:0"]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("without both a worker and an admin token"),
+        "{said}"
+    );
+    // Only the admin token is not enough either; an empty token is refused outright.
+    let out = bare()
+        .args(["--listen", "0.0.0.0:0"])
+        .env("TOURNEY_ADMIN_TOKEN", "admin-secret")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let out = bare().env("TOURNEY_WORKER_TOKEN", "").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("no token"), "{said}");
+    // Told so, it serves, and says so in /metrics.
+    let mut insecure = bare();
+    insecure.args(["--listen", "0.0.0.0:0", "--insecure"]);
+    let (child, port) = spawn_listening(insecure, "coordinator serving");
+    let _child = Reaped(child);
+    assert_eq!(series_value(&metrics_text(port), "tourney_insecure"), 1.0);
+}
+
+#[test]
+fn a_worker_token_removed_and_reloaded_with_sighup_cuts_off_its_host_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("worker-tokens");
+    std::fs::write(&tokens, "box1 token-of-box1\nbox2 token-of-box2\n").unwrap();
+    let mut command = tourney();
+    command
+        .args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--worker-token-file")
+        .arg(&tokens)
+        .args(["--lease-seconds", "2"]);
+    let (coordinator, port) = spawn_listening(command, "coordinator serving");
+    let coordinator = Reaped(coordinator);
+    let file = dir.path().join("t.toml");
+    std::fs::write(&file, tournament()).unwrap();
+    let id = admin(port, &["submit", file.to_str().unwrap()]);
+    let id = id.lines().last().unwrap().trim().to_string();
+    let worker = |name: &str, token: &str| {
+        let mut c = worker_command(port, name);
+        c.env("TOURNEY_TOKEN", token)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Reaped(c.spawn().unwrap())
+    };
+    let _one = worker("one", "token-of-box1");
+    let _two = worker("two", "token-of-box2");
+    wait_for(port, &id, "a pair of each worker", |_| {
+        let export = admin(port, &["export", &id, "--format", "jsonl"]);
+        export.contains(r#""token":"box1""#) && export.contains(r#""token":"box2""#)
+    });
+    let refused =
+        |text: &str| series_value(text, r#"tourney_auth_failures_total{service="worker"}"#);
+    let before = refused(&metrics_text(port));
+    std::fs::write(&tokens, "box1 token-of-box1\n").unwrap();
+    let pid = coordinator.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The second host's calls are refused from now on; the first finishes the tournament.
+    wait_for(port, &id, "the tournament to finish", |s| {
+        s["state"] == "finished"
+    });
+    assert!(refused(&metrics_text(port)) > before);
+    let export = admin(port, &["export", &id, "--format", "jsonl"]);
+    let games: Vec<serde_json::Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 32);
+    assert!(
+        games
+            .iter()
+            .all(|g| g["token"] == "box1" || g["token"] == "box2")
+    );
+}

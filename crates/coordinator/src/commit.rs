@@ -249,6 +249,12 @@ impl Coordinator {
         if fresh_candidates.is_empty() {
             return Ok(ack);
         }
+        let token = self
+            .lock()
+            .fleet
+            .token_of(worker)
+            .unwrap_or_default()
+            .to_string();
         let records: Vec<PairRecord> = fresh_candidates
             .iter()
             .map(|r| PairRecord {
@@ -256,6 +262,7 @@ impl Coordinator {
                 outcome: r.outcome,
                 games: r.games.clone(),
                 worker: worker.to_string(),
+                token: token.clone(),
             })
             .collect();
         let (reply, wait) = oneshot::channel();

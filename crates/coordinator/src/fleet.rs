@@ -39,6 +39,45 @@ pub struct WorkerInfo {
     pub nodes: u64,
     /// Its reported pairs refused (see `Refusal`).
     pub rejected: u64,
+    /// The name of the token it registered with (its later calls must carry the same).
+    pub token: String,
+}
+
+/// The bounds on registrations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegistrationLimits {
+    /// Slots a worker may claim; more are cut to this.
+    pub max_slots: u32,
+    /// Registrations a token may hold at once. Past this, those of the token not heard
+    /// from within `silence_ms` are forgotten; if that is not enough, the registration is
+    /// refused.
+    pub per_token: usize,
+    /// How long a registration may be silent before a new one of its token replaces it.
+    pub silence_ms: u64,
+}
+
+/// The longest worker name (a host name) and version.
+pub const MAX_WORKER_NAME: usize = 64;
+
+/// Why a registration is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrationError {
+    /// The name is empty, too long or has characters a host name does not.
+    #[error(
+        "worker name: 1 to {MAX_WORKER_NAME} letters, digits, '.', '_' or '-' (like a host name)"
+    )]
+    Name,
+    /// The version is too long or unprintable.
+    #[error("version: at most {MAX_WORKER_NAME} printable characters")]
+    Version,
+    /// The token holds as many live registrations as it may.
+    #[error("token '{token}' already holds {max} live registrations")]
+    TooMany {
+        /// The token's name.
+        token: String,
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// A finished game, as the dashboard lists it.
@@ -128,14 +167,42 @@ impl Fleet {
         }
     }
 
-    /// Registers a worker; returns its new id and the registration's secret.
+    /// Registers a worker that called with token `token`; returns its new id and the
+    /// registration's secret.
+    ///
+    /// # Errors
+    /// A bad name or version, or a token that holds too many live registrations.
     pub fn register(
         &mut self,
         name: &str,
         version: &str,
         slots: u32,
+        token: &str,
         now: u64,
-    ) -> (String, String) {
+        limits: RegistrationLimits,
+    ) -> Result<(String, String), RegistrationError> {
+        let host_like = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+        if name.is_empty() || name.len() > MAX_WORKER_NAME || !name.chars().all(host_like) {
+            return Err(RegistrationError::Name);
+        }
+        if version.len() > MAX_WORKER_NAME || !version.chars().all(|c| c.is_ascii_graphic()) {
+            return Err(RegistrationError::Version);
+        }
+        let held = |workers: &HashMap<String, WorkerInfo>| {
+            workers.values().filter(|w| w.token == token).count()
+        };
+        if held(&self.workers) >= limits.per_token {
+            self.workers
+                .retain(|_, w| w.token != token || w.last_seen_ms + limits.silence_ms >= now);
+            let workers = &self.workers;
+            self.sessions.retain(|id, _| workers.contains_key(id));
+            if held(&self.workers) >= limits.per_token {
+                return Err(RegistrationError::TooMany {
+                    token: token.to_string(),
+                    max: limits.per_token,
+                });
+            }
+        }
         let id = format!("{name}#{}", self.next_worker);
         self.next_worker += 1;
         let session = secret();
@@ -146,23 +213,30 @@ impl Fleet {
                 id: id.clone(),
                 name: name.to_string(),
                 version: version.to_string(),
-                slots,
+                slots: slots.clamp(1, limits.max_slots.max(1)),
                 registered_ms: now,
                 last_seen_ms: now,
                 games: 0,
                 nodes: 0,
                 rejected: 0,
+                token: token.to_string(),
             },
         );
-        (id, session)
+        Ok((id, session))
     }
 
     /// Whether `session` is the secret of `worker`'s registration (compared in constant
-    /// time).
-    pub fn session_is(&self, worker: &str, session: &str) -> bool {
+    /// time) and `token` the name of the token it registered with.
+    pub fn session_is(&self, worker: &str, session: &str, token: &str) -> bool {
         self.sessions
             .get(worker)
             .is_some_and(|s| same_secret(s.as_bytes(), session.as_bytes()))
+            && self.workers.get(worker).is_some_and(|w| w.token == token)
+    }
+
+    /// The name of the token `worker` registered with.
+    pub fn token_of(&self, worker: &str) -> Option<&str> {
+        self.workers.get(worker).map(|w| w.token.as_str())
     }
 
     /// Counts a refused result of `worker`.
@@ -335,11 +409,69 @@ mod tests {
         }
     }
 
+    const LIMITS: RegistrationLimits = RegistrationLimits {
+        max_slots: 64,
+        per_token: 3,
+        silence_ms: 5_000,
+    };
+
+    fn register(fleet: &mut Fleet, name: &str, slots: u32, now: u64) -> String {
+        fleet
+            .register(name, "0.1.0", slots, "t", now, LIMITS)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn registrations_are_bounded_per_token_and_their_names_and_slots_checked() {
+        let mut fleet = Fleet::new();
+        for bad in ["", "a b", "x/y", &"n".repeat(MAX_WORKER_NAME + 1)] {
+            assert_eq!(
+                fleet.register(bad, "v", 1, "t", 0, LIMITS),
+                Err(RegistrationError::Name)
+            );
+        }
+        assert_eq!(
+            fleet.register("ok", "v\n", 1, "t", 0, LIMITS),
+            Err(RegistrationError::Version)
+        );
+        let greedy = register(&mut fleet, "greedy", u32::MAX, 0);
+        assert_eq!(fleet.workers[&greedy].slots, 64, "slots are capped");
+        let quiet = register(&mut fleet, "quiet", 0, 0);
+        assert_eq!(fleet.workers[&quiet].slots, 1);
+        register(&mut fleet, "c", 1, 0);
+        // The token holds three live registrations: a fourth is refused ...
+        fleet.seen(&greedy, 4_000);
+        assert!(matches!(
+            fleet.register("d", "v", 1, "t", 4_000, LIMITS),
+            Err(RegistrationError::TooMany { max: 3, .. })
+        ));
+        // ... another token's is not, and once some fall silent they make room.
+        assert!(fleet.register("d", "v", 1, "other", 4_000, LIMITS).is_ok());
+        let d = register(&mut fleet, "d", 1, 6_000);
+        assert!(fleet.workers.contains_key(&greedy) && fleet.workers.contains_key(&d));
+        assert!(
+            !fleet.workers.contains_key(&quiet),
+            "silent ones are forgotten"
+        );
+        assert!(!fleet.sessions.contains_key(&quiet));
+    }
+
+    #[test]
+    fn a_session_belongs_to_its_token() {
+        let mut fleet = Fleet::new();
+        let (id, secret) = fleet.register("w", "v", 1, "box1", 0, LIMITS).unwrap();
+        assert!(fleet.session_is(&id, &secret, "box1"));
+        assert!(!fleet.session_is(&id, &secret, "box2"));
+        assert!(!fleet.session_is(&id, "", "box1"));
+        assert_eq!(fleet.token_of(&id), Some("box1"));
+    }
+
     #[test]
     fn workers_are_connected_until_they_fall_silent_and_then_forgotten() {
         let mut fleet = Fleet::new();
-        let a = fleet.register("host", "0.1.0", 4, 0).0;
-        let b = fleet.register("host", "0.1.0", 2, 0).0;
+        let a = register(&mut fleet, "host", 4, 0);
+        let b = register(&mut fleet, "host", 2, 0);
         assert_ne!(a, b, "two workers on one host get distinct ids");
         fleet.seen(&a, 9_000);
         let live = fleet.connected(10_000, 5_000);
@@ -352,7 +484,7 @@ mod tests {
     #[test]
     fn throughput_is_the_rate_over_the_recent_window() {
         let mut fleet = Fleet::new();
-        let w = fleet.register("w", "v", 1, 0).0;
+        let w = register(&mut fleet, "w", 1, 0);
         fleet.tick(0);
         for second in 1..=20u64 {
             // Three games a second, each of 10 plies at 100 nodes a ply.

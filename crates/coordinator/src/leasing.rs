@@ -21,7 +21,9 @@ impl Coordinator {
         let now = self.now_ms();
         let mut inner = self.lock();
         inner.fleet.seen(worker, now);
-        let max_pairs = max_pairs.min(tail_share(&inner, worker, now, self.settings.lease_ms));
+        let max_pairs = max_pairs
+            .min(self.settings.max_pairs_per_lease)
+            .min(tail_share(&inner, worker, now, self.settings.lease_ms));
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
         self.metrics.leases_granted.inc();
         tracing::debug!(lease = lease.id, %worker, pairs = assignments.len(), "lease granted");

@@ -18,6 +18,7 @@
 
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod clock;
 pub mod dashboard;
 pub mod details;

@@ -42,6 +42,8 @@ pub struct CoordinatorMetrics {
     pub lease_latency: Histogram,
     /// `tourney_auth_failures_total{service}`.
     pub auth_failures: IntCounterVec,
+    /// `tourney_insecure`: 1 when served beyond loopback without both tokens.
+    pub insecure: IntGauge,
     /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
     pub commit_latency: Histogram,
     /// `tourney_results_rejected_total{reason}`.
@@ -220,6 +222,11 @@ impl CoordinatorMetrics {
                 "tourney_lease_request_duration_seconds",
                 "Time to answer a worker's lease request.",
                 seconds.clone(),
+            ),
+            insecure: int_gauge(
+                r,
+                "tourney_insecure",
+                "1 when the coordinator serves beyond loopback without both tokens (--insecure).",
             ),
             auth_failures: counter_vec(
                 r,

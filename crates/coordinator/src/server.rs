@@ -13,18 +13,22 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tourney_proto::v1 as pb;
 
-use crate::service::{AdminService, Auth, WorkerService};
+use crate::auth::{Auth, Tokens};
+use crate::service::{AdminService, WorkerService};
 use crate::state::Coordinator;
 
 /// How the server guards its services.
 #[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
-    /// Token workers must present (`None`: none needed).
-    pub worker_token: Option<String>,
-    /// Token admin clients must present.
-    pub admin_token: Option<String>,
+    /// Tokens workers must present, one each (`None`: none needed).
+    pub worker_tokens: Option<Tokens>,
+    /// Tokens admin clients must present.
+    pub admin_tokens: Option<Tokens>,
     /// PEM certificate chain and key, for TLS.
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
+    /// Served beyond loopback without both tokens, on the operator's word: shown in
+    /// `/metrics` as `tourney_insecure 1`.
+    pub insecure: bool,
 }
 
 /// Serves `coordinator` on `listener` until `shutdown` completes.
@@ -39,13 +43,17 @@ pub async fn serve(
 ) -> Result<(), tonic::transport::Error> {
     let refused = &coordinator.metrics().auth_failures;
     let worker_auth = Auth::new(
-        options.worker_token.clone(),
+        options.worker_tokens.clone(),
         refused.with_label_values(&["worker"]),
     );
     let admin_auth = Auth::new(
-        options.admin_token.clone(),
+        options.admin_tokens.clone(),
         refused.with_label_values(&["admin"]),
     );
+    coordinator
+        .metrics()
+        .insecure
+        .set(i64::from(options.insecure));
     // Worker calls without their registration's secret, counted from 0.
     refused.with_label_values(&["session"]);
     let (health, health_service) = tonic_health::server::health_reporter();

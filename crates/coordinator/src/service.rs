@@ -5,54 +5,15 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use prometheus::IntCounter;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
 use tourney_model::tournament::{SprtModel, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
+use crate::auth::token_name;
 use crate::commit::{Refusal, Reported};
-use crate::fleet::same_secret;
 use crate::state::{Coordinator, CoordinatorError, Status};
-
-/// Checks `authorization: Bearer <token>` against the expected token (if any), counting
-/// refusals.
-#[derive(Clone)]
-pub struct Auth {
-    token: Option<Arc<String>>,
-    /// Counts calls refused for a missing or wrong token.
-    failures: IntCounter,
-}
-
-impl Auth {
-    /// Requires `token` (`None`: no check).
-    pub fn new(token: Option<String>, failures: IntCounter) -> Self {
-        Auth {
-            token: token.map(Arc::new),
-            failures,
-        }
-    }
-
-    /// The interceptor function for tonic.
-    #[allow(clippy::result_large_err)] // tonic's interceptor signature
-    pub fn check(&self, request: Request<()>) -> Result<Request<()>, GrpcStatus> {
-        let Some(expected) = &self.token else {
-            return Ok(request);
-        };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if given.is_some_and(|given| same_secret(given.as_bytes(), expected.as_bytes())) {
-            Ok(request)
-        } else {
-            self.failures.inc();
-            Err(GrpcStatus::unauthenticated("missing or wrong token"))
-        }
-    }
-}
 
 /// The worker service.
 pub struct WorkerService(pub Arc<Coordinator>);
@@ -76,6 +37,7 @@ impl From<CoordinatorError> for GrpcStatus {
     fn from(e: CoordinatorError) -> Self {
         match e {
             CoordinatorError::Invalid(message) => GrpcStatus::invalid_argument(message),
+            CoordinatorError::Exhausted(message) => GrpcStatus::resource_exhausted(message),
             CoordinatorError::Closed => GrpcStatus::unavailable("the coordinator is stopping"),
             other => {
                 tracing::error!(error = %other, "request failed");
@@ -161,8 +123,9 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
+        let token = token_name(&request);
         let r = request.into_inner();
-        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots);
+        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             session,
@@ -286,15 +249,15 @@ impl pb::worker_server::Worker for WorkerService {
 pub const SESSION_HEADER: &str = "tourney-session";
 
 impl WorkerService {
-    /// Checks that `request` carries the secret of `worker`'s registration: UNAUTHENTICATED
-    /// (counted with the token refusals) if it carries none or another's.
+    /// Checks that `request` carries the secret of `worker`'s registration, and the token
+    /// it registered with: UNAUTHENTICATED (counted with the token refusals) if not.
     fn session<T>(&self, request: &Request<T>, worker: &str) -> Result<(), GrpcStatus> {
         let session = request
             .metadata()
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        if self.0.session_is(worker, session) {
+        if self.0.session_is(worker, session, &token_name(request)) {
             return Ok(());
         }
         self.0

@@ -18,7 +18,9 @@ use tourney_rules::{Position, with_position};
 
 use crate::clock::{Clock, SystemClock};
 use crate::commit::{CommitJob, committer, summaries};
-use crate::fleet::{Fleet, RecentGame, Throughput, WorkerInfo};
+use crate::fleet::{
+    Fleet, RecentGame, RegistrationError, RegistrationLimits, Throughput, WorkerInfo,
+};
 use crate::metrics::CoordinatorMetrics;
 use crate::scheduler::{LeaseId, Scheduler, TournamentId};
 use crate::views::CachedRatings;
@@ -35,6 +37,13 @@ pub struct Settings {
     /// that Prometheus scrapes its final values), after which they are removed: the
     /// `tournament` label takes only the values of live and recently ended tournaments.
     pub metrics_retention_ms: u64,
+    /// Slots a worker may claim (more are cut to this): with the slots' share of the work
+    /// left, this bounds how many pairs one worker can take.
+    pub max_slots: u32,
+    /// Pairs one lease may hold.
+    pub max_pairs_per_lease: usize,
+    /// Live registrations per worker token.
+    pub registrations_per_token: usize,
 }
 
 impl Default for Settings {
@@ -43,6 +52,9 @@ impl Default for Settings {
             lease_ms: 30_000,
             heartbeat_ms: 5_000,
             metrics_retention_ms: 15 * 60_000,
+            max_slots: 256,
+            max_pairs_per_lease: 512,
+            registrations_per_token: 1_000,
         }
     }
 }
@@ -112,6 +124,9 @@ pub enum CoordinatorError {
     /// A group commit failed: nothing of it was acknowledged.
     #[error("the group commit failed: {0}")]
     Commit(String),
+    /// A bound was reached (registrations of a token, say): the message says which.
+    #[error("{0}")]
+    Exhausted(String),
     /// The group-commit task is gone (the coordinator is stopping).
     #[error("the store is closed")]
     Closed,
@@ -329,13 +344,35 @@ impl Coordinator {
         &self.store
     }
 
-    /// Registers a worker; returns its id and the registration's secret, which its later
-    /// calls must carry.
-    pub fn register(&self, name: &str, version: &str, slots: u32) -> (String, String) {
+    /// Registers a worker that called with the token named `token`; returns its id and the
+    /// registration's secret, which its later calls must carry (with the same token).
+    ///
+    /// # Errors
+    /// [`CoordinatorError::Invalid`] for a bad name or version;
+    /// [`CoordinatorError::Exhausted`] when the token holds too many live registrations.
+    pub fn register(
+        &self,
+        name: &str,
+        version: &str,
+        slots: u32,
+        token: &str,
+    ) -> Result<(String, String), CoordinatorError> {
         let now = self.now_ms();
-        let registration = self.lock().fleet.register(name, version, slots, now);
+        let limits = RegistrationLimits {
+            max_slots: self.settings.max_slots,
+            per_token: self.settings.registrations_per_token,
+            silence_ms: self.settings.lease_ms,
+        };
+        let registration = self
+            .lock()
+            .fleet
+            .register(name, version, slots, token, now, limits)
+            .map_err(|e| match e {
+                e @ RegistrationError::TooMany { .. } => CoordinatorError::Exhausted(e.to_string()),
+                e => CoordinatorError::Invalid(e.to_string()),
+            })?;
         self.changed();
-        registration
+        Ok(registration)
     }
 
     /// Whether `worker` holds (or held, under a lease that expired a short while ago)
@@ -344,9 +381,10 @@ impl Coordinator {
         self.lock().scheduler.holds(worker, lease, tournament, pair)
     }
 
-    /// Whether `session` is the secret of `worker`'s registration.
-    pub fn session_is(&self, worker: &str, session: &str) -> bool {
-        self.lock().fleet.session_is(worker, session)
+    /// Whether `session` is the secret of `worker`'s registration and `token` the name of
+    /// the token it registered with.
+    pub fn session_is(&self, worker: &str, session: &str, token: &str) -> bool {
+        self.lock().fleet.session_is(worker, session, token)
     }
 
     /// Workers heard from within a lease period, by name.

@@ -172,7 +172,7 @@ async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_sta
             "tourney_games_total{{game=\"loa\",result=\"0-1\",termination=\"connection\",tournament=\"{id}\"}} 0"
         );
         assert!(text.contains(&before_any_game), "{text}");
-        let worker = c.register("w", "test", 4).0;
+        let worker = c.register("w", "test", 4, "t").unwrap().0;
         let (lease, jobs) = c.lease(&worker, 4).unwrap();
         let results: Vec<Finished> = jobs
             .iter()
@@ -227,7 +227,7 @@ async fn reports_say_what_was_played_and_when() {
     );
     assert!(d["Started"].ends_with(" UTC"), "{d:?}");
     assert_eq!(d["ETA"], "after the first pairs");
-    let worker = c.register("w", "test", 2).0;
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
     let results = jobs
         .iter()
@@ -254,7 +254,7 @@ async fn reports_say_what_was_played_and_when() {
 async fn a_result_after_its_lease_expired_is_kept_and_counted_late() {
     let dir = tempfile::tempdir().unwrap();
     let (c, _, clock) = on_manual_clock(&dir, 20).await;
-    let worker = c.register("w", "test", 2).0;
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
     let (lease, jobs) = c.lease(&worker, 2).unwrap();
     let ack = c
         .report(&worker, vec![won_by_a(&c, &worker, &jobs[0], lease)])
@@ -288,7 +288,7 @@ async fn terminations_are_counted_as_games_arrive_and_again_after_a_restart() {
     let expected = vec![("crash".to_string(), 3), ("time-forfeit".to_string(), 1)];
     {
         let (c, id) = coordinator(&dir, 60_000).await;
-        let worker = c.register("w", "test", 2).0;
+        let worker = c.register("w", "test", 2, "t").unwrap().0;
         let (lease, jobs) = c.lease(&worker, 2).unwrap();
         let results = vec![
             won_by_a_ending(&c, &worker, &jobs[0], lease, ["crash", "time-forfeit"]),
@@ -315,8 +315,8 @@ async fn a_pair_one_host_cannot_play_goes_to_another_and_pauses_when_none_can() 
     let dir = tempfile::tempdir().unwrap();
     let (c, id) = coordinator(&dir, 60_000).await;
     let (broken, fine) = (
-        c.register("broken", "test", 1).0,
-        c.register("fine", "test", 1).0,
+        c.register("broken", "test", 1, "t").unwrap().0,
+        c.register("fine", "test", 1, "t").unwrap().0,
     );
     let (_, jobs) = c.lease(&broken, 1).unwrap();
     let pair = jobs[0].pair;
@@ -362,8 +362,8 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
     let dir = tempfile::tempdir().unwrap();
     let (c, _) = coordinator(&dir, 60_000).await;
     let (one, three) = (
-        c.register("one", "test", 1).0,
-        c.register("three", "test", 3).0,
+        c.register("one", "test", 1, "t").unwrap().0,
+        c.register("three", "test", 3, "t").unwrap().0,
     );
     // 4 pairs left for 4 slots: one may take 1, three may take 3 of them.
     let (_, jobs) = c.lease(&one, 10).unwrap();
@@ -374,7 +374,7 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
     // Alone, a worker takes all it asks for.
     let dir = tempfile::tempdir().unwrap();
     let (c, _) = coordinator(&dir, 60_000).await;
-    let alone = c.register("alone", "test", 1).0;
+    let alone = c.register("alone", "test", 1, "t").unwrap().0;
     assert_eq!(c.lease(&alone, 10).unwrap().1.len(), 4);
 }
 
@@ -382,7 +382,7 @@ async fn near_the_end_a_worker_leases_only_its_share_of_what_is_left() {
 async fn running_ratings_are_reused_briefly_and_final_ratings_are_exact() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id, clock) = on_manual_clock(&dir, 60_000).await;
-    let worker = c.register("w", "test", 4).0;
+    let worker = c.register("w", "test", 4, "t").unwrap().0;
     let (lease, jobs) = c.lease(&worker, 4).unwrap();
     let games = |c: &Coordinator| -> Vec<u64> {
         let status = c.status(id).unwrap();
@@ -451,7 +451,7 @@ async fn the_stored_state_is_the_schedulers_and_a_file_that_no_longer_parses_is_
 async fn a_reported_pair_must_agree_with_its_own_records() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id) = coordinator(&dir, 60_000).await;
-    let worker = c.register("w", "test", 1).0;
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
     let (lease, jobs) = c.lease(&worker, 1).unwrap();
     let job = &jobs[0];
     let reported = |half_points: [u32; 2], games_json: String| Reported {
@@ -630,7 +630,7 @@ async fn play_with_an_odd_worker(
 ) -> Vec<String> {
     let workers: Vec<String> = ["h1", "h2", "h3", "odd"]
         .iter()
-        .map(|name| c.register(name, "test", 1).0)
+        .map(|name| c.register(name, "test", 1, "t").unwrap().0)
         .collect();
     for turn in 0..pairs {
         let worker = &workers[turn % 4];

@@ -394,6 +394,7 @@ impl Coordinator {
                     map.insert("pair".into(), pair.outcome.pair.into());
                     map.insert("tournament".into(), id.into());
                     map.insert("worker".into(), pair.worker.clone().into());
+                    map.insert("token".into(), pair.token.clone().into());
                     map.insert(
                         "white_spec".into(),
                         map.get("white")

@@ -159,6 +159,9 @@ pub struct PairRecord {
     pub games: Box<RawValue>,
     /// The worker that played it.
     pub worker: String,
+    /// The name of the worker token that delivered it (`open` when none was needed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
 }
 
 impl PairRecord {
@@ -481,6 +484,7 @@ mod tests {
             },
             games: serde_json::value::to_raw_value(&[game.clone(), game]).unwrap(),
             worker: "w".into(),
+            token: "box1".into(),
         }
     }
 
