@@ -980,6 +980,68 @@ async fn only_the_registration_that_holds_a_pair_may_report_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_result_is_not_leased_back_to_its_worker_forever() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = submit_match(&mut admin).await;
+    let mut anonymous = worker_client(&server.addr, None).await;
+    let broken = anonymous
+        .register(pb::RegisterRequest {
+            name: "broken".into(),
+            slots: u32::MAX,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut client = worker_client(&server.addr, Some(&broken.session)).await;
+    let lease = pb::LeaseRequest {
+        worker_id: broken.worker_id.clone(),
+        max_pairs: u32::MAX,
+    };
+    let granted = client.lease(lease.clone()).await.unwrap().into_inner();
+    let job = &granted.jobs[0];
+    // Records that do not fit, and a result for a pair far beyond the match: refused, the
+    // far one at no cost.
+    let result = |pair: u64| pb::PairResult {
+        tournament: id,
+        pair,
+        half_points: vec![2, 2],
+        games_json: "not records".into(),
+        lease_id: granted.lease_id,
+        games_lz4: Vec::new(),
+    };
+    let ack = client
+        .report(pb::ReportRequest {
+            worker_id: broken.worker_id.clone(),
+            results: vec![result(job.pair), result(999_999_999_999)],
+            failures: Vec::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((ack.accepted, ack.rejected), (0, 2));
+    // The only host could not report it: the tournament waits for an operator, saying why,
+    // instead of leasing the pair back to the same worker every lease period.
+    let status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.state, "paused", "{status:?}");
+    assert!(
+        status
+            .paused_reason
+            .contains("its result was refused: records"),
+        "{}",
+        status.paused_reason
+    );
+    let again = client.lease(lease).await.unwrap().into_inner();
+    assert!(again.jobs.is_empty());
+    let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
     // The old setup in small: deterministic players (alpha-beta at a node limit) and one
     // opening for every pair, so pairs 1 and 2 replay pair 0 move for move.

@@ -69,7 +69,7 @@ pub struct Tournament {
     /// Pairs never handed out are `next_pair..`.
     next_pair: u64,
     /// Pairs handed out before whose lease expired, to offer again first.
-    retry: BTreeSet<u64>,
+    retry: PairSet,
     /// Pairs in a live lease.
     leased: HashMap<u64, LeaseId>,
     /// Completed pairs.
@@ -126,7 +126,7 @@ impl Tournament {
             config,
             state: State::Queued,
             next_pair: 0,
-            retry: BTreeSet::new(),
+            retry: PairSet::default(),
             leased: HashMap::new(),
             done: BTreeMap::new(),
             prefix: 0,
@@ -186,8 +186,8 @@ impl Tournament {
         if !self.state.is_active() {
             return None;
         }
-        if let Some(&p) = self.retry.iter().next() {
-            self.retry.remove(&p);
+        if let Some(p) = self.retry.first() {
+            self.retry.remove(p);
             return Some(p);
         }
         (self.next_pair < self.config.max_pairs()).then(|| {
@@ -199,7 +199,7 @@ impl Tournament {
     /// Pairs that can be offered now: never handed out, or to be offered again.
     fn offerable(&self) -> u64 {
         if self.state.is_active() {
-            self.retry.len() as u64 + self.config.max_pairs().saturating_sub(self.next_pair)
+            self.retry.len() + self.config.max_pairs().saturating_sub(self.next_pair)
         } else {
             0
         }
@@ -231,11 +231,9 @@ impl Tournament {
             self.excluded.insert(outcome.pair);
         }
         self.leased.remove(&outcome.pair);
-        self.retry.remove(&outcome.pair);
+        self.retry.remove(outcome.pair);
         // Pairs skipped over (handed out to nobody) must still be played.
-        for skipped in self.next_pair..outcome.pair {
-            self.retry.insert(skipped);
-        }
+        self.retry.insert_range(self.next_pair, outcome.pair);
         self.next_pair = self.next_pair.max(outcome.pair + 1);
         self.done.insert(outcome.pair, outcome);
         while self.done.contains_key(&self.prefix) {
@@ -304,9 +302,14 @@ impl Tournament {
             self.done.insert(outcome.pair, outcome);
         }
         self.next_pair = self.done.keys().next_back().map_or(0, |p| p + 1);
-        self.retry = (0..self.next_pair)
-            .filter(|p| !self.done.contains_key(p))
-            .collect();
+        // The gaps below the highest completed pair, in time proportional to the pairs
+        // done (not to their numbers).
+        self.retry = PairSet::default();
+        let mut expected = 0;
+        for &p in self.done.keys() {
+            self.retry.insert_range(expected, p);
+            expected = p + 1;
+        }
         while self.done.contains_key(&self.prefix) {
             self.prefix += 1;
         }
@@ -314,6 +317,81 @@ impl Tournament {
             self.state = State::Running;
         }
         self.update_state();
+    }
+}
+
+/// A set of pair numbers kept as ranges: a gap of a billion pairs costs one entry.
+#[derive(Debug, Clone, Default)]
+struct PairSet {
+    /// Disjoint, non-adjacent ranges `start..end`, by start.
+    ranges: BTreeMap<u64, u64>,
+    len: u64,
+}
+
+impl PairSet {
+    fn first(&self) -> Option<u64> {
+        self.ranges.keys().next().copied()
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[cfg(test)]
+    fn contains(&self, pair: u64) -> bool {
+        self.ranges
+            .range(..=pair)
+            .next_back()
+            .is_some_and(|(_, &end)| pair < end)
+    }
+
+    fn insert(&mut self, pair: u64) {
+        self.insert_range(pair, pair + 1);
+    }
+
+    /// Adds `start..end` (pairs already in the set are not counted twice).
+    fn insert_range(&mut self, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        let (mut lo, mut hi) = (start, end);
+        // Merge every range that overlaps or touches `lo..hi`.
+        let touching: Vec<(u64, u64)> = self
+            .ranges
+            .range(..=hi)
+            .rev()
+            .take_while(|(_, e)| **e >= lo)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in touching {
+            self.ranges.remove(&s);
+            self.len -= e - s;
+            lo = lo.min(s);
+            hi = hi.max(e);
+        }
+        self.ranges.insert(lo, hi);
+        self.len += hi - lo;
+    }
+
+    fn remove(&mut self, pair: u64) {
+        let Some((&s, &e)) = self.ranges.range(..=pair).next_back() else {
+            return;
+        };
+        if pair >= e {
+            return;
+        }
+        self.ranges.remove(&s);
+        if s < pair {
+            self.ranges.insert(s, pair);
+        }
+        if pair + 1 < e {
+            self.ranges.insert(pair + 1, e);
+        }
+        self.len -= 1;
     }
 }
 
@@ -590,7 +668,9 @@ impl Scheduler {
             Some(t) if t.state.is_active() => {
                 t.state = State::Paused;
                 let leased: Vec<u64> = t.leased.drain().map(|(pair, _)| pair).collect();
-                t.retry.extend(leased);
+                for pair in leased {
+                    t.retry.insert(pair);
+                }
                 true
             }
             _ => false,
@@ -621,7 +701,7 @@ impl Scheduler {
             Some(t) if t.state.is_active() || t.state == State::Paused => {
                 t.state = State::Cancelled;
                 t.leased.clear();
-                t.retry.clear();
+                t.retry = PairSet::default();
                 true
             }
             _ => false,
@@ -864,6 +944,44 @@ mod tests {
             t.sprt_status().unwrap().decision,
             tourney_stats::Decision::AcceptH1
         );
+    }
+
+    #[test]
+    fn pair_sets_keep_ranges_and_count_each_pair_once() {
+        let mut set = PairSet::default();
+        set.insert_range(10, 20);
+        set.insert(20);
+        set.insert(5);
+        set.insert_range(15, 25);
+        assert_eq!(set.len(), 16);
+        assert_eq!(set.ranges.len(), 2, "{set:?}");
+        set.remove(12);
+        set.remove(12);
+        set.remove(99);
+        assert_eq!((set.len(), set.first()), (15, Some(5)));
+        assert!(set.contains(11) && !set.contains(12) && set.contains(13));
+        set.remove(5);
+        assert_eq!(set.first(), Some(10));
+        set.insert_range(0, u64::MAX);
+        assert_eq!((set.len(), set.ranges.len()), (u64::MAX, 1));
+    }
+
+    #[test]
+    fn a_restore_with_a_far_pair_costs_nothing_per_skipped_pair() {
+        // What a store written before results were checked against leases may hold: one
+        // pair far beyond the others.
+        let far = 999_999_999_999;
+        let mut s = Scheduler::new(1000);
+        s.add(
+            1,
+            config("match", "pairs = 1000000000000"),
+            State::Running,
+            vec![outcome(0, [1, 1]), outcome(far, [1, 1])],
+        );
+        let t = s.tournament(1).unwrap();
+        assert_eq!(t.offerable(), 1_000_000_000_000 - 2);
+        let (_, first) = s.lease("w#1", 2, 0).unwrap();
+        assert_eq!(first.iter().map(|a| a.pair).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]

@@ -101,19 +101,31 @@ impl From<&Status> for pb::TournamentStatus {
     }
 }
 
-/// The most a pair's games may take uncompressed: as much as a whole report may.
-const MAX_GAMES_JSON: usize = 64 << 20;
+/// The most a pair's games may take uncompressed.
+pub const MAX_GAMES_JSON: usize = 8 << 20;
+/// The most a whole report's games may take uncompressed: what one report can make the
+/// coordinator hold in memory, whatever its compressed size on the wire.
+pub const MAX_REPORT_JSON: usize = 64 << 20;
 
-/// A pair result's games JSON, plain or decompressed (`None`: the compressed form is corrupt,
-/// claims more than [`MAX_GAMES_JSON`] bytes, or is not UTF-8).
-fn games_json(plain: String, lz4: &[u8]) -> Option<String> {
+/// A pair result's games JSON, plain or decompressed, taken from what is left of the
+/// report's `budget` (`None`: the compressed form is corrupt, more than [`MAX_GAMES_JSON`]
+/// or the budget, or not UTF-8). The size a compressed block claims is checked before
+/// anything is allocated.
+fn games_json(plain: String, lz4: &[u8], budget: &mut usize) -> Option<String> {
+    let size = if lz4.is_empty() {
+        plain.len()
+    } else {
+        lz4_flex::block::uncompressed_size(lz4).ok()?.0
+    };
+    if size > MAX_GAMES_JSON || size > *budget {
+        *budget = 0;
+        return None;
+    }
+    *budget -= size;
     if lz4.is_empty() {
         return Some(plain);
     }
     let (size, block) = lz4_flex::block::uncompressed_size(lz4).ok()?;
-    if size > MAX_GAMES_JSON {
-        return None;
-    }
     String::from_utf8(lz4_flex::block::decompress(block, size).ok()?).ok()
 }
 
@@ -158,9 +170,10 @@ impl pb::worker_server::Worker for WorkerService {
         let r = request.into_inner();
         let mut finished = Vec::with_capacity(r.results.len());
         let mut malformed = 0;
+        let mut budget = MAX_REPORT_JSON;
         for result in r.results {
             let checked = match (
-                games_json(result.games_json, &result.games_lz4),
+                games_json(result.games_json, &result.games_lz4, &mut budget),
                 result.half_points.as_slice(),
             ) {
                 (Some(games_json), &[h0, h1]) => self.0.check_reported(
@@ -173,9 +186,12 @@ impl pb::worker_server::Worker for WorkerService {
                         games_json,
                     },
                 ),
-                _ => Err(Refusal::Records(
-                    "no decodable records, or not two half-points".into(),
-                )),
+                _ => Err(Refusal::Records(format!(
+                    "not decodable within {} MiB a pair and {} MiB a report, or not two \
+                     half-points",
+                    MAX_GAMES_JSON >> 20,
+                    MAX_REPORT_JSON >> 20
+                ))),
             };
             match checked {
                 Ok(pair) => finished.push(pair),
@@ -183,6 +199,24 @@ impl pb::worker_server::Worker for WorkerService {
                     malformed += 1;
                     self.0
                         .refused(&r.worker_id, result.tournament, result.pair, &refusal);
+                    // A pair this worker holds but cannot report acceptably goes to the
+                    // others rather than back to it forever.
+                    let held = self.0.holds(
+                        &r.worker_id,
+                        result.lease_id,
+                        result.tournament,
+                        result.pair,
+                    );
+                    if held {
+                        self.0
+                            .pair_failed(
+                                &r.worker_id,
+                                result.tournament,
+                                result.pair,
+                                &format!("its result was refused: {refusal}"),
+                            )
+                            .await?;
+                    }
                 }
             }
         }
@@ -472,16 +506,37 @@ mod tests {
     #[test]
     fn games_arrive_plain_or_compressed_and_corrupt_or_oversized_ones_are_refused() {
         let json = r#"[{"game":"loa"},{"game":"loa"}]"#;
-        assert_eq!(games_json(json.into(), &[]).as_deref(), Some(json));
+        let mut budget = MAX_REPORT_JSON;
+        let mut read = |plain: &str, lz4: &[u8]| games_json(plain.into(), lz4, &mut budget);
+        assert_eq!(read(json, &[]).as_deref(), Some(json));
         let lz4 = lz4_flex::compress_prepend_size(json.as_bytes());
-        assert_eq!(games_json(String::new(), &lz4).as_deref(), Some(json));
+        assert_eq!(read("", &lz4).as_deref(), Some(json));
         // A truncated block, and a block that claims 4 GiB uncompressed.
-        assert_eq!(games_json(String::new(), &lz4[..lz4.len() - 3]), None);
+        assert_eq!(read("", &lz4[..lz4.len() - 3]), None);
         let mut bomb = lz4.clone();
         bomb[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert_eq!(games_json(String::new(), &bomb), None);
-        assert_eq!(games_json(String::new(), &[1, 0]), None, "no size");
+        assert_eq!(read("", &bomb), None);
+        assert_eq!(read("", &[1, 0]), None, "no size");
         let not_utf8 = lz4_flex::compress_prepend_size(&[0xff, 0xfe]);
-        assert_eq!(games_json(String::new(), &not_utf8), None);
+        assert_eq!(read("", &not_utf8), None);
+    }
+
+    #[test]
+    fn a_report_decompresses_no_more_than_its_budget() {
+        // Forty blocks of 7 MiB of zeros: about 30 KiB each on the wire, 280 MiB inflated.
+        let block = lz4_flex::compress_prepend_size(&vec![b' '; 7 << 20]);
+        assert!(block.len() < 64 << 10);
+        let mut budget = MAX_REPORT_JSON;
+        let taken = (0..40)
+            .filter(|_| games_json(String::new(), &block, &mut budget).is_some())
+            .count();
+        assert_eq!(taken, MAX_REPORT_JSON / (7 << 20));
+        assert_eq!(budget, 0, "once over budget, nothing more is inflated");
+        // A pair's games over the per-pair bound are refused whatever the budget.
+        let big = lz4_flex::compress_prepend_size(&vec![b' '; MAX_GAMES_JSON + 1]);
+        assert_eq!(
+            games_json(String::new(), &big, &mut MAX_REPORT_JSON.clone()),
+            None
+        );
     }
 }

@@ -296,6 +296,7 @@ pub async fn run(
             let batch = std::mem::take(&mut unreported);
             let mut client = s.client.clone();
             let worker_id = s.worker_id.clone();
+            let rejected = metrics.results_rejected.clone();
             report_task = Some(tokio::spawn(async move {
                 let mut request = pb::ReportRequest {
                     worker_id,
@@ -308,7 +309,20 @@ pub async fn run(
                     }
                 }
                 match client.report(request).await {
-                    Ok(_) => Ok(()),
+                    Ok(reply) => {
+                        let reply = reply.into_inner();
+                        if reply.rejected > 0 {
+                            // Not sent again: the coordinator said why in its log, and
+                            // offers the pairs to other workers.
+                            rejected.inc_by(u64::from(reply.rejected));
+                            tracing::warn!(
+                                rejected = reply.rejected,
+                                accepted = reply.accepted,
+                                "the coordinator refused reported results (its log says why)"
+                            );
+                        }
+                        Ok(())
+                    }
                     Err(e) => Err((e.code(), batch)),
                 }
             }));

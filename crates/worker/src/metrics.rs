@@ -20,6 +20,9 @@ pub struct WorkerMetrics {
     pub engine_restarts: IntCounter,
     /// `tourney_worker_reconnects_total`: sessions lost and opened again.
     pub reconnects: IntCounter,
+    /// `tourney_worker_results_rejected_total`: reported pair results the coordinator
+    /// refused.
+    pub results_rejected: IntCounter,
 }
 
 impl WorkerMetrics {
@@ -54,18 +57,23 @@ impl WorkerMetrics {
                 "tourney_worker_reconnects_total",
                 "Connections to the coordinator lost and opened again.",
             ),
+            results_rejected: counter(
+                "tourney_worker_results_rejected_total",
+                "Reported pair results the coordinator refused (its log says why).",
+            ),
         };
         // Exported from 0, so that rates and alerts see the first game.
         for game in ["loa", "amazons"] {
             metrics.games.with_label_values(&[game]);
         }
-        let collectors: [Box<dyn prometheus::core::Collector>; 6] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 7] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
             Box::new(metrics.slots.clone()),
             Box::new(metrics.engine_restarts.clone()),
             Box::new(metrics.reconnects.clone()),
+            Box::new(metrics.results_rejected.clone()),
         ];
         for c in collectors {
             registry.register(c).expect("unique metric");
