@@ -37,6 +37,7 @@ fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<()> {
         count: 200,
         seed: args.seed,
         balanced: None,
+        judge_budget: None,
     };
     let openings = generate::<P>(&settings).map_err(anyhow::Error::msg)?;
     let spec = match P::GAME {
@@ -199,6 +200,7 @@ fn validate(args: &BenchArgs) -> Result<()> {
         count: 100,
         seed: args.seed,
         balanced: None,
+        judge_budget: None,
     };
     let openings = generate::<Loa>(&settings).map_err(anyhow::Error::msg)?;
     let (mut white, mut black) = (

@@ -83,6 +83,34 @@ pub(crate) struct TournamentFiles {
     pub(crate) uploads: Vec<(String, PathBuf)>,
 }
 
+/// `name`, a path relative to `base`, if it stays under `base` (no absolute path, no
+/// `..`, no link out of it): a tournament file names only files beside or below it.
+fn confined(base: &Path, name: &str) -> Result<std::path::PathBuf> {
+    use std::path::Component;
+    let relative = Path::new(name);
+    if !relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        bail!(
+            "'{name}' must be a path under the tournament file's directory (no '..', not absolute)"
+        );
+    }
+    let path = base.join(relative);
+    let (real_base, real) = (
+        std::fs::canonicalize(if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        })?,
+        std::fs::canonicalize(&path).with_context(|| format!("reading {}", path.display()))?,
+    );
+    if !real.starts_with(&real_base) {
+        bail!("'{name}' leads out of the tournament file's directory");
+    }
+    Ok(path)
+}
+
 /// Reads a tournament file and what it refers to, and checks them as the coordinator will
 /// (player specs, the openings file), so that a mistake is reported with its line before
 /// anything is started, printed or created.
@@ -95,7 +123,7 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let base = path.parent().unwrap_or(Path::new("."));
     let openings = match &config.openings.file {
         Some(f) => {
-            let p = base.join(f);
+            let p = confined(base, f).with_context(|| format!("{file}: openings.file"))?;
             let openings = std::fs::read_to_string(&p)
                 .with_context(|| format!("{file}: openings.file: reading {}", p.display()))?;
             tourney_plan::check::openings_file(&config, &openings, &p.display().to_string())?;

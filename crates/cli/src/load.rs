@@ -299,6 +299,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         count: pairs.clamp(1, 100_000),
         seed: 1,
         balanced: None,
+        judge_budget: None,
     };
     let openings = generate_up_to::<Loa>(&settings).map_err(anyhow::Error::msg)?;
 

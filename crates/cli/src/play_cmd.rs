@@ -278,6 +278,7 @@ pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
                 count: args.count,
                 seed: args.seed,
                 balanced: args.balanced.clone().map(|spec| (spec, args.max_score)),
+                judge_budget: None,
             };
             with_position!(game, P => generate::<P>(&settings)).map_err(anyhow::Error::msg)?
         }

@@ -589,7 +589,33 @@ fn run_checks_the_tournament_file_before_it_starts_or_creates_anything() {
     ));
     let err = stderr(&out);
     assert!(err.contains("o.txt:2: not a loa position"), "{err}");
+    assert!(
+        !err.contains("not a position"),
+        "the file's text is not echoed: {err}"
+    );
     assert!(!data.exists());
+
+    // Openings files stay under the tournament file's directory.
+    let secret_name = format!("secret-{}.txt", std::process::id());
+    let secret = dir.path().parent().unwrap().join(&secret_name);
+    std::fs::write(&secret, "root:x:0:0\n").unwrap();
+    for (name, says) in [
+        (&format!("../{secret_name}")[..], "must be a path under"),
+        ("/etc/passwd", "must be a path under"),
+        ("link.txt", "leads out of"),
+    ] {
+        let _ = std::os::unix::fs::symlink(&secret, dir.path().join("link.txt"));
+        let out = run(&quick_match().replace(
+            "openings = { plies = 2, seed = 1 }",
+            &format!("openings = {{ file = \"{name}\" }}"),
+        ));
+        let err = stderr(&out);
+        assert!(
+            err.contains(says) && !err.contains("root:"),
+            "{name}: {err}"
+        );
+    }
+    let _ = std::fs::remove_file(secret);
 
     let out = run(&quick_match().replace("pairs = 4", "pairs = \"4\""));
     let err = stderr(&out);

@@ -23,6 +23,7 @@ pub(crate) const BALANCED_OPENINGS_MAX: u64 = 20_000;
 fn openings_of(
     config: &TournamentConfig,
     file_text: &str,
+    judge_budget: u64,
 ) -> Result<Vec<String>, CoordinatorError> {
     let o = &config.openings;
     if let Some(name) = &o.file {
@@ -39,6 +40,7 @@ fn openings_of(
         count: config.max_pairs().clamp(1, most) as usize,
         seed: o.seed,
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
+        judge_budget: Some(judge_budget),
     };
     with_position!(config.game, P => tourney_plan::openings::generate_up_to::<P>(&settings))
         .map_err(|e| CoordinatorError::Invalid(format!("openings: {e}")))
@@ -74,7 +76,20 @@ impl Coordinator {
                 )));
             }
         }
-        let openings = openings_of(&config, openings_text)?;
+        // Made on a blocking thread, one suite at a time: the runtime's threads keep
+        // serving leases and reports meanwhile.
+        let openings = {
+            let _turn = self
+                .generating
+                .acquire()
+                .await
+                .map_err(|_| CoordinatorError::Closed)?;
+            let (config, openings_text) = (config.clone(), openings_text.to_string());
+            let budget = self.settings.judge_budget;
+            tokio::task::spawn_blocking(move || openings_of(&config, &openings_text, budget))
+                .await
+                .map_err(|e| CoordinatorError::Invalid(format!("openings: {e}")))??
+        };
         let id = self.store.next_tournament_id()?;
         let created_ms = tourney_model::unix_ms_now();
         let record = TournamentRecord {

@@ -44,6 +44,11 @@ pub struct Settings {
     pub max_pairs_per_lease: usize,
     /// Live registrations per worker token.
     pub registrations_per_token: usize,
+    /// The most search nodes a balance judge may spend on one tournament's opening suite
+    /// (seconds of one core; each judgement at most
+    /// [`tourney_plan::openings::JUDGE_NODES`]). A judge too slow for it
+    /// (`balanced = "ab:depth=60"`) gets a smaller suite, said at submission.
+    pub judge_budget: u64,
 }
 
 impl Default for Settings {
@@ -55,6 +60,7 @@ impl Default for Settings {
             max_slots: 256,
             max_pairs_per_lease: 512,
             registrations_per_token: 1_000,
+            judge_budget: 50_000_000,
         }
     }
 }
@@ -229,6 +235,8 @@ pub struct Coordinator {
     pub settings: Settings,
     pub(crate) changes: watch::Sender<u64>,
     pub(crate) metrics: CoordinatorMetrics,
+    /// One opening suite is made at a time (off the runtime's threads).
+    pub(crate) generating: tokio::sync::Semaphore,
 }
 
 impl Coordinator {
@@ -317,6 +325,7 @@ impl Coordinator {
             settings,
             changes: watch::channel(0).0,
             metrics,
+            generating: tokio::sync::Semaphore::new(1),
         }))
     }
 

@@ -596,6 +596,48 @@ async fn the_opening_suite_is_as_large_as_the_tournament_or_says_it_is_not() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_balance_judge_gets_a_smaller_suite_within_its_budget_and_leases_go_on() {
+    let c = Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings {
+            judge_budget: 200_000,
+            ..Settings::default()
+        },
+        &Registry::new(),
+    )
+    .unwrap();
+    let running = c
+        .submit(&match_file(), "m.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let slow = MatchFile {
+        name: "slow-judge",
+        pairs: 1000,
+        openings: r#"{ plies = 4, seed = 1, balanced = "ab:depth=60", max_score = 10000 }"#,
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    }
+    .toml();
+    let submitting = {
+        let c = Arc::clone(&c);
+        tokio::spawn(async move { c.submit(&slow, "slow.toml", "", BTreeMap::new()).await })
+    };
+    // The runtime keeps serving while the suite is made.
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    let (_, jobs) = c.lease(&worker, 1).unwrap();
+    assert_eq!(jobs[0].tournament, running);
+    let id = submitting.await.unwrap().unwrap();
+    let status = c.status(id).unwrap();
+    assert!(
+        (1..1000).contains(&status.openings),
+        "{} openings",
+        status.openings
+    );
+    assert!(status.openings_note().is_some());
+}
+
 #[test]
 fn repeated_games_are_counted_in_pair_order_whatever_order_they_come_in() {
     let game = |white: &str| -> tourney_model::GameSummary {

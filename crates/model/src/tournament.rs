@@ -126,6 +126,14 @@ impl PairOutcome {
     }
 }
 
+/// The most engines a tournament may have: its cross-table and ratings grow with the
+/// square of this.
+pub const MAX_ENGINES: usize = 128;
+/// The most pairs a tournament may plan (or an SPRT play).
+pub const MAX_PAIRS: u64 = 1_000_000_000;
+/// The longest tournament or engine name.
+pub const MAX_NAME_CHARS: usize = 100;
+
 /// How the engines meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -569,8 +577,21 @@ impl TournamentConfig {
                 ),
             );
         }
+        if n > MAX_ENGINES {
+            return top(
+                "engine",
+                format!("at most {MAX_ENGINES} [[engine]] tables, found {n}"),
+            );
+        }
         let mut names = std::collections::HashSet::new();
         for (i, engine) in self.engines.iter().enumerate() {
+            if engine.name.chars().count() > MAX_NAME_CHARS {
+                return Err((
+                    Some(("engine", i)),
+                    format!("engine[{i}].name"),
+                    format!("at most {MAX_NAME_CHARS} characters"),
+                ));
+            }
             let at = |key: &str, message: String| {
                 Err((Some(("engine", i)), format!("engine[{i}].{key}"), message))
             };
@@ -660,6 +681,23 @@ impl TournamentConfig {
                 "set a clock (tc = \"10+0.1\") or per-move limits (nodes, depth, movetime)".into(),
             ));
         }
+        if self.name.chars().count() > MAX_NAME_CHARS {
+            return top("name", format!("at most {MAX_NAME_CHARS} characters"));
+        }
+        if self.max_pairs() > MAX_PAIRS {
+            let key = match self.format {
+                Format::Match => "pairs",
+                Format::Sprt => "sprt.max_pairs",
+                _ => "rounds",
+            };
+            return top(
+                key,
+                format!(
+                    "{} pairs planned; at most {MAX_PAIRS} (a billion pairs: years of play)",
+                    self.max_pairs()
+                ),
+            );
+        }
         if !(self.weight > 0.0 && self.weight.is_finite()) {
             return top(
                 "weight",
@@ -683,8 +721,8 @@ impl TournamentConfig {
         let n = self.engines.len() as u64;
         let rounds = u64::from(self.rounds.unwrap_or(1));
         match self.format {
-            Format::RoundRobin => Some(rounds * n * (n - 1) / 2),
-            Format::Gauntlet => Some(rounds * (n - 1)),
+            Format::RoundRobin => Some(rounds.saturating_mul(n * n.saturating_sub(1) / 2)),
+            Format::Gauntlet => Some(rounds.saturating_mul(n.saturating_sub(1))),
             Format::Match => self.pairs,
             Format::Sprt => None,
         }
@@ -824,6 +862,29 @@ options = { Hash = 64 }
             e.message.contains("'v2'"),
             "the repeated name is named: {e}"
         );
+    }
+
+    #[test]
+    fn huge_tournaments_are_refused_before_anything_is_planned() {
+        let e = error(&SPRT.replace("max_pairs = 20000", "max_pairs = 1000000000000"));
+        assert_eq!(e.key.as_deref(), Some("sprt.max_pairs"), "{e}");
+        assert!(e.message.contains("at most 1000000000"), "{e}");
+        let engines: String = (0..MAX_ENGINES + 1)
+            .map(|i| format!("[[engine]]\nname = \"e{i}\"\nplayer = \"random\"\n"))
+            .collect();
+        let text = format!(
+            "name = \"rr\"\ngame = \"loa\"\nformat = \"round-robin\"\nrounds = 1\n\
+             openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n{engines}"
+        );
+        let e = error(&text);
+        assert_eq!(e.key.as_deref(), Some("engine"), "{e}");
+        // Rounds that would overflow the pair count are refused too, not wrapped.
+        let two: String = engines.lines().take(6).collect::<Vec<_>>().join("\n");
+        let e = error(&format!(
+            "name = \"rr\"\ngame = \"loa\"\nformat = \"round-robin\"\nrounds = 4000000000\n\
+                 openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n{two}\n"
+        ));
+        assert_eq!(e.key.as_deref(), Some("rounds"), "{e}");
     }
 
     #[test]

@@ -75,7 +75,14 @@ pub fn openings_file(
             continue;
         }
         let parsed = with_position!(config.game, P => line.parse::<P>().map(drop));
-        parsed.map_err(|e| error(Some(n + 1), format!("not a {} position: {e}", config.game)))?;
+        // The file's text is not repeated: only where on the line the problem is.
+        parsed.map_err(|e| {
+            let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
+            error(
+                Some(n + 1),
+                format!("not a {} position string{at}", config.game),
+            )
+        })?;
         positions.push(line.to_string());
     }
     if positions.is_empty() {

@@ -20,7 +20,14 @@ pub struct OpeningSettings {
     /// A player spec that judges balance (`ab:depth=3`), with the largest accepted
     /// |score| in centi-units.
     pub balanced: Option<(String, i32)>,
+    /// The most search nodes the judge may spend on the whole suite (`None`: no bound),
+    /// each judgement at most [`JUDGE_NODES`]: when they are spent, the suite is what was
+    /// found so far.
+    pub judge_budget: Option<u64>,
 }
+
+/// The most nodes one balance judgement may search when the suite has a budget.
+pub const JUDGE_NODES: u64 = 1_000_000;
 
 /// Why a suite could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,8 +95,9 @@ fn collect<P: Heuristics>(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let attempts = settings.count * 50 + 1000;
+    let mut spent = 0u64;
     for _ in 0..attempts {
-        if out.len() == settings.count {
+        if out.len() == settings.count || settings.judge_budget.is_some_and(|b| spent >= b) {
             break;
         }
         let mut game = Game::new(P::start(), Default::default());
@@ -108,12 +116,12 @@ fn collect<P: Heuristics>(
         }
         if let (Some(judge), Some((_, max))) = (judge.as_mut(), &settings.balanced) {
             judge.new_game(0);
-            let result = judge.choose(
-                &game,
-                &Limits::default(),
-                &AtomicBool::new(false),
-                &mut |_| {},
-            );
+            let limits = Limits {
+                nodes: settings.judge_budget.map(|b| (b - spent).min(JUDGE_NODES)),
+                ..Limits::default()
+            };
+            let result = judge.choose(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            spent += result.info.nodes.max(1);
             match result.info.score {
                 Some(Score::Cp(cp)) if cp.abs() <= *max => {}
                 _ => continue,
