@@ -347,13 +347,34 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         &format!("name = \"crasher\"\ncommand = \"{crasher}\""),
     );
     // The engine's program is uploaded as an artifact: the worker fetches and caches it.
+    // It is bigger than a chunk, so both ways it goes in several.
     let content = std::fs::read(env!("CARGO_BIN_EXE_misbehave")).unwrap();
+    assert!(content.len() > tourney_proto::ARTIFACT_CHUNK);
+    let chunks: Vec<pb::UploadArtifactRequest> = content
+        .chunks(tourney_proto::ARTIFACT_CHUNK)
+        .map(|c| pb::UploadArtifactRequest {
+            content: c.to_vec(),
+        })
+        .collect();
     let sha = admin
-        .upload_artifact(pb::UploadArtifactRequest { content })
+        .upload_artifact(tokio_stream::iter(chunks))
         .await
         .unwrap()
         .into_inner()
         .sha256;
+    // One limit for upload and fetch: a program over it is refused as it comes in.
+    let too_big =
+        (0..=tourney_proto::MAX_ARTIFACT_BYTES / tourney_proto::ARTIFACT_CHUNK).map(|_| {
+            pb::UploadArtifactRequest {
+                content: vec![0; tourney_proto::ARTIFACT_CHUNK],
+            }
+        });
+    let e = admin
+        .upload_artifact(tokio_stream::iter(too_big))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("larger than 64 MiB"), "{e:?}");
     let id = admin
         .submit(pb::SubmitRequest {
             config,

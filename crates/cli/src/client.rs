@@ -60,7 +60,7 @@ impl ClientArgs {
             channel,
             TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN").as_deref()),
         )
-        .max_decoding_message_size(256 << 20))
+        .max_decoding_message_size(64 << 20))
     }
 }
 
@@ -170,8 +170,22 @@ pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
     for (name, program) in uploads {
         let content =
             std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
+        if content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
+            bail!(
+                "{}: {} MiB, more than the {} MiB an outside engine's program may have",
+                program.display(),
+                content.len() >> 20,
+                tourney_proto::MAX_ARTIFACT_BYTES >> 20
+            );
+        }
+        let chunks: Vec<pb::UploadArtifactRequest> = content
+            .chunks(tourney_proto::ARTIFACT_CHUNK)
+            .map(|chunk| pb::UploadArtifactRequest {
+                content: chunk.to_vec(),
+            })
+            .collect();
         let sha = admin
-            .upload_artifact(pb::UploadArtifactRequest { content })
+            .upload_artifact(tokio_stream::iter(chunks))
             .await
             .map_err(status_error)?
             .into_inner()

@@ -83,7 +83,7 @@ pub async fn serve(
     );
     let admin = InterceptedService::new(
         pb::admin_server::AdminServer::new(AdminService(Arc::clone(&coordinator)))
-            .max_decoding_message_size(256 << 20),
+            .max_decoding_message_size(16 << 20),
         move |r| admin_auth.check(r),
     );
     let mut routes = Routes::builder();

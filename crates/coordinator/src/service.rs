@@ -270,11 +270,18 @@ impl pb::worker_server::Worker for WorkerService {
         request: Request<pb::FetchArtifactRequest>,
     ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
         self.session(&request, &request.get_ref().worker_id)?;
-        let sha = request.into_inner().sha256;
-        match self.0.artifact(&sha)? {
-            Some(content) => Ok(Response::new(pb::FetchArtifactResponse { content })),
-            None => Err(GrpcStatus::not_found(format!("no artifact {sha}"))),
-        }
+        let r = request.into_inner();
+        let Some(content) = self.0.artifact(&r.sha256)? else {
+            return Err(GrpcStatus::not_found(format!("no artifact {}", r.sha256)));
+        };
+        let start = usize::try_from(r.offset)
+            .unwrap_or(usize::MAX)
+            .min(content.len());
+        let end = (start + tourney_proto::ARTIFACT_CHUNK).min(content.len());
+        Ok(Response::new(pb::FetchArtifactResponse {
+            content: content[start..end].to_vec(),
+            total_size: content.len() as u64,
+        }))
     }
 }
 
@@ -445,9 +452,19 @@ impl pb::admin_server::Admin for AdminService {
 
     async fn upload_artifact(
         &self,
-        request: Request<pb::UploadArtifactRequest>,
+        request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,
     ) -> Result<Response<pb::UploadArtifactResponse>, GrpcStatus> {
-        let content = request.into_inner().content;
+        let mut chunks = request.into_inner();
+        let mut content = Vec::new();
+        while let Some(chunk) = chunks.message().await? {
+            if content.len() + chunk.content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
+                return Err(GrpcStatus::invalid_argument(format!(
+                    "artifact larger than {} MiB",
+                    tourney_proto::MAX_ARTIFACT_BYTES >> 20
+                )));
+            }
+            content.extend_from_slice(&chunk.content);
+        }
         let sha256 = self
             .0
             .store()

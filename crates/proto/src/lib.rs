@@ -13,3 +13,8 @@ pub mod v1 {
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         tonic::include_file_descriptor_set!("tourney_descriptor");
 }
+
+/// The largest outside engine program (artifact) that can be uploaded, stored and fetched.
+pub const MAX_ARTIFACT_BYTES: usize = 64 << 20;
+/// The most bytes of an artifact one upload or fetch message carries.
+pub const ARTIFACT_CHUNK: usize = 1 << 20;

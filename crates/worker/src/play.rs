@@ -80,17 +80,38 @@ pub(crate) async fn prepare(
         };
         let path = cache.join(&*sha);
         if !path.exists() {
-            let reply = client
-                .fetch_artifact(pb::FetchArtifactRequest {
-                    sha256: sha.clone(),
-                    worker_id: worker_id.to_string(),
-                })
-                .await
-                .map_err(|e| PlayError::Fetch {
-                    engine: engine.name.clone(),
-                    message: e.message().to_string(),
-                })?;
-            let content = reply.into_inner().content;
+            let mut content = Vec::new();
+            loop {
+                let reply = client
+                    .fetch_artifact(pb::FetchArtifactRequest {
+                        sha256: sha.clone(),
+                        worker_id: worker_id.to_string(),
+                        offset: content.len() as u64,
+                    })
+                    .await
+                    .map_err(|e| PlayError::Fetch {
+                        engine: engine.name.clone(),
+                        message: e.message().to_string(),
+                    })?
+                    .into_inner();
+                let total = reply.total_size as usize;
+                let too_big = total > tourney_proto::MAX_ARTIFACT_BYTES
+                    || content.len() + reply.content.len() > total;
+                if too_big || (reply.content.is_empty() && content.len() < total) {
+                    return Err(PlayError::Fetch {
+                        engine: engine.name.clone(),
+                        message: format!(
+                            "the coordinator sent {} of {total} bytes (at most {} MiB)",
+                            content.len() + reply.content.len(),
+                            tourney_proto::MAX_ARTIFACT_BYTES >> 20
+                        ),
+                    });
+                }
+                content.extend_from_slice(&reply.content);
+                if content.len() == total {
+                    break;
+                }
+            }
             if tourney_model::sha256_hex(&content) != *sha {
                 return Err(PlayError::Mismatch(engine.name.clone()));
             }
