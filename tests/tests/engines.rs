@@ -7,13 +7,42 @@ use std::time::{Duration, Instant};
 use tourney_ai::Limits;
 use tourney_model::{GameRecord, Termination, TimeControl};
 use tourney_rules::Loa;
-use tourney_runner::{BuiltIn, EngineConfig, ExternalEngine, RefereeError, Seat, Setup, play};
+use tourney_runner::{
+    BuiltIn, EngineConfig, ExternalEngine, RefereeError, Seat, Setup, confine, play,
+};
 
 fn engine(mode: &str) -> ExternalEngine {
+    ExternalEngine::new(config(mode))
+}
+
+fn config(mode: &str) -> EngineConfig {
+    // These tests may run as root (CI containers): the engines are our own.
+    confine::set_policy(confine::EnginePolicy {
+        allow_root: true,
+        ..Default::default()
+    });
     let mut config = EngineConfig::new(&format!("{} {mode}", env!("CARGO_BIN_EXE_misbehave")));
     config.handshake_timeout = Duration::from_millis(500);
     config.unresponsive_timeout = Duration::from_secs(1);
-    ExternalEngine::new(config)
+    config
+}
+
+/// Plays `outside` (White) against a random built-in (Black).
+fn game_of(outside: &mut ExternalEngine, setup: &Setup<Loa>) -> GameRecord {
+    let mut random = BuiltIn::<Loa>::new("random:seed=1").unwrap();
+    play(
+        setup,
+        Seat {
+            name: "outside".into(),
+            player: outside,
+        },
+        Seat {
+            name: "random".into(),
+            player: &mut random,
+        },
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 /// Plays the misbehaving engine (White) against a random built-in (Black).
@@ -193,5 +222,147 @@ fn an_engine_is_restarted_after_a_failure() {
         // Each game gets a fresh process that plays its two good moves again.
         assert_eq!(record.termination, Termination::Crash);
         assert!(record.moves.len() >= 3, "{}", record.moves.len());
+    }
+}
+
+/// Setup without a clock: nodes per move, so only limits and silence end a game early.
+fn by_nodes() -> Setup<Loa> {
+    let mut setup = Setup::new(Default::default());
+    setup.limits = Limits {
+        nodes: Some(1000),
+        ..Limits::default()
+    };
+    setup
+}
+
+#[test]
+fn an_engine_gets_an_allow_listed_environment_and_a_private_directory_removed_after() {
+    // SAFETY: std's environment functions share one lock with process spawning; nothing
+    // outside std reads the environment in this test binary.
+    unsafe { std::env::set_var("TOURNEY_TOKEN", "worker-secret") };
+    let mut outside = engine("env");
+    let record = game_of(&mut outside, &by_nodes());
+    assert_lost(&record, Termination::Crash);
+    let stderr = &record.white.stderr;
+    let names = stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("env: "))
+        .unwrap_or_else(|| panic!("{stderr:?}"));
+    let names: Vec<&str> = names.split(',').collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| ["PATH", "LANG", "TZ", "HOME", "TMPDIR"].contains(n)),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"TOURNEY_TOKEN") && !names.iter().any(|n| n.starts_with("CARGO")));
+    let cwd = stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("cwd: "))
+        .unwrap_or_else(|| panic!("{stderr:?}"))
+        .to_string();
+    assert!(cwd.contains("tourney-engine-"), "{cwd}");
+    assert!(
+        !std::path::Path::new(&cwd).exists(),
+        "removed with the engine's process"
+    );
+    drop(outside);
+}
+
+#[test]
+fn what_an_engine_forks_does_not_outlive_it() {
+    let mut outside = engine("fork");
+    let record = game_of(&mut outside, &by_nodes());
+    let pid: u32 = record
+        .white
+        .stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("child: ")?.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", record.white.stderr));
+    drop(outside);
+    // Gone, or a zombie waiting for init: not running.
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .next()
+                    .map(String::from)
+            });
+        if state.as_deref().is_none_or(|s| s == "Z" || s == "X") {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the child {pid} still runs: {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The engine in `mode` under `limits` loses by a crash whose detail names the limit.
+fn loses_to_its_limit(mode: &str, limits: impl FnOnce(&mut EngineConfig), says: &str) {
+    let mut config = config(mode);
+    config.unresponsive_timeout = Duration::from_secs(20);
+    limits(&mut config);
+    let mut outside = ExternalEngine::new(config);
+    let started = Instant::now();
+    let record = game_of(&mut outside, &by_nodes());
+    assert_lost(&record, Termination::Crash);
+    let detail = record.detail.clone().unwrap_or_default();
+    assert!(detail.contains(says), "{mode}: {detail}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{mode}: ended by its limit"
+    );
+}
+
+#[test]
+fn memory_cpu_and_stderr_limits_end_the_game_with_the_reason() {
+    loses_to_its_limit(
+        "alloc",
+        |c| c.limits.memory_mb = 256,
+        "memory limit of 256 MiB",
+    );
+    loses_to_its_limit("spin", |c| c.limits.cpu_seconds = 1, "CPU time limit (1 s");
+    loses_to_its_limit(
+        "flood",
+        |c| c.limits.stderr_kb = 64,
+        "more than 64 KiB to stderr",
+    );
+}
+
+#[test]
+fn a_flood_of_stderr_keeps_only_a_short_tail() {
+    let mut config = config("flood");
+    config.limits.stderr_kb = 8 << 10;
+    let mut outside = ExternalEngine::new(config);
+    let record = game_of(&mut outside, &with_clock());
+    let kept: usize = record.white.stderr.iter().map(String::len).sum();
+    assert!(kept <= 20 * 4096, "{kept} bytes of stderr kept");
+}
+
+#[test]
+fn without_network_engines_cannot_reach_the_host_where_the_system_allows_it() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut outside = engine(&format!("net {port}"));
+    let record = game_of(&mut outside, &by_nodes());
+    let net = record
+        .white
+        .stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("net: "))
+        .unwrap_or_else(|| panic!("{:?}", record.white.stderr))
+        .to_string();
+    match confine::network_isolation() {
+        Ok(()) => assert_ne!(
+            net, "reached",
+            "isolated: the engine must not reach the host"
+        ),
+        Err(why) => eprintln!("no network isolation here ({why}); the engine said: {net}"),
     }
 }

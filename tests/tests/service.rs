@@ -124,6 +124,11 @@ fn spawn_worker_with(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
 ) {
+    // Our own test engines, also when the tests run as root (CI containers).
+    tourney_runner::confine::set_policy(tourney_runner::confine::EnginePolicy {
+        allow_root: true,
+        ..Default::default()
+    });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {
         coordinator: addr.to_string(),

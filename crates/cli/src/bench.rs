@@ -218,6 +218,7 @@ fn validate(args: &BenchArgs) -> Result<()> {
         max_plies: Some(300),
         adjudicate: false,
         margin_ms: 100,
+        engine_limits: Default::default(),
     };
     let mut records = Vec::new();
     for opening in &openings {

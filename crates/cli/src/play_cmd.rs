@@ -140,7 +140,17 @@ fn contestant<P: Heuristics>(spec: &str) -> Result<Box<dyn Contestant<P>>> {
     }
 }
 
+/// Engines started by `play` and `run` on the user's own command: confined like a
+/// worker's, but allowed to run as the user, root included.
+pub(crate) fn own_engines() {
+    tourney_runner::confine::set_policy(tourney_runner::confine::EnginePolicy {
+        allow_root: true,
+        ..Default::default()
+    });
+}
+
 pub(crate) fn play(args: &PlayArgs) -> Result<()> {
+    own_engines();
     with_position!(args.game, P => play_game::<P>(args))
 }
 
@@ -156,6 +166,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
         max_plies: args.max_plies,
         adjudicate: args.adjudicate,
         margin_ms: args.margin,
+        engine_limits: Default::default(),
     };
     let mut setup = Setup::<P>::from_settings(&settings)
         .map_err(anyhow::Error::msg)

@@ -64,6 +64,7 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
+    crate::play_cmd::own_engines();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(run_embedded(args))
 }

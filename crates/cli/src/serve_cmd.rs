@@ -336,9 +336,74 @@ pub(crate) struct WorkerArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    /// Run outside engines as this user (a name, or uid[:gid]); needed when the worker
+    /// runs as root.
+    #[arg(long, value_name = "USER")]
+    engine_user: Option<String>,
+    /// Let outside engines run as root when the worker does (not recommended).
+    #[arg(long)]
+    allow_root_engines: bool,
+    /// Pass this environment variable on to outside engines (repeatable); they get only
+    /// PATH, LANG, TZ, HOME and TMPDIR otherwise, and never TOURNEY_*.
+    #[arg(long, value_name = "NAME")]
+    engine_env: Vec<String>,
+}
+
+/// A user by name or `uid[:gid]`: its uid and gid.
+fn user_ids(user: &str) -> Result<(u32, u32)> {
+    if let Some((uid, gid)) = user.split_once(':') {
+        return Ok((
+            uid.parse()
+                .context("--engine-user: the uid is not a number")?,
+            gid.parse()
+                .context("--engine-user: the gid is not a number")?,
+        ));
+    }
+    if let Ok(uid) = user.parse::<u32>() {
+        return Ok((uid, uid));
+    }
+    let name = std::ffi::CString::new(user).context("--engine-user: a NUL in the name")?;
+    // SAFETY: getpwnam reads the user database; the pointer it returns is used at once,
+    // before any other call that could reuse its storage.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    if entry.is_null() {
+        bail!("--engine-user: no user '{user}'");
+    }
+    // SAFETY: non-null, as checked.
+    let entry = unsafe { &*entry };
+    Ok((entry.pw_uid, entry.pw_gid))
+}
+
+/// Sets how this worker confines outside engines, and says in the log what it cannot do.
+fn confine_engines(args: &WorkerArgs) -> Result<()> {
+    use tourney_runner::confine::{EnginePolicy, network_isolation, set_policy};
+    let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
+    if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
+        bail!("--engine-user is root: pass --allow-root-engines to mean it");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && run_as.is_none() && !args.allow_root_engines {
+        tracing::warn!(
+            "the worker runs as root without --engine-user: outside engines will be refused \
+             (give --engine-user nobody, or --allow-root-engines)"
+        );
+    }
+    set_policy(EnginePolicy {
+        run_as,
+        allow_root: args.allow_root_engines,
+        pass_env: args.engine_env.clone(),
+    });
+    if let Err(why) = network_isolation() {
+        tracing::warn!(
+            reason = %why,
+            "outside engines cannot get a network namespace here: they share the worker's network"
+        );
+    }
+    Ok(())
 }
 
 pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
+    confine_engines(args)?;
     // Games run on their own threads; the async side only talks to the coordinator, so
     // one thread is plenty and leaves every core to the games.
     let runtime = tokio::runtime::Builder::new_multi_thread()

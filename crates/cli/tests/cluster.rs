@@ -697,3 +697,36 @@ fn a_worker_token_removed_and_reloaded_with_sighup_cuts_off_its_host_alone() {
             .all(|g| g["token"] == "box1" || g["token"] == "box2")
     );
 }
+
+#[test]
+fn a_worker_running_as_root_refuses_outside_engines_unless_given_a_user_for_them() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: the worker does not run as root here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let outside = format!("{} engine ab:depth=1", env!("CARGO_BIN_EXE_tourney"));
+    let text = MatchFile {
+        name: "root",
+        pairs: 2,
+        engines: [
+            ("outside", &format!("cmd:{outside}")),
+            ("builtin", "ab:depth=1"),
+        ],
+        ..Default::default()
+    }
+    .toml();
+    let file = dir.path().join("root.toml");
+    std::fs::write(&file, text).unwrap();
+    let id = admin(port, &["submit", file.to_str().unwrap()]);
+    let id = id.lines().last().unwrap().trim().to_string();
+    let _worker = Reaped(start_worker(port, "rooted"));
+    let status = wait_for(port, &id, "the tournament to pause", |s| {
+        s["state"] == "paused"
+    });
+    let reason = status["paused_reason"].as_str().unwrap();
+    assert!(reason.contains("--engine-user"), "{reason}");
+}

@@ -260,7 +260,12 @@ struct WorkerRow {
     last_seen_s: f64,
     /// Seconds since it registered.
     connected_s: f64,
+    /// The name of the token it registered with.
+    token: String,
 }
+
+/// The most workers the overview lists (the fleet's counts cover them all).
+pub const WORKERS_LISTED: usize = 500;
 
 /// The fleet: throughput now and the capacity it has.
 #[derive(Debug, Serialize)]
@@ -310,6 +315,7 @@ pub fn overview_of(c: &Coordinator) -> Overview {
         tournaments,
         workers: workers
             .into_iter()
+            .take(WORKERS_LISTED)
             .map(|w| WorkerRow {
                 last_seen_s: seconds(w.last_seen_ms),
                 connected_s: seconds(w.registered_ms),
@@ -320,6 +326,7 @@ pub fn overview_of(c: &Coordinator) -> Overview {
                 games: w.games,
                 nodes: w.nodes,
                 rejected: w.rejected,
+                token: w.token,
             })
             .collect(),
         recent: c.recent_games(),

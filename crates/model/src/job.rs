@@ -29,6 +29,8 @@ pub struct GameSettings {
     pub adjudicate: bool,
     /// Milliseconds over the clock before a time forfeit.
     pub margin_ms: u64,
+    /// What outside engines' processes may use.
+    pub engine_limits: crate::tournament::EngineLimits,
 }
 
 impl GameSettings {
@@ -51,6 +53,7 @@ impl GameSettings {
             max_plies: config.adjudication.max_plies,
             adjudicate: config.adjudication.regions,
             margin_ms: l.margin,
+            engine_limits: config.engine_limits,
         }
     }
 }

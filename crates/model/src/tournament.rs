@@ -288,6 +288,68 @@ pub struct AdjudicationSettings {
     pub regions: bool,
 }
 
+/// What an outside engine's process may use, on every worker: the tournament file's
+/// `engine_limits` table. A limit it hits ends its game, with the reason recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineLimits {
+    /// Address space, MiB (`RLIMIT_AS`).
+    pub memory_mb: u64,
+    /// CPU time over the process's life, seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Processes and threads of the user it runs as (`RLIMIT_NPROC`).
+    pub processes: u64,
+    /// Open files (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+    /// Largest file it may write, MiB (`RLIMIT_FSIZE`).
+    pub file_size_mb: u64,
+    /// Bytes of stderr read before it is stopped, KiB.
+    pub stderr_kb: u64,
+    /// May reach the network (`false`: a network namespace of its own where the OS allows
+    /// it).
+    pub network: bool,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        EngineLimits {
+            memory_mb: 4096,
+            cpu_seconds: 3600,
+            processes: 512,
+            open_files: 256,
+            file_size_mb: 64,
+            stderr_kb: 1024,
+            network: false,
+        }
+    }
+}
+
+impl EngineLimits {
+    /// The largest value each numeric limit may take in a tournament file.
+    pub const MAX: EngineLimits = EngineLimits {
+        memory_mb: 1 << 20,
+        cpu_seconds: 7 * 24 * 3600,
+        processes: 1 << 16,
+        open_files: 1 << 16,
+        file_size_mb: 1 << 20,
+        stderr_kb: 1 << 20,
+        network: true,
+    };
+
+    /// The limits as `(key, value, largest)`, for checks and reports.
+    pub fn numbers(&self) -> [(&'static str, u64, u64); 6] {
+        let max = Self::MAX;
+        [
+            ("memory_mb", self.memory_mb, max.memory_mb),
+            ("cpu_seconds", self.cpu_seconds, max.cpu_seconds),
+            ("processes", self.processes, max.processes),
+            ("open_files", self.open_files, max.open_files),
+            ("file_size_mb", self.file_size_mb, max.file_size_mb),
+            ("stderr_kb", self.stderr_kb, max.stderr_kb),
+        ]
+    }
+}
+
 /// An engine of the tournament: a built-in player or an outside program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -358,6 +420,9 @@ pub struct TournamentConfig {
     /// Adjudication.
     #[serde(default)]
     pub adjudication: AdjudicationSettings,
+    /// What outside engines' processes may use.
+    #[serde(default)]
+    pub engine_limits: EngineLimits,
     /// Scheduling priority: higher runs first.
     #[serde(default)]
     pub priority: i32,
@@ -683,6 +748,15 @@ impl TournamentConfig {
         }
         if self.name.chars().count() > MAX_NAME_CHARS {
             return top("name", format!("at most {MAX_NAME_CHARS} characters"));
+        }
+        for (key, value, max) in self.engine_limits.numbers() {
+            if value == 0 || value > max {
+                return Err((
+                    Some(("engine_limits", 0)),
+                    format!("engine_limits.{key}"),
+                    format!("must be 1 to {max}, found {value}"),
+                ));
+            }
         }
         if self.max_pairs() > MAX_PAIRS {
             let key = match self.format {

@@ -5,6 +5,7 @@
 
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
+use tourney_model::tournament::EngineLimits;
 
 use crate::v1 as pb;
 
@@ -47,6 +48,15 @@ impl From<&GameSettings> for pb::GameSettings {
             max_plies: s.max_plies,
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
+            engine_limits: Some(pb::EngineLimits {
+                memory_mb: s.engine_limits.memory_mb,
+                cpu_seconds: s.engine_limits.cpu_seconds,
+                processes: s.engine_limits.processes,
+                open_files: s.engine_limits.open_files,
+                file_size_mb: s.engine_limits.file_size_mb,
+                stderr_kb: s.engine_limits.stderr_kb,
+                network: s.engine_limits.network,
+            }),
         }
     }
 }
@@ -69,6 +79,31 @@ impl TryFrom<pb::GameSettings> for GameSettings {
             max_plies: s.max_plies,
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
+            engine_limits: match s.engine_limits {
+                None => EngineLimits::default(),
+                Some(l) => {
+                    let limits = EngineLimits {
+                        memory_mb: l.memory_mb,
+                        cpu_seconds: l.cpu_seconds,
+                        processes: l.processes,
+                        open_files: l.open_files,
+                        file_size_mb: l.file_size_mb,
+                        stderr_kb: l.stderr_kb,
+                        network: l.network,
+                    };
+                    if let Some((key, value, max)) = limits
+                        .numbers()
+                        .into_iter()
+                        .find(|&(_, v, max)| v == 0 || v > max)
+                    {
+                        return Err(invalid(
+                            "settings.engine_limits",
+                            format!("{key} must be 1 to {max}, found {value}"),
+                        ));
+                    }
+                    limits
+                }
+            },
         })
     }
 }
@@ -166,6 +201,11 @@ mod tests {
                 max_plies: Some(300),
                 adjudicate: true,
                 margin_ms: 100,
+                engine_limits: tourney_model::tournament::EngineLimits {
+                    memory_mb: 512,
+                    network: true,
+                    ..Default::default()
+                },
             },
             first: Engine {
                 name: "a".into(),

@@ -6,21 +6,76 @@
 //! nothing panics, and the process is always killed and reaped.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command as Process, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use tourney_model::Termination;
+use tourney_model::tournament::EngineLimits;
 use tourney_rules::{Game, Position};
 
+use crate::confine::{self, WorkDir};
 use crate::contestant::{Contestant, Failure, Reply, Unfit};
 use crate::protocol::{Command, Go, Message, parse_message};
 
 /// Stderr lines kept for the record.
 const STDERR_LINES: usize = 20;
+/// The longest stderr line kept (longer ones are cut).
+const STDERR_LINE_BYTES: usize = 4096;
+/// The longest stdout line read (the rest of a longer one is skipped: no protocol message
+/// is that long).
+const STDOUT_LINE_BYTES: usize = 64 << 10;
+/// Stdout lines waiting to be read by the referee; past this the engine waits to write.
+const STDOUT_QUEUE: usize = 4096;
+
+/// Reads `reader` line by line, each cut to `max_line` bytes (the rest of a longer line
+/// is read and dropped), giving each line to `on_line` until it returns `false` or the
+/// input ends; stops early, returning `true`, once more than `max_total` bytes came.
+/// Memory stays within `max_line` whatever comes in.
+fn read_lines(
+    reader: impl Read,
+    max_line: usize,
+    max_total: u64,
+    mut on_line: impl FnMut(String) -> bool,
+) -> bool {
+    let mut reader = BufReader::with_capacity(64 << 10, reader);
+    let mut line = Vec::new();
+    let mut total = 0u64;
+    loop {
+        let (consumed, end) = match reader.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => {
+                let end = buf.iter().position(|&b| b == b'\n');
+                let take = end.unwrap_or(buf.len());
+                let room = max_line.saturating_sub(line.len());
+                line.extend_from_slice(&buf[..take.min(room)]);
+                (end.map_or(buf.len(), |i| i + 1), end.is_some())
+            }
+        };
+        reader.consume(consumed);
+        total += consumed as u64;
+        if end || total > max_total {
+            let text = String::from_utf8_lossy(&line)
+                .trim_end_matches('\r')
+                .to_string();
+            line.clear();
+            if !on_line(text) {
+                return false;
+            }
+        }
+        if total > max_total {
+            return true;
+        }
+    }
+    if !line.is_empty() {
+        on_line(String::from_utf8_lossy(&line).into_owned());
+    }
+    false
+}
 
 /// How to start and talk to an outside engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +89,8 @@ pub struct EngineConfig {
     /// How long an engine may be silent when it has no clock to run out (searches bounded
     /// by nodes or depth).
     pub unresponsive_timeout: Duration,
+    /// What its process may use.
+    pub limits: EngineLimits,
 }
 
 impl EngineConfig {
@@ -44,6 +101,7 @@ impl EngineConfig {
             options: Vec::new(),
             handshake_timeout: Duration::from_secs(5),
             unresponsive_timeout: Duration::from_secs(60),
+            limits: EngineLimits::default(),
         }
     }
 }
@@ -77,7 +135,7 @@ pub fn split_command(line: &str) -> Vec<String> {
     words
 }
 
-/// A running engine process.
+/// A running engine process, confined (see [`confine`]).
 struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
@@ -85,14 +143,23 @@ struct EngineProcess {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Closed when the stderr reader has read everything.
     stderr_done: Receiver<()>,
+    /// Set when the engine wrote more stderr than its limit (and was killed for it).
+    stderr_over: Arc<AtomicBool>,
+    limits: EngineLimits,
+    /// Its working directory, removed after it (declared last: dropped after the kill).
+    _dir: WorkDir,
 }
 
 impl EngineProcess {
-    fn spawn(command: &str) -> Result<EngineProcess, String> {
+    fn spawn(command: &str, limits: &EngineLimits) -> Result<EngineProcess, String> {
+        if let Some(why) = confine::refuse_root() {
+            return Err(why);
+        }
         let words = split_command(command);
         let (program, args) = words.split_first().ok_or("empty engine command")?;
-        let mut child = Process::new(program)
-            .args(args)
+        let dir =
+            WorkDir::new().map_err(|e| format!("no working directory for the engine: {e}"))?;
+        let mut child = confine::command(program, args, limits, dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -101,27 +168,31 @@ impl EngineProcess {
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr")?;
-        let (tx, lines) = channel();
+        let (tx, lines) = sync_channel(STDOUT_QUEUE);
         thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
+            read_lines(stdout, STDOUT_LINE_BYTES, u64::MAX, |line| {
+                tx.send(line).is_ok()
+            });
         });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr);
         let (done, stderr_done) = channel::<()>();
+        let stderr_over = Arc::new(AtomicBool::new(false));
+        let over = Arc::clone(&stderr_over);
+        let (pid, most) = (child.id(), limits.stderr_kb.saturating_mul(1024));
         thread::spawn(move || {
             let _done = done;
-            for line in BufReader::new(stderr_pipe).lines() {
-                let Ok(line) = line else { break };
+            let flooded = read_lines(stderr_pipe, STDERR_LINE_BYTES, most, |line| {
                 let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if tail.len() == STDERR_LINES {
                     tail.pop_front();
                 }
                 tail.push_back(line);
+                true
+            });
+            if flooded {
+                over.store(true, Ordering::Relaxed);
+                confine::kill_group(pid);
             }
         });
         Ok(EngineProcess {
@@ -130,7 +201,17 @@ impl EngineProcess {
             lines,
             stderr,
             stderr_done,
+            stderr_over,
+            limits: *limits,
+            _dir: dir,
         })
+    }
+
+    /// Kills the engine and everything in its process group, and reaps it.
+    fn kill(&mut self) {
+        confine::kill_group(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     fn send(&mut self, command: &Command) -> Result<(), String> {
@@ -139,18 +220,49 @@ impl EngineProcess {
             .map_err(|e| format!("writing to the engine: {e}"))
     }
 
-    /// The next line, waiting at most until `deadline`.
+    /// The next line, waiting at most until `deadline`; `Disconnected` once the engine's
+    /// output has ended or its process has exited (even if something it started still
+    /// holds the pipe open).
     fn next_line(&mut self, deadline: Instant) -> Result<String, RecvTimeoutError> {
-        self.lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(100)))
+            {
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(_)) = self.child.try_wait() {
+                        return self
+                            .lines
+                            .try_recv()
+                            .map_err(|_| RecvTimeoutError::Disconnected);
+                    }
+                }
+                other => return other,
+            }
+        }
     }
 
-    /// Why the engine's output ended: its exit status if it has exited.
+    /// Why the engine's output ended: a limit it hit, or its exit status if it has
+    /// exited.
     fn ended(&mut self) -> String {
         // Give a dying process a moment so its status can be reported.
         for _ in 0..20 {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return format!("engine exited ({status})");
+                if self.stderr_over.load(Ordering::Relaxed) {
+                    return format!(
+                        "engine stopped: it wrote more than {} KiB to stderr \
+                         (engine_limits.stderr_kb)",
+                        self.limits.stderr_kb
+                    );
+                }
+                return match confine::limit_hit(&status, &self.limits) {
+                    Some(limit) => format!("engine exited ({status}): {limit}"),
+                    None => format!("engine exited ({status})"),
+                };
             }
             thread::sleep(Duration::from_millis(5));
         }
@@ -166,18 +278,18 @@ impl EngineProcess {
 }
 
 impl Drop for EngineProcess {
-    /// `quit`, a second's grace, then kill; always reaped.
+    /// `quit`, a second's grace, then its whole process group is killed (what it forked
+    /// does not outlive it); always reaped.
     fn drop(&mut self) {
         let _ = self.send(&Command::Quit);
         let until = Instant::now() + Duration::from_secs(1);
         while Instant::now() < until {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                break;
             }
             thread::sleep(Duration::from_millis(5));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
@@ -217,8 +329,7 @@ impl ExternalEngine {
     /// Ends the process at once (kill, reap), keeping its complete stderr tail.
     fn discard(&mut self) {
         if let Some(mut p) = self.process.take() {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
+            p.kill();
             // The pipe closes with the process; a grandchild holding it must not stall us.
             let _ = p.stderr_done.recv_timeout(Duration::from_millis(300));
             self.last_stderr = p.stderr_tail();
@@ -267,7 +378,8 @@ impl ExternalEngine {
 
     fn start(&mut self) -> Result<(), Unfit> {
         self.started += 1;
-        self.process = Some(EngineProcess::spawn(&self.config.command).map_err(Unfit)?);
+        self.process =
+            Some(EngineProcess::spawn(&self.config.command, &self.config.limits).map_err(Unfit)?);
         self.send_or_unfit(&Command::Ugi)?;
         let seen = self.await_line("ugiok", |m| *m == Message::UgiOk)?;
         self.name = seen.iter().find_map(|m| {

@@ -7,9 +7,11 @@
 //!   measured by the referee and adjudication options, giving a complete
 //!   [`GameRecord`](tourney_model::GameRecord).
 //! - [`server::serve`]: a built-in player served over the protocol (`tourney engine`).
+//! - [`confine`]: what an outside engine's process may see and use.
 
 #![deny(missing_docs)]
 
+pub mod confine;
 mod contestant;
 mod external;
 pub mod protocol;

@@ -260,6 +260,7 @@ mod tests {
                     max_plies: None,
                     adjudicate: false,
                     margin_ms: 100,
+                    engine_limits: Default::default(),
                 },
                 first: engine("a"),
                 second: engine("b"),

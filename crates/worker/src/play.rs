@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tourney_ai::Heuristics;
 use tourney_model::job::{Engine, EngineKind, PairJob};
+use tourney_model::tournament::EngineLimits;
 use tourney_proto::v1 as pb;
 use tourney_rules::with_position;
 
@@ -165,18 +166,19 @@ fn players() -> std::sync::MutexGuard<'static, BTreeMap<String, Vec<Box<dyn Any 
 /// One side of a pair.
 enum Side<P: Heuristics> {
     BuiltIn(String, BuiltIn<P>),
-    Outside(ExternalEngine),
+    Outside(Box<ExternalEngine>),
 }
 
 impl<P: Heuristics> Side<P> {
-    fn new(engine: &Engine) -> Result<Self, PlayError> {
+    fn new(engine: &Engine, limits: &EngineLimits) -> Result<Self, PlayError> {
         let spec = match &engine.kind {
             EngineKind::Outside {
                 command, options, ..
             } => {
                 let mut config = EngineConfig::new(command);
                 config.options = options.clone();
-                return Ok(Side::Outside(ExternalEngine::new(config)));
+                config.limits = *limits;
+                return Ok(Side::Outside(Box::new(ExternalEngine::new(config))));
             }
             EngineKind::BuiltIn(spec) => spec,
         };
@@ -192,7 +194,7 @@ impl<P: Heuristics> Side<P> {
     fn contestant(&mut self) -> &mut dyn Contestant<P> {
         match self {
             Side::BuiltIn(_, p) => p,
-            Side::Outside(e) => e,
+            Side::Outside(e) => e.as_mut(),
         }
     }
 
@@ -235,8 +237,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
             setup.meta.insert(key.into(), sha.clone().into());
         }
     }
-    let mut a = Side::<P>::new(first)?;
-    let mut b = Side::<P>::new(second)?;
+    let limits = &job.settings.engine_limits;
+    let mut a = Side::<P>::new(first, limits)?;
+    let mut b = Side::<P>::new(second, limits)?;
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {

@@ -10,6 +10,15 @@
 //! - `slow`: thinks for 3 seconds per move;
 //! - `nohandshake`: never finishes the handshake;
 //! - `unsupported`: refuses every game with `error unsupported`.
+//! - `env`: at the handshake, writes to stderr `env: NAME,NAME,...` (its environment's
+//!   names) and `cwd: <its working directory>`; exits as `crash` does;
+//! - `fork`: starts `sleep 1000` (writing `child: <pid>` to stderr), then exits as `crash`
+//!   does, leaving the child behind;
+//! - `alloc`: allocates and touches 2 GiB;
+//! - `flood`: writes 50 MB to stderr without a newline;
+//! - `spin`: burns CPU without answering;
+//! - `net <port>`: tries to connect to 127.0.0.1:<port>, writes `net: reached` or
+//!   `net: <error>` to stderr; exits as `crash` does.
 //!
 //! It writes a few lines to stderr so that the runner's stderr tail can be checked.
 
@@ -36,7 +45,10 @@ fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) ->
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_else(|| "good".into());
-    let good_moves: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2);
+    let good_moves: usize = match mode.as_str() {
+        "net" => 2,
+        _ => args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2),
+    };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut game_name = String::from("loa");
@@ -51,6 +63,25 @@ fn main() {
             Some("ugi") => {
                 if mode == "nohandshake" {
                     continue;
+                }
+                match mode.as_str() {
+                    "env" => {
+                        let names: Vec<String> = std::env::vars_os()
+                            .map(|(k, _)| k.to_string_lossy().into_owned())
+                            .collect();
+                        eprintln!("env: {}", names.join(","));
+                        if let Ok(cwd) = std::env::current_dir() {
+                            eprintln!("cwd: {}", cwd.display());
+                        }
+                    }
+                    "net" => {
+                        let port = args.get(2).cloned().unwrap_or_default();
+                        match std::net::TcpStream::connect(format!("127.0.0.1:{port}")) {
+                            Ok(_) => eprintln!("net: reached"),
+                            Err(e) => eprintln!("net: {e}"),
+                        }
+                    }
+                    _ => {}
                 }
                 let _ = writeln!(out, "id name misbehave {mode}\nugiok");
             }
@@ -81,7 +112,7 @@ fn main() {
                 if played > good_moves {
                     eprintln!("misbehave: now doing '{mode}' at move {played}");
                     match mode.as_str() {
-                        "crash" => std::process::exit(3),
+                        "crash" | "env" | "net" => std::process::exit(3),
                         "hang" => continue,
                         "illegal" => {
                             let _ = writeln!(out, "bestmove a1-a1");
@@ -104,6 +135,35 @@ fn main() {
                             return;
                         }
                         "slow" => std::thread::sleep(Duration::from_secs(3)),
+                        "fork" => {
+                            if let Ok(child) =
+                                std::process::Command::new("sleep").arg("1000").spawn()
+                            {
+                                eprintln!("child: {}", child.id());
+                            }
+                            std::process::exit(3);
+                        }
+                        "alloc" => {
+                            let mut big = vec![0u8; 2 << 30];
+                            for i in (0..big.len()).step_by(4096) {
+                                big[i] = 1;
+                            }
+                            eprintln!("allocated {}", big.len());
+                        }
+                        "flood" => {
+                            let chunk = vec![b'x'; 1 << 20];
+                            let mut err = std::io::stderr();
+                            for _ in 0..50 {
+                                let _ = err.write_all(&chunk);
+                            }
+                            continue;
+                        }
+                        "spin" => {
+                            let mut x = 0u64;
+                            loop {
+                                x = std::hint::black_box(x.wrapping_add(1));
+                            }
+                        }
                         _ => {}
                     }
                 }

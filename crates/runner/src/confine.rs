@@ -1,0 +1,267 @@
+//! Outside engines confined: what their process may see and use.
+//!
+//! Each engine process gets
+//! - an environment built from an allow-list (`PATH`, `LANG`, `HOME` and `TMPDIR` set to
+//!   its own directory, and the names the worker was told to pass on; never `TOURNEY_*`);
+//! - a private working directory, removed when the process ends;
+//! - a session and process group of its own, killed as a whole when its games end, so
+//!   nothing it forks outlives them;
+//! - resource limits ([`EngineLimits`]): address space, CPU seconds, processes, open files
+//!   and file size;
+//! - when the worker runs as root, an unprivileged user ([`EnginePolicy::run_as`]);
+//! - a network namespace of its own when the tournament does not allow the network and
+//!   the system lets the worker make one (see [`network_isolation`]).
+//!
+//! Linux (and other Unix) only: the limits are set between `fork` and `exec`.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use tourney_model::tournament::EngineLimits;
+
+/// Environment variables every engine gets from the worker when set.
+const PASSED: [&str; 3] = ["PATH", "LANG", "TZ"];
+
+/// How a worker confines the engines it starts; set once with [`set_policy`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnginePolicy {
+    /// Run engines as this user and group (uid, gid): required when the worker runs as
+    /// root, unless `allow_root`.
+    pub run_as: Option<(u32, u32)>,
+    /// Let engines run as root when the worker does (and no `run_as` is given).
+    pub allow_root: bool,
+    /// More environment variables passed on to engines (names; `TOURNEY_*` never are).
+    pub pass_env: Vec<String>,
+}
+
+static POLICY: OnceLock<EnginePolicy> = OnceLock::new();
+static NETWORK_ISOLATION: OnceLock<Result<(), String>> = OnceLock::new();
+
+/// Sets how this process confines engines (the first call wins).
+pub fn set_policy(policy: EnginePolicy) {
+    let _ = POLICY.set(policy);
+}
+
+fn policy() -> &'static EnginePolicy {
+    POLICY.get_or_init(EnginePolicy::default)
+}
+
+/// Whether engines can get a network namespace of their own here: `Err` says why not (then
+/// they run with the worker's network, which the worker logs at start).
+pub fn network_isolation() -> &'static Result<(), String> {
+    NETWORK_ISOLATION.get_or_init(|| {
+        let mut probe = Command::new("/bin/sh");
+        probe.args(["-c", "exit 0"]);
+        // SAFETY: only async-signal-safe calls (unshare) between fork and exec.
+        unsafe {
+            probe.pre_exec(|| unshare_network().map_err(std::io::Error::from_raw_os_error));
+        }
+        match probe.status() {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("the probe exited with {status}")),
+            Err(e) => Err(format!("no network namespace: {e}")),
+        }
+    })
+}
+
+/// A new network namespace for the calling process: as root directly, otherwise inside a
+/// user namespace of its own. Returns the errno on failure.
+fn unshare_network() -> Result<(), i32> {
+    // SAFETY: geteuid and unshare have no memory-safety preconditions.
+    let flags = if unsafe { libc::geteuid() } == 0 {
+        libc::CLONE_NEWNET
+    } else {
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+    };
+    if unsafe { libc::unshare(flags) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    }
+}
+
+/// Why an engine may not be started under the current policy.
+pub fn refuse_root() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let p = policy();
+    (root && p.run_as.is_none() && !p.allow_root).then(|| {
+        "the worker runs as root: give it --engine-user (an unprivileged user for engines) \
+         or --allow-root-engines"
+            .to_string()
+    })
+}
+
+/// A path from the worker's working directory made absolute, when it names something
+/// there: engines run in a directory of their own.
+fn absolute(word: &str) -> OsString {
+    let path = Path::new(word);
+    if path.is_relative()
+        && !word.starts_with('-')
+        && path.exists()
+        && let Ok(full) = std::fs::canonicalize(path)
+    {
+        return full.into_os_string();
+    }
+    word.into()
+}
+
+/// The command that starts `program` with `args` confined by `limits`, working in `dir`.
+pub(crate) fn command(
+    program: &str,
+    args: &[String],
+    limits: &EngineLimits,
+    dir: &Path,
+) -> Command {
+    let policy = policy();
+    let mut command = Command::new(absolute(program));
+    command.args(args.iter().map(|a| absolute(a)));
+    command.env_clear().current_dir(dir);
+    let passed = PASSED
+        .iter()
+        .map(|s| s.to_string())
+        .chain(policy.pass_env.iter().cloned())
+        .filter(|name| !name.starts_with("TOURNEY_"));
+    for name in passed {
+        if let Some(value) = std::env::var_os(&name) {
+            command.env(name, value);
+        }
+    }
+    if std::env::var_os("PATH").is_none() {
+        command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    }
+    command.env("HOME", dir).env("TMPDIR", dir);
+    let limits = *limits;
+    let isolate = !limits.network && network_isolation().is_ok();
+    let run_as = policy.run_as;
+    // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
+    // setrlimit, unshare, setgroups, setgid, setuid), on values computed before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            let fail = || Err(std::io::Error::last_os_error());
+            if libc::setsid() < 0 {
+                return fail();
+            }
+            let mb = 1u64 << 20;
+            for (resource, value) in [
+                (libc::RLIMIT_AS, limits.memory_mb.saturating_mul(mb)),
+                (libc::RLIMIT_CPU, limits.cpu_seconds),
+                (libc::RLIMIT_NPROC, limits.processes),
+                (libc::RLIMIT_NOFILE, limits.open_files),
+                (libc::RLIMIT_FSIZE, limits.file_size_mb.saturating_mul(mb)),
+                (libc::RLIMIT_CORE, 0),
+            ] {
+                // CPU: SIGXCPU at the soft limit says why; the hard one a second later
+                // kills an engine that ignores it.
+                let hard = if resource == libc::RLIMIT_CPU {
+                    value.saturating_add(1)
+                } else {
+                    value
+                };
+                let limit = libc::rlimit {
+                    rlim_cur: value as libc::rlim_t,
+                    rlim_max: hard as libc::rlim_t,
+                };
+                if libc::setrlimit(resource, &limit) != 0 {
+                    return fail();
+                }
+            }
+            if isolate {
+                // Probed at start; a failure now leaves the network as it was.
+                let _ = unshare_network();
+            }
+            if let Some((uid, gid)) = run_as
+                && (libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0)
+            {
+                return fail();
+            }
+            Ok(())
+        });
+    }
+    command
+}
+
+/// A private working directory for one engine process, removed (with whatever the engine
+/// left in it) when dropped; owned by the engines' user when they run as another.
+pub(crate) struct WorkDir(PathBuf);
+
+impl WorkDir {
+    pub(crate) fn new() -> std::io::Result<WorkDir> {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir();
+        let mut attempt = 0u32;
+        let dir = loop {
+            let name = format!(
+                "tourney-engine-{}-{}-{attempt}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            );
+            let dir = base.join(name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        if let Some((uid, gid)) = policy().run_as {
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid))?;
+        }
+        Ok(WorkDir(dir))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Kills the process group `pid` leads (the engine and everything it started that stayed
+/// in its group).
+pub(crate) fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill has no memory-safety preconditions; a negative pid names a group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// What a process's end says about a limit it hit: `Some` reason when a signal tells.
+pub(crate) fn limit_hit(
+    status: &std::process::ExitStatus,
+    limits: &EngineLimits,
+) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal()? {
+        libc::SIGXCPU => Some(format!(
+            "it used up its CPU time limit ({} s, engine_limits.cpu_seconds)",
+            limits.cpu_seconds
+        )),
+        libc::SIGXFSZ => Some(format!(
+            "it wrote a file over its size limit ({} MiB, engine_limits.file_size_mb)",
+            limits.file_size_mb
+        )),
+        libc::SIGSEGV | libc::SIGABRT | libc::SIGBUS => Some(format!(
+            "killed by signal {} (an allocation over its memory limit of {} MiB, \
+             engine_limits.memory_mb, ends this way)",
+            status.signal().unwrap_or(0),
+            limits.memory_mb
+        )),
+        _ => None,
+    }
+}
