@@ -730,3 +730,126 @@ fn a_worker_running_as_root_refuses_outside_engines_unless_given_a_user_for_them
     let reason = status["paused_reason"].as_str().unwrap();
     assert!(reason.contains("--engine-user"), "{reason}");
 }
+
+/// Sets the soft file-size limit of process `pid` (raising it up to the hard limit needs no
+/// privilege).
+fn set_file_size_limit(pid: u32, bytes: u64) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: prlimit reads `limit` and writes nothing (old is null).
+    let done = unsafe {
+        libc::prlimit(
+            pid as libc::pid_t,
+            libc::RLIMIT_FSIZE,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = tourney();
+    command
+        .args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .args(["--lease-seconds", "2"]);
+    // The "disk" fills at 16 MB of any one store file: writes past it fail with EFBIG
+    // (SIGXFSZ ignored, as a full disk fails writes without a signal).
+    // SAFETY: signal and setrlimit are async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 16 << 20,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            Ok(())
+        });
+    }
+    let (coordinator, port) = spawn_listening(command, "coordinator serving");
+    let coordinator = Reaped(coordinator);
+    let file = dir.path().join("fill.toml");
+    let text = MatchFile {
+        name: "fill",
+        pairs: 1_000_000,
+        engines: [("a", "ab:depth=1"), ("b", "random")],
+        ..Default::default()
+    }
+    .toml();
+    std::fs::write(&file, text).unwrap();
+    let id = admin(port, &["submit", file.to_str().unwrap()]);
+    let id = id.lines().last().unwrap().trim().to_string();
+    let workers = [
+        Reaped(start_worker(port, "one")),
+        Reaped(start_worker(port, "two")),
+    ];
+    let health = || {
+        tourney()
+            .args(["health", "--grpc", &format!("http://127.0.0.1:{port}")])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    let until = Instant::now() + Duration::from_secs(240);
+    while health() {
+        assert!(Instant::now() < until, "the store never filled");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Failing: no leases, and nothing it may hold unacknowledged is shown.
+    let text = metrics_text(port);
+    assert_eq!(series_value(&text, "tourney_store_failing"), 1.0);
+    let out = tourney()
+        .args([
+            "export",
+            &id,
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .env("TOURNEY_TOKEN", "admin-secret")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("store is unavailable"));
+    let stuck = status(port, &id)["pairs_done"].as_u64().unwrap();
+    // Room again: it recovers by itself and goes on.
+    set_file_size_limit(coordinator.0.id(), u64::MAX);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !health() {
+        assert!(Instant::now() < until, "the coordinator never recovered");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    wait_for(port, &id, "more pairs after the recovery", |s| {
+        s["pairs_done"].as_u64().unwrap() > stuck + 20
+    });
+    assert_eq!(
+        series_value(&metrics_text(port), "tourney_store_failing"),
+        0.0
+    );
+    admin(port, &["cancel", &id]);
+    drop(workers);
+    std::thread::sleep(Duration::from_millis(500));
+    let done = status(port, &id)["pairs_done"].as_u64().unwrap();
+    let export = admin(port, &["export", &id, "--format", "jsonl"]);
+    let mut pairs: Vec<u64> = export
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    pairs.dedup();
+    assert_eq!(
+        pairs.len() as u64,
+        done,
+        "the export holds exactly the acknowledged pairs"
+    );
+}

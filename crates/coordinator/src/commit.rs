@@ -11,7 +11,7 @@ use tourney_store::{PairRecord, Store};
 use tourney_rules::Color;
 
 use crate::scheduler::{LeaseId, ReportAck, TournamentId};
-use crate::state::{Coordinator, CoordinatorError, Finished};
+use crate::state::{Coordinator, CoordinatorError, Finished, StoreFault};
 
 /// The summaries of a pair's stored games (none if they do not fit game records: only the
 /// JSON syntax is checked when results arrive, and such records are stored as sent but not
@@ -31,6 +31,7 @@ pub(crate) async fn committer(
     store: Store,
     mut jobs: mpsc::Receiver<CommitJob>,
     latency: Histogram,
+    fault: StoreFault,
 ) {
     while let Some(first) = jobs.recv().await {
         let mut batch = vec![first];
@@ -51,6 +52,15 @@ pub(crate) async fn committer(
             Err(e) => Err(e.to_string()),
         };
         timer.observe_duration();
+        if let Err(e) = &result {
+            // Nothing of the batch is acknowledged; the coordinator stops leasing and says
+            // NOT_SERVING until the store takes writes again.
+            let mut fault = fault.lock().unwrap_or_else(|p| p.into_inner());
+            if fault.is_none() {
+                tracing::error!(error = %e, "the store failed: leasing stops until it recovers");
+            }
+            *fault = Some(e.clone());
+        }
         let mut offset = 0;
         for job in batch {
             let n = job.records.len();
@@ -285,6 +295,7 @@ impl Coordinator {
                 applied.push((r.tournament, r.outcome));
             }
             ack.duplicates += fresh.iter().filter(|new| !**new).count() as u32;
+
             self.metrics.pairs_committed.inc_by(applied.len() as u64);
             self.metrics.pairs_late.inc_by(late);
             let (scheduler_ack, changed) = inner.scheduler.report(worker, &applied);
@@ -345,5 +356,45 @@ impl Coordinator {
             "report committed"
         );
         Ok(ack)
+    }
+
+    /// Counts the stored pairs the coordinator does not know as done: after the store was
+    /// opened again, what a batch that failed to flush left on disk after all. They were
+    /// never acknowledged; a worker that reports one again is told it is a duplicate.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub(crate) fn count_stored(&self) -> Result<u64, CoordinatorError> {
+        let mut counted = 0;
+        for id in self.ids() {
+            let unknown: Vec<PairRecord> = {
+                let stored = self.store.pairs(id)?;
+                let inner = self.lock();
+                let Some(t) = inner.scheduler.tournament(id) else {
+                    continue;
+                };
+                stored
+                    .into_iter()
+                    .filter(|p| !t.is_done(p.outcome.pair))
+                    .collect()
+            };
+            let mut inner = self.lock();
+            for p in &unknown {
+                let games = summaries(&p.games);
+                inner.scheduler.report(&p.worker, &[(id, p.outcome)]);
+                if let Some(entry) = inner.tournaments.get_mut(&id) {
+                    entry.workers.count(&p.worker, &p.outcome, &games);
+                    entry.games.count(p.outcome.pair, &games);
+                    entry.ratings = None;
+                }
+            }
+            counted += unknown.len() as u64;
+            let record = inner.record(id);
+            drop(inner);
+            if let (false, Some(record)) = (unknown.is_empty(), record) {
+                self.store.put_tournament(&record)?;
+            }
+        }
+        Ok(counted)
     }
 }

@@ -18,6 +18,10 @@ impl Coordinator {
     /// Leases up to `max_pairs` pairs to a worker.
     pub fn lease(&self, worker: &str, max_pairs: usize) -> Option<(LeaseId, Vec<PairJob>)> {
         let _timer = self.metrics.lease_latency.start_timer();
+        if self.store_fault().is_some() {
+            // Results could not be stored: no new work until the store recovers.
+            return None;
+        }
         let now = self.now_ms();
         let mut inner = self.lock();
         inner.fleet.seen(worker, now);

@@ -44,6 +44,8 @@ pub struct CoordinatorMetrics {
     pub auth_failures: IntCounterVec,
     /// `tourney_insecure`: 1 when served beyond loopback without both tokens.
     pub insecure: IntGauge,
+    /// `tourney_store_failing`: 1 while the store fails (no leases until it recovers).
+    pub store_failing: IntGauge,
     /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
     pub commit_latency: Histogram,
     /// `tourney_results_rejected_total{reason}`.
@@ -222,6 +224,11 @@ impl CoordinatorMetrics {
                 "tourney_lease_request_duration_seconds",
                 "Time to answer a worker's lease request.",
                 seconds.clone(),
+            ),
+            store_failing: int_gauge(
+                r,
+                "tourney_store_failing",
+                "1 while the store fails (a full disk, say): no pairs are leased and health says NOT_SERVING until it takes writes again.",
             ),
             insecure: int_gauge(
                 r,

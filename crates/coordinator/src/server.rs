@@ -57,12 +57,7 @@ pub async fn serve(
     // Worker calls without their registration's secret, counted from 0.
     refused.with_label_values(&["session"]);
     let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<pb::worker_server::WorkerServer<WorkerService>>()
-        .await;
-    health
-        .set_serving::<pb::admin_server::AdminServer<AdminService>>()
-        .await;
+    set_health(&health, true).await;
     // Reflection as `v1` and as `v1alpha`, which grpcurl and Python's reflection client
     // still ask for.
     let reflection = || {
@@ -97,9 +92,23 @@ pub async fn serve(
     let ticker = Arc::clone(&coordinator);
     let clock = tokio::spawn(async move {
         let mut interval = tokio::time::interval(Duration::from_millis(250));
+        let mut serving = true;
+        let mut next_recovery = tokio::time::Instant::now();
         loop {
             interval.tick().await;
             ticker.tick();
+            // A failed store: NOT_SERVING (so orchestrators and workers see it), and an
+            // attempt to recover every two seconds.
+            let healthy = ticker.store_fault().is_none()
+                || (tokio::time::Instant::now() >= next_recovery && {
+                    next_recovery = tokio::time::Instant::now() + Duration::from_secs(2);
+                    ticker.recover().await
+                });
+            ticker.metrics().store_failing.set(i64::from(!healthy));
+            if healthy != serving {
+                serving = healthy;
+                set_health(&health, healthy).await;
+            }
         }
     });
     // Streams (the dashboard's events) end when the server stops, so that graceful
@@ -124,6 +133,29 @@ pub async fn serve(
         .await;
     clock.abort();
     result
+}
+
+/// Both services SERVING, or NOT_SERVING (with the server as a whole).
+async fn set_health(health: &tonic_health::server::HealthReporter, serving: bool) {
+    use tonic_health::ServingStatus;
+    let status = if serving {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
+    };
+    health
+        .set_service_status(
+            <pb::worker_server::WorkerServer<WorkerService> as tonic::server::NamedService>::NAME,
+            status,
+        )
+        .await;
+    health
+        .set_service_status(
+            <pb::admin_server::AdminServer<AdminService> as tonic::server::NamedService>::NAME,
+            status,
+        )
+        .await;
+    health.set_service_status("", status).await;
 }
 
 /// Accepted connections with Nagle's algorithm off: a response's frames go out at once

@@ -39,6 +39,9 @@ impl From<CoordinatorError> for GrpcStatus {
             CoordinatorError::Invalid(message) => GrpcStatus::invalid_argument(message),
             CoordinatorError::Exhausted(message) => GrpcStatus::resource_exhausted(message),
             CoordinatorError::Closed => GrpcStatus::unavailable("the coordinator is stopping"),
+            CoordinatorError::Unavailable(why) => {
+                GrpcStatus::unavailable(format!("the store is unavailable: {why}"))
+            }
             other => {
                 tracing::error!(error = %other, "request failed");
                 GrpcStatus::internal("the store failed")

@@ -65,6 +65,9 @@ impl Default for Settings {
     }
 }
 
+/// Why the store fails, while it does (shared with the group-commit task).
+pub(crate) type StoreFault = Arc<Mutex<Option<String>>>;
+
 /// A finished pair as a worker reports it.
 #[derive(Debug, Clone)]
 pub struct Finished {
@@ -130,6 +133,9 @@ pub enum CoordinatorError {
     /// A group commit failed: nothing of it was acknowledged.
     #[error("the group commit failed: {0}")]
     Commit(String),
+    /// The store failed and has not recovered yet: nothing it holds is shown meanwhile.
+    #[error("the store is unavailable until it recovers: {0}")]
+    Unavailable(String),
     /// A bound was reached (registrations of a token, say): the message says which.
     #[error("{0}")]
     Exhausted(String),
@@ -237,6 +243,8 @@ pub struct Coordinator {
     pub(crate) metrics: CoordinatorMetrics,
     /// One opening suite is made at a time (off the runtime's threads).
     pub(crate) generating: tokio::sync::Semaphore,
+    /// Why the store fails, while it does: leasing stops and health says NOT_SERVING.
+    pub(crate) fault: StoreFault,
 }
 
 impl Coordinator {
@@ -312,7 +320,13 @@ impl Coordinator {
             tournaments.insert(entry.record.id, entry);
         }
         let (commits, rx) = mpsc::channel(4096);
-        tokio::spawn(committer(store.clone(), rx, metrics.commit_latency.clone()));
+        let fault = StoreFault::default();
+        tokio::spawn(committer(
+            store.clone(),
+            rx,
+            metrics.commit_latency.clone(),
+            Arc::clone(&fault),
+        ));
         Ok(Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
@@ -326,6 +340,7 @@ impl Coordinator {
             changes: watch::channel(0).0,
             metrics,
             generating: tokio::sync::Semaphore::new(1),
+            fault,
         }))
     }
 
@@ -351,6 +366,46 @@ impl Coordinator {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Why the store fails, while it does (a full disk, say): no pairs are leased and the
+    /// gRPC health says NOT_SERVING until [`Coordinator::recover`] succeeds.
+    pub fn store_fault(&self) -> Option<String> {
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Tries to make a failed store take writes again: opens it again in place (what
+    /// was not durable is dropped, never shown) and writes a probe. Returns whether the
+    /// store is healthy now.
+    pub async fn recover(&self) -> bool {
+        if self.store_fault().is_none() {
+            return true;
+        }
+        let store = self.store.clone();
+        let reopened = tokio::task::spawn_blocking(move || store.reopen())
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        let probed = match reopened {
+            Ok(()) => self.store.probe().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        let counted = probed.and_then(|()| self.count_stored().map_err(|e| e.to_string()));
+        match counted {
+            Ok(found) => {
+                *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                tracing::info!(
+                    pairs_found_on_disk = found,
+                    "the store takes writes again: leasing resumes"
+                );
+                self.changed();
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the store has not recovered yet");
+                false
+            }
+        }
     }
 
     /// Registers a worker that called with the token named `token`; returns its id and the

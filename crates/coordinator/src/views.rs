@@ -364,6 +364,15 @@ impl Coordinator {
         Some((status, report))
     }
 
+    /// While the store fails, what it holds is not shown: it may hold writes that were
+    /// never made durable nor acknowledged.
+    fn readable(&self) -> Result<(), CoordinatorError> {
+        match self.store_fault() {
+            Some(why) => Err(CoordinatorError::Unavailable(why)),
+            None => Ok(()),
+        }
+    }
+
     /// One stored pair's games.
     ///
     /// # Errors
@@ -373,6 +382,7 @@ impl Coordinator {
         id: TournamentId,
         pair: u64,
     ) -> Result<Option<Vec<GameRecord>>, CoordinatorError> {
+        self.readable()?;
         match self.store.pair(id, pair)? {
             Some(record) => Ok(Some(record.games()?)),
             None => Ok(None),
@@ -385,6 +395,7 @@ impl Coordinator {
     /// # Errors
     /// The store failed.
     pub fn export(&self, id: TournamentId) -> Result<Vec<String>, CoordinatorError> {
+        self.readable()?;
         let pairs = self.store.pairs(id)?;
         let mut lines = Vec::new();
         for pair in pairs {

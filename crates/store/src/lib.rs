@@ -21,7 +21,8 @@
 
 #![deny(missing_docs)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -174,16 +175,24 @@ impl PairRecord {
     }
 }
 
-/// The tournament store.
+/// The tournament store. After an I/O failure (a full disk, say) sled refuses every later
+/// write until it is opened again: [`Store::reopen`] does that in place, for every clone.
 #[derive(Clone)]
 pub struct Store {
+    trees: Arc<RwLock<Trees>>,
+    /// Where it lives (`None` for a temporary store).
+    path: Option<PathBuf>,
+    /// Serialises pair commits: check-then-insert is atomic per batch.
+    pair_writer: Arc<Mutex<()>>,
+}
+
+/// The open database and its trees.
+struct Trees {
     db: sled::Db,
     meta: sled::Tree,
     tournaments: sled::Tree,
     pairs: sled::Tree,
     artifacts: sled::Tree,
-    /// Serialises pair commits: check-then-insert is atomic per batch.
-    pair_writer: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 fn pair_key(tournament: u64, pair: u64) -> [u8; 16] {
@@ -199,11 +208,56 @@ impl Store {
     /// # Errors
     /// sled errors (e.g. another process has it open) or an incompatible schema version.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store {
+            trees: Arc::new(RwLock::new(Self::open_trees(path)?)),
+            path: Some(path.to_path_buf()),
+            pair_writer: Default::default(),
+        })
+    }
+
+    fn open_trees(path: &Path) -> Result<Trees, StoreError> {
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(128 << 20)
             .open()?;
-        Self::from_db(db, &path.display().to_string())
+        Self::trees_of(db, &path.display().to_string())
+    }
+
+    /// Opens the store again in place (for every clone): what sled had not made durable is
+    /// gone, and what is on disk is read back. Waits up to ten seconds for the old handles
+    /// to let go of the files.
+    ///
+    /// # Errors
+    /// A temporary store, or the store does not open.
+    pub fn reopen(&self) -> Result<(), StoreError> {
+        let Some(path) = &self.path else {
+            return Err(StoreError::DataDir {
+                path: "<temporary>".into(),
+                reason: "a temporary store cannot be opened again".into(),
+            });
+        };
+        let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut trees = self.trees.write().unwrap_or_else(|e| e.into_inner());
+        // Let go of the old database first: sled releases its files when the last handle
+        // goes (its background flusher may hold one a moment longer).
+        *trees = Self::trees_of(sled::Config::new().temporary(true).open()?, "<closed>")?;
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match Self::open_trees(path) {
+                Ok(fresh) => {
+                    *trees = fresh;
+                    return Ok(());
+                }
+                Err(_) if std::time::Instant::now() < until => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn t(&self) -> std::sync::RwLockReadGuard<'_, Trees> {
+        self.trees.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Opens (or creates) the store of a data directory, the `--data` of `tourney run` and
@@ -254,10 +308,17 @@ impl Store {
     /// # Errors
     /// sled errors.
     pub fn temporary() -> Result<Store, StoreError> {
-        Self::from_db(sled::Config::new().temporary(true).open()?, "<temporary>")
+        Ok(Store {
+            trees: Arc::new(RwLock::new(Self::trees_of(
+                sled::Config::new().temporary(true).open()?,
+                "<temporary>",
+            )?)),
+            path: None,
+            pair_writer: Default::default(),
+        })
     }
 
-    fn from_db(db: sled::Db, path: &str) -> Result<Store, StoreError> {
+    fn trees_of(db: sled::Db, path: &str) -> Result<Trees, StoreError> {
         let meta = db.open_tree("meta")?;
         match meta.get("schema_version")? {
             Some(v) => {
@@ -277,11 +338,10 @@ impl Store {
                 meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
             }
         }
-        Ok(Store {
+        Ok(Trees {
             tournaments: db.open_tree("tournaments")?,
             pairs: db.open_tree("pairs")?,
             artifacts: db.open_tree("artifacts")?,
-            pair_writer: Default::default(),
             meta,
             db,
         })
@@ -292,7 +352,7 @@ impl Store {
     /// # Errors
     /// sled errors.
     pub fn next_tournament_id(&self) -> Result<u64, StoreError> {
-        let next = self.meta.update_and_fetch("next_tournament", |old| {
+        let next = self.t().meta.update_and_fetch("next_tournament", |old| {
             let n = old.map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap_or([0; 8])));
             Some((n + 1).to_be_bytes().to_vec())
         })?;
@@ -306,7 +366,8 @@ impl Store {
     /// # Errors
     /// sled or encoding errors.
     pub fn put_tournament(&self, record: &TournamentRecord) -> Result<(), StoreError> {
-        self.tournaments
+        self.t()
+            .tournaments
             .insert(record.id.to_be_bytes(), serde_json::to_vec(record)?)?;
         Ok(())
     }
@@ -316,7 +377,7 @@ impl Store {
     /// # Errors
     /// sled or decoding errors.
     pub fn tournament(&self, id: u64) -> Result<Option<TournamentRecord>, StoreError> {
-        Ok(match self.tournaments.get(id.to_be_bytes())? {
+        Ok(match self.t().tournaments.get(id.to_be_bytes())? {
             Some(v) => Some(serde_json::from_slice(&v)?),
             None => None,
         })
@@ -327,7 +388,8 @@ impl Store {
     /// # Errors
     /// sled or decoding errors.
     pub fn tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError> {
-        self.tournaments
+        self.t()
+            .tournaments
             .iter()
             .values()
             .map(|v| Ok(serde_json::from_slice(&v?)?))
@@ -341,19 +403,20 @@ impl Store {
     /// sled or encoding errors; nothing is written then.
     pub fn commit_pairs(&self, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
         let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+        let trees = self.t();
         let mut batch = sled::Batch::default();
         let mut fresh = Vec::with_capacity(records.len());
         let mut in_batch = std::collections::HashSet::new();
         for r in records {
             let key = pair_key(r.tournament, r.outcome.pair);
-            let new = in_batch.insert(key) && !self.pairs.contains_key(key)?;
+            let new = in_batch.insert(key) && !trees.pairs.contains_key(key)?;
             if new {
                 batch.insert(&key[..], encode_pair(r)?);
             }
             fresh.push(new);
         }
         // One atomic batch: all of it is written, or nothing.
-        self.pairs.apply_batch(batch)?;
+        trees.pairs.apply_batch(batch)?;
         Ok(fresh)
     }
 
@@ -362,7 +425,8 @@ impl Store {
     /// # Errors
     /// sled or decoding errors.
     pub fn pairs(&self, tournament: u64) -> Result<Vec<PairRecord>, StoreError> {
-        self.pairs
+        self.t()
+            .pairs
             .scan_prefix(tournament.to_be_bytes())
             .values()
             .map(|v| decode_pair(&v?))
@@ -374,7 +438,8 @@ impl Store {
     /// # Errors
     /// sled or decoding errors.
     pub fn pair(&self, tournament: u64, pair: u64) -> Result<Option<PairRecord>, StoreError> {
-        self.pairs
+        self.t()
+            .pairs
             .get(pair_key(tournament, pair))?
             .map(|v| decode_pair(&v))
             .transpose()
@@ -386,7 +451,7 @@ impl Store {
     /// sled errors.
     pub fn put_artifact(&self, bytes: &[u8]) -> Result<String, StoreError> {
         let hash = tourney_model::sha256_hex(bytes);
-        self.artifacts.insert(hash.as_bytes(), bytes)?;
+        self.t().artifacts.insert(hash.as_bytes(), bytes)?;
         Ok(hash)
     }
 
@@ -395,7 +460,11 @@ impl Store {
     /// # Errors
     /// sled errors.
     pub fn artifact(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.artifacts.get(sha256.as_bytes())?.map(|v| v.to_vec()))
+        Ok(self
+            .t()
+            .artifacts
+            .get(sha256.as_bytes())?
+            .map(|v| v.to_vec()))
     }
 
     /// Makes everything written so far durable.
@@ -403,8 +472,20 @@ impl Store {
     /// # Errors
     /// sled errors.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush_async().await?;
+        let db = self.t().db.clone();
+        db.flush_async().await?;
         Ok(())
+    }
+
+    /// Whether the store takes writes again: writes, flushes and removes a probe.
+    ///
+    /// # Errors
+    /// The write or the flush failed.
+    pub async fn probe(&self) -> Result<(), StoreError> {
+        self.t().meta.insert("probe", &[1u8][..])?;
+        self.flush().await?;
+        self.t().meta.remove("probe")?;
+        self.flush().await
     }
 }
 
@@ -513,7 +594,7 @@ mod tests {
         {
             let store = Store::open_data_dir(&data).unwrap();
             store.put_tournament(&record(1)).unwrap();
-            store.db.flush().unwrap();
+            store.t().db.flush().unwrap();
         }
         assert!(data.join("db").is_dir(), "the store lives in DIR/db");
         std::fs::create_dir(data.join("artifacts")).unwrap();
@@ -528,7 +609,7 @@ mod tests {
         {
             let store = Store::open(dir.path()).unwrap();
             store.put_tournament(&record(3)).unwrap();
-            store.db.flush().unwrap();
+            store.t().db.flush().unwrap();
         }
         let store = reopen_with(|| Store::open_data_dir(dir.path()));
         assert_eq!(store.tournaments().unwrap(), vec![record(3)]);
@@ -563,7 +644,7 @@ mod tests {
             store.commit_pairs(&[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
             let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
             assert_eq!(sha.len(), 64);
-            store.db.flush().unwrap();
+            store.t().db.flush().unwrap();
         }
         let store = reopen(dir.path());
         assert_eq!(store.tournaments().unwrap(), vec![record(2)]);
@@ -646,7 +727,7 @@ mod tests {
         );
         assert_eq!(pairs[0].games.get(), old.games.get());
         assert_eq!(pairs[1].games().unwrap().len(), 2);
-        let version = store.meta.get("schema_version").unwrap().unwrap();
+        let version = store.t().meta.get("schema_version").unwrap().unwrap();
         assert_eq!(version.as_ref(), SCHEMA_VERSION.to_be_bytes());
     }
 
@@ -655,7 +736,7 @@ mod tests {
         let store = Store::temporary().unwrap();
         let record = pair(1, 0, 1);
         store.commit_pairs(std::slice::from_ref(&record)).unwrap();
-        let stored = store.pairs.get(pair_key(1, 0)).unwrap().unwrap();
+        let stored = store.t().pairs.get(pair_key(1, 0)).unwrap().unwrap();
         let json = serde_json::to_vec(&record).unwrap();
         assert_eq!(stored[0], LZ4_TAG);
         assert!(
@@ -669,7 +750,7 @@ mod tests {
         assert_eq!(back.worker, "w");
         let mut corrupt = stored.to_vec();
         corrupt.truncate(corrupt.len() / 2);
-        store.pairs.insert(pair_key(1, 1), corrupt).unwrap();
+        store.t().pairs.insert(pair_key(1, 1), corrupt).unwrap();
         let err = store.pair(1, 1).unwrap_err();
         assert!(matches!(err, StoreError::Compression(_)), "{err}");
     }

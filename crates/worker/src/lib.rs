@@ -186,6 +186,9 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
 /// Shortest time between two reports.
 const REPORT_EVERY: Duration = Duration::from_millis(200);
 
+/// How long a report that failed waits before it is sent again.
+const REPORT_RETRY: Duration = Duration::from_secs(1);
+
 /// What a worker tells the coordinator about a pair.
 #[derive(Clone)]
 enum Outcome {
@@ -430,9 +433,12 @@ pub async fn run(
                     if code == tonic::Code::Unauthenticated {
                         return Err(WorkerError::Refused);
                     }
-                    // Kept for the next connection.
+                    // Kept, and sent again a little later. The session stays: a
+                    // coordinator whose store fails answers, and takes the results once
+                    // it recovers (a lost connection shows in the next heartbeat).
+                    tracing::warn!(%code, pairs = batch.len(), "report failed: sent again later");
                     unreported.extend(batch);
-                    session = None;
+                    next_report = tokio::time::Instant::now() + REPORT_RETRY;
                 }
             }
             _ = &mut shutdown, if !stopping => stopping = true,
