@@ -11,6 +11,7 @@ mod rules_cmd;
 mod run_cmd;
 mod serve_cmd;
 mod stats_cmd;
+mod store_cmd;
 
 use std::process::ExitCode;
 
@@ -138,6 +139,9 @@ enum Command {
     /// played again. Example: `tourney exclude 3 box7 --reason "overclocked, loses on time"`;
     /// undo with `--include`.
     Exclude(admin_cmd::ExcludeArgs),
+    /// Check a data directory's store: `tourney store verify --data DIR` reads every
+    /// record back and lists what is damaged (exit 1 if anything is).
+    Store(store_cmd::StoreArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
@@ -198,6 +202,7 @@ fn main() -> ExitCode {
         Command::Cancel(args) => admin_cmd::cancel(&args),
         Command::Resume(args) => admin_cmd::resume(&args),
         Command::Exclude(args) => admin_cmd::exclude(&args),
+        Command::Store(args) => store_cmd::run(&args),
         Command::Engine(args) => play_cmd::engine(&args),
         Command::Openings(args) => play_cmd::openings(&args),
     };

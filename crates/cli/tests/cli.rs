@@ -515,6 +515,22 @@ fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator(
         .map(|l| l.split_whitespace().nth(5).unwrap().parse::<u64>().unwrap())
         .sum();
     assert_eq!(games, 2 * 8, "{text}");
+    // Its store reads back whole.
+    let verified = tourney(&["store", "verify", "--data", data.to_str().unwrap()], "");
+    assert!(verified.status.success(), "{}", stderr(&verified));
+    assert!(
+        stdout(&verified)
+            .ends_with("1 tournaments, 4 pairs, 0 artifacts read back whole; 0 damaged\n"),
+        "{}",
+        stdout(&verified)
+    );
+    let elsewhere = tourney(&["store", "verify", "--data", file.to_str().unwrap()], "");
+    assert!(!elsewhere.status.success());
+    assert!(
+        stderr(&elsewhere).contains("not a directory"),
+        "{}",
+        stderr(&elsewhere)
+    );
     assert!(
         text.contains("Limits  ") && text.contains("depth 1 per move"),
         "{text}"

@@ -148,6 +148,26 @@ impl TournamentRecord {
     }
 }
 
+/// What [`Store::verify`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verified {
+    /// Tournaments that read back whole.
+    pub tournaments: u64,
+    /// Pairs that read back whole.
+    pub pairs: u64,
+    /// Artifacts whose content matches their sha256.
+    pub artifacts: u64,
+    /// Records that do not.
+    pub damaged: u64,
+    /// What is wrong with them (the first [`Verified::PROBLEMS_KEPT`]).
+    pub problems: Vec<String>,
+}
+
+impl Verified {
+    /// The most problems listed.
+    pub const PROBLEMS_KEPT: usize = 50;
+}
+
 /// A completed pair: its outcome and both games.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairRecord {
@@ -477,6 +497,82 @@ impl Store {
         Ok(())
     }
 
+    /// Reads every record and checks it: each tournament decodes, each pair decodes,
+    /// belongs to a stored tournament, carries its own key and two game records, and each
+    /// artifact's content has the sha256 it is stored under. Changes nothing.
+    ///
+    /// # Errors
+    /// sled could not read the store at all.
+    pub fn verify(&self) -> Result<Verified, StoreError> {
+        let trees = self.t();
+        let mut out = Verified::default();
+        let mut problem = |what: String| {
+            if out.problems.len() < Verified::PROBLEMS_KEPT {
+                out.problems.push(what);
+            }
+            out.damaged += 1;
+        };
+        let mut known = std::collections::HashSet::new();
+        for entry in trees.tournaments.iter() {
+            let (key, value) = entry?;
+            let id = key
+                .as_ref()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .unwrap_or_default();
+            match serde_json::from_slice::<TournamentRecord>(&value) {
+                Ok(record) if record.id == id => {
+                    known.insert(id);
+                    out.tournaments += 1;
+                }
+                Ok(record) => problem(format!(
+                    "tournament {id}: the record says it is tournament {}",
+                    record.id
+                )),
+                Err(e) => problem(format!("tournament {id}: does not decode ({e})")),
+            }
+        }
+        for entry in trees.pairs.iter() {
+            let (key, value) = entry?;
+            let (tournament, pair) = match key.len() {
+                16 => (
+                    u64::from_be_bytes(key[..8].try_into().unwrap_or_default()),
+                    u64::from_be_bytes(key[8..].try_into().unwrap_or_default()),
+                ),
+                n => {
+                    problem(format!("a pair key of {n} bytes"));
+                    continue;
+                }
+            };
+            let at = format!("tournament {tournament} pair {pair}");
+            match decode_pair(&value) {
+                Err(e) => problem(format!("{at}: does not decode ({e})")),
+                Ok(r) if (r.tournament, r.outcome.pair) != (tournament, pair) => problem(format!(
+                    "{at}: the record says tournament {} pair {}",
+                    r.tournament, r.outcome.pair
+                )),
+                Ok(_) if !known.contains(&tournament) => {
+                    problem(format!("{at}: no such tournament"))
+                }
+                Ok(r) => match r.games() {
+                    Ok(games) if games.len() == 2 => out.pairs += 1,
+                    Ok(games) => problem(format!("{at}: {} games, not 2", games.len())),
+                    Err(e) => problem(format!("{at}: its games do not decode ({e})")),
+                },
+            }
+        }
+        for entry in trees.artifacts.iter() {
+            let (key, value) = entry?;
+            let name = String::from_utf8_lossy(&key).into_owned();
+            if tourney_model::sha256_hex(&value) == name {
+                out.artifacts += 1;
+            } else {
+                problem(format!("artifact {name}: its content has another sha256"));
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether the store takes writes again: writes, flushes and removes a probe.
     ///
     /// # Errors
@@ -753,5 +849,50 @@ mod tests {
         store.t().pairs.insert(pair_key(1, 1), corrupt).unwrap();
         let err = store.pair(1, 1).unwrap_err();
         assert!(matches!(err, StoreError::Compression(_)), "{err}");
+    }
+
+    #[test]
+    fn verify_reads_everything_back_and_names_what_is_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.put_tournament(&record(1)).unwrap();
+        store.commit_pairs(&[pair(1, 0, 2), pair(1, 1, 0)]).unwrap();
+        let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
+        let whole = store.verify().unwrap();
+        assert_eq!(
+            (
+                whole.tournaments,
+                whole.pairs,
+                whole.artifacts,
+                whole.damaged
+            ),
+            (1, 2, 1, 0),
+            "{whole:?}"
+        );
+        // A truncated pair, a pair of no tournament, and an artifact changed on disk.
+        let stored = store.t().pairs.get(pair_key(1, 1)).unwrap().unwrap();
+        store
+            .t()
+            .pairs
+            .insert(pair_key(1, 1), &stored[..stored.len() / 2])
+            .unwrap();
+        store.commit_pairs(&[pair(9, 0, 1)]).unwrap();
+        store
+            .t()
+            .artifacts
+            .insert(sha.as_bytes(), &b"changed"[..])
+            .unwrap();
+        let found = store.verify().unwrap();
+        assert_eq!((found.pairs, found.damaged), (1, 3), "{found:?}");
+        let problems = found.problems.join("\n");
+        assert!(
+            problems.contains("tournament 1 pair 1: does not decode"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("tournament 9 pair 0: no such tournament"),
+            "{problems}"
+        );
+        assert!(problems.contains(&format!("artifact {sha}: its content has another sha256")));
     }
 }
