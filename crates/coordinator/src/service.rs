@@ -114,7 +114,7 @@ pub const MAX_REPORT_JSON: usize = 64 << 20;
 /// report's `budget` (`None`: the compressed form is corrupt, more than [`MAX_GAMES_JSON`]
 /// or the budget, or not UTF-8). The size a compressed block claims is checked before
 /// anything is allocated.
-fn games_json(plain: String, lz4: &[u8], budget: &mut usize) -> Option<String> {
+pub fn games_json(plain: String, lz4: &[u8], budget: &mut usize) -> Option<String> {
     let size = if lz4.is_empty() {
         plain.len()
     } else {
