@@ -53,6 +53,15 @@ pub(crate) struct CoordinatorArgs {
     /// Seconds a lease lasts without a heartbeat [default: 30].
     #[arg(long)]
     lease_seconds: Option<u64>,
+    /// Slots a worker may register; more are cut to this [default: 256].
+    #[arg(long)]
+    max_slots: Option<u32>,
+    /// Pairs one lease may hold [default: 512].
+    #[arg(long)]
+    max_pairs_per_lease: Option<usize>,
+    /// Live registrations per worker token [default: 1000].
+    #[arg(long)]
+    registrations_per_token: Option<usize>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -67,6 +76,9 @@ struct CoordinatorFile {
     tls_key: Option<PathBuf>,
     lease_seconds: Option<u64>,
     insecure: Option<bool>,
+    max_slots: Option<u32>,
+    max_pairs_per_lease: Option<usize>,
+    registrations_per_token: Option<usize>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -79,6 +91,8 @@ struct CoordinatorSetup {
     admin_token_file: Option<PathBuf>,
     tls: Option<(PathBuf, PathBuf)>,
     lease_seconds: u64,
+    /// The bounds on workers: slots, pairs a lease, registrations a token.
+    bounds: (u32, usize, usize),
 }
 
 impl CoordinatorArgs {
@@ -128,6 +142,23 @@ impl CoordinatorArgs {
                 .or(file.lease_seconds)
                 .unwrap_or(30)
                 .max(1),
+            bounds: {
+                let d = Settings::default();
+                (
+                    self.max_slots
+                        .or(file.max_slots)
+                        .unwrap_or(d.max_slots)
+                        .max(1),
+                    self.max_pairs_per_lease
+                        .or(file.max_pairs_per_lease)
+                        .unwrap_or(d.max_pairs_per_lease)
+                        .max(1),
+                    self.registrations_per_token
+                        .or(file.registrations_per_token)
+                        .unwrap_or(d.registrations_per_token)
+                        .max(1),
+                )
+            },
         })
     }
 }
@@ -241,6 +272,9 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             Settings {
                 lease_ms,
                 heartbeat_ms: (lease_ms / 6).max(500),
+                max_slots: setup.bounds.0,
+                max_pairs_per_lease: setup.bounds.1,
+                registrations_per_token: setup.bounds.2,
                 ..Settings::default()
             },
             &prometheus::Registry::new(),
@@ -491,6 +525,9 @@ mod tests {
         assert_eq!(s.lease_seconds, 30);
         let s = setup(&["--config", file, "--lease-seconds", "5", "--data", "d"]).unwrap();
         assert_eq!((s.lease_seconds, s.data), (5, PathBuf::from("d")));
+        assert_eq!(s.bounds, (256, 512, 1000));
+        let s = setup(&["--max-slots", "8", "--registrations-per-token", "3"]).unwrap();
+        assert_eq!(s.bounds, (8, 512, 3));
     }
 
     #[test]

@@ -864,3 +864,46 @@ async fn a_worker_that_loses_on_time_far_more_than_the_others_is_suspect() {
         .sum();
     assert_eq!(time, 24);
 }
+
+#[tokio::test]
+async fn a_worker_claiming_endless_slots_leases_a_bounded_fair_share() {
+    let c = Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings::default(),
+        &Registry::new(),
+    )
+    .unwrap();
+    let file = MatchFile {
+        name: "big",
+        pairs: 20_000,
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    }
+    .toml();
+    c.submit(&file, "big.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let greedy = c.register("greedy", "test", u32::MAX, "t").unwrap().0;
+    let (_, taken) = c.lease(&greedy, usize::MAX).unwrap();
+    assert_eq!(taken.len(), Settings::default().max_pairs_per_lease);
+    // Near the end a worker gets its slots' share of what is left, not all of it.
+    let modest = c.register("modest", "test", 256, "t").unwrap().0;
+    let mut leased = taken.len();
+    while let Some((_, jobs)) = c.lease(&greedy, usize::MAX) {
+        leased += jobs.len();
+        if 20_000 - leased < 2_000 {
+            break;
+        }
+    }
+    let (_, share) = c.lease(&greedy, usize::MAX).unwrap();
+    assert!(
+        share.len() <= (20_000 - leased).div_ceil(2),
+        "{}",
+        share.len()
+    );
+    assert!(
+        c.lease(&modest, usize::MAX).is_some(),
+        "the other worker still gets work"
+    );
+}
