@@ -719,7 +719,7 @@ async fn a_worker_unlike_the_others_is_suspect_and_excluding_it_makes_every_figu
         .await
         .unwrap();
     // `odd` reports every one of its 16 pairs as won twice by `a`.
-    play_with_an_odd_worker(&c, 64, |c, w, job, lease| won_by_a(c, w, job, lease)).await;
+    play_with_an_odd_worker(&c, 64, won_by_a).await;
     let (status, report) = c.report_of(id).unwrap();
     assert_eq!(status.state, State::Finished);
     assert_eq!((status.suspect_workers, status.pairs_excluded), (1, 0));

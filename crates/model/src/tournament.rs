@@ -297,7 +297,8 @@ pub struct EngineLimits {
     pub memory_mb: u64,
     /// CPU time over the process's life, seconds (`RLIMIT_CPU`).
     pub cpu_seconds: u64,
-    /// Processes and threads of the user it runs as (`RLIMIT_NPROC`).
+    /// Processes and threads it may start (`RLIMIT_NPROC`, which counts the whole user's:
+    /// over what the worker's user runs already, unless engines have a user of their own).
     pub processes: u64,
     /// Open files (`RLIMIT_NOFILE`).
     pub open_files: u64,

@@ -137,6 +137,13 @@ pub(crate) fn command(
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;
+    // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
+    // may add `processes` to what that user runs already.
+    let tasks = if run_as.is_some() {
+        limits.processes
+    } else {
+        limits.processes.saturating_add(user_tasks())
+    };
     // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
     // setrlimit, unshare, setgroups, setgid, setuid), on values computed before the fork.
     unsafe {
@@ -149,7 +156,7 @@ pub(crate) fn command(
             for (resource, value) in [
                 (libc::RLIMIT_AS, limits.memory_mb.saturating_mul(mb)),
                 (libc::RLIMIT_CPU, limits.cpu_seconds),
-                (libc::RLIMIT_NPROC, limits.processes),
+                (libc::RLIMIT_NPROC, tasks),
                 (libc::RLIMIT_NOFILE, limits.open_files),
                 (libc::RLIMIT_FSIZE, limits.file_size_mb.saturating_mul(mb)),
                 (libc::RLIMIT_CORE, 0),
@@ -184,6 +191,27 @@ pub(crate) fn command(
         });
     }
     command
+}
+
+/// Processes and threads this process's user runs now (0 where `/proc` does not tell).
+fn user_tasks() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+        .map(|e| std::fs::read_dir(e.path().join("task")).map_or(1, |tasks| tasks.count() as u64))
+        .sum()
 }
 
 /// A private working directory for one engine process, removed (with whatever the engine

@@ -199,7 +199,10 @@ mod tests {
     fn strata_add_up_and_degenerate_tables_are_skipped() {
         let a = vec![(0, [5u64, 1, 0]), (1, [1, 5, 0])];
         let b = vec![(0, [2u64, 8, 0]), (1, [7, 3, 0])];
-        let (ha, hb) = (homogeneity(2, &[a.clone()]), homogeneity(2, &[b.clone()]));
+        let (ha, hb) = (
+            homogeneity(2, std::slice::from_ref(&a)),
+            homogeneity(2, std::slice::from_ref(&b)),
+        );
         let both = homogeneity(2, &[a, b]);
         close(both.g, ha.g + hb.g, 1e-12);
         assert_eq!(both.dof, 2, "an empty column adds no freedom");
