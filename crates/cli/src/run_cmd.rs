@@ -25,6 +25,9 @@ use crate::serve_cmd::cores;
 pub(crate) struct RunArgs {
     /// The tournament file (see config/ for examples).
     file: PathBuf,
+    /// sled's page cache for the store, MiB: the most memory it keeps of the results.
+    #[arg(long, default_value_t = tourney_store::DEFAULT_CACHE_MB)]
+    cache_mb: u64,
     /// Where the results are kept; running again on the same data resumes.
     #[arg(long, default_value = "tourney-data")]
     data: PathBuf,
@@ -73,7 +76,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
 /// cluster does.
 async fn run_embedded(args: &RunArgs) -> Result<()> {
     let text = read_tournament(&args.file)?.text;
-    let store = Store::open_data_dir(&args.data)?;
+    let store = Store::open_data_dir(&args.data, args.cache_mb)?;
     // The same file on the same data resumes its tournament.
     let existing = store
         .tournaments()?

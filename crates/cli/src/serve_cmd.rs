@@ -53,6 +53,10 @@ pub(crate) struct CoordinatorArgs {
     /// Seconds a lease lasts without a heartbeat [default: 30].
     #[arg(long)]
     lease_seconds: Option<u64>,
+    /// sled's page cache for the store, MiB: the most memory it keeps of the results
+    /// [default: 128].
+    #[arg(long)]
+    cache_mb: Option<u64>,
     /// Slots a worker may register; more are cut to this [default: 256].
     #[arg(long)]
     max_slots: Option<u32>,
@@ -76,6 +80,7 @@ struct CoordinatorFile {
     tls_key: Option<PathBuf>,
     lease_seconds: Option<u64>,
     insecure: Option<bool>,
+    cache_mb: Option<u64>,
     max_slots: Option<u32>,
     max_pairs_per_lease: Option<usize>,
     registrations_per_token: Option<usize>,
@@ -91,6 +96,8 @@ struct CoordinatorSetup {
     admin_token_file: Option<PathBuf>,
     tls: Option<(PathBuf, PathBuf)>,
     lease_seconds: u64,
+    /// sled's page cache, MiB.
+    cache_mb: u64,
     /// The bounds on workers: slots, pairs a lease, registrations a token.
     bounds: (u32, usize, usize),
 }
@@ -142,6 +149,10 @@ impl CoordinatorArgs {
                 .or(file.lease_seconds)
                 .unwrap_or(30)
                 .max(1),
+            cache_mb: self
+                .cache_mb
+                .or(file.cache_mb)
+                .unwrap_or(tourney_store::DEFAULT_CACHE_MB),
             bounds: {
                 let d = Settings::default();
                 (
@@ -265,7 +276,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     let insecure = !both && !listen.ip().is_loopback();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let store = Store::open_data_dir(&setup.data)?;
+        let store = Store::open_data_dir(&setup.data, setup.cache_mb)?;
         let lease_ms = setup.lease_seconds * 1000;
         let coordinator = Coordinator::open(
             store,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use tourney_store::Store;
+use tourney_store::{DEFAULT_CACHE_MB, Store};
 
 /// Arguments of `tourney store`.
 #[derive(Args)]
@@ -29,7 +29,7 @@ enum StoreCommand {
 pub(crate) fn run(args: &StoreArgs) -> Result<()> {
     match &args.command {
         StoreCommand::Verify { data } => {
-            let store = Store::open_data_dir(data).with_context(|| {
+            let store = Store::open_data_dir(data, DEFAULT_CACHE_MB).with_context(|| {
                 format!(
                     "opening the store in {} (a running coordinator holds it: stop it first)",
                     data.display()

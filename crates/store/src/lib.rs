@@ -195,6 +195,9 @@ impl PairRecord {
     }
 }
 
+/// sled's page cache by default, MiB.
+pub const DEFAULT_CACHE_MB: u64 = 128;
+
 /// The tournament store. After an I/O failure (a full disk, say) sled refuses every later
 /// write until it is opened again: [`Store::reopen`] does that in place, for every clone.
 #[derive(Clone)]
@@ -202,6 +205,8 @@ pub struct Store {
     trees: Arc<RwLock<Trees>>,
     /// Where it lives (`None` for a temporary store).
     path: Option<PathBuf>,
+    /// sled's page cache, bytes.
+    cache_bytes: u64,
     /// Serialises pair commits: check-then-insert is atomic per batch.
     pair_writer: Arc<Mutex<()>>,
 }
@@ -223,22 +228,33 @@ fn pair_key(tournament: u64, pair: u64) -> [u8; 16] {
 }
 
 impl Store {
-    /// Opens (or creates) the store in `path`, with a 128 MiB cache.
+    /// Opens (or creates) the store in `path`, with a cache of [`DEFAULT_CACHE_MB`].
     ///
     /// # Errors
     /// sled errors (e.g. another process has it open) or an incompatible schema version.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Self::open_with_cache(path, DEFAULT_CACHE_MB)
+    }
+
+    /// Opens (or creates) the store in `path` with a page cache of `cache_mb` MiB: the
+    /// most memory sled keeps of the store, beside what the coordinator holds.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with_cache(path: &Path, cache_mb: u64) -> Result<Store, StoreError> {
+        let cache_bytes = cache_mb.max(1) << 20;
         Ok(Store {
-            trees: Arc::new(RwLock::new(Self::open_trees(path)?)),
+            trees: Arc::new(RwLock::new(Self::open_trees(path, cache_bytes)?)),
             path: Some(path.to_path_buf()),
+            cache_bytes,
             pair_writer: Default::default(),
         })
     }
 
-    fn open_trees(path: &Path) -> Result<Trees, StoreError> {
+    fn open_trees(path: &Path, cache_bytes: u64) -> Result<Trees, StoreError> {
         let db = sled::Config::new()
             .path(path)
-            .cache_capacity(128 << 20)
+            .cache_capacity(cache_bytes)
             .open()?;
         Self::trees_of(db, &path.display().to_string())
     }
@@ -263,7 +279,7 @@ impl Store {
         *trees = Self::trees_of(sled::Config::new().temporary(true).open()?, "<closed>")?;
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            match Self::open_trees(path) {
+            match Self::open_trees(path, self.cache_bytes) {
                 Ok(fresh) => {
                     *trees = fresh;
                     return Ok(());
@@ -288,7 +304,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::DataDir`] when `dir` is a file, or a directory with other contents
     /// and no store; else as [`Store::open`].
-    pub fn open_data_dir(dir: &Path) -> Result<Store, StoreError> {
+    pub fn open_data_dir(dir: &Path, cache_mb: u64) -> Result<Store, StoreError> {
         let wrong = |reason: String| StoreError::DataDir {
             path: dir.display().to_string(),
             reason,
@@ -299,7 +315,7 @@ impl Store {
         std::fs::create_dir_all(dir).map_err(|e| wrong(format!("cannot create it: {e}")))?;
         let store = dir.join("db");
         if store.is_file() && dir.join("conf").is_file() {
-            return Store::open(dir);
+            return Store::open_with_cache(dir, cache_mb);
         }
         if !store.exists() {
             let entries =
@@ -320,7 +336,7 @@ impl Store {
         } else if !store.is_dir() {
             return Err(wrong(format!("{} is not a sled store", store.display())));
         }
-        Store::open(&store)
+        Store::open_with_cache(&store, cache_mb)
     }
 
     /// A store that lives in memory only (tests).
@@ -334,6 +350,7 @@ impl Store {
                 "<temporary>",
             )?)),
             path: None,
+            cache_bytes: 0,
             pair_writer: Default::default(),
         })
     }
@@ -688,14 +705,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("new/data");
         {
-            let store = Store::open_data_dir(&data).unwrap();
+            let store = Store::open_data_dir(&data, DEFAULT_CACHE_MB).unwrap();
             store.put_tournament(&record(1)).unwrap();
             store.t().db.flush().unwrap();
         }
         assert!(data.join("db").is_dir(), "the store lives in DIR/db");
         std::fs::create_dir(data.join("artifacts")).unwrap();
         std::fs::write(data.join("report-1.html"), "<html>").unwrap();
-        let store = reopen_with(|| Store::open_data_dir(&data));
+        let store = reopen_with(|| Store::open_data_dir(&data, DEFAULT_CACHE_MB));
         assert_eq!(store.tournaments().unwrap(), vec![record(1)]);
     }
 
@@ -707,7 +724,7 @@ mod tests {
             store.put_tournament(&record(3)).unwrap();
             store.t().db.flush().unwrap();
         }
-        let store = reopen_with(|| Store::open_data_dir(dir.path()));
+        let store = reopen_with(|| Store::open_data_dir(dir.path(), DEFAULT_CACHE_MB));
         assert_eq!(store.tournaments().unwrap(), vec![record(3)]);
         assert!(!dir.path().join("db").is_dir());
     }
@@ -716,7 +733,7 @@ mod tests {
     fn a_directory_that_is_not_a_data_directory_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
-        let e = Store::open_data_dir(dir.path()).err().unwrap().to_string();
+        let e = Store::open_data_dir(dir.path(), DEFAULT_CACHE_MB).err().unwrap().to_string();
         assert!(
             e.contains(&dir.path().display().to_string())
                 && e.contains("expected db/")
@@ -725,7 +742,7 @@ mod tests {
         );
         assert!(!dir.path().join("db").exists(), "nothing created");
         let file = dir.path().join("Cargo.toml");
-        let e = Store::open_data_dir(&file).err().unwrap().to_string();
+        let e = Store::open_data_dir(&file, DEFAULT_CACHE_MB).err().unwrap().to_string();
         assert!(e.contains("is a file"), "{e}");
     }
 
