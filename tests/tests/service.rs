@@ -284,13 +284,13 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
 async fn wrong_or_missing_tokens_are_refused() {
     let server = start(None).await;
     let mut wrong = admin(&server.addr, "nope").await;
-    let err = wrong.list(pb::ListRequest {}).await.unwrap_err();
+    let err = wrong.list(pb::ListRequest::default()).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unauthenticated);
     // The worker token is not an admin token.
     let mut worker_token = admin(&server.addr, "w-secret").await;
     assert_eq!(
         worker_token
-            .list(pb::ListRequest {})
+            .list(pb::ListRequest::default())
             .await
             .unwrap_err()
             .code(),
@@ -585,7 +585,7 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
     let mut admin = AdminClient::with_interceptor(channel, TokenInterceptor::new(Some("a-secret")));
     assert!(
         admin
-            .list(pb::ListRequest {})
+            .list(pb::ListRequest::default())
             .await
             .unwrap()
             .into_inner()
@@ -596,7 +596,7 @@ async fn tls_connections_work_with_the_coordinators_certificate() {
     let refused = match connect(&url, None).await {
         Err(_) => true,
         Ok(channel) => AdminClient::new(channel)
-            .list(pb::ListRequest {})
+            .list(pb::ListRequest::default())
             .await
             .is_err(),
     };
@@ -696,7 +696,7 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
 
     // A refused call is counted.
     let mut wrong = admin(&server.addr, "nope").await;
-    assert!(wrong.list(pb::ListRequest {}).await.is_err());
+    assert!(wrong.list(pb::ListRequest::default()).await.is_err());
     let (_, text) = http_get(&target, "/metrics").unwrap();
     assert!(
         text.contains("tourney_auth_failures_total{service=\"admin\"} 1"),
@@ -810,6 +810,25 @@ async fn cancel_and_resume_say_not_found_and_failed_precondition() {
     let e = admin.cancel(pb::CancelRequest { id }).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
     assert!(e.message().contains("is cancelled"), "{e:?}");
+    // List: pages, newest first; a token it did not give is INVALID_ARGUMENT.
+    let newer = submit_match(&mut admin).await;
+    let page = |token: &str| pb::ListRequest {
+        page_size: 1,
+        page_token: token.into(),
+    };
+    let first = admin.list(page("")).await.unwrap().into_inner();
+    assert_eq!(first.tournaments[0].id, newer);
+    let second = admin
+        .list(page(&first.next_page_token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (second.tournaments[0].id, second.next_page_token.as_str()),
+        (id, "")
+    );
+    let e = admin.list(page("x")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
     let _ = server.stop.send(());
 }
 

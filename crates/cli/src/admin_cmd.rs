@@ -32,8 +32,11 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<()> {
 pub(crate) struct StatusArgs {
     #[command(flatten)]
     client: ClientArgs,
-    /// A tournament id (default: all).
+    /// A tournament id (default: the most recent ones, newest first).
     id: Option<u64>,
+    /// Without an id: at most this many tournaments (0: all).
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
     /// JSON output.
     #[arg(long)]
     json: bool,
@@ -186,12 +189,29 @@ pub(crate) fn status(args: &StatusArgs) -> Result<()> {
                     .into_inner(),
             ],
             None => {
-                admin
-                    .list(pb::ListRequest {})
-                    .await
-                    .map_err(status_error)?
-                    .into_inner()
-                    .tournaments
+                let wanted = if args.limit == 0 {
+                    usize::MAX
+                } else {
+                    args.limit
+                };
+                let mut all = Vec::new();
+                let mut page_token = String::new();
+                while all.len() < wanted {
+                    let page = admin
+                        .list(pb::ListRequest {
+                            page_size: (wanted - all.len()).min(1000) as u32,
+                            page_token,
+                        })
+                        .await
+                        .map_err(status_error)?
+                        .into_inner();
+                    all.extend(page.tournaments);
+                    if page.next_page_token.is_empty() {
+                        break;
+                    }
+                    page_token = page.next_page_token;
+                }
+                all
             }
         };
         if args.json {

@@ -111,6 +111,10 @@ function progressCell(t) {
 function renderTournaments(o) {
   const table = $("#tournaments table");
   $("#tournaments .empty").hidden = o.tournaments.length > 0;
+  const older = o.tournaments_total - o.tournaments.length;
+  $("#older").hidden = older <= 0;
+  $("#older").textContent = `The ${o.tournaments.length} most recent of ${o.tournaments_total}: ` +
+    `tourney status --limit 0 lists all, and the Admin API's List pages through them.`;
   fillBody(table, o.tournaments.map((t) => {
     const tail = t.sprt
       ? `LLR ${t.sprt.llr.toFixed(2)} [${t.sprt.lower_bound.toFixed(2)}, ${t.sprt.upper_bound.toFixed(2)}]`

@@ -264,6 +264,9 @@ struct WorkerRow {
     token: String,
 }
 
+/// The most tournaments the overview lists (the most recent).
+pub const TOURNAMENTS_LISTED: usize = 200;
+
 /// The most workers the overview lists (the fleet's counts cover them all).
 pub const WORKERS_LISTED: usize = 500;
 
@@ -285,7 +288,10 @@ pub struct Overview {
     /// Games/s in consecutive buckets over the last minutes, oldest first.
     history: Vec<f64>,
     history_bucket_s: u64,
+    /// The most recent tournaments (at most [`TOURNAMENTS_LISTED`]), newest first.
     tournaments: Vec<TournamentSummary>,
+    /// All tournaments in the store (older ones through the API's pages).
+    tournaments_total: usize,
     workers: Vec<WorkerRow>,
     recent: Vec<RecentGame>,
 }
@@ -293,11 +299,10 @@ pub struct Overview {
 /// The overview of everything the coordinator runs.
 pub fn overview_of(c: &Coordinator) -> Overview {
     let tournaments: Vec<TournamentSummary> = c
-        .ids()
-        .into_iter()
-        .rev()
-        .filter_map(|id| c.status(id))
-        .map(|s| summary_of(&s))
+        .page(None, TOURNAMENTS_LISTED)
+        .0
+        .iter()
+        .map(summary_of)
         .collect();
     let now = c.now_ms();
     let workers = c.workers();
@@ -313,6 +318,7 @@ pub fn overview_of(c: &Coordinator) -> Overview {
         history: c.throughput_history(HISTORY_BUCKET_S * 1000),
         history_bucket_s: HISTORY_BUCKET_S,
         tournaments,
+        tournaments_total: c.tournament_count(),
         workers: workers
             .into_iter()
             .take(WORKERS_LISTED)

@@ -349,16 +349,24 @@ impl pb::admin_server::Admin for AdminService {
 
     async fn list(
         &self,
-        _: Request<pb::ListRequest>,
+        request: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListResponse>, GrpcStatus> {
-        let tournaments = self
-            .0
-            .ids()
-            .into_iter()
-            .filter_map(|id| self.0.status(id))
-            .map(|s| pb::TournamentStatus::from(&s))
-            .collect();
-        Ok(Response::new(pb::ListResponse { tournaments }))
+        let r = request.into_inner();
+        let size = match r.page_size {
+            0 => 100,
+            n => (n as usize).min(1000),
+        };
+        let after = match r.page_token.as_str() {
+            "" => None,
+            token => Some(token.parse::<u64>().map_err(|_| {
+                GrpcStatus::invalid_argument(format!("page_token '{token}' is not one we gave"))
+            })?),
+        };
+        let (page, next) = self.0.page(after, size);
+        Ok(Response::new(pb::ListResponse {
+            tournaments: page.iter().map(pb::TournamentStatus::from).collect(),
+            next_page_token: next.map(|id| id.to_string()).unwrap_or_default(),
+        }))
     }
 
     async fn status(

@@ -907,3 +907,43 @@ async fn a_worker_claiming_endless_slots_leases_a_bounded_fair_share() {
         "the other worker still gets work"
     );
 }
+
+#[tokio::test]
+async fn a_thousand_tournaments_are_listed_by_pages_and_the_overview_shows_the_recent_ones() {
+    let c = Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings::default(),
+        &Registry::new(),
+    )
+    .unwrap();
+    let worker = c.register("w", "test", 4, "t").unwrap().0;
+    for _ in 0..1000 {
+        c.submit(&match_file(), "m.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        let (lease, jobs) = c.lease(&worker, 4).unwrap();
+        let results: Vec<Finished> = jobs
+            .iter()
+            .map(|j| won_by_a(&c, &worker, j, lease))
+            .collect();
+        c.report(&worker, results).await.unwrap();
+    }
+    // Pages of 300, newest first, cover every tournament once.
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let (page, next) = c.page(after, 300);
+        assert!(page.len() <= 300);
+        seen.extend(page.iter().map(|s| s.id));
+        match next {
+            Some(id) => after = Some(id),
+            None => break,
+        }
+    }
+    assert_eq!(seen, (1..=1000).rev().collect::<Vec<u64>>());
+    let overview = serde_json::to_value(crate::dashboard::overview_of(&c)).unwrap();
+    let listed = overview["tournaments"].as_array().unwrap();
+    assert_eq!(listed.len(), crate::dashboard::TOURNAMENTS_LISTED);
+    assert_eq!(listed[0]["id"], 1000);
+    assert_eq!(overview["tournaments_total"], 1000);
+}

@@ -222,6 +222,39 @@ impl Coordinator {
         self.metrics.encode()
     }
 
+    /// A page of tournaments, newest first: up to `size` of those older than `after` (all
+    /// from the newest when `None`), and where the next page starts after, if there is one.
+    pub fn page(
+        &self,
+        after: Option<TournamentId>,
+        size: usize,
+    ) -> (Vec<Status>, Option<TournamentId>) {
+        let ids: Vec<TournamentId> = {
+            let inner = self.lock();
+            inner
+                .tournaments
+                .keys()
+                .rev()
+                .filter(|&&id| after.is_none_or(|a| id < a))
+                .take(size.max(1) + 1)
+                .copied()
+                .collect()
+        };
+        let more = ids.len() > size.max(1);
+        let page: Vec<Status> = ids
+            .into_iter()
+            .take(size.max(1))
+            .filter_map(|id| self.status(id))
+            .collect();
+        let next = more.then(|| page.last().map(|s| s.id)).flatten();
+        (page, next)
+    }
+
+    /// How many tournaments there are.
+    pub fn tournament_count(&self) -> usize {
+        self.lock().tournaments.len()
+    }
+
     /// A tournament's status with standings.
     pub fn status(&self, id: TournamentId) -> Option<Status> {
         self.snapshot(id, false).map(|(status, _, _)| status)

@@ -733,7 +733,10 @@ mod tests {
     fn a_directory_that_is_not_a_data_directory_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
-        let e = Store::open_data_dir(dir.path(), DEFAULT_CACHE_MB).err().unwrap().to_string();
+        let e = Store::open_data_dir(dir.path(), DEFAULT_CACHE_MB)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains(&dir.path().display().to_string())
                 && e.contains("expected db/")
@@ -742,7 +745,10 @@ mod tests {
         );
         assert!(!dir.path().join("db").exists(), "nothing created");
         let file = dir.path().join("Cargo.toml");
-        let e = Store::open_data_dir(&file, DEFAULT_CACHE_MB).err().unwrap().to_string();
+        let e = Store::open_data_dir(&file, DEFAULT_CACHE_MB)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("is a file"), "{e}");
     }
 
