@@ -114,6 +114,10 @@ enum Suite {
     /// Distribution overhead: the same pairs played by the referee alone (2 threads) and
     /// by a 2-worker cluster on loopback; games/s of each.
     Cluster,
+    /// The store at scale: `--pairs` pairs of synthetic valid random LOA games written,
+    /// then a coordinator process restarted on them and the games exported; write rate,
+    /// bytes a game, time until serving, resident memory, export rate.
+    Store,
     /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
     /// rules core; games validated per second.
@@ -144,7 +148,7 @@ pub(crate) struct BenchArgs {
     /// latency at a given load (bench coordinator; 0: as fast as they can).
     #[arg(long, default_value_t = 0)]
     rate: u64,
-    /// Pairs played (bench cluster): enough that the start (connections, first leases, the
+    /// Pairs played (bench cluster) or stored (bench store): enough that the start (connections, first leases, the
     /// players' tables, buffers growing), a fixed cost, weighs as little as in a tournament.
     #[arg(long, default_value_t = 10000)]
     pairs: usize,
@@ -160,6 +164,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
         Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate(args)?,
+        Suite::Store => crate::bench_store::store(args.pairs)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;

@@ -2,6 +2,7 @@
 
 mod admin_cmd;
 mod bench;
+mod bench_store;
 mod client;
 mod health_cmd;
 mod load;
