@@ -124,6 +124,14 @@ fn admin(port: u16, args: &[&str]) -> String {
     }
 }
 
+/// A tournament's games as `tourney export --format jsonl` gives them.
+fn exported(port: u16, id: &str) -> Vec<serde_json::Value> {
+    admin(port, &["export", id, "--format", "jsonl"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn status(port: u16, id: &str) -> serde_json::Value {
     serde_json::from_str(&admin(port, &["status", id, "--json"])).unwrap()
 }
@@ -184,11 +192,7 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     assert_eq!(end["games"], 32);
 
     // Exactly the planned games, every pair twice.
-    let export = admin(port, &["export", &id, "--format", "jsonl"]);
-    let games: Vec<serde_json::Value> = export
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let games = exported(port, &id);
     assert_eq!(games.len(), 32);
     let mut per_pair = std::collections::BTreeMap::new();
     let mut table = tourney_stats::GameTable::new();
@@ -685,11 +689,7 @@ fn a_worker_token_removed_and_reloaded_with_sighup_cuts_off_its_host_alone() {
         s["state"] == "finished"
     });
     assert!(refused(&metrics_text(port)) > before);
-    let export = admin(port, &["export", &id, "--format", "jsonl"]);
-    let games: Vec<serde_json::Value> = export
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let games = exported(port, &id);
     assert_eq!(games.len(), 32);
     assert!(
         games
@@ -837,14 +837,9 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
     drop(workers);
     std::thread::sleep(Duration::from_millis(500));
     let done = status(port, &id)["pairs_done"].as_u64().unwrap();
-    let export = admin(port, &["export", &id, "--format", "jsonl"]);
-    let mut pairs: Vec<u64> = export
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
-                .as_u64()
-                .unwrap()
-        })
+    let mut pairs: Vec<u64> = exported(port, &id)
+        .iter()
+        .map(|g| g["pair"].as_u64().unwrap())
         .collect();
     pairs.dedup();
     assert_eq!(

@@ -138,6 +138,16 @@ fn won_by_a_ending(
     pair_won_by(c, worker, job, lease, ["a", "a"], endings)
 }
 
+/// A coordinator on a store in memory, with the default settings.
+fn on_temporary_store() -> Arc<Coordinator> {
+    Coordinator::open(
+        Store::temporary().unwrap(),
+        Settings::default(),
+        &Registry::new(),
+    )
+    .unwrap()
+}
+
 /// The store in `dir` opened again once the coordinator that had it is dropped: sled lets
 /// go of its lock once the committer task and its background flusher have stopped.
 async fn reopen(dir: &tempfile::TempDir) -> Store {
@@ -554,12 +564,7 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
 
 #[tokio::test]
 async fn the_opening_suite_is_as_large_as_the_tournament_or_says_it_is_not() {
-    let c = Coordinator::open(
-        Store::temporary().unwrap(),
-        Settings::default(),
-        &Registry::new(),
-    )
-    .unwrap();
+    let c = on_temporary_store();
     // Generated: one opening per pair, past the old cap of 2,000.
     let big = MatchFile {
         pairs: 3000,
@@ -828,12 +833,7 @@ async fn a_worker_unlike_the_others_is_suspect_and_excluding_it_makes_every_figu
 
 #[tokio::test]
 async fn a_worker_that_loses_on_time_far_more_than_the_others_is_suspect() {
-    let c = Coordinator::open(
-        Store::temporary().unwrap(),
-        Settings::default(),
-        &Registry::new(),
-    )
-    .unwrap();
+    let c = on_temporary_store();
     let id = c
         .submit(&a_file(48), "odd.toml", "", BTreeMap::new())
         .await
@@ -867,12 +867,7 @@ async fn a_worker_that_loses_on_time_far_more_than_the_others_is_suspect() {
 
 #[tokio::test]
 async fn a_worker_claiming_endless_slots_leases_a_bounded_fair_share() {
-    let c = Coordinator::open(
-        Store::temporary().unwrap(),
-        Settings::default(),
-        &Registry::new(),
-    )
-    .unwrap();
+    let c = on_temporary_store();
     let file = MatchFile {
         name: "big",
         pairs: 20_000,
@@ -910,12 +905,7 @@ async fn a_worker_claiming_endless_slots_leases_a_bounded_fair_share() {
 
 #[tokio::test]
 async fn a_thousand_tournaments_are_listed_by_pages_and_the_overview_shows_the_recent_ones() {
-    let c = Coordinator::open(
-        Store::temporary().unwrap(),
-        Settings::default(),
-        &Registry::new(),
-    )
-    .unwrap();
+    let c = on_temporary_store();
     let worker = c.register("w", "test", 4, "t").unwrap().0;
     for _ in 0..1000 {
         c.submit(&match_file(), "m.toml", "", BTreeMap::new())
