@@ -168,8 +168,7 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
                     token: "bench".into(),
                 });
             }
-            store.commit_pairs(&batch)?;
-            store.flush().await?;
+            store.commit_pairs(&batch).await?;
             written += 2 * batch.len() as u64;
         }
         Ok::<_, anyhow::Error>((id, written, started.elapsed().as_secs_f64()))

@@ -43,14 +43,7 @@ pub(crate) async fn committer(
             .flat_map(|j| j.records.iter().cloned())
             .collect();
         let timer = latency.start_timer();
-        let result = match store.commit_pairs(&all) {
-            Ok(fresh) => store
-                .flush()
-                .await
-                .map(|()| fresh)
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
+        let result = store.commit_pairs(&all).await.map_err(|e| e.to_string());
         timer.observe_duration();
         if let Err(e) = &result {
             // Nothing of the batch is acknowledged; the coordinator stops leasing and says

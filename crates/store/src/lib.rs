@@ -433,27 +433,33 @@ impl Store {
             .collect()
     }
 
-    /// Stores completed pairs in one atomic batch; `true` for each pair stored now, `false`
-    /// for a pair that was already there or earlier in the batch (the first is kept).
+    /// Stores completed pairs in one atomic batch and makes them durable; `true` for each
+    /// pair stored now, `false` for a pair that was already there or earlier in the batch
+    /// (the first is kept). The batch is flushed by the database it was written to, so a
+    /// [`Store::reopen`] meanwhile cannot acknowledge it without its being on disk.
     ///
     /// # Errors
-    /// sled or encoding errors; nothing is written then.
-    pub fn commit_pairs(&self, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
-        let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
-        let trees = self.t();
-        let mut batch = sled::Batch::default();
-        let mut fresh = Vec::with_capacity(records.len());
-        let mut in_batch = std::collections::HashSet::new();
-        for r in records {
-            let key = pair_key(r.tournament, r.outcome.pair);
-            let new = in_batch.insert(key) && !trees.pairs.contains_key(key)?;
-            if new {
-                batch.insert(&key[..], encode_pair(r)?);
+    /// sled or encoding errors; nothing is acknowledged then.
+    pub async fn commit_pairs(&self, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
+        let (fresh, db) = {
+            let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+            let trees = self.t();
+            let mut batch = sled::Batch::default();
+            let mut fresh = Vec::with_capacity(records.len());
+            let mut in_batch = std::collections::HashSet::new();
+            for r in records {
+                let key = pair_key(r.tournament, r.outcome.pair);
+                let new = in_batch.insert(key) && !trees.pairs.contains_key(key)?;
+                if new {
+                    batch.insert(&key[..], encode_pair(r)?);
+                }
+                fresh.push(new);
             }
-            fresh.push(new);
-        }
-        // One atomic batch: all of it is written, or nothing.
-        trees.pairs.apply_batch(batch)?;
+            // One atomic batch: all of it is written, or nothing.
+            trees.pairs.apply_batch(batch)?;
+            (fresh, trees.db.clone())
+        };
+        db.flush_async().await?;
         Ok(fresh)
     }
 
@@ -590,6 +596,46 @@ impl Store {
         Ok(out)
     }
 
+    /// Whether the store's disk has `reserve` bytes to spare: free space on its file
+    /// system, and room under the process's file-size limit for its largest file. A store
+    /// that failed for want of space is opened again only then: sled writes as it opens, and
+    /// must not be made to fail again halfway.
+    pub fn has_room(&self, reserve: u64) -> bool {
+        let Some(path) = &self.path else {
+            return true;
+        };
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+            return false;
+        };
+        // SAFETY: statvfs writes into the zeroed struct it is given; getrlimit likewise.
+        let (free, limit) = unsafe {
+            let mut fs: libc::statvfs = std::mem::zeroed();
+            let free = if libc::statvfs(c_path.as_ptr(), &mut fs) == 0 {
+                u64::from(fs.f_bavail).saturating_mul(u64::from(fs.f_frsize))
+            } else {
+                0
+            };
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            let limit = if libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) == 0 {
+                limit.rlim_cur
+            } else {
+                libc::RLIM_INFINITY
+            };
+            (free, limit)
+        };
+        let largest = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .max()
+            .unwrap_or(0);
+        let under_limit =
+            limit == libc::RLIM_INFINITY || (limit as u64).saturating_sub(largest) >= reserve;
+        free >= reserve && under_limit
+    }
+
     /// Whether the store takes writes again: writes, flushes and removes a probe.
     ///
     /// # Errors
@@ -605,6 +651,14 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Commits `records` durably, as the coordinator's group commit does.
+    fn commit(store: &Store, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(store.commit_pairs(records))
+    }
     use tourney_model::{PlayerRecord, Termination};
 
     fn record(id: u64) -> TournamentRecord {
@@ -760,7 +814,7 @@ mod tests {
             assert_eq!(store.next_tournament_id().unwrap(), 1);
             assert_eq!(store.next_tournament_id().unwrap(), 2);
             store.put_tournament(&record(2)).unwrap();
-            store.commit_pairs(&[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
+            commit(&store, &[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
             let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
             assert_eq!(sha.len(), 64);
             store.t().db.flush().unwrap();
@@ -786,11 +840,11 @@ mod tests {
     fn a_repeated_pair_keeps_the_first_result() {
         let store = Store::temporary().unwrap();
         assert_eq!(
-            store.commit_pairs(&[pair(1, 0, 2), pair(1, 1, 0)]).unwrap(),
+            commit(&store, &[pair(1, 0, 2), pair(1, 1, 0)]).unwrap(),
             vec![true, true]
         );
         assert_eq!(
-            store.commit_pairs(&[pair(1, 0, 0), pair(1, 2, 1)]).unwrap(),
+            commit(&store, &[pair(1, 0, 0), pair(1, 2, 1)]).unwrap(),
             vec![false, true]
         );
         let pairs = store.pairs(1).unwrap();
@@ -834,7 +888,7 @@ mod tests {
             db.flush().unwrap();
         }
         let store = reopen(dir.path());
-        store.commit_pairs(&[pair(4, 1, 0)]).unwrap();
+        commit(&store, &[pair(4, 1, 0)]).unwrap();
         let pairs = store.pairs(4).unwrap();
         assert_eq!(
             pairs
@@ -854,7 +908,7 @@ mod tests {
     fn pair_records_are_stored_compressed_and_a_corrupt_one_is_an_error() {
         let store = Store::temporary().unwrap();
         let record = pair(1, 0, 1);
-        store.commit_pairs(std::slice::from_ref(&record)).unwrap();
+        commit(&store, std::slice::from_ref(&record)).unwrap();
         let stored = store.t().pairs.get(pair_key(1, 0)).unwrap().unwrap();
         let json = serde_json::to_vec(&record).unwrap();
         assert_eq!(stored[0], LZ4_TAG);
@@ -879,7 +933,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         store.put_tournament(&record(1)).unwrap();
-        store.commit_pairs(&[pair(1, 0, 2), pair(1, 1, 0)]).unwrap();
+        commit(&store, &[pair(1, 0, 2), pair(1, 1, 0)]).unwrap();
         let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
         let whole = store.verify().unwrap();
         assert_eq!(
@@ -899,7 +953,7 @@ mod tests {
             .pairs
             .insert(pair_key(1, 1), &stored[..stored.len() / 2])
             .unwrap();
-        store.commit_pairs(&[pair(9, 0, 1)]).unwrap();
+        commit(&store, &[pair(9, 0, 1)]).unwrap();
         store
             .t()
             .artifacts
