@@ -611,7 +611,7 @@ impl Store {
         let (free, limit) = unsafe {
             let mut fs: libc::statvfs = std::mem::zeroed();
             let free = if libc::statvfs(c_path.as_ptr(), &mut fs) == 0 {
-                u64::from(fs.f_bavail).saturating_mul(u64::from(fs.f_frsize))
+                fs.f_bavail.saturating_mul(fs.f_frsize)
             } else {
                 0
             };
@@ -631,8 +631,7 @@ impl Store {
             .map(|m| m.len())
             .max()
             .unwrap_or(0);
-        let under_limit =
-            limit == libc::RLIM_INFINITY || (limit as u64).saturating_sub(largest) >= reserve;
+        let under_limit = limit == libc::RLIM_INFINITY || limit.saturating_sub(largest) >= reserve;
         free >= reserve && under_limit
     }
 
