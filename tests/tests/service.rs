@@ -184,7 +184,10 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
     );
     // Every pair exactly twice (both colours), records with pair index and engine names.
     let mut stream = admin
-        .export(pb::ExportRequest { id })
+        .export(pb::ExportRequest {
+            id,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -396,7 +399,10 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     let status = wait_until_finished(&mut admin, id).await;
     assert_eq!((status.state.as_str(), status.games), ("finished", 6));
     let mut stream = admin
-        .export(pb::ExportRequest { id })
+        .export(pb::ExportRequest {
+            id,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -920,7 +926,10 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
     .toml();
     let (id, stop_worker, worker) = play_from_the_start_position(&server, &mut admin, config).await;
     let mut stream = admin
-        .export(pb::ExportRequest { id })
+        .export(pb::ExportRequest {
+            id,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();

@@ -223,7 +223,13 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
             .await?;
         let mut admin = pb::admin_client::AdminClient::new(channel);
         let started = Instant::now();
-        let mut stream = admin.export(pb::ExportRequest { id }).await?.into_inner();
+        let mut stream = admin
+            .export(pb::ExportRequest {
+                id,
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
         let mut games = 0u64;
         while stream.message().await?.is_some() {
             games += 1;

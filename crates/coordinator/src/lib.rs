@@ -40,3 +40,4 @@ mod tests;
 
 pub use commit::Reported;
 pub use state::{Coordinator, Settings};
+pub use views::ExportFilter;

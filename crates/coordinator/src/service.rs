@@ -490,11 +490,18 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::ExportRequest>,
     ) -> Result<Response<Self::ExportStream>, GrpcStatus> {
-        let id = request.into_inner().id;
+        let r = request.into_inner();
+        let id = r.id;
         if self.0.status(id).is_none() {
             return Err(GrpcStatus::not_found(format!("no tournament {id}")));
         }
-        let lines = self.0.export(id)?;
+        let filter = crate::ExportFilter {
+            pairs: (r.from_pair.is_some() || r.to_pair.is_some())
+                .then(|| (r.from_pair.unwrap_or(0), r.to_pair.unwrap_or(u64::MAX))),
+            engine: (!r.engine.is_empty()).then_some(r.engine),
+            since_ms: r.since_ms,
+        };
+        let lines = self.0.export(id, &filter)?;
         let stream = tokio_stream::iter(lines.into_iter().map(|line| Ok(pb::ExportChunk { line })));
         Ok(Response::new(Box::pin(stream)))
     }

@@ -937,3 +937,38 @@ async fn a_thousand_tournaments_are_listed_by_pages_and_the_overview_shows_the_r
     assert_eq!(listed[0]["id"], 1000);
     assert_eq!(overview["tournaments_total"], 1000);
 }
+
+#[tokio::test]
+async fn exports_keep_the_pairs_engine_and_times_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 4, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 4).unwrap();
+    let results: Vec<Finished> = jobs
+        .iter()
+        .map(|j| won_by_a(&c, &worker, j, lease))
+        .collect();
+    c.report(&worker, results).await.unwrap();
+    let count = |filter: crate::ExportFilter| c.export(id, &filter).unwrap().len();
+    assert_eq!(count(Default::default()), 8);
+    let pairs = |from, to| crate::ExportFilter {
+        pairs: Some((from, to)),
+        ..Default::default()
+    };
+    assert_eq!(count(pairs(1, 2)), 4);
+    assert_eq!(count(pairs(3, u64::MAX)), 2);
+    assert_eq!(count(pairs(9, 20)), 0);
+    let lines = c.export(id, &pairs(2, 2)).unwrap();
+    assert!(lines.iter().all(|l| l.contains(r#""pair":2"#)), "{lines:?}");
+    let engine = |name: &str| crate::ExportFilter {
+        engine: Some(name.into()),
+        ..Default::default()
+    };
+    assert_eq!((count(engine("a")), count(engine("nobody"))), (8, 0));
+    // These records carry no start time: a time filter keeps none of them.
+    let since = crate::ExportFilter {
+        since_ms: Some(0),
+        ..Default::default()
+    };
+    assert_eq!(count(since), 0);
+}

@@ -33,6 +33,39 @@ impl Utc {
         }
     }
 
+    /// Unix milliseconds of `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDTHH:MM[:SS]` (UTC;
+    /// a space may stand for the `T`, a trailing `Z` is allowed); `None` when it is not one.
+    pub fn parse_unix_ms(text: &str) -> Option<u64> {
+        let text = text.trim().trim_end_matches('Z');
+        let (date, time) = text.split_once(['T', ' ']).unwrap_or((text, "00:00"));
+        let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+        let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+        let mut t = time.split(':').map(|p| p.parse::<i64>().ok());
+        let (hh, mm) = (t.next()??, t.next()??);
+        let ss = t.next().flatten().unwrap_or(0);
+        let valid = (1970..=9999).contains(&y)
+            && (1..=12).contains(&m)
+            && (1..=31).contains(&day)
+            && (0..24).contains(&hh)
+            && (0..60).contains(&mm)
+            && (0..60).contains(&ss);
+        if !valid {
+            return None;
+        }
+        // Howard Hinnant's days_from_civil.
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (m + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        let seconds = days * 86_400 + hh * 3600 + mm * 60 + ss;
+        let unix_ms = u64::try_from(seconds).ok()? * 1000;
+        // A day past the month's end (2026-02-30) does not come back the same.
+        (Utc::from_unix_ms(unix_ms).date.2 == day as u32).then_some(unix_ms)
+    }
+
     /// The current time.
     pub fn now() -> Utc {
         Utc::from_unix_ms(unix_ms_now())
@@ -94,5 +127,28 @@ mod tests {
             "2100.03.01"
         );
         assert_eq!(hms(3_725_999), "1:02:05");
+    }
+
+    #[test]
+    fn calendar_text_parses_back_to_the_same_moment() {
+        for ms in [0, 86_400_000, 951_782_400_000, 1_796_100_314_000] {
+            let t = Utc::from_unix_ms(ms);
+            let (y, m, d) = t.date;
+            let (hh, mm, ss) = t.time;
+            let text = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z");
+            assert_eq!(Utc::parse_unix_ms(&text), Some(ms), "{text}");
+        }
+        assert_eq!(Utc::parse_unix_ms("2000-02-29"), Some(951_782_400_000));
+        assert_eq!(Utc::parse_unix_ms("1970-01-02 00:00"), Some(86_400_000));
+        for bad in [
+            "",
+            "2026-13-01",
+            "2026-02-30",
+            "2026-1",
+            "yesterday",
+            "2026-01-01T25:00",
+        ] {
+            assert_eq!(Utc::parse_unix_ms(bad), None, "{bad}");
+        }
     }
 }

@@ -476,6 +476,25 @@ impl Store {
             .collect()
     }
 
+    /// The completed pairs `from..=to` of a tournament, in pair order (read by range, not
+    /// by scanning the others).
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn pairs_between(
+        &self,
+        tournament: u64,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<PairRecord>, StoreError> {
+        self.t()
+            .pairs
+            .range(pair_key(tournament, from)..=pair_key(tournament, to))
+            .values()
+            .map(|v| decode_pair(&v?))
+            .collect()
+    }
+
     /// One completed pair, if it is stored.
     ///
     /// # Errors
