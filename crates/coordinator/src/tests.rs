@@ -127,6 +127,15 @@ fn won_by_a(c: &Coordinator, worker: &str, job: &PairJob, lease: LeaseId) -> Fin
     won_by_a_ending(c, worker, job, lease, ["crash", "crash"])
 }
 
+/// Leases up to `pairs` pairs to `worker` and reports each as won by `a` (durably); the
+/// jobs it played.
+async fn lease_and_win(c: &Coordinator, worker: &str, pairs: usize) -> Vec<PairJob> {
+    let (lease, jobs) = c.lease(worker, pairs).unwrap();
+    let results = jobs.iter().map(|j| won_by_a(c, worker, j, lease)).collect();
+    c.report(worker, results).await.unwrap();
+    jobs
+}
+
 /// [`won_by_a`], the games ending by `endings`.
 fn won_by_a_ending(
     c: &Coordinator,
@@ -183,12 +192,7 @@ async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_sta
         );
         assert!(text.contains(&before_any_game), "{text}");
         let worker = c.register("w", "test", 4, "t").unwrap().0;
-        let (lease, jobs) = c.lease(&worker, 4).unwrap();
-        let results: Vec<Finished> = jobs
-            .iter()
-            .map(|j| won_by_a(&c, &worker, j, lease))
-            .collect();
-        c.report(&worker, results).await.unwrap();
+        lease_and_win(&c, &worker, 4).await;
         assert_eq!(c.state(id), Some(State::Finished));
         let text = c.metrics_text();
         let series = [
@@ -238,12 +242,7 @@ async fn reports_say_what_was_played_and_when() {
     assert!(d["Started"].ends_with(" UTC"), "{d:?}");
     assert_eq!(d["ETA"], "after the first pairs");
     let worker = c.register("w", "test", 2, "t").unwrap().0;
-    let (lease, jobs) = c.lease(&worker, 2).unwrap();
-    let results = jobs
-        .iter()
-        .map(|j| won_by_a(&c, &worker, j, lease))
-        .collect();
-    c.report(&worker, results).await.unwrap();
+    let jobs = lease_and_win(&c, &worker, 2).await;
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
     let (_, report) = c.report_of(id).unwrap();
@@ -911,12 +910,7 @@ async fn a_thousand_tournaments_are_listed_by_pages_and_the_overview_shows_the_r
         c.submit(&match_file(), "m.toml", "", BTreeMap::new())
             .await
             .unwrap();
-        let (lease, jobs) = c.lease(&worker, 4).unwrap();
-        let results: Vec<Finished> = jobs
-            .iter()
-            .map(|j| won_by_a(&c, &worker, j, lease))
-            .collect();
-        c.report(&worker, results).await.unwrap();
+        lease_and_win(&c, &worker, 4).await;
     }
     // Pages of 300, newest first, cover every tournament once.
     let mut seen = Vec::new();
@@ -943,12 +937,7 @@ async fn exports_keep_the_pairs_engine_and_times_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id) = coordinator(&dir, 60_000).await;
     let worker = c.register("w", "test", 4, "t").unwrap().0;
-    let (lease, jobs) = c.lease(&worker, 4).unwrap();
-    let results: Vec<Finished> = jobs
-        .iter()
-        .map(|j| won_by_a(&c, &worker, j, lease))
-        .collect();
-    c.report(&worker, results).await.unwrap();
+    lease_and_win(&c, &worker, 4).await;
     let count = |filter: crate::ExportFilter| c.export(id, &filter).unwrap().len();
     assert_eq!(count(Default::default()), 8);
     let pairs = |from, to| crate::ExportFilter {
