@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
 
-use tourney_stats::report::{Crosstable, OpeningResult, Report, SprtReport};
+use tourney_stats::report::{Crosstable, OpeningResult, Report, SprtReport, WorkersReport};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
 
 use crate::metrics::TournamentGauges;
@@ -283,11 +283,12 @@ impl Coordinator {
 
     /// A tournament's status with standings.
     pub fn status(&self, id: TournamentId) -> Option<Status> {
-        self.snapshot(id, false).map(|(status, _, _)| status)
+        self.snapshot(id, false).map(|(status, ..)| status)
     }
 
-    /// A tournament's status, and with `with_outcomes` its counted pairs in pair order and
-    /// its completed prefix.
+    /// A tournament's status, its workers' assessment (which gives the status its suspect
+    /// count), and with `with_outcomes` its counted pairs in pair order and its completed
+    /// prefix.
     /// Ratings are computed once for each number of completed pairs, and for a running
     /// tournament at most every [`RATINGS_EVERY`]; the pairs are copied only when they are
     /// needed.
@@ -295,7 +296,7 @@ impl Coordinator {
         &self,
         id: TournamentId,
         with_outcomes: bool,
-    ) -> Option<(Status, Vec<PairOutcome>, u64)> {
+    ) -> Option<(Status, Vec<PairOutcome>, u64, WorkersReport)> {
         let inner = self.lock();
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
@@ -324,7 +325,8 @@ impl Coordinator {
         let openings = record.openings.len() as u64;
         let duplicate_games = entry.games.repeats;
         let duplicate_pairs: Vec<u64> = entry.games.pairs.iter().copied().collect();
-        let suspect_workers = entry.workers.assess(&record.excluded_workers()).suspects;
+        let workers = entry.workers.assess(&record.excluded_workers());
+        let suspect_workers = workers.suspects;
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -355,14 +357,14 @@ impl Coordinator {
             pairs_excluded,
             suspect_workers,
         };
-        Some((status, outcomes, prefix))
+        Some((status, outcomes, prefix, workers))
     }
 
     /// The report of a tournament (standings, cross-table, SPRT history, terminations),
     /// from what the coordinator holds in memory, with its status.
     pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
-        let (status, outcomes, prefix) = self.snapshot(id, true)?;
-        let (terminations, engine_failures, workers, details) = {
+        let (status, outcomes, prefix, workers) = self.snapshot(id, true)?;
+        let (terminations, engine_failures, details) = {
             let inner = self.lock();
             let entry = inner.tournaments.get(&id)?;
             let exclusions = entry.record.excluded_workers();
@@ -392,12 +394,7 @@ impl Coordinator {
                 &entry.artifacts,
                 tourney_model::unix_ms_now(),
             );
-            (
-                terminations,
-                engine_failures,
-                entry.workers.assess(&exclusions),
-                details,
-            )
+            (terminations, engine_failures, details)
         };
         let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
         if let Some(entry) = self.lock().tournaments.get(&id) {
