@@ -26,6 +26,9 @@ const TOURNAMENT: &str = "name = \"bench-store\"\ngame = \"loa\"\nformat = \"mat
     [[engine]]\nname = \"a\"\nplayer = \"random:seed=1\"\n\
     [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
 
+/// Pairs per commit, as a coordinator's group commit takes them from a busy fleet.
+const COMMIT_PAIRS: usize = 64;
+
 /// A random game from `start`, as the referee records one.
 fn random_game(start: &Loa, white: &str, black: &str, rng: &mut Rng) -> GameRecord {
     let mut game = Game::new(*start, Default::default());
@@ -117,7 +120,7 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
         let mut rng = Rng::new(1);
         let started = Instant::now();
         let mut written = 0u64;
-        for chunk in (0..pairs as u64).collect::<Vec<_>>().chunks(500) {
+        for chunk in (0..pairs as u64).collect::<Vec<_>>().chunks(COMMIT_PAIRS) {
             let mut batch = Vec::with_capacity(chunk.len());
             for &pair in chunk {
                 let (first, second, round) = config.pairing(pair);
@@ -177,7 +180,7 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
     let bytes = size_of(&dir);
     println!(
         "store of {pairs} pairs ({written} random LOA games, synthetic and valid):\n  \
-         written {:.0} games/s; {:.0} bytes a game on disk ({:.1} MiB in all)",
+         written {:.0} games/s in commits of {COMMIT_PAIRS} pairs; {:.0} bytes a game on disk ({:.1} MiB in all)",
         written as f64 / write_s,
         bytes as f64 / written as f64,
         bytes as f64 / (1 << 20) as f64

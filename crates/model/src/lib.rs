@@ -14,7 +14,7 @@ mod utc;
 
 pub use record::{
     GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, Notation, PlayerName,
-    PlayerRecord, Termination,
+    PlayerRecord, Termination, fingerprint,
 };
 pub use time_control::{TimeControl, TimeControlError};
 pub use tourney_rules::GameKind;

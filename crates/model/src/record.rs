@@ -387,23 +387,39 @@ impl GameSummary {
     }
 
     /// What makes a game this game: its players with their colours, its start and its
-    /// moves, hashed (two 64-bit FNV-1a lanes): equal for two games that are move for move
-    /// the same, different otherwise but for a chance of about 2^-128.
+    /// moves, hashed: see [`fingerprint`].
     pub fn fingerprint(&self) -> u128 {
-        let lane = |seed: u64| {
-            let mut h = fnv1a(seed, self.white.name.as_bytes());
-            h = fnv1a(h, &[0xff]);
-            h = fnv1a(h, self.black.name.as_bytes());
-            h = fnv1a(h, &[0xff]);
-            h = fnv1a(h, self.start.as_bytes());
-            for m in &self.moves {
-                h = fnv1a(h, m.notation.as_str().as_bytes());
-                h = fnv1a(h, &[0xff]);
-            }
-            h
-        };
-        (u128::from(lane(FNV_OFFSET)) << 64) | u128::from(lane(FNV_OFFSET ^ 0x5bd1_e995_0000_0001))
+        fingerprint(
+            &self.white.name,
+            &self.black.name,
+            &self.start,
+            self.moves.iter().map(|m| m.notation.as_str()),
+        )
     }
+}
+
+/// The fingerprint of a game: its players with their colours, its start and its moves,
+/// hashed (two 64-bit FNV-1a lanes): equal for two games that are move for move the same,
+/// different otherwise but for a chance of about 2^-128.
+pub fn fingerprint<'a>(
+    white: &str,
+    black: &str,
+    start: &str,
+    moves: impl Iterator<Item = &'a str> + Clone,
+) -> u128 {
+    let lane = |seed: u64| {
+        let mut h = fnv1a(seed, white.as_bytes());
+        h = fnv1a(h, &[0xff]);
+        h = fnv1a(h, black.as_bytes());
+        h = fnv1a(h, &[0xff]);
+        h = fnv1a(h, start.as_bytes());
+        for m in moves.clone() {
+            h = fnv1a(h, m.as_bytes());
+            h = fnv1a(h, &[0xff]);
+        }
+        h
+    };
+    (u128::from(lane(FNV_OFFSET)) << 64) | u128::from(lane(FNV_OFFSET ^ 0x5bd1_e995_0000_0001))
 }
 
 /// The PGN-style name of a game: `LOA` or `Amazons`.

@@ -7,17 +7,22 @@
 //! |---|---|---|
 //! | `meta` | name | schema version, id counter |
 //! | `tournaments` | id (u64) | [`TournamentRecord`] as JSON |
-//! | `pairs` | id (u64) ‖ pair (u64) | [`PairRecord`] as JSON (both games' full records), LZ4-compressed behind a tag byte |
+//! | `pairs` | id (u64) ‖ pair (u64) | [`PairRecord`]: both games' full records, moves in columns, LZ4-compressed (see `codec`) |
+//! | `digests` | id (u64) ‖ pair (u64) | [`PairDigest`]: outcome, worker, each game's termination and fingerprint |
+//! | `counts` | id (u64) | the tournament's number of stored pairs (u64) |
+//! | `summaries` | id (u64) | pairs covered (u64) ‖ a coordinator's summary of the tournament (opaque here) |
 //! | `artifacts` | sha256 (hex) | an outside engine's program |
 //!
-//! A batch of pair results is committed in one transaction, and [`Store::flush`] makes it
-//! durable (against a process crash; sled's flush is not a power-loss guarantee).
-//! Committing a pair that is already stored keeps the first and reports it as a duplicate.
+//! A batch of pair results is committed in one transaction with their digests, and
+//! [`Store::flush`] makes it durable (against a process crash; sled's flush is not a
+//! power-loss guarantee). Committing a pair that is already stored keeps the first and
+//! reports it as a duplicate. Each tournament's count of stored pairs is kept in the same
+//! transaction, so a summary is known to be current when it covers that many pairs.
 //!
-//! Pair records are compressed (about 5 KiB of JSON per pair of fast games, a quarter of
-//! that compressed): the bytes written through sled, not their number, were the largest
-//! cost of a coordinator taking results of millisecond games. Schema 1 stores (plain JSON)
-//! open as schema 2; their records read as before.
+//! Schema 1 stores (plain JSON records) and schema 2 stores (LZ4-compressed JSON) are
+//! migrated when opened: every record is written again in the compact encoding with its
+//! digest, in batches, and the schema is marked 3 at the end (an interrupted migration
+//! starts again where it stopped, as every record reads in any encoding).
 
 #![deny(missing_docs)]
 
@@ -29,36 +34,20 @@ use serde_json::value::RawValue;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
 
+mod codec;
+
+pub use codec::PairDigest;
+use codec::decode as decode_pair;
+
 /// The storage format version written by this build.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
-/// Versions this build opens (and marks as [`SCHEMA_VERSION`]): 1 stored pair records as
-/// plain JSON, which still read.
-const READABLE_VERSIONS: [u64; 2] = [1, 2];
+/// Versions this build opens: 1 (plain JSON records) and 2 (compressed JSON) are migrated
+/// to [`SCHEMA_VERSION`] as they open.
+const READABLE_VERSIONS: [u64; 3] = [1, 2, 3];
 
-/// First byte of a compressed pair record (a JSON record starts with `{`).
-const LZ4_TAG: u8 = 1;
-
-/// A pair record as stored: its JSON, compressed behind [`LZ4_TAG`].
-fn encode_pair(record: &PairRecord) -> Result<Vec<u8>, StoreError> {
-    let json = serde_json::to_vec(record)?;
-    let mut value = Vec::with_capacity(json.len() / 3 + 8);
-    value.push(LZ4_TAG);
-    value.extend_from_slice(&lz4_flex::compress_prepend_size(&json));
-    Ok(value)
-}
-
-/// A stored pair record, compressed or (schema 1) plain JSON.
-fn decode_pair(value: &[u8]) -> Result<PairRecord, StoreError> {
-    match value.split_first() {
-        Some((&LZ4_TAG, compressed)) => {
-            let json = lz4_flex::decompress_size_prepended(compressed)
-                .map_err(|e| StoreError::Compression(e.to_string()))?;
-            Ok(serde_json::from_slice(&json)?)
-        }
-        _ => Ok(serde_json::from_slice(value)?),
-    }
-}
+/// Pair records written again per batch while migrating.
+const MIGRATION_BATCH: usize = 1000;
 
 /// What can go wrong with the store.
 #[derive(Debug, thiserror::Error)]
@@ -217,7 +206,83 @@ struct Trees {
     meta: sled::Tree,
     tournaments: sled::Tree,
     pairs: sled::Tree,
+    digests: sled::Tree,
+    counts: sled::Tree,
+    summaries: sled::Tree,
     artifacts: sled::Tree,
+}
+
+/// Writes pair records and their digests in one transaction, adding `added` to the
+/// tournaments' counts of stored pairs.
+fn write_pairs(
+    trees: &Trees,
+    pairs: sled::Batch,
+    digests: sled::Batch,
+    added: &std::collections::BTreeMap<u64, u64>,
+) -> Result<(), StoreError> {
+    use sled::Transactional;
+    (&trees.pairs, &trees.digests, &trees.counts)
+        .transaction(|(p, d, c)| {
+            p.apply_batch(&pairs)?;
+            d.apply_batch(&digests)?;
+            for (id, n) in added {
+                let old = c.get(id.to_be_bytes())?.map_or(0, |v| read_u64(&v));
+                c.insert(&id.to_be_bytes(), &(old + n).to_be_bytes())?;
+            }
+            Ok(())
+        })
+        .map_err(|e: sled::transaction::TransactionError<()>| match e {
+            sled::transaction::TransactionError::Storage(e) => StoreError::Sled(e),
+            sled::transaction::TransactionError::Abort(()) => {
+                StoreError::Compression("a pair batch was aborted".into())
+            }
+        })
+}
+
+/// A big-endian u64 value (0 if it is not 8 bytes).
+fn read_u64(bytes: &[u8]) -> u64 {
+    bytes.try_into().map_or(0, u64::from_be_bytes)
+}
+
+/// Writes every pair record not yet in the compact encoding, or without its digest, again
+/// (schema 1 and 2 stores); returns how many. A record that does not decode is left as it
+/// is, for `verify` to name.
+fn migrate(trees: &Trees) -> Result<u64, StoreError> {
+    use std::ops::Bound;
+    let mut migrated = 0;
+    let mut after: Option<sled::IVec> = None;
+    loop {
+        let range = match &after {
+            Some(key) => trees
+                .pairs
+                .range::<sled::IVec, _>((Bound::Excluded(key.clone()), Bound::Unbounded)),
+            None => trees.pairs.iter(),
+        };
+        let chunk: Vec<(sled::IVec, sled::IVec)> =
+            range.take(MIGRATION_BATCH).collect::<Result<_, _>>()?;
+        let Some((last, _)) = chunk.last() else {
+            break;
+        };
+        after = Some(last.clone());
+        let (mut pairs, mut digests) = (sled::Batch::default(), sled::Batch::default());
+        let mut added = std::collections::BTreeMap::new();
+        for (key, value) in &chunk {
+            let compact = value.first() == Some(&codec::COLUMNAR_TAG);
+            if compact && trees.digests.contains_key(key)? {
+                continue;
+            }
+            let Ok((bytes, digest)) = decode_pair(value).and_then(|r| codec::encode(&r)) else {
+                continue;
+            };
+            *added.entry(read_u64(&key[..8.min(key.len())])).or_default() += 1;
+            pairs.insert(key, bytes);
+            digests.insert(key, digest.encode());
+            migrated += 1;
+        }
+        write_pairs(trees, pairs, digests, &added)?;
+    }
+    trees.db.flush()?;
+    Ok(migrated)
 }
 
 fn pair_key(tournament: u64, pair: u64) -> [u8; 16] {
@@ -255,6 +320,7 @@ impl Store {
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_bytes)
+            .mode(sled::Mode::LowSpace)
             .open()?;
         Self::trees_of(db, &path.display().to_string())
     }
@@ -357,31 +423,33 @@ impl Store {
 
     fn trees_of(db: sled::Db, path: &str) -> Result<Trees, StoreError> {
         let meta = db.open_tree("meta")?;
-        match meta.get("schema_version")? {
-            Some(v) => {
-                let found = u64::from_be_bytes(v.as_ref().try_into().unwrap_or([0; 8]));
-                if !READABLE_VERSIONS.contains(&found) {
-                    return Err(StoreError::Schema {
-                        path: path.to_string(),
-                        found,
-                        expected: SCHEMA_VERSION,
-                    });
-                }
-                if found != SCHEMA_VERSION {
-                    meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
-                }
-            }
-            None => {
-                meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
-            }
+        let found = meta
+            .get("schema_version")?
+            .map(|v| u64::from_be_bytes(v.as_ref().try_into().unwrap_or([0; 8])));
+        if let Some(found) = found.filter(|v| !READABLE_VERSIONS.contains(v)) {
+            return Err(StoreError::Schema {
+                path: path.to_string(),
+                found,
+                expected: SCHEMA_VERSION,
+            });
         }
-        Ok(Trees {
+        let trees = Trees {
             tournaments: db.open_tree("tournaments")?,
             pairs: db.open_tree("pairs")?,
+            digests: db.open_tree("digests")?,
+            counts: db.open_tree("counts")?,
+            summaries: db.open_tree("summaries")?,
             artifacts: db.open_tree("artifacts")?,
             meta,
             db,
-        })
+        };
+        if found != Some(SCHEMA_VERSION) {
+            migrate(&trees)?;
+            trees
+                .meta
+                .insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
+        }
+        Ok(trees)
     }
 
     /// A new tournament number (never reused).
@@ -444,23 +512,82 @@ impl Store {
         let (fresh, db) = {
             let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
             let trees = self.t();
-            let mut batch = sled::Batch::default();
+            let (mut pairs, mut digests) = (sled::Batch::default(), sled::Batch::default());
             let mut fresh = Vec::with_capacity(records.len());
             let mut in_batch = std::collections::HashSet::new();
+            let mut added = std::collections::BTreeMap::new();
             for r in records {
                 let key = pair_key(r.tournament, r.outcome.pair);
                 let new = in_batch.insert(key) && !trees.pairs.contains_key(key)?;
                 if new {
-                    batch.insert(&key[..], encode_pair(r)?);
+                    let (bytes, digest) = codec::encode(r)?;
+                    pairs.insert(&key[..], bytes);
+                    digests.insert(&key[..], digest.encode());
+                    *added.entry(r.tournament).or_default() += 1;
                 }
                 fresh.push(new);
             }
-            // One atomic batch: all of it is written, or nothing.
-            trees.pairs.apply_batch(batch)?;
+            // One transaction: all of it is written, or nothing.
+            write_pairs(&trees, pairs, digests, &added)?;
             (fresh, trees.db.clone())
         };
         db.flush_async().await?;
         Ok(fresh)
+    }
+
+    /// The digests of a tournament's completed pairs, in pair order.
+    ///
+    /// # Errors
+    /// sled errors, or a digest that does not decode.
+    pub fn digests(&self, tournament: u64) -> Result<Vec<PairDigest>, StoreError> {
+        self.t()
+            .digests
+            .scan_prefix(tournament.to_be_bytes())
+            .values()
+            .map(|v| PairDigest::decode(&v?))
+            .collect()
+    }
+
+    /// How many pairs of tournament `id` are stored.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn pair_count(&self, id: u64) -> Result<u64, StoreError> {
+        Ok(self
+            .t()
+            .counts
+            .get(id.to_be_bytes())?
+            .map_or(0, |v| read_u64(&v)))
+    }
+
+    /// Stores a summary of tournament `id` (the coordinator's, in its own encoding) that
+    /// covers its first `covers` stored pairs; returns whether it was stored: not when
+    /// more pairs are stored by now.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn put_summary(&self, id: u64, covers: u64, summary: &[u8]) -> Result<bool, StoreError> {
+        let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+        if self.pair_count(id)? != covers {
+            return Ok(false);
+        }
+        let mut value = Vec::with_capacity(8 + summary.len());
+        value.extend_from_slice(&covers.to_be_bytes());
+        value.extend_from_slice(summary);
+        self.t().summaries.insert(id.to_be_bytes(), value)?;
+        Ok(true)
+    }
+
+    /// The summary of tournament `id`, if one is stored that covers every pair stored.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn summary(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(value) = self.t().summaries.get(id.to_be_bytes())? else {
+            return Ok(None);
+        };
+        let covers = read_u64(&value[..8.min(value.len())]);
+        Ok((value.len() >= 8 && covers == self.pair_count(id)?).then(|| value[8..].to_vec()))
     }
 
     /// The completed pairs of a tournament, in pair order.
@@ -554,7 +681,8 @@ impl Store {
             }
             out.damaged += 1;
         };
-        let mut known = std::collections::HashSet::new();
+        let mut known = std::collections::BTreeSet::new();
+        let mut counted = std::collections::BTreeMap::<u64, u64>::new();
         for entry in trees.tournaments.iter() {
             let (key, value) = entry?;
             let id = key
@@ -587,6 +715,7 @@ impl Store {
                 }
             };
             let at = format!("tournament {tournament} pair {pair}");
+            *counted.entry(tournament).or_default() += 1;
             match decode_pair(&value) {
                 Err(e) => problem(format!("{at}: does not decode ({e})")),
                 Ok(r) if (r.tournament, r.outcome.pair) != (tournament, pair) => problem(format!(
@@ -597,10 +726,33 @@ impl Store {
                     problem(format!("{at}: no such tournament"))
                 }
                 Ok(r) => match r.games() {
-                    Ok(games) if games.len() == 2 => out.pairs += 1,
+                    Ok(games) if games.len() == 2 => {
+                        let stored = trees.digests.get(&key)?.map(|d| PairDigest::decode(&d));
+                        match (stored, codec::encode(&r)) {
+                            (Some(Ok(stored)), Ok((_, digest))) if stored == digest => {
+                                out.pairs += 1;
+                            }
+                            (None, _) => problem(format!("{at}: no digest")),
+                            _ => problem(format!("{at}: its digest does not match its games")),
+                        }
+                    }
                     Ok(games) => problem(format!("{at}: {} games, not 2", games.len())),
                     Err(e) => problem(format!("{at}: its games do not decode ({e})")),
                 },
+            }
+        }
+        for id in &known {
+            let (stored, found) = (
+                trees
+                    .counts
+                    .get(id.to_be_bytes())?
+                    .map_or(0, |v| read_u64(&v)),
+                counted.get(id).copied().unwrap_or_default(),
+            );
+            if stored != found {
+                problem(format!(
+                    "tournament {id}: {stored} pairs counted, {found} stored"
+                ));
             }
         }
         for entry in trees.artifacts.iter() {
@@ -889,37 +1041,134 @@ mod tests {
         assert!(err.to_string().contains("schema version 99"), "{err}");
     }
 
+    /// A store as an older version wrote it: schema `version`, the records encoded by
+    /// `encode`.
+    fn old_store(
+        path: &Path,
+        version: u64,
+        records: &[PairRecord],
+        encode: fn(&PairRecord) -> Vec<u8>,
+    ) {
+        let db = sled::open(path).unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("schema_version", &version.to_be_bytes())
+            .unwrap();
+        db.open_tree("tournaments")
+            .unwrap()
+            .insert(4u64.to_be_bytes(), serde_json::to_vec(&record(4)).unwrap())
+            .unwrap();
+        let pairs = db.open_tree("pairs").unwrap();
+        for r in records {
+            pairs
+                .insert(pair_key(r.tournament, r.outcome.pair), encode(r))
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+
     #[test]
-    fn a_schema_1_store_of_plain_json_records_opens_reads_and_is_marked_schema_2() {
+    fn schema_1_and_2_stores_are_migrated_as_they_open_and_read_the_same() {
+        let plain = |r: &PairRecord| serde_json::to_vec(r).unwrap();
+        let lz4 = |r: &PairRecord| {
+            let mut v = vec![codec::LZ4_TAG];
+            v.extend_from_slice(&lz4_flex::compress_prepend_size(
+                &serde_json::to_vec(r).unwrap(),
+            ));
+            v
+        };
+        for (version, encode) in [(1, plain as fn(&PairRecord) -> Vec<u8>), (2, lz4)] {
+            let dir = tempfile::tempdir().unwrap();
+            let old: Vec<PairRecord> = (0..2500).map(|p| pair(4, p, (p % 3) as u8)).collect();
+            old_store(dir.path(), version, &old, encode);
+            let before: u64 = size_of_tree(dir.path(), "pairs");
+            let store = reopen(dir.path());
+            let version_now = store.t().meta.get("schema_version").unwrap().unwrap();
+            assert_eq!(version_now.as_ref(), SCHEMA_VERSION.to_be_bytes());
+            let pairs = store.pairs(4).unwrap();
+            assert_eq!(pairs.len(), old.len());
+            for (new, old) in pairs.iter().zip(&old) {
+                assert_eq!(new.outcome, old.outcome);
+                assert_eq!(new.games().unwrap(), old.games().unwrap());
+            }
+            let stored = store.t().pairs.get(pair_key(4, 0)).unwrap().unwrap();
+            assert_eq!(
+                stored[0],
+                codec::COLUMNAR_TAG,
+                "schema {version}: re-encoded"
+            );
+            assert_eq!(store.digests(4).unwrap().len(), old.len());
+            assert_eq!(store.pair_count(4).unwrap(), old.len() as u64);
+            let verified = store.verify().unwrap();
+            assert_eq!(
+                (verified.pairs, verified.damaged),
+                (2500, 0),
+                "{verified:?}"
+            );
+            assert!(
+                size_of_tree(dir.path(), "pairs") <= before.max(1) * 4,
+                "sanity"
+            );
+            // New pairs land beside the migrated ones.
+            commit(&store, &[pair(4, 2500, 0)]).unwrap();
+            assert_eq!(store.pair_count(4).unwrap(), 2501);
+        }
+    }
+
+    /// Stored bytes of a tree's values (what the encoding decides).
+    fn size_of_tree(path: &Path, _tree: &str) -> u64 {
+        std::fs::read_dir(path)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    #[test]
+    fn a_migration_leaves_a_damaged_record_for_verify_to_name() {
         let dir = tempfile::tempdir().unwrap();
-        let old = pair(4, 0, 2);
+        let good = pair(4, 0, 2);
+        old_store(dir.path(), 2, std::slice::from_ref(&good), |r| {
+            let mut v = vec![codec::LZ4_TAG];
+            v.extend_from_slice(&lz4_flex::compress_prepend_size(
+                &serde_json::to_vec(r).unwrap(),
+            ));
+            v
+        });
         {
             let db = sled::open(dir.path()).unwrap();
-            db.open_tree("meta")
-                .unwrap()
-                .insert("schema_version", &1u64.to_be_bytes())
-                .unwrap();
             db.open_tree("pairs")
                 .unwrap()
-                .insert(pair_key(4, 0), serde_json::to_vec(&old).unwrap())
+                .insert(pair_key(4, 1), &b"{\"damaged"[..])
                 .unwrap();
             db.flush().unwrap();
         }
         let store = reopen(dir.path());
-        commit(&store, &[pair(4, 1, 0)]).unwrap();
-        let pairs = store.pairs(4).unwrap();
-        assert_eq!(
-            pairs
-                .iter()
-                .map(|p| p.outcome.half_points)
-                .collect::<Vec<_>>(),
-            vec![[2, 2], [0, 0]],
-            "the plain record and the compressed one both read"
+        assert_eq!(store.digests(4).unwrap().len(), 1);
+        let verified = store.verify().unwrap();
+        assert_eq!((verified.pairs, verified.damaged), (1, 2), "{verified:?}");
+        assert!(verified.problems[0].contains("tournament 4 pair 1: does not decode"));
+        assert!(verified.problems[1].contains("tournament 4: 1 pairs counted, 2 stored"));
+    }
+
+    #[test]
+    fn a_summary_is_kept_only_while_it_covers_every_stored_pair() {
+        let store = Store::temporary().unwrap();
+        commit(&store, &[pair(1, 0, 2), pair(1, 1, 0)]).unwrap();
+        assert!(
+            !store.put_summary(1, 1, b"stale").unwrap(),
+            "2 pairs are stored"
         );
-        assert_eq!(pairs[0].games.get(), old.games.get());
-        assert_eq!(pairs[1].games().unwrap().len(), 2);
-        let version = store.t().meta.get("schema_version").unwrap().unwrap();
-        assert_eq!(version.as_ref(), SCHEMA_VERSION.to_be_bytes());
+        assert!(store.put_summary(1, 2, b"current").unwrap());
+        assert_eq!(store.summary(1).unwrap().as_deref(), Some(&b"current"[..]));
+        // A duplicate changes nothing; a new pair outdates the summary.
+        commit(&store, &[pair(1, 1, 2)]).unwrap();
+        assert_eq!(store.summary(1).unwrap().as_deref(), Some(&b"current"[..]));
+        commit(&store, &[pair(1, 2, 2)]).unwrap();
+        assert_eq!(store.summary(1).unwrap(), None);
+        assert_eq!(store.pair_count(1).unwrap(), 3);
+        assert_eq!(store.summary(2).unwrap(), None);
     }
 
     #[test]
@@ -929,7 +1178,7 @@ mod tests {
         commit(&store, std::slice::from_ref(&record)).unwrap();
         let stored = store.t().pairs.get(pair_key(1, 0)).unwrap().unwrap();
         let json = serde_json::to_vec(&record).unwrap();
-        assert_eq!(stored[0], LZ4_TAG);
+        assert_eq!(stored[0], codec::COLUMNAR_TAG);
         assert!(
             stored.len() < json.len(),
             "{} vs {}",
@@ -937,7 +1186,7 @@ mod tests {
             json.len()
         );
         let back = store.pair(1, 0).unwrap().unwrap();
-        assert_eq!(back.games.get(), record.games.get());
+        assert_eq!(back.games().unwrap(), record.games().unwrap());
         assert_eq!(back.worker, "w");
         let mut corrupt = stored.to_vec();
         corrupt.truncate(corrupt.len() / 2);
