@@ -2,23 +2,17 @@
 //! (the group commit), and only then counted and acknowledged.
 
 use prometheus::Histogram;
+use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tourney_model::GameSummary;
 use tourney_model::tournament::{PairOutcome, State};
-use tourney_store::{PairRecord, Store};
+use tourney_store::{PairDigest, PairRecord, Store};
 
 use tourney_rules::Color;
 
 use crate::scheduler::{LeaseId, ReportAck, TournamentId};
-use crate::state::{Coordinator, CoordinatorError, Finished, StoreFault};
-
-/// The summaries of a pair's stored games (none if they do not fit game records: only the
-/// JSON syntax is checked when results arrive, and such records are stored as sent but not
-/// counted in the metrics, the fleet or the terminations).
-pub(crate) fn summaries(games: &serde_json::value::RawValue) -> Vec<GameSummary> {
-    serde_json::from_str(games.get()).unwrap_or_default()
-}
+use crate::state::{Coordinator, CoordinatorError, Finished, Inner, StoreFault};
 
 pub(crate) struct CommitJob {
     records: Vec<PairRecord>,
@@ -274,7 +268,9 @@ impl Coordinator {
             .await
             .map_err(|_| CoordinatorError::Closed)?;
         let fresh = wait.await.map_err(|_| CoordinatorError::Closed)??;
+        let now = self.now_ms();
         let mut changed_states = Vec::new();
+        let mut ended = Vec::new();
         {
             let mut inner = self.lock();
             // The store decides which of two racing results for a pair is the first.
@@ -291,38 +287,47 @@ impl Coordinator {
 
             self.metrics.pairs_committed.inc_by(applied.len() as u64);
             self.metrics.pairs_late.inc_by(late);
+            // Games of an ended tournament whose fingerprints were let go: they are read
+            // back first, for the pairs counted before these (under the same lock as the
+            // scheduler's record of them, so no pair is counted twice).
+            for &(tid, _) in &applied {
+                if inner
+                    .tournaments
+                    .get(&tid)
+                    .is_some_and(|e| e.games.is_folded())
+                {
+                    let new: HashSet<u64> = (applied.iter())
+                        .filter(|(t, _)| *t == tid)
+                        .map(|(_, o)| o.pair)
+                        .collect();
+                    unfold(&mut inner, tid, &self.store.digests(tid)?, &new);
+                }
+            }
             let (scheduler_ack, changed) = inner.scheduler.report(worker, &applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
             for tid in changed {
-                let ended = inner
+                let now_ended = inner
                     .scheduler
                     .tournament(tid)
                     .is_some_and(|t| matches!(t.state, State::Finished | State::Cancelled));
-                if let (true, Some(entry)) = (ended, inner.tournaments.get_mut(&tid)) {
+                if let (true, Some(entry)) = (now_ended, inner.tournaments.get_mut(&tid)) {
                     entry
                         .record
                         .ended_ms
                         .get_or_insert_with(tourney_model::unix_ms_now);
+                    ended.push(tid);
                 }
                 changed_states.extend(inner.record(tid));
             }
-        }
-        let now = self.now_ms();
-        let mut played = Vec::new();
-        for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
-            for game in &r.summaries {
-                self.metrics.observe_game(r.tournament, game);
-            }
-            played.push((r.tournament, &r.outcome, &r.summaries));
-        }
-        {
-            let mut inner = self.lock();
             inner.fleet.seen(worker, now);
-            for &(tournament, outcome, games) in &played {
+            for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+                let (tournament, outcome, games) = (r.tournament, &r.outcome, &r.summaries);
                 if let Some(entry) = inner.tournaments.get_mut(&tournament) {
-                    entry.workers.count(worker, outcome, games);
-                    let repeats = entry.games.count(outcome.pair, games);
+                    let terminations: Vec<_> = games.iter().map(|g| g.termination).collect();
+                    let prints: Vec<_> = games.iter().map(|g| g.fingerprint()).collect();
+                    entry.workers.count(worker, outcome, &terminations);
+                    let repeats = entry.games.count(outcome.pair, &prints);
                     if repeats > 0 {
                         self.metrics
                             .duplicate_games
@@ -337,8 +342,16 @@ impl Coordinator {
                 }
             }
         }
+        for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
+            for game in &r.summaries {
+                self.metrics.observe_game(r.tournament, game);
+            }
+        }
         for record in changed_states {
             self.store.put_tournament(&record)?;
+        }
+        for id in ended {
+            self.summarise(id)?;
         }
         self.changed();
         tracing::debug!(
@@ -360,34 +373,55 @@ impl Coordinator {
     pub(crate) fn count_stored(&self) -> Result<u64, CoordinatorError> {
         let mut counted = 0;
         for id in self.ids() {
-            let unknown: Vec<PairRecord> = {
-                let stored = self.store.pairs(id)?;
-                let inner = self.lock();
-                let Some(t) = inner.scheduler.tournament(id) else {
-                    continue;
-                };
-                stored
-                    .into_iter()
-                    .filter(|p| !t.is_done(p.outcome.pair))
-                    .collect()
-            };
+            let digests = self.store.digests(id)?;
             let mut inner = self.lock();
-            for p in &unknown {
-                let games = summaries(&p.games);
-                inner.scheduler.report(&p.worker, &[(id, p.outcome)]);
+            let Some(t) = inner.scheduler.tournament(id) else {
+                continue;
+            };
+            let unknown: Vec<&PairDigest> = digests
+                .iter()
+                .filter(|d| !t.is_done(d.outcome.pair))
+                .collect();
+            if unknown.is_empty() {
+                continue;
+            }
+            let new: HashSet<u64> = unknown.iter().map(|d| d.outcome.pair).collect();
+            unfold(&mut inner, id, &digests, &new);
+            for d in &unknown {
+                inner.scheduler.report(&d.worker, &[(id, d.outcome)]);
                 if let Some(entry) = inner.tournaments.get_mut(&id) {
-                    entry.workers.count(&p.worker, &p.outcome, &games);
-                    entry.games.count(p.outcome.pair, &games);
+                    let terminations: Vec<_> = d.games.iter().map(|g| g.0).collect();
+                    let prints: Vec<_> = d.games.iter().map(|g| g.1).collect();
+                    entry.workers.count(&d.worker, &d.outcome, &terminations);
+                    entry.games.count(d.outcome.pair, &prints);
                     entry.ratings = None;
                 }
             }
             counted += unknown.len() as u64;
             let record = inner.record(id);
             drop(inner);
-            if let (false, Some(record)) = (unknown.is_empty(), record) {
+            if let Some(record) = record {
                 self.store.put_tournament(&record)?;
             }
         }
         Ok(counted)
+    }
+}
+
+/// Reads back the fingerprints of ended tournament `id`'s games (let go of when it was
+/// summarised) from its pairs' `digests`, for the pairs counted before the `new` ones.
+fn unfold(inner: &mut Inner, id: TournamentId, digests: &[PairDigest], new: &HashSet<u64>) {
+    let Some(t) = inner.scheduler.tournament(id) else {
+        return;
+    };
+    let counted: HashSet<u64> = digests
+        .iter()
+        .map(|d| d.outcome.pair)
+        .filter(|&p| t.is_done(p) && !new.contains(&p))
+        .collect();
+    if let Some(entry) = inner.tournaments.get_mut(&id)
+        && entry.games.is_folded()
+    {
+        entry.games.unfold(digests, |p| counted.contains(&p));
     }
 }

@@ -206,6 +206,7 @@ impl Coordinator {
         };
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
+        self.summarise(record.id)?;
         self.changed();
         Ok(())
     }

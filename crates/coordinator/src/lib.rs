@@ -30,8 +30,10 @@ pub mod service;
 pub mod state;
 
 mod commit;
+mod history;
 mod intake;
 mod leasing;
+mod pair_map;
 mod views;
 pub mod workers;
 

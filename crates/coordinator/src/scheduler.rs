@@ -10,8 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use serde::{Deserialize, Serialize};
 use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
 use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
+
+use crate::pair_map::PairMap;
 
 /// A tournament's number.
 pub type TournamentId = u64;
@@ -73,7 +76,7 @@ pub struct Tournament {
     /// Pairs in a live lease.
     leased: HashMap<u64, LeaseId>,
     /// Completed pairs.
-    done: BTreeMap<u64, PairOutcome>,
+    done: Outcomes,
     /// Pairs `0..prefix` are all completed.
     prefix: u64,
     /// What the SPRT counted: the pairs of `0..sprt_through` not excluded, up to its
@@ -128,7 +131,7 @@ impl Tournament {
             next_pair: 0,
             retry: PairSet::default(),
             leased: HashMap::new(),
-            done: BTreeMap::new(),
+            done: Outcomes::default(),
             prefix: 0,
             counts: SprtCounts::default(),
             sprt_through: 0,
@@ -140,10 +143,15 @@ impl Tournament {
     }
 
     /// Completed pairs that count: all but those of excluded hosts, in pair order.
-    pub fn counted(&self) -> impl Iterator<Item = &PairOutcome> {
+    pub fn counted(&self) -> impl Iterator<Item = PairOutcome> + '_ {
         self.done
-            .values()
+            .outcomes(&self.config)
             .filter(|o| !self.excluded.contains(&o.pair))
+    }
+
+    /// Its completed pairs' outcomes, one byte a pair.
+    pub(crate) fn outcomes(&self) -> &Outcomes {
+        &self.done
     }
 
     /// Completed pairs that do not count: played by a host an operator excluded.
@@ -153,12 +161,12 @@ impl Tournament {
 
     /// Whether pair `pair` is completed.
     pub fn is_done(&self, pair: u64) -> bool {
-        self.done.contains_key(&pair)
+        self.done.contains(pair)
     }
 
     /// Number of completed pairs.
     pub fn pairs_done(&self) -> u64 {
-        self.done.len() as u64
+        self.done.len
     }
 
     /// Pairs `0..n` are all completed.
@@ -224,7 +232,7 @@ impl Tournament {
 
     /// Records a completed pair played by `host`; returns whether it was new.
     fn record(&mut self, outcome: PairOutcome, host: &str) -> bool {
-        if outcome.pair >= self.config.max_pairs() || self.done.contains_key(&outcome.pair) {
+        if outcome.pair >= self.config.max_pairs() || self.done.contains(outcome.pair) {
             return false;
         }
         if self.excluded_hosts.contains(host) {
@@ -235,8 +243,8 @@ impl Tournament {
         // Pairs skipped over (handed out to nobody) must still be played.
         self.retry.insert_range(self.next_pair, outcome.pair);
         self.next_pair = self.next_pair.max(outcome.pair + 1);
-        self.done.insert(outcome.pair, outcome);
-        while self.done.contains_key(&self.prefix) {
+        self.done.insert(&outcome);
+        while self.done.contains(self.prefix) {
             self.prefix += 1;
         }
         if self.state == State::Queued {
@@ -259,7 +267,7 @@ impl Tournament {
             let new = (self.sprt_through..self.prefix)
                 .inspect(|&p| through = p + 1)
                 .filter(|p| !self.excluded.contains(p))
-                .map(|p| self.done[&p].half_points);
+                .map(|p| self.done.half_points(p));
             if let Ok(Some(status)) = sprt.run(&mut self.counts, new, |_, _| {}) {
                 self.sprt = Some(status);
             }
@@ -278,7 +286,7 @@ impl Tournament {
         if excluded {
             self.excluded_hosts.insert(host.to_string());
             self.excluded
-                .extend(pairs.iter().filter(|p| self.done.contains_key(p)));
+                .extend(pairs.iter().filter(|&&p| self.done.contains(p)));
         } else {
             self.excluded_hosts.remove(host);
             for p in pairs {
@@ -299,24 +307,92 @@ impl Tournament {
     /// completed pair that is missing is offered again.
     fn restore(&mut self, outcomes: impl IntoIterator<Item = PairOutcome>) {
         for outcome in outcomes {
-            self.done.insert(outcome.pair, outcome);
+            self.done.insert(&outcome);
         }
-        self.next_pair = self.done.keys().next_back().map_or(0, |p| p + 1);
+        self.next_pair = self.done.last().map_or(0, |p| p + 1);
         // The gaps below the highest completed pair, in time proportional to the pairs
         // done (not to their numbers).
         self.retry = PairSet::default();
         let mut expected = 0;
-        for &p in self.done.keys() {
+        for p in self.done.pairs() {
             self.retry.insert_range(expected, p);
             expected = p + 1;
         }
-        while self.done.contains_key(&self.prefix) {
+        while self.done.contains(self.prefix) {
             self.prefix += 1;
         }
-        if !self.done.is_empty() && self.state == State::Queued {
+        if self.done.len > 0 && self.state == State::Queued {
             self.state = State::Running;
         }
         self.update_state();
+    }
+}
+
+/// Completed pairs' outcomes, one byte a pair by pair index: what a pair adds to the
+/// standings beside what its number says (its engines come from the tournament's pairing).
+/// Bits 0-1 and 2-3: the first engine's half-points in games 0 and 1; bits 4 and 5: the
+/// first engine had White in game 0, in game 1; bit 7: done. A million pairs take 1 MB.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Outcomes {
+    codes: PairMap<u8>,
+    len: u64,
+}
+
+const DONE: u8 = 0x80;
+
+impl Outcomes {
+    fn contains(&self, pair: u64) -> bool {
+        self.codes.get(pair) & DONE != 0
+    }
+
+    fn insert(&mut self, o: &PairOutcome) {
+        if !self.contains(o.pair) {
+            self.len += 1;
+        }
+        let code = DONE
+            | (o.half_points[0] & 3)
+            | (o.half_points[1] & 3) << 2
+            | u8::from(o.white[0] == o.first) << 4
+            | u8::from(o.white[1] == o.first) << 5;
+        self.codes.set(o.pair, code);
+    }
+
+    fn half_points(&self, pair: u64) -> [u8; 2] {
+        let c = self.codes.get(pair);
+        [c & 3, (c >> 2) & 3]
+    }
+
+    /// The completed pairs, in order.
+    fn pairs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.codes.iter().map(|(p, _)| p)
+    }
+
+    /// The highest completed pair.
+    fn last(&self) -> Option<u64> {
+        self.pairs().last()
+    }
+
+    /// The completed pairs' outcomes in a tournament of `config`, in order.
+    pub(crate) fn outcomes<'a>(
+        &'a self,
+        config: &'a TournamentConfig,
+    ) -> impl Iterator<Item = PairOutcome> + 'a {
+        self.codes
+            .iter()
+            .map(|(pair, code)| Self::outcome(pair, code, config))
+    }
+
+    /// The outcome a code says of pair `pair`.
+    fn outcome(pair: u64, code: u8, config: &TournamentConfig) -> PairOutcome {
+        let (first, second, _) = config.pairing(pair);
+        let white = |bit: u8| if code & bit != 0 { first } else { second };
+        PairOutcome {
+            pair,
+            first,
+            second,
+            half_points: [code & 3, (code >> 2) & 3],
+            white: [white(0x10), white(0x20)],
+        }
     }
 }
 
@@ -477,8 +553,9 @@ impl Scheduler {
                         && !t.excluded_hosts.contains(host(worker))
                 })
                 .max_by(|a, b| {
-                    let load =
-                        |t: &Tournament| (t.done.len() + t.leased.len()) as f64 / t.config.weight;
+                    let load = |t: &Tournament| {
+                        (t.done.len as usize + t.leased.len()) as f64 / t.config.weight
+                    };
                     a.config
                         .priority
                         .cmp(&b.config.priority)
@@ -596,7 +673,7 @@ impl Scheduler {
                         && t.leased.get(&pair) == Some(id)
                     {
                         t.leased.remove(&pair);
-                        if !t.done.contains_key(&pair) {
+                        if !t.done.contains(pair) {
                             t.retry.insert(pair);
                         }
                     }
@@ -682,7 +759,7 @@ impl Scheduler {
         match self.tournaments.get_mut(&id) {
             Some(t) if t.state == State::Paused => {
                 t.unfit.clear();
-                t.state = if t.done.is_empty() {
+                t.state = if t.done.len == 0 {
                     State::Queued
                 } else {
                     State::Running
@@ -879,7 +956,7 @@ mod tests {
         let t = s.tournament(1).unwrap();
         assert_eq!((t.sprt_counts(), t.sprt_status()), (counted, status));
         // A restart on the stored results reaches the same decision at the same pair.
-        let done: Vec<PairOutcome> = t.counted().copied().collect();
+        let done: Vec<PairOutcome> = t.counted().collect();
         let mut restarted = Scheduler::new(1000);
         restarted.add(1, config, State::Finished, done);
         let again = restarted.tournament(1).unwrap();

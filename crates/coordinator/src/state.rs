@@ -14,13 +14,12 @@ use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{Store, StoreError, TournamentRecord};
 
-use tourney_rules::{Position, with_position};
-
 use crate::clock::{Clock, SystemClock};
-use crate::commit::{CommitJob, committer, summaries};
+use crate::commit::{CommitJob, committer};
 use crate::fleet::{
     Fleet, RecentGame, RegistrationError, RegistrationLimits, Throughput, WorkerInfo,
 };
+use crate::history::{Duplicates, Restored};
 use crate::metrics::CoordinatorMetrics;
 use crate::scheduler::{LeaseId, Scheduler, TournamentId};
 use crate::views::CachedRatings;
@@ -174,47 +173,9 @@ pub(crate) struct Entry {
     /// Its results by the worker host that played them.
     pub(crate) workers: WorkerBook,
     /// Its games, counted once each: who played which colour from which start with which
-    /// moves ([`GameSummary::fingerprint`]). About 40 bytes a distinct game.
+    /// moves ([`tourney_model::fingerprint`]). About 40 bytes a distinct game while it
+    /// runs; none once it has ended and been summarised.
     pub(crate) games: Duplicates,
-}
-
-/// The games of a tournament as fingerprints, and those that repeat a game of an earlier
-/// pair (in pair order, whatever order the results came in).
-#[derive(Debug, Default)]
-pub(crate) struct Duplicates {
-    /// Each distinct game's fingerprint, with the first pair (in pair order) that has it.
-    first: std::collections::HashMap<u128, u64>,
-    /// Games identical to a game of an earlier pair (or an earlier game of their pair).
-    pub(crate) repeats: u64,
-    /// Pairs holding such a game.
-    pub(crate) pairs: std::collections::BTreeSet<u64>,
-}
-
-impl Duplicates {
-    /// Counts the games of `pair`; the number that repeat another game.
-    pub(crate) fn count(&mut self, pair: u64, games: &[GameSummary]) -> u64 {
-        let mut repeats = 0;
-        for game in games {
-            match self.first.entry(game.fingerprint()) {
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(pair);
-                }
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    repeats += 1;
-                    // The later of the two pairs holds the repeat.
-                    let earlier = *e.get();
-                    if pair < earlier {
-                        e.insert(pair);
-                        self.pairs.insert(earlier);
-                    } else {
-                        self.pairs.insert(pair);
-                    }
-                }
-            }
-        }
-        self.repeats += repeats;
-        repeats
-    }
 }
 
 /// Everything behind the coordinator's lock.
@@ -295,20 +256,10 @@ impl Coordinator {
                     continue;
                 }
             };
-            let pairs = store.pairs(record.id)?;
-            let mut workers = WorkerBook::default();
-            let mut games = Duplicates::default();
-            // Outcomes stored before colours were kept get them from the rule of the time.
-            let first_moves = with_position!(config.game, P => P::start().turn());
-            let mut done = Vec::with_capacity(pairs.len());
-            for p in pairs {
-                let summaries = summaries(&p.games);
-                let outcome = p.outcome.with_legacy_colours(first_moves);
-                workers.count(&p.worker, &outcome, &summaries);
-                games.count(outcome.pair, &summaries);
-                done.push(outcome);
-            }
-            scheduler.add(record.id, config.clone(), record.state, done);
+            let ended = matches!(record.state, State::Finished | State::Cancelled);
+            let restored = Restored::read(&store, record.id, &config, ended)?;
+            let workers = restored.workers;
+            scheduler.add(record.id, config.clone(), record.state, restored.done);
             for host in record.excluded_workers().keys() {
                 scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
             }
@@ -318,7 +269,7 @@ impl Coordinator {
                 artifacts: Arc::new(record.artifacts.clone()),
                 ratings: None,
                 workers,
-                games,
+                games: restored.games,
                 record,
             };
             tournaments.insert(entry.record.id, entry);
@@ -331,7 +282,7 @@ impl Coordinator {
             metrics.commit_latency.clone(),
             Arc::clone(&fault),
         ));
-        Ok(Arc::new(Coordinator {
+        let coordinator = Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
                 tournaments,
@@ -345,7 +296,45 @@ impl Coordinator {
             metrics,
             generating: tokio::sync::Semaphore::new(1),
             fault,
-        }))
+        });
+        // Tournaments that ended without a summary (or with more pairs since) get one now.
+        for id in coordinator.ids() {
+            coordinator.summarise(id)?;
+        }
+        Ok(coordinator)
+    }
+
+    /// Writes the summary of tournament `id` if it has ended, and lets go of its games'
+    /// fingerprints: a restart reads the summary instead of its pairs' digests. Nothing is
+    /// written while it runs, or once more pairs were counted than the store holds.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub(crate) fn summarise(&self, id: TournamentId) -> Result<(), StoreError> {
+        let (bytes, covers) = {
+            let inner = self.lock();
+            let (Some(t), Some(entry)) =
+                (inner.scheduler.tournament(id), inner.tournaments.get(&id))
+            else {
+                return Ok(());
+            };
+            if !matches!(t.state, State::Finished | State::Cancelled) || entry.games.is_folded() {
+                return Ok(());
+            }
+            let bytes = crate::history::summary(t.outcomes(), &entry.workers, &entry.games);
+            (bytes, t.pairs_done())
+        };
+        if self.store.put_summary(id, covers, &bytes)? {
+            let mut inner = self.lock();
+            let still = inner
+                .scheduler
+                .tournament(id)
+                .is_some_and(|t| t.pairs_done() == covers);
+            if let (true, Some(entry)) = (still, inner.tournaments.get_mut(&id)) {
+                entry.games.fold();
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use prometheus::Registry;
 use tourney_model::job::PairJob;
-use tourney_model::tournament::State;
+use tourney_model::tournament::{State, TournamentConfig};
 use tourney_store::Store;
 use tourney_tests::tournaments::MatchFile;
 
@@ -650,9 +650,9 @@ fn repeated_games_are_counted_in_pair_order_whatever_order_they_come_in() {
         ))
         .unwrap()
     };
-    let pair = || vec![game("a"), game("b")];
+    let pair = || [game("a").fingerprint(), game("b").fingerprint()];
     for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
-        let mut d = crate::state::Duplicates::default();
+        let mut d = crate::history::Duplicates::default();
         for p in order {
             d.count(p, &pair());
         }
@@ -960,4 +960,98 @@ async fn exports_keep_the_pairs_engine_and_times_asked_for() {
         ..Default::default()
     };
     assert_eq!(count(since), 0);
+}
+
+#[tokio::test]
+async fn an_ended_tournament_restarts_from_its_summary_with_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (id, before) = {
+        let store = Store::open(dir.path()).unwrap();
+        let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+        let id = c
+            .submit(&a_file(48), "odd.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        play_with_an_odd_worker(&c, 48, won_by_a).await;
+        c.exclude_worker(id, "odd", true, "always wins for a")
+            .await
+            .unwrap();
+        let (status, report) = c.report_of(id).unwrap();
+        assert_eq!(status.state, State::Finished);
+        assert!(
+            c.lock().tournaments[&id].games.is_folded(),
+            "its fingerprints are let go of as it ends"
+        );
+        (id, serde_json::to_value(&report).unwrap())
+    };
+    let store = reopen(&dir).await;
+    assert!(store.summary(id).unwrap().is_some(), "written as it ended");
+    // The summary holds what the digests say.
+    let config = TournamentConfig::parse(&a_file(48), "odd.toml").unwrap();
+    let [digests, summary] = [false, true]
+        .map(|ended| crate::history::Restored::read(&store, id, &config, ended).unwrap());
+    assert_eq!(digests.done, summary.done);
+    assert_eq!(digests.done.len(), 48);
+    assert_eq!(
+        serde_json::to_value(&digests.workers).unwrap(),
+        serde_json::to_value(&summary.workers).unwrap()
+    );
+    assert_eq!(
+        (digests.games.repeats, &digests.games.pairs),
+        (summary.games.repeats, &summary.games.pairs)
+    );
+    assert!(summary.games.is_folded() && !digests.games.is_folded());
+    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+    let (status, report) = c.report_of(id).unwrap();
+    assert_eq!(
+        (status.state, status.pairs_done, status.pairs_excluded),
+        (State::Finished, 48, 12)
+    );
+    assert_eq!(serde_json::to_value(&report).unwrap(), before);
+}
+
+#[tokio::test]
+async fn games_let_go_of_are_read_back_before_more_are_counted() {
+    let store = Store::temporary().unwrap();
+    let c = Coordinator::open(store.clone(), Settings::default(), &Registry::new()).unwrap();
+    // Every pair from the start position: each repeats the games of pair 0.
+    let file = MatchFile {
+        pairs: 6,
+        openings: "{ plies = 0 }",
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    };
+    let id = c
+        .submit(&file.toml(), "same.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    lease_and_win(&c, &worker, 3).await;
+    let counted = |c: &Coordinator| {
+        let inner = c.lock();
+        let games = &inner.tournaments[&id].games;
+        (
+            games.repeats,
+            games.pairs.iter().copied().collect::<Vec<_>>(),
+        )
+    };
+    // As an ended tournament read back from its summary: counts, no fingerprints.
+    c.lock().tournaments.get_mut(&id).unwrap().games.fold();
+    lease_and_win(&c, &worker, 1).await;
+    assert!(!c.lock().tournaments[&id].games.is_folded());
+    // What counting every game from the start finds.
+    let mut kept = crate::history::Duplicates::default();
+    for d in store.digests(id).unwrap() {
+        kept.count(
+            d.outcome.pair,
+            &d.games.iter().map(|g| g.1).collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(kept.repeats, 6, "pairs 1 to 3 repeat pair 0");
+    let (repeats, pairs) = counted(&c);
+    assert_eq!(
+        (repeats, pairs),
+        (kept.repeats, kept.pairs.into_iter().collect())
+    );
 }

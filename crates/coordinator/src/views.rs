@@ -315,7 +315,7 @@ impl Coordinator {
             .filter(|c| c.fresh(pairs_done, state.is_active(), self.now_ms()))
             .map(|c| c.ratings.clone());
         let outcomes: Vec<PairOutcome> = if with_outcomes || cached.is_none() {
-            t.counted().copied().collect()
+            t.counted().collect()
         } else {
             Vec::new()
         };

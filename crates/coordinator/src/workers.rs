@@ -8,12 +8,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde::{Deserialize, Serialize};
+use tourney_model::Termination;
 use tourney_model::tournament::PairOutcome;
-use tourney_model::{GameSummary, Termination};
 use tourney_stats::homogeneity;
 use tourney_stats::report::{WorkerResult, WorkersReport};
 use tourney_store::WorkerExclusion;
 
+use crate::pair_map::PairMap;
 use crate::scheduler::host;
 
 /// A worker is suspect when its largest residual is above this while the test rejects
@@ -39,8 +41,6 @@ pub const MAX_EXCLUSIONS: usize = 1000;
 /// The longest reason for an exclusion decision, in characters.
 pub const MAX_REASON_CHARS: usize = 500;
 
-const NO_HOST: u32 = u32::MAX;
-
 /// A rate of a host: events and chances.
 type Rate = fn(&HostTally) -> (u64, u64);
 
@@ -48,16 +48,18 @@ type Rate = fn(&HostTally) -> (u64, u64);
 type Stratum = Vec<(usize, [u64; 5])>;
 
 /// One host's share of a tournament.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct HostTally {
     name: String,
     pairs: u64,
     /// Pair results of the pairing's first engine (pentanomial bins), by pairing.
+    #[serde(with = "as_list")]
     by_pairing: BTreeMap<(usize, usize), [u64; 5]>,
     /// Its games by how they ended, indexed like [`Termination::ALL`].
     terminations: [u64; Termination::ALL.len()],
     /// Games an engine lost by failing (time, crash, illegal move, silence), by engine
     /// index and termination.
+    #[serde(with = "as_list")]
     failures: BTreeMap<(usize, Termination), u64>,
     /// Reports refused.
     rejected: u64,
@@ -85,15 +87,48 @@ impl HostTally {
 }
 
 /// A tournament's results by the worker host that played them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct WorkerBook {
     hosts: Vec<HostTally>,
+    /// Each host's place in `hosts` (rebuilt when read back).
+    #[serde(skip)]
     index: HashMap<String, u32>,
-    /// The host that played each pair, by pair index ([`NO_HOST`] where none has).
-    pair_host: Vec<u32>,
+    /// The host that played each pair, by pair index: its place in `hosts` plus one (0
+    /// where none has).
+    pair_host: PairMap<u32>,
+}
+
+/// A map written as a list of its entries (JSON keys are strings only).
+mod as_list {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub(super) fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        map: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    pub(super) fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
+    }
 }
 
 impl WorkerBook {
+    /// A book read back (from a summary): its index made again.
+    pub(crate) fn reindexed(mut self) -> WorkerBook {
+        self.index = (self.hosts.iter().enumerate())
+            .map(|(i, t)| (t.name.clone(), i as u32))
+            .collect();
+        self
+    }
+
     fn host_index(&mut self, worker: &str, must: bool) -> Option<usize> {
         let name = host(worker);
         if let Some(&i) = self.index.get(name) {
@@ -111,16 +146,12 @@ impl WorkerBook {
         Some(i)
     }
 
-    /// Counts a pair `worker` played, with its games' summaries.
-    pub(crate) fn count(&mut self, worker: &str, outcome: &PairOutcome, games: &[GameSummary]) {
+    /// Counts a pair `worker` played, with how each of its games ended.
+    pub(crate) fn count(&mut self, worker: &str, outcome: &PairOutcome, games: &[Termination]) {
         let Some(h) = self.host_index(worker, true) else {
             return;
         };
-        let pair = outcome.pair as usize;
-        if self.pair_host.len() <= pair {
-            self.pair_host.resize(pair + 1, NO_HOST);
-        }
-        self.pair_host[pair] = h as u32;
+        self.pair_host.set(outcome.pair, h as u32 + 1);
         let tally = &mut self.hosts[h];
         tally.pairs += 1;
         let bin = usize::from(outcome.half_points[0] + outcome.half_points[1]).min(4);
@@ -128,9 +159,9 @@ impl WorkerBook {
             .by_pairing
             .entry((outcome.first, outcome.second))
             .or_default()[bin] += 1;
-        for (g, game) in games.iter().enumerate().take(2) {
-            tally.terminations[game.termination as usize] += 1;
-            if game.termination.is_failure() {
+        for (g, &termination) in games.iter().enumerate().take(2) {
+            tally.terminations[termination as usize] += 1;
+            if termination.is_failure() {
                 let white = outcome.white[g];
                 let black = if white == outcome.first {
                     outcome.second
@@ -143,10 +174,7 @@ impl WorkerBook {
                     _ => None,
                 };
                 if let Some(engine) = failed {
-                    *tally
-                        .failures
-                        .entry((engine, game.termination))
-                        .or_default() += 1;
+                    *tally.failures.entry((engine, termination)).or_default() += 1;
                 }
             }
         }
@@ -164,8 +192,10 @@ impl WorkerBook {
         let Some(&h) = self.index.get(host) else {
             return Vec::new();
         };
-        (0..self.pair_host.len() as u64)
-            .filter(|&p| self.pair_host[p as usize] == h)
+        self.pair_host
+            .iter()
+            .filter(|&(_, host)| host == h + 1)
+            .map(|(p, _)| p)
             .collect()
     }
 

@@ -58,7 +58,8 @@ pub struct PairDigest {
     pub outcome: PairOutcome,
     /// The worker that played it.
     pub worker: String,
-    /// Each game's termination and fingerprint, in order.
+    /// Each game's termination and fingerprint, in order (none when the games are not
+    /// game records: only their JSON syntax is checked when they come in).
     pub games: Vec<(Termination, u128)>,
 }
 
@@ -178,9 +179,8 @@ pub(crate) fn encode(record: &PairRecord) -> Result<(Vec<u8>, PairDigest), Store
         let termination = game
             .get("termination")
             .cloned()
-            .and_then(|t| serde_json::from_value(t).ok())
-            .unwrap_or(Termination::Crash);
-        digests.push((termination, print));
+            .and_then(|t| serde_json::from_value(t).ok());
+        digests.push(termination.map(|t| (t, print)));
         match moves.and_then(|m| pack_moves(m)) {
             Some(packed) => {
                 game.remove("moves");
@@ -203,7 +203,12 @@ pub(crate) fn encode(record: &PairRecord) -> Result<(Vec<u8>, PairDigest), Store
     let digest = PairDigest {
         outcome: record.outcome,
         worker: record.worker.clone(),
-        games: digests,
+        // Games that are not game records (only their JSON syntax was checked) are not
+        // counted: neither of the pair's.
+        games: digests
+            .into_iter()
+            .collect::<Option<_>>()
+            .unwrap_or_default(),
     };
     Ok((value, digest))
 }
