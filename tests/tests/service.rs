@@ -183,21 +183,12 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         (6, Some(6), 12)
     );
     // Every pair exactly twice (both colours), records with pair index and engine names.
-    let mut stream = admin
-        .export(pb::ExportRequest {
-            id,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
     let mut table = tourney_stats::GameTable::new();
     // Players numbered as in the tournament file, as the coordinator numbers them.
     table.player("ab");
     table.player("random");
     let mut per_pair = std::collections::BTreeMap::new();
-    while let Some(chunk) = stream.message().await.unwrap() {
-        let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+    for v in exported(&mut admin, id).await {
         *per_pair.entry(v["pair"].as_u64().unwrap()).or_insert(0) += 1;
         let (w, b) = (v["white"].as_str().unwrap(), v["black"].as_str().unwrap());
         assert!((w, b) == ("ab", "random") || (w, b) == ("random", "ab"));
@@ -281,6 +272,25 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
+}
+
+/// Every game a tournament's export gives, parsed.
+async fn exported(admin: &mut Admin, id: u64) -> Vec<serde_json::Value> {
+    let mut stream = admin
+        .export(pb::ExportRequest {
+            id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut games = Vec::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        for line in chunk.lines {
+            games.push(serde_json::from_str(&line).unwrap());
+        }
+    }
+    games
 }
 
 #[tokio::test]
@@ -398,17 +408,8 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     let (stop_worker, worker) = spawn_worker_with(&server.addr, metrics.clone());
     let status = wait_until_finished(&mut admin, id).await;
     assert_eq!((status.state.as_str(), status.games), ("finished", 6));
-    let mut stream = admin
-        .export(pb::ExportRequest {
-            id,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
     let (mut crashes, mut first_game_crashes) = (0, 0);
-    while let Some(chunk) = stream.message().await.unwrap() {
-        let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+    for v in exported(&mut admin, id).await {
         // Every record names the artifact the crasher ran (first or second of its pair).
         let artifacts = [&v["meta"]["artifact_first"], &v["meta"]["artifact_second"]];
         assert!(
@@ -925,20 +926,11 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
     }
     .toml();
     let (id, stop_worker, worker) = play_from_the_start_position(&server, &mut admin, config).await;
-    let mut stream = admin
-        .export(pb::ExportRequest {
-            id,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
     let (mut games, mut seeds) = (
         std::collections::HashSet::new(),
         std::collections::HashSet::new(),
     );
-    while let Some(chunk) = stream.message().await.unwrap() {
-        let v: serde_json::Value = serde_json::from_str(&chunk.line).unwrap();
+    for v in exported(&mut admin, id).await {
         assert_eq!(v["meta"]["opening"], 0);
         games.insert(v["moves"].to_string());
         seeds.insert(v["meta"]["seed"].as_u64().expect("a game seed"));

@@ -346,27 +346,33 @@ pub(crate) fn export(args: &ExportArgs) -> Result<()> {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         use std::io::Write;
         while let Some(chunk) = stream.message().await.map_err(status_error)? {
-            match args.format {
-                ExportFormat::Jsonl => writeln!(out, "{}", chunk.line)?,
-                ExportFormat::Pgn => {
-                    let mut value: serde_json::Value = serde_json::from_str(&chunk.line)?;
-                    // The worker that played it is PGN's Site.
-                    let worker = value["worker"].clone();
-                    if let Some(meta) = value["meta"].as_object_mut() {
-                        meta.insert("worker".into(), worker);
-                    }
-                    // Restore the record's own shape (players as objects) for the PGN writer.
-                    for side in ["white", "black"] {
-                        let name = value[side].clone();
-                        value[side] = serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
-                    }
-                    let record: tourney_model::GameRecord = serde_json::from_value(value)?;
-                    write!(out, "{}", record.to_pgn())?;
+            for line in &chunk.lines {
+                match args.format {
+                    ExportFormat::Jsonl => writeln!(out, "{line}")?,
+                    ExportFormat::Pgn => write!(out, "{}", pgn_of_line(line)?)?,
                 }
             }
         }
         Ok(())
     })
+}
+
+/// The PGN-style text of an exported game.
+pub(crate) fn pgn_of_line(line: &str) -> Result<String> {
+    let mut value: serde_json::Value = serde_json::from_str(line)?;
+    // The worker that played it is PGN's Site.
+    let worker = value["worker"].clone();
+    if let Some(meta) = value["meta"].as_object_mut() {
+        meta.insert("worker".into(), worker);
+    }
+    // Restore the record's own shape (players as objects) for the PGN writer.
+    for side in ["white", "black"] {
+        let name = value[side].clone();
+        value[side] =
+            serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
+    }
+    let record: tourney_model::GameRecord = serde_json::from_value(value)?;
+    Ok(record.to_pgn())
 }
 
 /// Arguments of `tourney cancel` and `tourney resume`.

@@ -234,8 +234,8 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
             .await?
             .into_inner();
         let mut games = 0u64;
-        while stream.message().await?.is_some() {
-            games += 1;
+        while let Some(chunk) = stream.message().await? {
+            games += chunk.lines.len() as u64;
         }
         Ok::<_, anyhow::Error>((games, started.elapsed().as_secs_f64()))
     });

@@ -501,9 +501,31 @@ impl pb::admin_server::Admin for AdminService {
             engine: (!r.engine.is_empty()).then_some(r.engine),
             since_ms: r.since_ms,
         };
-        let lines = self.0.export(id, &filter)?;
-        let stream = tokio_stream::iter(lines.into_iter().map(|line| Ok(pb::ExportChunk { line })));
-        Ok(Response::new(Box::pin(stream)))
+        // Read page by page on a blocking thread, at most a few pages ahead of the client.
+        let (pages, stream) = tokio::sync::mpsc::channel(4);
+        let c = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || {
+            let mut from = 0;
+            loop {
+                let (chunk, next) = match c.export_page(id, &filter, from) {
+                    Ok((lines, next)) => (Ok(pb::ExportChunk { lines }), next),
+                    Err(e) => (Err(GrpcStatus::from(e)), None),
+                };
+                let more = next.is_some() && chunk.is_ok();
+                // A page the filters emptied is not sent, unless it is the last.
+                let skip = more && chunk.as_ref().is_ok_and(|c| c.lines.is_empty());
+                if !skip && pages.blocking_send(chunk).is_err() {
+                    return;
+                }
+                if !more {
+                    return;
+                }
+                from = next.unwrap_or_default();
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(stream),
+        )))
     }
 
     async fn get_report(

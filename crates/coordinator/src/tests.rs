@@ -147,6 +147,17 @@ fn won_by_a_ending(
     pair_won_by(c, worker, job, lease, ["a", "a"], endings)
 }
 
+/// Every line an export of `filter` gives, page by page.
+fn exported(c: &Coordinator, id: u64, filter: &crate::ExportFilter) -> Vec<String> {
+    let (mut lines, mut from) = (Vec::new(), Some(0));
+    while let Some(at) = from {
+        let (page, next) = c.export_page(id, filter, at).unwrap();
+        lines.extend(page);
+        from = next;
+    }
+    lines
+}
+
 /// A coordinator on a store in memory, with the default settings.
 fn on_temporary_store() -> Arc<Coordinator> {
     Coordinator::open(
@@ -938,7 +949,7 @@ async fn exports_keep_the_pairs_engine_and_times_asked_for() {
     let (c, id) = coordinator(&dir, 60_000).await;
     let worker = c.register("w", "test", 4, "t").unwrap().0;
     lease_and_win(&c, &worker, 4).await;
-    let count = |filter: crate::ExportFilter| c.export(id, &filter).unwrap().len();
+    let count = |filter: crate::ExportFilter| exported(&c, id, &filter).len();
     assert_eq!(count(Default::default()), 8);
     let pairs = |from, to| crate::ExportFilter {
         pairs: Some((from, to)),
@@ -947,7 +958,7 @@ async fn exports_keep_the_pairs_engine_and_times_asked_for() {
     assert_eq!(count(pairs(1, 2)), 4);
     assert_eq!(count(pairs(3, u64::MAX)), 2);
     assert_eq!(count(pairs(9, 20)), 0);
-    let lines = c.export(id, &pairs(2, 2)).unwrap();
+    let lines = exported(&c, id, &pairs(2, 2));
     assert!(lines.iter().all(|l| l.contains(r#""pair":2"#)), "{lines:?}");
     let engine = |name: &str| crate::ExportFilter {
         engine: Some(name.into()),
@@ -1054,4 +1065,41 @@ async fn games_let_go_of_are_read_back_before_more_are_counted() {
         (repeats, pairs),
         (kept.repeats, kept.pairs.into_iter().collect())
     );
+}
+
+#[tokio::test]
+async fn an_export_comes_in_pages_of_about_a_mebibyte_in_pair_order() {
+    let c = on_temporary_store();
+    let id = c
+        .submit(&a_file(5000), "odd.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 256, "t").unwrap().0;
+    for _ in 0..10 {
+        lease_and_win(&c, &worker, 500).await;
+    }
+    let all = crate::ExportFilter::default();
+    let (first, next) = c.export_page(id, &all, 0).unwrap();
+    let bytes: usize = first.iter().map(String::len).sum();
+    assert!(
+        next.is_some() && bytes >= crate::views::EXPORT_PAGE_BYTES,
+        "{bytes} bytes, then {next:?}"
+    );
+    let lines = exported(&c, id, &all);
+    let pairs: Vec<u64> = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(pairs.len(), 10_000);
+    assert!(pairs.windows(2).all(|w| w[0] <= w[1]), "pair order");
+    assert_eq!(pairs.iter().filter(|&&p| p == 4999).count(), 2);
+    let tail = crate::ExportFilter {
+        pairs: Some((1400, 1449)),
+        ..Default::default()
+    };
+    assert_eq!(exported(&c, id, &tail).len(), 100);
 }

@@ -445,57 +445,85 @@ impl Coordinator {
         }
     }
 
-    /// The games of a tournament that `filter` keeps, as JSON lines (pair order), each
-    /// with its pair index and the engine names as `white` and `black`.
+    /// A page of the games of a tournament that `filter` keeps, as JSON objects in pair
+    /// order, each with its pair index and the engine names as `white` and `black`: from
+    /// pair `from` on, about [`EXPORT_PAGE_BYTES`] of them, and the pair the next page
+    /// starts at (`None` after the last).
     ///
     /// # Errors
-    /// The store failed.
-    pub fn export(
+    /// The store failed, or holds a record that does not decode.
+    pub fn export_page(
         &self,
         id: TournamentId,
         filter: &ExportFilter,
-    ) -> Result<Vec<String>, CoordinatorError> {
+        from: u64,
+    ) -> Result<(Vec<String>, Option<u64>), CoordinatorError> {
         self.readable()?;
-        let (from, to) = filter.pairs.unwrap_or((0, u64::MAX));
-        let pairs = self.store.pairs_between(id, from, to)?;
-        let mut lines = Vec::new();
-        for pair in pairs {
-            // Read as JSON, not as typed records: whatever passed the checks when it came
-            // in exports, even fields this version does not know.
-            let games: Vec<serde_json::Value> = serde_json::from_str(pair.games.get())?;
-            for mut game in games {
-                let Some(map) = game.as_object_mut() else {
-                    continue;
-                };
-                let name_of = |map: &serde_json::Map<String, serde_json::Value>, side: &str| {
-                    map.get(side)
-                        .and_then(|p| p.get("name"))
-                        .and_then(|n| n.as_str())
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                let (white, black) = (name_of(map, "white"), name_of(map, "black"));
-                let started = map.get("started_ms").and_then(serde_json::Value::as_u64);
-                if !filter.keeps(&white, &black, started) {
-                    continue;
+        let (first, last) = filter.pairs.unwrap_or((0, u64::MAX));
+        let mut from = from.max(first);
+        let (mut lines, mut bytes) = (Vec::new(), 0);
+        while bytes < EXPORT_PAGE_BYTES {
+            let pairs = self.store.pair_games_from(id, from, EXPORT_READ_PAIRS)?;
+            let read_all = pairs.len() < EXPORT_READ_PAIRS;
+            for pair in pairs {
+                if pair.outcome.pair > last {
+                    return Ok((lines, None));
                 }
-                for side in ["white", "black"] {
-                    let spec = map
-                        .get(side)
-                        .and_then(|p| p.get("spec"))
-                        .cloned()
-                        .unwrap_or_default();
-                    map.insert(format!("{side}_spec"), spec);
+                from = pair.outcome.pair + 1;
+                for game in &pair.games {
+                    if let Some(line) = export_line(id, &pair, game, filter)? {
+                        bytes += line.len();
+                        lines.push(line);
+                    }
                 }
-                map.insert("pair".into(), pair.outcome.pair.into());
-                map.insert("tournament".into(), id.into());
-                map.insert("worker".into(), pair.worker.clone().into());
-                map.insert("token".into(), pair.token.clone().into());
-                map.insert("white".into(), white.into());
-                map.insert("black".into(), black.into());
-                lines.push(serde_json::to_string(&game)?);
+            }
+            if read_all {
+                return Ok((lines, None));
             }
         }
-        Ok(lines)
+        Ok((lines, Some(from)))
     }
+}
+
+/// About how many bytes of games an export page holds.
+pub(crate) const EXPORT_PAGE_BYTES: usize = 1 << 20;
+/// Pairs read from the store at a time by an export.
+const EXPORT_READ_PAIRS: usize = 64;
+
+/// A game of `pair` as an export line (`None` when `filter` leaves it out): the stored
+/// record's fields as they came in (whatever passed the checks exports, even fields this
+/// version does not know), players by name with their specs beside, and where it was
+/// played.
+fn export_line(
+    id: TournamentId,
+    pair: &tourney_store::PairGames,
+    game: &tourney_store::GameJson,
+    filter: &ExportFilter,
+) -> Result<Option<String>, serde_json::Error> {
+    let mut game = game.clone();
+    let map = &mut game.fields;
+    let field = |map: &serde_json::Map<String, serde_json::Value>, side: &str, key: &str| {
+        map.get(side).and_then(|p| p.get(key)).cloned()
+    };
+    let name = |map: &serde_json::Map<String, serde_json::Value>, side: &str| {
+        field(map, side, "name")
+            .and_then(|n| n.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let (white, black) = (name(map, "white"), name(map, "black"));
+    let started = map.get("started_ms").and_then(serde_json::Value::as_u64);
+    if !filter.keeps(&white, &black, started) {
+        return Ok(None);
+    }
+    for side in ["white", "black"] {
+        let spec = field(map, side, "spec").unwrap_or_default();
+        map.insert(format!("{side}_spec"), spec);
+    }
+    map.insert("pair".into(), pair.outcome.pair.into());
+    map.insert("tournament".into(), id.into());
+    map.insert("worker".into(), pair.worker.clone().into());
+    map.insert("token".into(), pair.token.clone().into());
+    map.insert("white".into(), white.into());
+    map.insert("black".into(), black.into());
+    game.to_json().map(Some)
 }

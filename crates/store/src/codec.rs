@@ -213,54 +213,134 @@ pub(crate) fn encode(record: &PairRecord) -> Result<(Vec<u8>, PairDigest), Store
     Ok((value, digest))
 }
 
+/// A stored game as JSON: its fields, and its moves array apart as JSON text (so that an
+/// export writes the moves without parsing them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameJson {
+    /// The game object's fields but `moves`.
+    pub fields: Map<String, Value>,
+    /// The `moves` array as JSON, if the game has one.
+    pub moves: Option<String>,
+}
+
+impl GameJson {
+    /// The game as one JSON object (its moves last).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let object = serde_json::to_string(&self.fields)?;
+        let Some(moves) = &self.moves else {
+            return Ok(object);
+        };
+        let mut out = String::with_capacity(object.len() + moves.len() + 10);
+        // The object without its closing brace, then the moves.
+        out.push_str(&object[..object.len() - 1]);
+        out.push_str(if self.fields.is_empty() {
+            "\"moves\":"
+        } else {
+            ",\"moves\":"
+        });
+        out.push_str(moves);
+        out.push('}');
+        Ok(out)
+    }
+
+    /// A game from its JSON object (the moves taken out and written again).
+    fn of(mut fields: Map<String, Value>) -> Result<GameJson, serde_json::Error> {
+        let moves = fields
+            .remove("moves")
+            .map(|m| serde_json::to_string(&m))
+            .transpose()?;
+        Ok(GameJson { fields, moves })
+    }
+}
+
+/// A stored pair read back with its games as [`GameJson`].
+#[derive(Debug, Clone)]
+pub struct PairGames {
+    /// The tournament.
+    pub tournament: u64,
+    /// What it contributes to the standings.
+    pub outcome: PairOutcome,
+    /// The worker that played it.
+    pub worker: String,
+    /// The name of the worker token that delivered it.
+    pub token: String,
+    /// Its games, in order.
+    pub games: Vec<GameJson>,
+}
+
 /// A stored pair record of any schema, decoded.
 pub(crate) fn decode(value: &[u8]) -> Result<PairRecord, StoreError> {
-    match value.split_first() {
-        Some((&COLUMNAR_TAG, compressed)) => {
-            let payload =
-                lz4_flex::block::decompress_size_prepended_with_dict(compressed, DICTIONARY)
-                    .map_err(|e| StoreError::Compression(e.to_string()))?;
-            let mut r = Reader {
-                bytes: &payload,
-                at: 0,
-            };
-            let len = r.varint()? as usize;
-            let head: Head = serde_json::from_slice(r.take(len)?)?;
-            let mut games = String::with_capacity(payload.len() * 4);
-            games.push('[');
-            for (i, game) in head.games.iter().enumerate() {
-                if i > 0 {
-                    games.push(',');
-                }
-                let object = serde_json::to_string(game)?;
-                match r.byte()? {
-                    COLUMNS => {
-                        // The object without its closing brace, then the moves.
-                        games.push_str(&object[..object.len() - 1]);
-                        games.push_str(if game.is_empty() {
-                            "\"moves\":"
-                        } else {
-                            ",\"moves\":"
-                        });
-                        unpack_moves(&mut r, &mut games)?;
-                        games.push('}');
-                    }
-                    AS_JSON => games.push_str(&object),
-                    _ => return Err(corrupt("a game's moves")),
+    if value.first() != Some(&COLUMNAR_TAG) {
+        return Ok(match value.split_first() {
+            Some((&LZ4_TAG, compressed)) => serde_json::from_slice(&decompress(compressed)?)?,
+            _ => serde_json::from_slice(value)?,
+        });
+    }
+    let pair = decode_games(value)?;
+    let mut games = String::with_capacity(4096);
+    games.push('[');
+    for (i, game) in pair.games.iter().enumerate() {
+        if i > 0 {
+            games.push(',');
+        }
+        games.push_str(&game.to_json()?);
+    }
+    games.push(']');
+    Ok(PairRecord {
+        tournament: pair.tournament,
+        outcome: pair.outcome,
+        games: serde_json::value::RawValue::from_string(games)?,
+        worker: pair.worker,
+        token: pair.token,
+    })
+}
+
+/// A stored pair record of any schema, its games as [`GameJson`].
+pub(crate) fn decode_games(value: &[u8]) -> Result<PairGames, StoreError> {
+    let Some((&COLUMNAR_TAG, compressed)) = value.split_first() else {
+        let record = decode(value)?;
+        let games: Vec<Map<String, Value>> = serde_json::from_str(record.games.get())?;
+        return Ok(PairGames {
+            tournament: record.tournament,
+            outcome: record.outcome,
+            worker: record.worker,
+            token: record.token,
+            games: games
+                .into_iter()
+                .map(GameJson::of)
+                .collect::<Result<_, _>>()?,
+        });
+    };
+    let payload = lz4_flex::block::decompress_size_prepended_with_dict(compressed, DICTIONARY)
+        .map_err(|e| StoreError::Compression(e.to_string()))?;
+    let mut r = Reader {
+        bytes: &payload,
+        at: 0,
+    };
+    let len = r.varint()? as usize;
+    let head: Head = serde_json::from_slice(r.take(len)?)?;
+    let mut games = Vec::with_capacity(head.games.len());
+    for fields in head.games {
+        games.push(match r.byte()? {
+            COLUMNS => {
+                let mut moves = String::with_capacity(payload.len() * 8);
+                unpack_moves(&mut r, &mut moves)?;
+                GameJson {
+                    fields,
+                    moves: Some(moves),
                 }
             }
-            games.push(']');
-            Ok(PairRecord {
-                tournament: head.tournament,
-                outcome: head.outcome,
-                games: serde_json::value::RawValue::from_string(games)?,
-                worker: head.worker,
-                token: head.token,
-            })
-        }
-        Some((&LZ4_TAG, compressed)) => Ok(serde_json::from_slice(&decompress(compressed)?)?),
-        _ => Ok(serde_json::from_slice(value)?),
+            AS_JSON => GameJson::of(fields)?,
+            _ => return Err(corrupt("a game's moves")),
+        });
     }
+    Ok(PairGames {
+        tournament: head.tournament,
+        outcome: head.outcome,
+        worker: head.worker,
+        token: head.token,
+        games,
+    })
 }
 
 fn decompress(compressed: &[u8]) -> Result<Vec<u8>, StoreError> {

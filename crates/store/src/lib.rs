@@ -36,8 +36,8 @@ use tourney_model::tournament::{PairOutcome, State};
 
 mod codec;
 
-pub use codec::PairDigest;
 use codec::decode as decode_pair;
+pub use codec::{GameJson, PairDigest, PairGames};
 
 /// The storage format version written by this build.
 pub const SCHEMA_VERSION: u64 = 3;
@@ -619,6 +619,26 @@ impl Store {
             .range(pair_key(tournament, from)..=pair_key(tournament, to))
             .values()
             .map(|v| decode_pair(&v?))
+            .collect()
+    }
+
+    /// Up to `most` completed pairs of a tournament from pair `from` on, in pair order,
+    /// their games as [`GameJson`] (what an export writes, without parsing the moves).
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn pair_games_from(
+        &self,
+        tournament: u64,
+        from: u64,
+        most: usize,
+    ) -> Result<Vec<PairGames>, StoreError> {
+        self.t()
+            .pairs
+            .range(pair_key(tournament, from)..=pair_key(tournament, u64::MAX))
+            .values()
+            .take(most)
+            .map(|v| codec::decode_games(&v?))
             .collect()
     }
 
