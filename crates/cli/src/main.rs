@@ -127,6 +127,13 @@ enum Command {
     Report(admin_cmd::ReportArgs),
     /// A tournament's games as PGN-style text or JSON lines.
     Export(admin_cmd::ExportArgs),
+    /// Move a finished tournament's games out of the coordinator's store into files.
+    ///
+    /// Writes `tournament-ID.jsonl.gz` and `tournament-ID.pgn.gz` (in `--out`, the current
+    /// directory by default), reads them back, then removes the games from the store; the
+    /// tournament's summary stays, so `status`, `report` and the dashboard are as before.
+    /// Example: `tourney archive 12 --out /srv/tourney/archive`.
+    Archive(admin_cmd::ArchiveArgs),
     /// Cancel a tournament.
     Cancel(admin_cmd::TournamentArgs),
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
@@ -200,6 +207,7 @@ fn main() -> ExitCode {
         Command::Status(args) => admin_cmd::status(&args),
         Command::Report(args) => admin_cmd::report(&args),
         Command::Export(args) => admin_cmd::export(&args),
+        Command::Archive(args) => admin_cmd::archive(&args),
         Command::Cancel(args) => admin_cmd::cancel(&args),
         Command::Resume(args) => admin_cmd::resume(&args),
         Command::Exclude(args) => admin_cmd::exclude(&args),

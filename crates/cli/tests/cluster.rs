@@ -102,16 +102,21 @@ fn series_value(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
+/// `tourney <args>` once, as the admin of the coordinator on `port`.
+fn as_admin(port: u16, args: &[&str]) -> std::process::Output {
+    tourney()
+        .args(args)
+        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
+        .env("TOURNEY_TOKEN", "admin-secret")
+        .output()
+        .unwrap()
+}
+
 /// `tourney <args>` as the admin, retried while the coordinator is (re)starting.
 fn admin(port: u16, args: &[&str]) -> String {
     let until = Instant::now() + Duration::from_secs(20);
     loop {
-        let out = tourney()
-            .args(args)
-            .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
-            .env("TOURNEY_TOKEN", "admin-secret")
-            .output()
-            .unwrap();
+        let out = as_admin(port, args);
         if out.status.success() {
             return String::from_utf8(out.stdout).unwrap();
         }
@@ -122,6 +127,16 @@ fn admin(port: u16, args: &[&str]) -> String {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Submits the tournament file `file`; its id (`submit` prints it last).
+fn submit(port: u16, file: &std::path::Path) -> String {
+    admin(port, &["submit", file.to_str().unwrap()])
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 /// A tournament's games as `tourney export --format jsonl` gives them.
@@ -160,12 +175,7 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     let file = dir.path().join("cluster.toml");
     std::fs::write(&file, tournament()).unwrap();
     let (mut coordinator, port) = start_coordinator(0, &data);
-    let id = admin(port, &["submit", file.to_str().unwrap()])
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string();
+    let id = submit(port, &file);
     let (w2, worker_metrics) = start_worker_with_metrics(port, "w2");
     let mut workers: Vec<Child> = vec![start_worker(port, "w1"), w2, start_worker(port, "w3")];
 
@@ -403,8 +413,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     ] {
         let file = dir.path().join(name);
         std::fs::write(&file, text).unwrap();
-        let out = admin(port, &["submit", file.to_str().unwrap()]);
-        ids.push(out.lines().last().unwrap().trim().to_string());
+        ids.push(submit(port, &file));
     }
     let _worker = Reaped(start_worker(port, "browser-test"));
     for id in &ids {
@@ -657,8 +666,7 @@ fn a_worker_token_removed_and_reloaded_with_sighup_cuts_off_its_host_alone() {
     let coordinator = Reaped(coordinator);
     let file = dir.path().join("t.toml");
     std::fs::write(&file, tournament()).unwrap();
-    let id = admin(port, &["submit", file.to_str().unwrap()]);
-    let id = id.lines().last().unwrap().trim().to_string();
+    let id = submit(port, &file);
     let worker = |name: &str, token: &str| {
         let mut c = worker_command(port, name);
         c.env("TOURNEY_TOKEN", token)
@@ -721,8 +729,7 @@ fn a_worker_running_as_root_refuses_outside_engines_unless_given_a_user_for_them
     .toml();
     let file = dir.path().join("root.toml");
     std::fs::write(&file, text).unwrap();
-    let id = admin(port, &["submit", file.to_str().unwrap()]);
-    let id = id.lines().last().unwrap().trim().to_string();
+    let id = submit(port, &file);
     let _worker = Reaped(start_worker(port, "rooted"));
     let status = wait_for(port, &id, "the tournament to pause", |s| {
         s["state"] == "paused"
@@ -784,8 +791,7 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
     }
     .toml();
     std::fs::write(&file, text).unwrap();
-    let id = admin(port, &["submit", file.to_str().unwrap()]);
-    let id = id.lines().last().unwrap().trim().to_string();
+    let id = submit(port, &file);
     let workers = [
         Reaped(start_worker(port, "one")),
         Reaped(start_worker(port, "two")),
@@ -856,4 +862,105 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
         assert!(Instant::now() < until, "the tournament never settled");
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// `tourney <args>` as the admin, expected to fail: its stderr.
+fn admin_fails(port: u16, args: &[&str]) -> String {
+    let out = as_admin(port, args);
+    assert!(!out.status.success(), "tourney {args:?} succeeded");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// The text of a gzipped file.
+fn gunzip(path: &std::path::Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+#[test]
+fn an_archived_tournament_keeps_its_report_through_a_restart_and_its_games_in_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("quick.toml");
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "archive-test",
+            pairs: 8,
+            limits: "{ nodes = 1 }",
+            engines: [("a", "random:seed=1"), ("b", "random:seed=2")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &data);
+    let id = submit(port, &file);
+    let out = dir.path().join("archive");
+    let refused = admin_fails(port, &["archive", &id, "--out", out.to_str().unwrap()]);
+    assert!(
+        refused.contains("only a finished or cancelled"),
+        "{refused}"
+    );
+    let mut worker = start_worker(port, "w1");
+    wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let games = exported(port, &id);
+    let report = admin(port, &["report", &id]);
+    assert_eq!(games.len(), 16);
+
+    let said = admin(port, &["archive", &id, "--out", out.to_str().unwrap()]);
+    assert!(
+        said.contains("16 games archived") && said.contains("8 pairs removed"),
+        "{said}"
+    );
+    let jsonl = gunzip(&out.join(format!("tournament-{id}.jsonl.gz")));
+    let archived: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(archived, games, "the archive holds the games as exported");
+    let pgn = gunzip(&out.join(format!("tournament-{id}.pgn.gz")));
+    assert_eq!(pgn.matches("[Result \"").count(), 16, "{pgn}");
+    assert!(!out.join(format!("tournament-{id}.jsonl.gz.part")).exists());
+
+    // The games are gone from the store, the report is not, restart or not.
+    let gone = admin_fails(port, &["export", &id]);
+    assert!(gone.contains("archived"), "{gone}");
+    let again = admin_fails(
+        port,
+        &["archive", &id, "--out", dir.path().to_str().unwrap()],
+    );
+    assert!(again.contains("were archived at"), "{again}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tournament-"))
+        .collect();
+    assert!(left.is_empty(), "a failed archive leaves no file: {left:?}");
+    let again = admin_fails(port, &["archive", &id, "--out", out.to_str().unwrap()]);
+    assert!(again.contains("exists already"), "{again}");
+    assert_eq!(admin(port, &["report", &id]), report);
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let verified = tourney()
+        .args(["store", "verify", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    let (mut coordinator, port) = start_coordinator(0, &data);
+    assert_eq!(admin(port, &["report", &id]), report);
+    assert_eq!(status(port, &id)["pairs_done"], 8);
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
 }

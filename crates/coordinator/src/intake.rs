@@ -103,6 +103,7 @@ impl Coordinator {
             paused_reason: None,
             ended_ms: None,
             exclusions: Vec::new(),
+            archived_ms: None,
         };
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
@@ -313,5 +314,70 @@ impl Coordinator {
         );
         self.save(record).await?;
         Ok(Some(pairs))
+    }
+
+    /// Removes the games of ended tournament `id` from the store once an archive of them
+    /// is written: `games` is how many games that archive holds, which must be every game
+    /// stored. Its summary and its pairs' digests stay, so its report, ratings and
+    /// restarts are as before; its export says where the games went. Returns the pairs
+    /// whose games were removed (`None`: no such tournament).
+    ///
+    /// # Errors
+    /// It has not ended, its games were archived already, the archive does not hold every
+    /// game, or the store failed.
+    pub async fn archive(
+        &self,
+        id: TournamentId,
+        games: u64,
+    ) -> Result<Option<u64>, CoordinatorError> {
+        self.summarise(id)?;
+        let record = {
+            let inner = self.lock();
+            let (Some(t), Some(entry)) =
+                (inner.scheduler.tournament(id), inner.tournaments.get(&id))
+            else {
+                return Ok(None);
+            };
+            if !matches!(t.state, State::Finished | State::Cancelled) {
+                return Err(CoordinatorError::Invalid(format!(
+                    "tournament {id} is {}: only a finished or cancelled tournament is archived",
+                    t.state.name()
+                )));
+            }
+            if let Some(at) = entry.record.archived_ms {
+                return Err(CoordinatorError::Invalid(format!(
+                    "tournament {id}'s games were archived already, at {}",
+                    tourney_model::Utc::from_unix_ms(at)
+                )));
+            }
+            let mut record = entry.record.clone();
+            record.state = t.state;
+            record
+        };
+        let stored = self.store.pair_count(id)?;
+        if games != 2 * stored || self.store.summary(id)?.is_none() {
+            return Err(CoordinatorError::Invalid(format!(
+                "tournament {id} has {} games stored, the archive holds {games}: nothing removed; \
+                 archive it again",
+                2 * stored
+            )));
+        }
+        let mut record = record;
+        record.archived_ms = Some(tourney_model::unix_ms_now());
+        // Marked first: a crash halfway leaves a tournament whose export says it was
+        // archived, never one that silently lost games.
+        self.store.put_tournament(&record)?;
+        self.store.flush().await?;
+        if let Some(entry) = self.lock().tournaments.get_mut(&id) {
+            entry.record.archived_ms = record.archived_ms;
+        }
+        let removed = self.store.remove_games(id).await?;
+        tracing::info!(
+            tournament = id,
+            pairs = removed,
+            "games archived and removed from the store"
+        );
+        self.changed();
+        Ok(Some(removed))
     }
 }

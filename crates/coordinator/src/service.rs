@@ -461,6 +461,19 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
+    async fn archive(
+        &self,
+        request: Request<pb::ArchiveRequest>,
+    ) -> Result<Response<pb::ArchiveResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let pairs = self
+            .0
+            .archive(r.id, r.games)
+            .await?
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        Ok(Response::new(pb::ArchiveResponse { pairs }))
+    }
+
     async fn upload_artifact(
         &self,
         request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,

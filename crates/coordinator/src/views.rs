@@ -420,11 +420,24 @@ impl Coordinator {
         Some((status, report))
     }
 
-    /// While the store fails, what it holds is not shown: it may hold writes that were
-    /// never made durable nor acknowledged.
-    fn readable(&self) -> Result<(), CoordinatorError> {
-        match self.store_fault() {
-            Some(why) => Err(CoordinatorError::Unavailable(why)),
+    /// Whether tournament `id`'s games can be read from the store: not while the store
+    /// fails (it may hold writes that were never made durable nor acknowledged), nor once
+    /// they were archived.
+    fn readable(&self, id: TournamentId) -> Result<(), CoordinatorError> {
+        if let Some(why) = self.store_fault() {
+            return Err(CoordinatorError::Unavailable(why));
+        }
+        let archived = self
+            .lock()
+            .tournaments
+            .get(&id)
+            .and_then(|e| e.record.archived_ms);
+        match archived {
+            Some(at) => Err(CoordinatorError::Invalid(format!(
+                "tournament {id}'s games were archived at {}: they are in the files \
+                 `tourney archive` wrote (its report and ratings stay here)",
+                tourney_model::Utc::from_unix_ms(at)
+            ))),
             None => Ok(()),
         }
     }
@@ -438,7 +451,7 @@ impl Coordinator {
         id: TournamentId,
         pair: u64,
     ) -> Result<Option<Vec<GameRecord>>, CoordinatorError> {
-        self.readable()?;
+        self.readable(id)?;
         match self.store.pair(id, pair)? {
             Some(record) => Ok(Some(record.games()?)),
             None => Ok(None),
@@ -458,7 +471,7 @@ impl Coordinator {
         filter: &ExportFilter,
         from: u64,
     ) -> Result<(Vec<String>, Option<u64>), CoordinatorError> {
-        self.readable()?;
+        self.readable(id)?;
         let (first, last) = filter.pairs.unwrap_or((0, u64::MAX));
         let mut from = from.max(first);
         let (mut lines, mut bytes) = (Vec::new(), 0);

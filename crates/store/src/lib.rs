@@ -108,6 +108,10 @@ pub struct TournamentRecord {
     /// Operators' exclusions of workers' results, and their reversals, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclusions: Vec<WorkerExclusion>,
+    /// When its games were archived (written to files and removed from the store; their
+    /// digests and its summary stay), Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_ms: Option<u64>,
 }
 
 /// An operator's decision about one worker's results in a tournament: left out of every
@@ -622,6 +626,39 @@ impl Store {
             .collect()
     }
 
+    /// Removes the games of tournament `id` (its pair records) and makes that durable;
+    /// its digests, count and summary stay. Returns how many pair records were removed.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub async fn remove_games(&self, id: u64) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        loop {
+            let db = {
+                let _writer = self.pair_writer.lock().unwrap_or_else(|e| e.into_inner());
+                let trees = self.t();
+                let keys: Vec<sled::IVec> = trees
+                    .pairs
+                    .scan_prefix(id.to_be_bytes())
+                    .keys()
+                    .take(MIGRATION_BATCH)
+                    .collect::<Result<_, _>>()?;
+                if keys.is_empty() {
+                    break;
+                }
+                let mut batch = sled::Batch::default();
+                for key in &keys {
+                    batch.remove(key);
+                }
+                trees.pairs.apply_batch(batch)?;
+                removed += keys.len() as u64;
+                trees.db.clone()
+            };
+            db.flush_async().await?;
+        }
+        Ok(removed)
+    }
+
     /// Up to `most` completed pairs of a tournament from pair `from` on, in pair order,
     /// their games as [`GameJson`] (what an export writes, without parsing the moves).
     ///
@@ -703,6 +740,7 @@ impl Store {
         };
         let mut known = std::collections::BTreeSet::new();
         let mut counted = std::collections::BTreeMap::<u64, u64>::new();
+        let mut archived = std::collections::BTreeSet::new();
         for entry in trees.tournaments.iter() {
             let (key, value) = entry?;
             let id = key
@@ -713,6 +751,9 @@ impl Store {
             match serde_json::from_slice::<TournamentRecord>(&value) {
                 Ok(record) if record.id == id => {
                     known.insert(id);
+                    if record.archived_ms.is_some() {
+                        archived.insert(id);
+                    }
                     out.tournaments += 1;
                 }
                 Ok(record) => problem(format!(
@@ -762,16 +803,15 @@ impl Store {
             }
         }
         for id in &known {
-            let (stored, found) = (
-                trees
-                    .counts
-                    .get(id.to_be_bytes())?
-                    .map_or(0, |v| read_u64(&v)),
-                counted.get(id).copied().unwrap_or_default(),
-            );
-            if stored != found {
+            let stored = (trees.counts.get(id.to_be_bytes())?).map_or(0, |v| read_u64(&v));
+            let digests = trees.digests.scan_prefix(id.to_be_bytes()).count() as u64;
+            let games = counted.get(id).copied().unwrap_or_default();
+            let archived = archived.contains(id);
+            if stored != digests || (!archived && games != digests) {
                 problem(format!(
-                    "tournament {id}: {stored} pairs counted, {found} stored"
+                    "tournament {id}: {stored} pairs counted, {digests} digests, {games} pair \
+                     records{}",
+                    if archived { " (archived)" } else { "" }
                 ));
             }
         }
@@ -863,6 +903,7 @@ mod tests {
             paused_reason: None,
             ended_ms: None,
             exclusions: Vec::new(),
+            archived_ms: None,
         }
     }
 
@@ -1169,7 +1210,10 @@ mod tests {
         let verified = store.verify().unwrap();
         assert_eq!((verified.pairs, verified.damaged), (1, 2), "{verified:?}");
         assert!(verified.problems[0].contains("tournament 4 pair 1: does not decode"));
-        assert!(verified.problems[1].contains("tournament 4: 1 pairs counted, 2 stored"));
+        assert!(
+            verified.problems[1]
+                .contains("tournament 4: 1 pairs counted, 1 digests, 2 pair records")
+        );
     }
 
     #[test]
