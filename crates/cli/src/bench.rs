@@ -148,6 +148,10 @@ pub(crate) struct BenchArgs {
     /// latency at a given load (bench coordinator; 0: as fast as they can).
     #[arg(long, default_value_t = 0)]
     rate: u64,
+    /// The coordinator's store cache, MiB (bench coordinator): as `--cache-mb` of
+    /// `tourney coordinator`.
+    #[arg(long, default_value_t = tourney_store::DEFAULT_CACHE_MB)]
+    cache_mb: u64,
     /// Pairs played (bench cluster) or stored (bench store): enough that the start (connections, first leases, the
     /// players' tables, buffers growing), a fixed cost, weighs as little as in a tournament.
     #[arg(long, default_value_t = 10000)]
@@ -161,7 +165,9 @@ pub(crate) struct BenchArgs {
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     match args.suite {
         Suite::Rules => rules(args),
-        Suite::Coordinator => crate::load::coordinator(args.workers, args.seconds, args.rate)?,
+        Suite::Coordinator => {
+            crate::load::coordinator(args.workers, args.seconds, args.rate, args.cache_mb)?
+        }
         Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate(args)?,
         Suite::Store => crate::bench_store::store(args.pairs)?,

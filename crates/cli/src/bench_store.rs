@@ -5,12 +5,10 @@
 //! coordinator serves, its memory, and the export rate.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde_json::value::RawValue;
 use tourney_ai::Rng;
 use tourney_coordinator::{Coordinator, Settings};
@@ -89,7 +87,7 @@ fn size_of(dir: &Path) -> u64 {
 }
 
 /// Resident memory of process `pid`, MiB.
-fn rss_mb(pid: u32) -> f64 {
+pub(crate) fn rss_mb(pid: u32) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -187,37 +185,8 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
     );
     // A coordinator process restarted on it: until it serves, its memory, the export.
     let started = Instant::now();
-    let mut child = Command::new(std::env::current_exe()?)
-        .args([
-            "coordinator",
-            "--listen",
-            "127.0.0.1:0",
-            "--log-format",
-            "json",
-            "--data",
-        ])
-        .arg(&dir)
-        .env_remove("TOURNEY_WORKER_TOKEN")
-        .env_remove("TOURNEY_ADMIN_TOKEN")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut lines = BufReader::new(child.stderr.take().context("piped")?).lines();
-    let port = loop {
-        let Some(line) = lines.next() else {
-            bail!("the coordinator ended before it served");
-        };
-        let log: serde_json::Value = serde_json::from_str(&line?).unwrap_or_default();
-        if log["fields"]["message"] == "coordinator serving" {
-            break log["fields"]["listen"]
-                .as_str()
-                .and_then(|l| l.rsplit(':').next()?.parse::<u16>().ok())
-                .context("a listen address")?;
-        }
-    };
+    let (mut child, port) = crate::load::coordinator_process(&dir, &[])?;
     let serving = started.elapsed();
-    std::thread::spawn(move || lines.for_each(drop));
     std::thread::sleep(Duration::from_millis(200));
     let rss = rss_mb(child.id());
     let export = tokio::runtime::Runtime::new()?.block_on(async {

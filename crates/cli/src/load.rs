@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context, Result, bail};
 use tokio::net::TcpListener;
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
@@ -64,6 +67,44 @@ async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<
     Ok((url, stop, server, coordinator))
 }
 
+/// A coordinator process on `dir` (this binary, without tokens, serving on a free
+/// loopback port, with `args` besides), and the port, once it serves.
+pub(crate) fn coordinator_process(dir: &std::path::Path, args: &[&str]) -> Result<(Child, u16)> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args([
+            "coordinator",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--data",
+        ])
+        .arg(dir)
+        .args(args)
+        .env_remove("TOURNEY_WORKER_TOKEN")
+        .env_remove("TOURNEY_ADMIN_TOKEN")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut lines = BufReader::new(child.stderr.take().context("piped")?).lines();
+    let port = loop {
+        let Some(line) = lines.next() else {
+            bail!("the coordinator ended before it served");
+        };
+        let log: serde_json::Value = serde_json::from_str(&line?).unwrap_or_default();
+        if log["fields"]["message"] == "coordinator serving" {
+            break log["fields"]["listen"]
+                .as_str()
+                .and_then(|l| l.rsplit(':').next()?.parse::<u16>().ok())
+                .context("a listen address")?;
+        }
+    };
+    // Its log is read to the end, so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok((child, port))
+}
+
 /// The games of a pair of the load tournament from `opening` as a worker would report
 /// them (compressed), with `a`'s half-points: in each, the side to move crashes at once
 /// (a legal game the coordinator's checks replay in no time). LOA: `a` (the first engine)
@@ -113,8 +154,9 @@ fn simulated_pair(opening: &str) -> (Vec<u8>, [u32; 2]) {
 
 /// Runs `workers` simulated workers for `seconds`: each leases up to 4 pairs and reports
 /// them at once (paced to about `rate` results/s in total, or as fast as possible for 0).
-/// Prints durable pair results per second and lease latency percentiles.
-pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()> {
+/// Prints durable pair results per second, lease latency percentiles, and the memory the
+/// coordinator process holds per registered worker.
+pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64) -> Result<()> {
     // Each worker's cycle (one lease of 4 pairs) when paced.
     let cycle = (rate > 0).then(|| Duration::from_secs_f64(workers as f64 * 4.0 / rate as f64));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -122,16 +164,19 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         .build()?;
     runtime.block_on(async move {
         let dir = std::env::temp_dir().join(format!("tourney-bench-{}", std::process::id()));
-        let (url, stop, server, _) = local_coordinator(
+        let (registrations, cache) = (workers.max(1).to_string(), cache_mb.to_string());
+        let (mut process, port) = coordinator_process(
             &dir,
-            Settings {
-                lease_ms: 60_000,
-                heartbeat_ms: 10_000,
-                registrations_per_token: workers.max(1),
-                ..Settings::default()
-            },
-        )
-        .await?;
+            &[
+                "--lease-seconds",
+                "60",
+                "--registrations-per-token",
+                &registrations,
+                "--cache-mb",
+                &cache,
+            ],
+        )?;
+        let url = format!("http://127.0.0.1:{port}");
         let mut admin = AdminClient::new(connect(&url, None).await?);
         let id = admin
             .submit(pb::SubmitRequest {
@@ -153,7 +198,10 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
         let running = Arc::new(AtomicBool::new(true));
         let accepted = Arc::new(AtomicU64::new(0));
         let latencies = Arc::new(std::sync::Mutex::new(Vec::<u32>::new()));
-        let started = Instant::now();
+        // Every worker registers first; the memory is read; then they all go.
+        let rss_before = crate::bench_store::rss_mb(process.id());
+        let registered_all = Arc::new(tokio::sync::Barrier::new(workers + 1));
+        let (go, gone) = tokio::sync::watch::channel(false);
         let mut tasks = Vec::new();
         for w in 0..workers {
             let channel = channels[w % channels.len()].clone();
@@ -163,6 +211,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                 Arc::clone(&accepted),
                 Arc::clone(&latencies),
             );
+            let (registered_all, mut gone) = (Arc::clone(&registered_all), gone.clone());
             tasks.push(tokio::spawn(async move {
                 let registered = WorkerClient::new(channel.clone())
                     .register(pb::RegisterRequest {
@@ -173,6 +222,8 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                     .await
                     .map(tonic::Response::into_inner)
                     .unwrap_or_default();
+                registered_all.wait().await;
+                let _ = gone.wait_for(|go| *go).await;
                 let worker_id = registered.worker_id;
                 // Every later call carries the registration's secret, as real workers do.
                 let Ok(session) = TokenInterceptor::new(None).with_session(&registered.session)
@@ -229,6 +280,12 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                     .extend(mine);
             }));
         }
+        registered_all.wait().await;
+        // Allocations the registrations made settle before the memory is read.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rss_registered = crate::bench_store::rss_mb(process.id());
+        let started = Instant::now();
+        let _ = go.send(true);
         tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
         running.store(false, Ordering::Relaxed);
         let elapsed = started.elapsed().as_secs_f64();
@@ -250,7 +307,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
                 / 1000.0
         };
         let pace = if rate > 0 { format!("paced to {rate} results/s") } else { "unpaced".to_string() };
-        println!("coordinator load test: {workers} simulated workers on loopback ({pace}), {elapsed:.1} s");
+        println!("coordinator load test: {workers} simulated workers on loopback ({pace}), {elapsed:.1} s, store cache {cache_mb} MiB");
         println!(
             "  pair results committed durably: {done} = {:.0} results/s ({stored} stored)",
             done as f64 / elapsed
@@ -261,8 +318,14 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64) -> Result<()>
             pct(0.99),
             lat.len()
         );
-        let _ = stop.send(());
-        let _ = server.await;
+        let rss_end = crate::bench_store::rss_mb(process.id());
+        println!(
+            "  coordinator process: {rss_before:.0} MiB before the workers, {rss_registered:.0} MiB \
+             with {workers} registered ({:.1} KiB a worker), {rss_end:.0} MiB at the end",
+            (rss_registered - rss_before).max(0.0) * 1024.0 / workers.max(1) as f64
+        );
+        let _ = process.kill();
+        let _ = process.wait();
         let _ = std::fs::remove_dir_all(&dir);
         if done == 0 {
             anyhow::bail!("no result was accepted: the simulated records do not pass the coordinator's checks");

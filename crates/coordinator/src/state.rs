@@ -64,6 +64,9 @@ impl Default for Settings {
     }
 }
 
+/// How many of the pairs holding repeated games a status lists.
+pub const DUPLICATE_PAIRS_LISTED: usize = 5;
+
 /// Free space a failed store's disk needs before it is opened again (sled writes as it
 /// opens: it must not fail again halfway).
 pub const RECOVERY_RESERVE: u64 = 64 << 20;
@@ -114,8 +117,11 @@ pub struct Status {
     /// Games identical to another game of the tournament (players, colours, start,
     /// moves): repeated, not new, evidence.
     pub duplicate_games: u64,
-    /// The pairs holding such games (the later pair of each two), in order.
+    /// The first [`DUPLICATE_PAIRS_LISTED`] pairs holding such games (the later pair of
+    /// each two), in order.
     pub duplicate_pairs: Vec<u64>,
+    /// How many pairs hold such games.
+    pub duplicate_pair_count: u64,
     /// Completed pairs left out of every figure: played by workers an operator excluded.
     pub pairs_excluded: u64,
     /// Workers whose results look suspect (and are not excluded).

@@ -99,27 +99,29 @@ impl ExportFilter {
 }
 
 /// What a report says of the games that repeat an earlier game move for move: how many,
-/// in which pairs, and how many of them the SPRT (which counts its first `sprt_pairs`
-/// pairs) and the standings count.
-fn duplicate_note(status: &Status, sprt_pairs: Option<u64>) -> Vec<String> {
+/// in which pairs, and how many of them the standings and the SPRT count (`in_sprt` of
+/// the pairs holding one are among its `counted` pairs).
+fn duplicate_note(status: &Status, sprt: Option<(u64, u64)>) -> Vec<String> {
     if status.duplicate_games == 0 {
         return Vec::new();
     }
     let games = 2 * status.pairs_done;
-    let pairs = &status.duplicate_pairs;
-    let shown: Vec<String> = pairs.iter().take(5).map(u64::to_string).collect();
-    let more = if pairs.len() > 5 { ", …" } else { "" };
+    let shown: Vec<String> = status.duplicate_pairs.iter().map(u64::to_string).collect();
+    let more = if status.duplicate_pair_count > shown.len() as u64 {
+        ", …"
+    } else {
+        ""
+    };
     let mut note = format!(
         "{} of the {games} games repeat an earlier game move for move (same players, colours, \
          start and moves; {} distinct), in {} pairs ({}{more}): they are counted by the \
          standings as if they were new evidence",
         status.duplicate_games,
         games - status.duplicate_games,
-        pairs.len(),
+        status.duplicate_pair_count,
         shown.join(", ")
     );
-    if let Some(counted) = sprt_pairs {
-        let in_sprt = pairs.iter().filter(|&&p| p < counted).count();
+    if let Some((in_sprt, counted)) = sprt {
         note += &format!(", and {in_sprt} of the SPRT's {counted} pairs hold one");
     }
     vec![note + "."]
@@ -324,7 +326,10 @@ impl Coordinator {
         let (created_ms, ended_ms) = (record.created_ms, record.ended_ms);
         let openings = record.openings.len() as u64;
         let duplicate_games = entry.games.repeats;
-        let duplicate_pairs: Vec<u64> = entry.games.pairs.iter().copied().collect();
+        let duplicate_pairs: Vec<u64> = (entry.games.pairs.iter().copied())
+            .take(crate::state::DUPLICATE_PAIRS_LISTED)
+            .collect();
+        let duplicate_pair_count = entry.games.pairs.len() as u64;
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
         drop(inner);
@@ -354,6 +359,7 @@ impl Coordinator {
             openings,
             duplicate_games,
             duplicate_pairs,
+            duplicate_pair_count,
             pairs_excluded,
             suspect_workers,
         };
@@ -410,7 +416,16 @@ impl Coordinator {
         report.details = details;
         report.engine_failures = engine_failures;
         report.workers = workers;
-        report.notes = duplicate_note(&status, report.sprt.as_ref().map(|s| s.estimate.pairs));
+        let sprt = report.sprt.as_ref().map(|s| {
+            let counted = s.estimate.pairs;
+            let inner = self.lock();
+            let in_sprt = inner
+                .tournaments
+                .get(&id)
+                .map_or(0, |e| e.games.pairs.range(..counted).count() as u64);
+            (in_sprt, counted)
+        });
+        report.notes = duplicate_note(&status, sprt);
         if status.pairs_excluded > 0 {
             report.notes.push(format!(
                 "{} completed pairs are left out of every figure: their workers' results are excluded (see Workers).",
