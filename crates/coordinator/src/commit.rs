@@ -351,7 +351,7 @@ impl Coordinator {
             self.store.put_tournament(&record)?;
         }
         for id in ended {
-            self.summarise(id)?;
+            self.summarise(id);
         }
         self.changed();
         tracing::debug!(

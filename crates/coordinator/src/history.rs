@@ -127,13 +127,13 @@ impl Restored {
             workers: WorkerBook::default(),
             games: Duplicates::default(),
         };
-        for d in store.digests(id)? {
+        store.each_digest(id, |d| {
             let outcome = d.outcome.with_legacy_colours(first_moves);
             let terminations: Vec<_> = d.games.iter().map(|g| g.0).collect();
             restored.workers.count(&d.worker, &outcome, &terminations);
             restored.games.count(outcome.pair, &prints(&d));
             restored.done.push(outcome);
-        }
+        })?;
         Ok(restored)
     }
 }

@@ -207,7 +207,7 @@ impl Coordinator {
         };
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
-        self.summarise(record.id)?;
+        self.summarise(record.id);
         self.changed();
         Ok(())
     }
@@ -330,7 +330,7 @@ impl Coordinator {
         id: TournamentId,
         games: u64,
     ) -> Result<Option<u64>, CoordinatorError> {
-        self.summarise(id)?;
+        self.summarise(id);
         let record = {
             let inner = self.lock();
             let (Some(t), Some(entry)) =

@@ -305,32 +305,35 @@ impl Coordinator {
         });
         // Tournaments that ended without a summary (or with more pairs since) get one now.
         for id in coordinator.ids() {
-            coordinator.summarise(id)?;
+            coordinator.summarise(id);
         }
         Ok(coordinator)
     }
 
     /// Writes the summary of tournament `id` if it has ended, and lets go of its games'
     /// fingerprints: a restart reads the summary instead of its pairs' digests. Nothing is
-    /// written while it runs, or once more pairs were counted than the store holds.
-    ///
-    /// # Errors
-    /// The store failed.
-    pub(crate) fn summarise(&self, id: TournamentId) -> Result<(), StoreError> {
+    /// written while it runs, or once more pairs were counted than the store holds. A
+    /// summary is a shortcut: when the store fails to take it, the log says so and a
+    /// restart reads the digests.
+    pub(crate) fn summarise(&self, id: TournamentId) {
         let (bytes, covers) = {
             let inner = self.lock();
             let (Some(t), Some(entry)) =
                 (inner.scheduler.tournament(id), inner.tournaments.get(&id))
             else {
-                return Ok(());
+                return;
             };
             if !matches!(t.state, State::Finished | State::Cancelled) || entry.games.is_folded() {
-                return Ok(());
+                return;
             }
             let bytes = crate::history::summary(t.outcomes(), &entry.workers, &entry.games);
             (bytes, t.pairs_done())
         };
-        if self.store.put_summary(id, covers, &bytes)? {
+        let stored = self.store.put_summary(id, covers, &bytes);
+        if let Err(e) = &stored {
+            tracing::warn!(tournament = id, error = %e, "its summary could not be stored");
+        }
+        if stored.unwrap_or(false) {
             let mut inner = self.lock();
             let still = inner
                 .scheduler
@@ -340,7 +343,6 @@ impl Coordinator {
                 entry.games.fold();
             }
         }
-        Ok(())
     }
 
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {

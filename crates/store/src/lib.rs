@@ -544,12 +544,30 @@ impl Store {
     /// # Errors
     /// sled errors, or a digest that does not decode.
     pub fn digests(&self, tournament: u64) -> Result<Vec<PairDigest>, StoreError> {
-        self.t()
+        let mut all = Vec::new();
+        self.each_digest(tournament, |d| all.push(d))?;
+        Ok(all)
+    }
+
+    /// Calls `f` with each digest of a tournament's completed pairs, in pair order, one at
+    /// a time (a restart's way: none is kept unless `f` keeps it).
+    ///
+    /// # Errors
+    /// sled errors, or a digest that does not decode.
+    pub fn each_digest(
+        &self,
+        tournament: u64,
+        mut f: impl FnMut(PairDigest),
+    ) -> Result<(), StoreError> {
+        for value in self
+            .t()
             .digests
             .scan_prefix(tournament.to_be_bytes())
             .values()
-            .map(|v| PairDigest::decode(&v?))
-            .collect()
+        {
+            f(PairDigest::decode(&value?)?);
+        }
+        Ok(())
     }
 
     /// How many pairs of tournament `id` are stored.
@@ -565,8 +583,8 @@ impl Store {
     }
 
     /// Stores a summary of tournament `id` (the coordinator's, in its own encoding) that
-    /// covers its first `covers` stored pairs; returns whether it was stored: not when
-    /// more pairs are stored by now.
+    /// covers its first `covers` stored pairs, durably; returns whether it was stored: not
+    /// when more pairs are stored by now.
     ///
     /// # Errors
     /// sled errors.
@@ -578,7 +596,10 @@ impl Store {
         let mut value = Vec::with_capacity(8 + summary.len());
         value.extend_from_slice(&covers.to_be_bytes());
         value.extend_from_slice(summary);
-        self.t().summaries.insert(id.to_be_bytes(), value)?;
+        let trees = self.t();
+        trees.summaries.insert(id.to_be_bytes(), value)?;
+        // Written once per tournament: made durable at once, not at sled's next flush.
+        trees.db.flush()?;
         Ok(true)
     }
 
