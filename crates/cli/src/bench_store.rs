@@ -113,7 +113,7 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
         let id = c
             .submit(&text, "bench-store.toml", "", BTreeMap::new())
             .await?;
-        let record = store.tournament(id)?.context("the tournament was stored")?;
+        let openings = store.openings(id)?;
         let config = tourney_model::tournament::TournamentConfig::parse(&text, "bench-store.toml")?;
         let mut rng = Rng::new(1);
         let started = Instant::now();
@@ -122,7 +122,8 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
             let mut batch = Vec::with_capacity(chunk.len());
             for &pair in chunk {
                 let (first, second, round) = config.pairing(pair);
-                let opening = &record.openings[(round % record.openings.len() as u64) as usize];
+                let opening = (openings.get((round % openings.len().max(1) as u64) as usize))
+                    .context("the tournament has openings")?;
                 let start: Loa = opening.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
                 let names = |i: usize| config.engines[i].name.as_str();
                 // Game 0: the first engine has the side that moves second (as the referee

@@ -142,9 +142,11 @@ impl Coordinator {
                 .tournaments
                 .get(&r.tournament)
                 .ok_or(Refusal::NotHeld)?;
-            let openings = &entry.record.openings;
+            let openings = &entry.openings;
             let (_, _, round) = entry.config.pairing(r.pair);
-            let opening = openings[(round % openings.len() as u64) as usize].clone();
+            let opening = (openings.get((round % openings.len().max(1) as u64) as usize))
+                .unwrap_or_default()
+                .to_string();
             (
                 Arc::clone(&entry.config),
                 Arc::clone(&entry.settings),

@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
-use tourney_model::tournament::{PairOutcome, TournamentConfig};
+use tourney_model::tournament::TournamentConfig;
 use tourney_rules::{Position, with_position};
 use tourney_store::{PairDigest, Store, StoreError};
 
@@ -84,8 +84,8 @@ fn prints(d: &PairDigest) -> Vec<u128> {
 
 /// A tournament's completed pairs as a restart gets them back.
 pub(crate) struct Restored {
-    /// Their outcomes, in pair order.
-    pub(crate) done: Vec<PairOutcome>,
+    /// Their outcomes.
+    pub(crate) done: Outcomes,
     /// Who played them.
     pub(crate) workers: WorkerBook,
     /// Their games' fingerprints (folded when read from a summary).
@@ -110,7 +110,7 @@ impl Restored {
         };
         if let Some(summary) = summary.and_then(|bytes| Summary::decode(&bytes)) {
             return Ok(Restored {
-                done: summary.outcomes.outcomes(config).collect(),
+                done: summary.outcomes,
                 workers: summary.workers.reindexed(),
                 games: Duplicates {
                     first: HashMap::new(),
@@ -123,7 +123,7 @@ impl Restored {
         // Outcomes stored before colours were kept get them from the rule of the time.
         let first_moves = with_position!(config.game, P => P::start().turn());
         let mut restored = Restored {
-            done: Vec::new(),
+            done: Outcomes::default(),
             workers: WorkerBook::default(),
             games: Duplicates::default(),
         };
@@ -132,7 +132,7 @@ impl Restored {
             let terminations: Vec<_> = d.games.iter().map(|g| g.0).collect();
             restored.workers.count(&d.worker, &outcome, &terminations);
             restored.games.count(outcome.pair, &prints(&d));
-            restored.done.push(outcome);
+            restored.done.insert(&outcome);
         })?;
         Ok(restored)
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tourney_model::tournament::{State, TournamentConfig};
 use tourney_rules::with_position;
-use tourney_store::{TournamentRecord, WorkerExclusion};
+use tourney_store::{OpeningSuite, TournamentRecord, WorkerExclusion};
 
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, CoordinatorError, Entry};
@@ -92,11 +92,12 @@ impl Coordinator {
         };
         let id = self.store.next_tournament_id()?;
         let created_ms = tourney_model::unix_ms_now();
+        let openings = OpeningSuite::new(&openings);
         let record = TournamentRecord {
             id,
             config_text: text.to_string(),
             file: file.to_string(),
-            openings,
+            openings: Vec::new(),
             state: State::Queued,
             created_ms,
             artifacts: artifacts.clone(),
@@ -105,6 +106,7 @@ impl Coordinator {
             exclusions: Vec::new(),
             archived_ms: None,
         };
+        self.store.put_openings(id, &openings)?;
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
         let mut inner = self.lock();
@@ -113,6 +115,7 @@ impl Coordinator {
             .add(id, config.clone(), State::Queued, Vec::new());
         let entry = Entry {
             record,
+            openings,
             settings: Arc::new(tourney_model::job::GameSettings::of(&config)),
             config: Arc::new(config),
             artifacts: Arc::new(artifacts),

@@ -35,15 +35,17 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 let t = &inner.tournaments[&a.tournament];
-                let (record, config, artifacts) = (&t.record, &t.config, &t.artifacts);
-                let opening_index = a.opening % record.openings.len() as u64;
+                let (config, artifacts) = (&t.config, &t.artifacts);
+                let opening_index = a.opening % t.openings.len().max(1) as u64;
                 PairJob {
                     tournament: a.tournament,
                     pair: a.pair,
                     settings: GameSettings::clone(&t.settings),
                     first: Engine::of(config, a.first, artifacts),
                     second: Engine::of(config, a.second, artifacts),
-                    opening: record.openings[opening_index as usize].clone(),
+                    opening: (t.openings.get(opening_index as usize))
+                        .unwrap_or_default()
+                        .to_string(),
                     opening_index,
                     seed: config.pair_seed(a.pair),
                 }

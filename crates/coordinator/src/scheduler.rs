@@ -345,7 +345,8 @@ impl Outcomes {
         self.codes.get(pair) & DONE != 0
     }
 
-    fn insert(&mut self, o: &PairOutcome) {
+    /// Records a completed pair's outcome.
+    pub(crate) fn insert(&mut self, o: &PairOutcome) {
         if !self.contains(o.pair) {
             self.len += 1;
         }
@@ -504,7 +505,7 @@ impl Scheduler {
         id: TournamentId,
         config: TournamentConfig,
         state: State,
-        completed: Vec<PairOutcome>,
+        completed: impl IntoIterator<Item = PairOutcome>,
     ) {
         let mut t = Tournament::new(id, config);
         t.state = state;

@@ -12,7 +12,7 @@ use tourney_model::GameSummary;
 use tourney_model::job::GameSettings;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{RatingTable, SprtStatus};
-use tourney_store::{Store, StoreError, TournamentRecord};
+use tourney_store::{OpeningSuite, Store, StoreError, TournamentRecord};
 
 use crate::clock::{Clock, SystemClock};
 use crate::commit::{CommitJob, committer};
@@ -168,6 +168,8 @@ pub(crate) struct Entry {
     /// Its stored record. The `state` in it is not kept up to date here: the scheduler's is
     /// the one, written in by [`Inner::record`] whenever the record is saved.
     pub(crate) record: TournamentRecord,
+    /// Its opening suite, fixed at submission.
+    pub(crate) openings: OpeningSuite,
     /// Its file.
     pub(crate) config: Arc<TournamentConfig>,
     /// How its games are played (from its file).
@@ -265,11 +267,17 @@ impl Coordinator {
             let ended = matches!(record.state, State::Finished | State::Cancelled);
             let restored = Restored::read(&store, record.id, &config, ended)?;
             let workers = restored.workers;
-            scheduler.add(record.id, config.clone(), record.state, restored.done);
+            scheduler.add(
+                record.id,
+                config.clone(),
+                record.state,
+                restored.done.outcomes(&config),
+            );
             for host in record.excluded_workers().keys() {
                 scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
             }
             let entry = Entry {
+                openings: store.openings(record.id)?,
                 settings: Arc::new(GameSettings::of(&config)),
                 config: Arc::new(config),
                 artifacts: Arc::new(record.artifacts.clone()),

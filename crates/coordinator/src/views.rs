@@ -324,7 +324,7 @@ impl Coordinator {
         let record = &entry.record;
         let paused_reason = record.paused_reason.clone();
         let (created_ms, ended_ms) = (record.created_ms, record.ended_ms);
-        let openings = record.openings.len() as u64;
+        let openings = entry.openings.len() as u64;
         let duplicate_games = entry.games.repeats;
         let duplicate_pairs: Vec<u64> = (entry.games.pairs.iter().copied())
             .take(crate::state::DUPLICATE_PAIRS_LISTED)
@@ -396,7 +396,7 @@ impl Coordinator {
                 .collect();
             let details = crate::details::details(
                 &status,
-                entry.record.openings.len(),
+                entry.openings.len(),
                 &entry.artifacts,
                 tourney_model::unix_ms_now(),
             );
@@ -405,12 +405,9 @@ impl Coordinator {
         let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
         if let Some(entry) = self.lock().tournaments.get(&id) {
             for o in &mut report.openings {
-                o.position = entry
-                    .record
-                    .openings
-                    .get(o.index as usize)
-                    .cloned()
-                    .unwrap_or_default();
+                o.position = (entry.openings.get(o.index as usize))
+                    .unwrap_or_default()
+                    .to_string();
             }
         }
         report.details = details;

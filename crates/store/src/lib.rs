@@ -81,7 +81,8 @@ pub enum StoreError {
     },
 }
 
-/// A tournament as stored: its file, its openings and where it is.
+/// A tournament as stored: its file and where it is (its opening suite is stored apart,
+/// see [`Store::openings`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TournamentRecord {
     /// Its number.
@@ -90,7 +91,9 @@ pub struct TournamentRecord {
     pub config_text: String,
     /// The file name it was submitted from.
     pub file: String,
-    /// The opening suite (position strings), fixed at submission.
+    /// The opening suite, in records written before suites were stored apart: moved to
+    /// [`Store::openings`] as the store opens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub openings: Vec<String>,
     /// Where it is.
     pub state: State,
@@ -138,6 +141,63 @@ impl TournamentRecord {
         }
         latest.retain(|_, e| e.excluded);
         latest
+    }
+}
+
+/// A tournament's opening suite: position strings, kept in one text with an offset each
+/// (a million openings cost their text and four bytes an opening).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpeningSuite {
+    text: String,
+    /// Where each opening starts in `text`, and where the last one ends.
+    bounds: Vec<u32>,
+}
+
+impl OpeningSuite {
+    /// A suite of `openings` (position strings: no line breaks).
+    pub fn new<S: AsRef<str>>(openings: &[S]) -> OpeningSuite {
+        let mut text = String::with_capacity(openings.iter().map(|o| o.as_ref().len()).sum());
+        let mut bounds = Vec::with_capacity(openings.len() + 1);
+        bounds.push(0);
+        for o in openings {
+            text.push_str(o.as_ref());
+            bounds.push(text.len() as u32);
+        }
+        OpeningSuite { text, bounds }
+    }
+
+    /// How many openings it has.
+    pub fn len(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Opening `i`.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let (start, end) = (*self.bounds.get(i)?, *self.bounds.get(i + 1)?);
+        self.text.get(start as usize..end as usize)
+    }
+
+    /// The stored form: the openings one per line, compressed.
+    fn encode(&self) -> Vec<u8> {
+        let mut lines = String::with_capacity(self.text.len() + self.len());
+        for i in 0..self.len() {
+            lines.push_str(self.get(i).unwrap_or_default());
+            lines.push('\n');
+        }
+        lz4_flex::compress_prepend_size(lines.as_bytes())
+    }
+
+    fn decode(bytes: &[u8]) -> Result<OpeningSuite, StoreError> {
+        let lines = lz4_flex::decompress_size_prepended(bytes)
+            .map_err(|e| StoreError::Compression(e.to_string()))?;
+        let lines = String::from_utf8(lines)
+            .map_err(|_| StoreError::Compression("an opening suite is not UTF-8".into()))?;
+        Ok(OpeningSuite::new(&lines.lines().collect::<Vec<_>>()))
     }
 }
 
@@ -213,6 +273,7 @@ struct Trees {
     digests: sled::Tree,
     counts: sled::Tree,
     summaries: sled::Tree,
+    openings: sled::Tree,
     artifacts: sled::Tree,
 }
 
@@ -443,6 +504,7 @@ impl Store {
             digests: db.open_tree("digests")?,
             counts: db.open_tree("counts")?,
             summaries: db.open_tree("summaries")?,
+            openings: db.open_tree("openings")?,
             artifacts: db.open_tree("artifacts")?,
             meta,
             db,
@@ -453,7 +515,42 @@ impl Store {
                 .meta
                 .insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
         }
+        // Suites of records written before they were stored apart are moved out.
+        for value in trees.tournaments.iter().values() {
+            let Ok(mut record) = serde_json::from_slice::<TournamentRecord>(&value?) else {
+                continue;
+            };
+            if !record.openings.is_empty() {
+                let suite = OpeningSuite::new(&std::mem::take(&mut record.openings));
+                trees
+                    .openings
+                    .insert(record.id.to_be_bytes(), suite.encode())?;
+                trees
+                    .tournaments
+                    .insert(record.id.to_be_bytes(), serde_json::to_vec(&record)?)?;
+            }
+        }
         Ok(trees)
+    }
+
+    /// Stores tournament `id`'s opening suite (once, as it is submitted).
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn put_openings(&self, id: u64, suite: &OpeningSuite) -> Result<(), StoreError> {
+        self.t().openings.insert(id.to_be_bytes(), suite.encode())?;
+        Ok(())
+    }
+
+    /// Tournament `id`'s opening suite (empty if none is stored).
+    ///
+    /// # Errors
+    /// sled errors, or a suite that does not decode.
+    pub fn openings(&self, id: u64) -> Result<OpeningSuite, StoreError> {
+        match self.t().openings.get(id.to_be_bytes())? {
+            Some(bytes) => OpeningSuite::decode(&bytes),
+            None => Ok(OpeningSuite::default()),
+        }
     }
 
     /// A new tournament number (never reused).
@@ -775,7 +872,11 @@ impl Store {
                     if record.archived_ms.is_some() {
                         archived.insert(id);
                     }
-                    out.tournaments += 1;
+                    match trees.openings.get(key)?.map(|s| OpeningSuite::decode(&s)) {
+                        Some(Ok(suite)) if !suite.is_empty() => out.tournaments += 1,
+                        Some(Err(e)) => problem(format!("tournament {id}: its openings ({e})")),
+                        _ => problem(format!("tournament {id}: no opening suite")),
+                    }
                 }
                 Ok(record) => problem(format!(
                     "tournament {id}: the record says it is tournament {}",
@@ -917,7 +1018,7 @@ mod tests {
             id,
             config_text: "name = \"t\"".into(),
             file: "t.toml".into(),
-            openings: vec!["1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into()],
+            openings: Vec::new(),
             state: State::Queued,
             created_ms: 1,
             artifacts: Default::default(),
@@ -1136,9 +1237,12 @@ mod tests {
             .unwrap()
             .insert("schema_version", &version.to_be_bytes())
             .unwrap();
+        // Older versions kept the opening suite inside the record.
+        let mut older = record(4);
+        older.openings = vec![START.into()];
         db.open_tree("tournaments")
             .unwrap()
-            .insert(4u64.to_be_bytes(), serde_json::to_vec(&record(4)).unwrap())
+            .insert(4u64.to_be_bytes(), serde_json::to_vec(&older).unwrap())
             .unwrap();
         let pairs = db.open_tree("pairs").unwrap();
         for r in records {
@@ -1211,21 +1315,18 @@ mod tests {
     fn a_migration_leaves_a_damaged_record_for_verify_to_name() {
         let dir = tempfile::tempdir().unwrap();
         let good = pair(4, 0, 2);
-        old_store(dir.path(), 2, std::slice::from_ref(&good), |r| {
+        let mut damaged = pair(4, 1, 2);
+        damaged.worker = "damaged".into();
+        old_store(dir.path(), 2, &[good, damaged], |r| {
+            if r.worker == "damaged" {
+                return b"{\"damaged".to_vec();
+            }
             let mut v = vec![codec::LZ4_TAG];
             v.extend_from_slice(&lz4_flex::compress_prepend_size(
                 &serde_json::to_vec(r).unwrap(),
             ));
             v
         });
-        {
-            let db = sled::open(dir.path()).unwrap();
-            db.open_tree("pairs")
-                .unwrap()
-                .insert(pair_key(4, 1), &b"{\"damaged"[..])
-                .unwrap();
-            db.flush().unwrap();
-        }
         let store = reopen(dir.path());
         assert_eq!(store.digests(4).unwrap().len(), 1);
         let verified = store.verify().unwrap();
@@ -1280,11 +1381,49 @@ mod tests {
         assert!(matches!(err, StoreError::Compression(_)), "{err}");
     }
 
+    const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
+
+    #[test]
+    fn a_suite_is_stored_apart_and_one_inside_an_older_record_is_moved_out() {
+        let suite = OpeningSuite::new(&[START, "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w", ""]);
+        assert_eq!(suite.len(), 3);
+        assert_eq!(
+            suite.get(1),
+            Some("3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w")
+        );
+        assert_eq!((suite.get(2), suite.get(3)), (Some(""), None));
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store
+                .put_openings(5, &OpeningSuite::new(&[START, START]))
+                .unwrap();
+            let mut older = record(6);
+            older.openings = vec![START.into(), "8/8/8/8/8/8/8/8 w".into()];
+            store.put_tournament(&older).unwrap();
+            store.t().db.flush().unwrap();
+        }
+        let store = reopen(dir.path());
+        assert_eq!(store.openings(5).unwrap().len(), 2);
+        let moved = store.openings(6).unwrap();
+        assert_eq!(
+            (moved.len(), moved.get(0), moved.get(1)),
+            (2, Some(START), Some("8/8/8/8/8/8/8/8 w"))
+        );
+        assert_eq!(
+            store.tournament(6).unwrap().unwrap(),
+            record(6),
+            "the record without them"
+        );
+        assert!(store.openings(7).unwrap().is_empty());
+    }
+
     #[test]
     fn verify_reads_everything_back_and_names_what_is_damaged() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         store.put_tournament(&record(1)).unwrap();
+        store.put_openings(1, &OpeningSuite::new(&[START])).unwrap();
         commit(&store, &[pair(1, 0, 2), pair(1, 1, 0)]).unwrap();
         let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
         let whole = store.verify().unwrap();
