@@ -93,8 +93,8 @@ pub(crate) struct Restored {
 }
 
 impl Restored {
-    /// Tournament `id`'s completed pairs: from its summary if one covers every stored pair
-    /// and `ended`, else from the digests.
+    /// Tournament `id`'s completed pairs: from its summary if `summaries` are read and
+    /// one covers every stored pair, else from the digests.
     ///
     /// # Errors
     /// The store failed.
@@ -102,9 +102,9 @@ impl Restored {
         store: &Store,
         id: u64,
         config: &TournamentConfig,
-        ended: bool,
+        summaries: bool,
     ) -> Result<Restored, StoreError> {
-        let summary = match ended {
+        let summary = match summaries {
             true => store.summary(id)?,
             false => None,
         };

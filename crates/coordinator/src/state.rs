@@ -264,8 +264,7 @@ impl Coordinator {
                     continue;
                 }
             };
-            let ended = matches!(record.state, State::Finished | State::Cancelled);
-            let restored = Restored::read(&store, record.id, &config, ended)?;
+            let restored = Restored::read(&store, record.id, &config, true)?;
             let workers = restored.workers;
             scheduler.add(
                 record.id,
@@ -311,8 +310,30 @@ impl Coordinator {
             generating: tokio::sync::Semaphore::new(1),
             fault,
         });
-        // Tournaments that ended without a summary (or with more pairs since) get one now.
         for id in coordinator.ids() {
+            // A tournament whose stored pairs complete it (played while no coordinator saw
+            // it end) is stored as ended.
+            let ended = {
+                let mut inner = coordinator.lock();
+                let stored = inner.tournaments.get(&id).map(|e| e.record.state);
+                let now = inner.scheduler.tournament(id).map(|t| t.state);
+                match (stored, now, inner.tournaments.get_mut(&id)) {
+                    (Some(stored), Some(now), Some(entry)) if stored != now => {
+                        if matches!(now, State::Finished | State::Cancelled) {
+                            entry
+                                .record
+                                .ended_ms
+                                .get_or_insert_with(tourney_model::unix_ms_now);
+                        }
+                        inner.record(id)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(record) = ended {
+                coordinator.store.put_tournament(&record)?;
+            }
+            // Tournaments that ended without a summary (or with more pairs since) get one.
             coordinator.summarise(id);
         }
         Ok(coordinator)

@@ -144,25 +144,37 @@ impl TournamentRecord {
     }
 }
 
-/// A tournament's opening suite: position strings, kept in one text with an offset each
-/// (a million openings cost their text and four bytes an opening).
+/// A tournament's opening suite: position strings, kept in one text, one a line, with
+/// where each starts (a million openings cost their text and four bytes an opening).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpeningSuite {
+    /// The openings, each followed by a line break.
     text: String,
-    /// Where each opening starts in `text`, and where the last one ends.
+    /// Where each opening starts in `text`, and where the text ends.
     bounds: Vec<u32>,
 }
 
 impl OpeningSuite {
     /// A suite of `openings` (position strings: no line breaks).
     pub fn new<S: AsRef<str>>(openings: &[S]) -> OpeningSuite {
-        let mut text = String::with_capacity(openings.iter().map(|o| o.as_ref().len()).sum());
-        let mut bounds = Vec::with_capacity(openings.len() + 1);
-        bounds.push(0);
+        let mut text = String::with_capacity(openings.iter().map(|o| o.as_ref().len() + 1).sum());
         for o in openings {
             text.push_str(o.as_ref());
-            bounds.push(text.len() as u32);
+            text.push('\n');
         }
+        Self::of_lines(text)
+    }
+
+    /// The suite of a text of one opening a line, each line ended.
+    fn of_lines(text: String) -> OpeningSuite {
+        let mut bounds = Vec::with_capacity(text.len() / 40 + 1);
+        bounds.push(0);
+        bounds.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
         OpeningSuite { text, bounds }
     }
 
@@ -179,25 +191,23 @@ impl OpeningSuite {
     /// Opening `i`.
     pub fn get(&self, i: usize) -> Option<&str> {
         let (start, end) = (*self.bounds.get(i)?, *self.bounds.get(i + 1)?);
-        self.text.get(start as usize..end as usize)
+        self.text.get(start as usize..end as usize - 1)
     }
 
-    /// The stored form: the openings one per line, compressed.
+    /// The stored form: the text, compressed.
     fn encode(&self) -> Vec<u8> {
-        let mut lines = String::with_capacity(self.text.len() + self.len());
-        for i in 0..self.len() {
-            lines.push_str(self.get(i).unwrap_or_default());
-            lines.push('\n');
-        }
-        lz4_flex::compress_prepend_size(lines.as_bytes())
+        lz4_flex::compress_prepend_size(self.text.as_bytes())
     }
 
     fn decode(bytes: &[u8]) -> Result<OpeningSuite, StoreError> {
-        let lines = lz4_flex::decompress_size_prepended(bytes)
+        let mut text = lz4_flex::decompress_size_prepended(bytes)
             .map_err(|e| StoreError::Compression(e.to_string()))?;
-        let lines = String::from_utf8(lines)
+        if text.last().is_some_and(|&b| b != b'\n') {
+            text.push(b'\n');
+        }
+        let text = String::from_utf8(text)
             .map_err(|_| StoreError::Compression("an opening suite is not UTF-8".into()))?;
-        Ok(OpeningSuite::new(&lines.lines().collect::<Vec<_>>()))
+        Ok(Self::of_lines(text))
     }
 }
 
