@@ -16,8 +16,8 @@ pub struct MatchFile<'a> {
     pub limits: &'a str,
     /// The `adjudication` table, inline, if any.
     pub adjudication: Option<&'a str>,
-    /// The two engines: a name and a built-in player spec, or `cmd:<command line>` for an
-    /// outside engine.
+    /// The two engines: a name and a built-in player spec, `cmd:<command line>` for an
+    /// outside engine, or `version:<name>` for a registered version.
     pub engines: [(&'a str, &'a str); 2],
 }
 
@@ -47,10 +47,12 @@ impl MatchFile<'_> {
             text += &format!("adjudication = {adjudication}\n");
         }
         for (name, engine) in self.engines {
-            text += &match engine.strip_prefix("cmd:") {
-                Some(command) => format!("[[engine]]\nname = \"{name}\"\ncommand = '{command}'\n"),
-                None => format!("[[engine]]\nname = \"{name}\"\nplayer = \"{engine}\"\n"),
+            let line = match (engine.strip_prefix("cmd:"), engine.strip_prefix("version:")) {
+                (Some(command), _) => format!("command = '{command}'"),
+                (_, Some(version)) => format!("version = \"{version}\""),
+                _ => format!("player = \"{engine}\""),
             };
+            text += &format!("[[engine]]\nname = \"{name}\"\n{line}\n");
         }
         text
     }

@@ -133,23 +133,16 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     };
     let mut uploads = Vec::new();
     for engine in &config.engines {
-        if let Some(command) = &engine.command {
-            let program = tourney_runner::split_command(command)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            // A program given as a path is uploaded; a bare name is looked up on each worker.
-            if program.contains('/') {
-                let p = base.join(&program);
-                if !p.is_file() {
-                    bail!(
-                        "{file}: engine '{}': program {} not found",
-                        engine.name,
-                        p.display()
-                    );
-                }
-                uploads.push((engine.name.clone(), p));
+        if let Some(program) = engine.command.as_deref().and_then(program_path) {
+            let p = base.join(&program);
+            if !p.is_file() {
+                bail!(
+                    "{file}: engine '{}': program {} not found",
+                    engine.name,
+                    p.display()
+                );
             }
+            uploads.push((engine.name.clone(), p));
         }
     }
     Ok(TournamentFiles {
@@ -157,6 +150,42 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
         openings,
         uploads,
     })
+}
+
+/// The program of an outside engine's command line when it is given as a path (to be
+/// uploaded); `None` for a bare name, looked up on each worker.
+pub(crate) fn program_path(command: &str) -> Option<String> {
+    let program = tourney_runner::split_command(command)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    program.contains('/').then_some(program)
+}
+
+/// Uploads an outside engine's program as an artifact; its sha256.
+pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> {
+    let content =
+        std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
+    if content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
+        bail!(
+            "{}: {} MiB, more than the {} MiB an outside engine's program may have",
+            program.display(),
+            content.len() >> 20,
+            tourney_proto::MAX_ARTIFACT_BYTES >> 20
+        );
+    }
+    let chunks: Vec<pb::UploadArtifactRequest> = content
+        .chunks(tourney_proto::ARTIFACT_CHUNK)
+        .map(|chunk| pb::UploadArtifactRequest {
+            content: chunk.to_vec(),
+        })
+        .collect();
+    Ok(admin
+        .upload_artifact(tokio_stream::iter(chunks))
+        .await
+        .map_err(status_error)?
+        .into_inner()
+        .sha256)
 }
 
 /// Submits a tournament file through the admin API; returns its id.
@@ -168,29 +197,7 @@ pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
     } = read_tournament(path)?;
     let mut artifacts = BTreeMap::new();
     for (name, program) in uploads {
-        let content =
-            std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
-        if content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
-            bail!(
-                "{}: {} MiB, more than the {} MiB an outside engine's program may have",
-                program.display(),
-                content.len() >> 20,
-                tourney_proto::MAX_ARTIFACT_BYTES >> 20
-            );
-        }
-        let chunks: Vec<pb::UploadArtifactRequest> = content
-            .chunks(tourney_proto::ARTIFACT_CHUNK)
-            .map(|chunk| pb::UploadArtifactRequest {
-                content: chunk.to_vec(),
-            })
-            .collect();
-        let sha = admin
-            .upload_artifact(tokio_stream::iter(chunks))
-            .await
-            .map_err(status_error)?
-            .into_inner()
-            .sha256;
-        artifacts.insert(name, sha);
+        artifacts.insert(name, upload(admin, &program).await?);
     }
     let request = pb::SubmitRequest {
         config,

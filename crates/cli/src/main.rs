@@ -13,6 +13,7 @@ mod run_cmd;
 mod serve_cmd;
 mod stats_cmd;
 mod store_cmd;
+mod version_cmd;
 
 use std::process::ExitCode;
 
@@ -134,6 +135,18 @@ enum Command {
     /// tournament's summary stays, so `status`, `report` and the dashboard are as before.
     /// Example: `tourney archive 12 --out /srv/tourney/archive`.
     Archive(admin_cmd::ArchiveArgs),
+    /// Register engine versions and list them (`tourney version add|list`).
+    ///
+    /// A version names what an engine is (a built-in spec, or an outside program by its
+    /// sha256 with its options), so that tournament files say `version = "NAME"` and the
+    /// timeline rates it across tournaments.
+    Version(version_cmd::VersionArgs),
+    /// Every engine version rated on one scale from all tournaments between versions.
+    ///
+    /// BayesElo over every counted game between two registered versions, with 95 %
+    /// intervals and the tournaments that measured each version; `--anchor` picks the
+    /// version rated 0. Example: `tourney timeline --anchor ab-v1`.
+    Timeline(version_cmd::TimelineArgs),
     /// Cancel a tournament.
     Cancel(admin_cmd::TournamentArgs),
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
@@ -208,6 +221,8 @@ fn main() -> ExitCode {
         Command::Report(args) => admin_cmd::report(&args),
         Command::Export(args) => admin_cmd::export(&args),
         Command::Archive(args) => admin_cmd::archive(&args),
+        Command::Version(args) => version_cmd::version(&args),
+        Command::Timeline(args) => version_cmd::timeline(&args),
         Command::Cancel(args) => admin_cmd::cancel(&args),
         Command::Resume(args) => admin_cmd::resume(&args),
         Command::Exclude(args) => admin_cmd::exclude(&args),

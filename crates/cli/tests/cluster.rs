@@ -964,3 +964,74 @@ fn an_archived_tournament_keeps_its_report_through_a_restart_and_its_games_in_fi
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
 }
+
+#[test]
+fn versions_registered_by_name_play_and_come_out_on_the_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    admin(port, &["version", "add", "r1", "--player", "random:seed=1"]);
+    let said = admin(
+        port,
+        &[
+            "version",
+            "add",
+            "r2",
+            "--player",
+            "ab:depth=1",
+            "--parent",
+            "r1",
+            "--note",
+            "searches",
+        ],
+    );
+    assert!(said.contains("version r2 registered"), "{said}");
+    let taken = admin_fails(port, &["version", "add", "r1", "--player", "random"]);
+    assert!(taken.contains("exists already"), "{taken}");
+    let missing = admin_fails(
+        port,
+        &["version", "add", "p", "--command", "./no/such/engine"],
+    );
+    assert!(missing.contains("not found"), "{missing}");
+    let listed = admin(port, &["version", "list"]);
+    assert!(
+        listed.contains("r1") && listed.contains("ab:depth=1  (searches)"),
+        "{listed}"
+    );
+
+    let file = dir.path().join("versions.toml");
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "versions",
+            pairs: 4,
+            limits: "{ nodes = 1 }",
+            engines: [("r1", "version:r1"), ("r2", "version:r2")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let id = submit(port, &file);
+    let mut worker = start_worker(port, "w1");
+    wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let timeline: serde_json::Value =
+        serde_json::from_str(&admin(port, &["timeline", "--json"])).unwrap();
+    assert_eq!(timeline["anchor"], "r1");
+    assert_eq!(timeline["games"], 8);
+    let versions = timeline["versions"].as_array().unwrap();
+    assert_eq!(versions[0]["version"], "r1");
+    assert_eq!(versions[0]["elo"], 0.0);
+    assert_eq!(versions[1]["parent"], "r1");
+    assert_eq!(versions[1]["tournaments"][0].as_u64(), id.parse().ok());
+    let text = admin(port, &["timeline", "--anchor", "r2"]);
+    assert!(text.contains("8 games between versions; r2 at 0"), "{text}");
+    let replaced = admin_fails(
+        port,
+        &["version", "add", "r2", "--player", "ab", "--replace"],
+    );
+    assert!(replaced.contains("has played"), "{replaced}");
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+}

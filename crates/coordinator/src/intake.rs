@@ -58,8 +58,17 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, CoordinatorError> {
-        let config = TournamentConfig::parse(text, file)?;
+        let mut config = TournamentConfig::parse(text, file)?;
+        let programs = {
+            let inner = self.lock();
+            config.resolve_versions(|name| inner.versions.get(name).cloned())
+        }
+        .map_err(|e| CoordinatorError::Invalid(format!("{file}: {e}")))?;
         tourney_plan::check::check_players(&config, text, file)?;
+        let mut artifacts = artifacts;
+        for (name, sha) in programs {
+            artifacts.entry(name).or_insert(sha);
+        }
         for (name, sha) in &artifacts {
             if !config
                 .engines

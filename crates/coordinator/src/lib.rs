@@ -34,6 +34,7 @@ mod history;
 mod intake;
 mod leasing;
 mod pair_map;
+mod versions;
 mod views;
 pub mod workers;
 
@@ -42,4 +43,5 @@ mod tests;
 
 pub use commit::Reported;
 pub use state::{Coordinator, Settings};
+pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};
 pub use views::ExportFilter;

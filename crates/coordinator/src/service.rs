@@ -461,6 +461,54 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
+    async fn add_version(
+        &self,
+        request: Request<pb::AddVersionRequest>,
+    ) -> Result<Response<pb::AddVersionResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let version = r
+            .version
+            .ok_or_else(|| GrpcStatus::invalid_argument("version is missing"))?;
+        self.0.add_version(version.into(), r.replace)?;
+        Ok(Response::new(pb::AddVersionResponse {}))
+    }
+
+    async fn list_versions(
+        &self,
+        _: Request<pb::ListVersionsRequest>,
+    ) -> Result<Response<pb::ListVersionsResponse>, GrpcStatus> {
+        let versions = self.0.versions().iter().map(Into::into).collect();
+        Ok(Response::new(pb::ListVersionsResponse { versions }))
+    }
+
+    async fn timeline(
+        &self,
+        request: Request<pb::TimelineRequest>,
+    ) -> Result<Response<pb::TimelineResponse>, GrpcStatus> {
+        let anchor = request.into_inner().anchor;
+        let timeline = self
+            .0
+            .timeline((!anchor.is_empty()).then_some(anchor.as_str()))?;
+        let entries = timeline
+            .entries
+            .iter()
+            .map(|e| pb::TimelineEntry {
+                version: Some((&e.version).into()),
+                elo: e.rating.as_ref().map(|r| r.elo),
+                plus: e.rating.as_ref().map_or(0.0, |r| r.plus),
+                minus: e.rating.as_ref().map_or(0.0, |r| r.minus),
+                games: e.rating.as_ref().map_or(0, |r| r.games),
+                score: e.rating.as_ref().map_or(0.0, |r| r.score),
+                tournaments: e.tournaments.clone(),
+            })
+            .collect();
+        Ok(Response::new(pb::TimelineResponse {
+            anchor: timeline.anchor.unwrap_or_default(),
+            entries,
+            games: timeline.games,
+        }))
+    }
+
     async fn archive(
         &self,
         request: Request<pb::ArchiveRequest>,

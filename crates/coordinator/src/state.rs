@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use tourney_model::GameSummary;
 use tourney_model::job::GameSettings;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_model::version::EngineVersion;
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{OpeningSuite, Store, StoreError, TournamentRecord};
 
@@ -192,6 +193,8 @@ pub(crate) struct Inner {
     /// One entry per tournament the scheduler has.
     pub(crate) tournaments: BTreeMap<TournamentId, Entry>,
     pub(crate) fleet: Fleet,
+    /// Registered engine versions by name.
+    pub(crate) versions: BTreeMap<String, EngineVersion>,
 }
 
 impl Inner {
@@ -250,10 +253,21 @@ impl Coordinator {
         let metrics = CoordinatorMetrics::new(registry);
         let mut scheduler = Scheduler::new(settings.lease_ms);
         let mut tournaments = BTreeMap::new();
+        let versions: BTreeMap<String, EngineVersion> = store
+            .versions()?
+            .into_iter()
+            .map(|v| (v.name.clone(), v))
+            .collect();
         for record in store.tournaments()? {
             // A stored file that no longer parses (a rule tightened since it was submitted)
             // is left in the store, untouched, and not scheduled: said in the log.
-            let config = match TournamentConfig::parse(&record.config_text, &record.file) {
+            let parsed = TournamentConfig::parse(&record.config_text, &record.file)
+                .map_err(|e| e.to_string())
+                .and_then(|mut config| {
+                    config.resolve_versions(|name| versions.get(name).cloned())?;
+                    Ok(config)
+                });
+            let config = match parsed {
                 Ok(config) => config,
                 Err(e) => {
                     tracing::warn!(
@@ -300,6 +314,7 @@ impl Coordinator {
                 scheduler,
                 tournaments,
                 fleet: Fleet::new(),
+                versions,
             }),
             store,
             commits,

@@ -37,6 +37,24 @@ impl CachedRatings {
 }
 
 pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
+    let mut table = GameTable::new();
+    for engine in &config.engines {
+        table.player(&engine.name);
+    }
+    add_games(&mut table, config, outcomes, |i| {
+        Some(&config.engines[i].name)
+    });
+    table
+}
+
+/// Adds the games of `outcomes` to `table`, each engine (by index) under the name
+/// `name_of` gives it; games of an engine without one are left out.
+pub(crate) fn add_games<'a>(
+    table: &mut GameTable,
+    config: &TournamentConfig,
+    outcomes: &[PairOutcome],
+    name_of: impl Fn(usize) -> Option<&'a str>,
+) {
     // Counted by engine index first: the table's lookups by name would cost more than the
     // rating itself over thousands of pairs.
     let n = config.engines.len();
@@ -49,27 +67,21 @@ pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) ->
             counts[white * n + black][2 - o.white_half_points(g) as usize] += 1;
         }
     }
-    let mut table = GameTable::new();
-    for engine in &config.engines {
-        table.player(&engine.name);
-    }
     let results = [
         GameResult::WhiteWins,
         GameResult::Draw,
         GameResult::BlackWins,
     ];
     for (cell, count) in counts.iter().enumerate() {
-        let (white, black) = (
-            &config.engines[cell / n].name,
-            &config.engines[cell % n].name,
-        );
+        let (Some(white), Some(black)) = (name_of(cell / n), name_of(cell % n)) else {
+            continue;
+        };
         for (result, &k) in results.iter().zip(count) {
             if k > 0 {
                 table.add_many(white, black, *result, k);
             }
         }
     }
-    table
 }
 
 /// Which games an export keeps (all by default).

@@ -11,6 +11,7 @@ pub mod replay;
 mod time_control;
 pub mod tournament;
 mod utc;
+pub mod version;
 
 pub use record::{
     GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, Notation, PlayerName,

@@ -351,12 +351,18 @@ impl EngineLimits {
     }
 }
 
-/// An engine of the tournament: a built-in player or an outside program.
+/// An engine of the tournament: a built-in player, an outside program, or a registered
+/// version of either ([`crate::version::EngineVersion`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineEntry {
-    /// Its name in the standings.
+    /// Its name in the standings (a version's name when it is left out).
+    #[serde(default)]
     pub name: String,
+    /// A registered version: the coordinator fills in its player, or its command, program
+    /// and options ([`TournamentConfig::resolve_versions`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// A built-in player spec (`ab:depth=6`).
     pub player: Option<String>,
     /// An outside engine's command line; its program is uploaded as an artifact.
@@ -618,11 +624,51 @@ impl TournamentConfig {
     /// # Errors
     /// [`ConfigError`] naming the line and key of the first problem.
     pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
-        let config: TournamentConfig = parse_toml(text, file)?;
+        let mut config: TournamentConfig = parse_toml(text, file)?;
+        for engine in &mut config.engines {
+            if let (true, Some(version)) = (engine.name.is_empty(), &engine.version) {
+                engine.name = version.clone();
+            }
+        }
         config.validate().map_err(|(table, key, message)| {
             ConfigError::at_key(text, file, table, key, message)
         })?;
         Ok(config)
+    }
+
+    /// Fills in each engine given by `version` from the registered version `lookup`
+    /// finds: its player, or its command and options. Returns the outside programs'
+    /// sha256 by engine name.
+    ///
+    /// # Errors
+    /// An engine names a version `lookup` does not know.
+    pub fn resolve_versions(
+        &mut self,
+        lookup: impl Fn(&str) -> Option<crate::version::EngineVersion>,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let mut artifacts = BTreeMap::new();
+        for (i, engine) in self.engines.iter_mut().enumerate() {
+            let Some(name) = &engine.version else {
+                continue;
+            };
+            let version = lookup(name).ok_or_else(|| {
+                format!("engine[{i}].version: no version '{name}' (see `tourney version list`)")
+            })?;
+            engine.player = version.player;
+            engine.command = version.command;
+            engine.options = (version.options.into_iter())
+                .map(|(k, v)| (k, toml::Value::String(v)))
+                .collect();
+            if let Some(sha) = version.artifact {
+                artifacts.insert(engine.name.clone(), sha);
+            }
+        }
+        Ok(artifacts)
+    }
+
+    /// The version each engine is, by engine index (`None`: not a registered version).
+    pub fn versions(&self) -> Vec<Option<&str>> {
+        self.engines.iter().map(|e| e.version.as_deref()).collect()
     }
 
     /// Checks what TOML alone cannot: a problem as (table, key path, message).
@@ -670,10 +716,14 @@ impl TournamentConfig {
                     format!("'{}' is used by another engine", engine.name),
                 );
             }
-            match (&engine.player, &engine.command) {
-                (Some(_), Some(_)) => return at("player", "give player or command, not both".into()),
-                (None, None) => return at("player", "give a built-in player (player = \"ab:depth=6\") or an outside engine (command = \"./engine\")".into()),
-                (None, Some(c)) if c.trim().is_empty() => return at("command", "must not be empty".into()),
+            match (&engine.player, &engine.command, &engine.version) {
+                (_, _, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
+                (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => return at("version", "give a version, or a player or command, not both".into()),
+                (None, None, Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
+                (None, None, Some(_)) => continue,
+                (Some(_), Some(_), None) => return at("player", "give player or command, not both".into()),
+                (None, None, None) => return at("player", "give a built-in player (player = \"ab:depth=6\"), an outside engine (command = \"./engine\") or a registered version (version = \"eval-v3\")".into()),
+                (None, Some(c), None) if c.trim().is_empty() => return at("command", "must not be empty".into()),
                 _ => {}
             }
             if engine.player.is_some() && !engine.options.is_empty() {
@@ -1033,6 +1083,7 @@ options = { Hash = 64 }
         for i in 0..3 {
             c.engines.push(EngineEntry {
                 name: format!("e{i}"),
+                version: None,
                 player: Some("random".into()),
                 command: None,
                 options: BTreeMap::new(),
@@ -1051,5 +1102,54 @@ options = { Hash = 64 }
         c.format = Format::Gauntlet;
         assert_eq!(c.planned_pairs(), Some(8));
         assert_eq!(c.pairing(5), (0, 2, 1));
+    }
+
+    #[test]
+    fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
+        let text = "name = \"t\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { nodes = 1 }\n\
+                    [[engine]]\nversion = \"ab-v2\"\n\
+                    [[engine]]\nname = \"mine\"\nversion = \"prog-7\"\n";
+        let mut c = TournamentConfig::parse(text, "t.toml").unwrap();
+        assert_eq!(c.engines[0].name, "ab-v2", "named after its version");
+        assert_eq!(c.versions(), [Some("ab-v2"), Some("prog-7")]);
+        let lookup = |name: &str| {
+            let mut v = crate::version::EngineVersion {
+                name: name.into(),
+                player: None,
+                command: None,
+                artifact: None,
+                options: BTreeMap::new(),
+                parent: None,
+                note: String::new(),
+                created_ms: 0,
+            };
+            match name {
+                "ab-v2" => v.player = Some("ab:depth=2".into()),
+                "prog-7" => {
+                    v.command = Some("./engine".into());
+                    v.artifact = Some("f".repeat(64));
+                    v.options.insert("Hash".into(), "64".into());
+                }
+                _ => return None,
+            }
+            Some(v)
+        };
+        let programs = c.resolve_versions(lookup).unwrap();
+        assert_eq!(c.engines[0].player.as_deref(), Some("ab:depth=2"));
+        assert_eq!(c.engines[1].command.as_deref(), Some("./engine"));
+        assert_eq!(c.engines[1].option_values(), [("Hash".into(), "64".into())]);
+        assert_eq!(programs.get("mine").map(String::len), Some(64));
+
+        let unknown = text.replace("prog-7", "prog-8");
+        let mut c = TournamentConfig::parse(&unknown, "t.toml").unwrap();
+        let e = c.resolve_versions(lookup).unwrap_err();
+        assert!(e.contains("engine[1].version: no version 'prog-8'"), "{e}");
+        let both = text.replace(
+            "version = \"prog-7\"",
+            "version = \"prog-7\"\nplayer = \"ab\"",
+        );
+        let e = TournamentConfig::parse(&both, "t.toml").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("engine[1].version"), "{e}");
+        assert!(e.to_string().contains("not both"), "{e}");
     }
 }

@@ -7,6 +7,26 @@ use tourney_ai::{Heuristics, PlayerSpec};
 use tourney_model::tournament::{ConfigError, TournamentConfig};
 use tourney_rules::with_position;
 
+/// Checks a built-in player spec that belongs to no tournament yet (an engine version's):
+/// it must build for at least one of the games.
+///
+/// # Errors
+/// Why it builds for neither (the LOA error, then the Amazons one).
+pub fn check_spec(spec: &str) -> Result<(), String> {
+    let builds = |game| -> Result<(), String> {
+        let parsed = spec.parse::<PlayerSpec>().map_err(|e| e.to_string())?;
+        with_position!(game, P => parsed.build::<P>().map(drop).map_err(|e| e.to_string()))
+    };
+    match (
+        builds(tourney_rules::GameKind::Loa),
+        builds(tourney_rules::GameKind::Amazons),
+    ) {
+        (Ok(()), _) | (_, Ok(())) => Ok(()),
+        (Err(loa), Err(amazons)) if loa == amazons => Err(loa),
+        (Err(loa), Err(amazons)) => Err(format!("LOA: {loa}; Amazons: {amazons}")),
+    }
+}
+
 /// Checks the built-in players and the openings' balance judge of `config`, parsed from
 /// `text` of the file `file`.
 ///

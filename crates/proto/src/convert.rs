@@ -6,6 +6,7 @@
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
 use tourney_model::tournament::EngineLimits;
+use tourney_model::version::EngineVersion;
 
 use crate::v1 as pb;
 
@@ -178,6 +179,41 @@ impl TryFrom<pb::PairJob> for PairJob {
             opening_index: j.opening_index,
             seed: j.seed,
         })
+    }
+}
+
+/// `None` for an empty text.
+fn non_empty(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+impl From<&EngineVersion> for pb::EngineVersion {
+    fn from(v: &EngineVersion) -> Self {
+        pb::EngineVersion {
+            name: v.name.clone(),
+            player: v.player.clone().unwrap_or_default(),
+            command: v.command.clone().unwrap_or_default(),
+            artifact: v.artifact.clone().unwrap_or_default(),
+            options: v.options.clone().into_iter().collect(),
+            parent: v.parent.clone().unwrap_or_default(),
+            note: v.note.clone(),
+            created_ms: v.created_ms,
+        }
+    }
+}
+
+impl From<pb::EngineVersion> for EngineVersion {
+    fn from(v: pb::EngineVersion) -> Self {
+        EngineVersion {
+            name: v.name,
+            player: non_empty(v.player),
+            command: non_empty(v.command),
+            artifact: non_empty(v.artifact),
+            options: v.options.into_iter().collect(),
+            parent: non_empty(v.parent),
+            note: v.note,
+            created_ms: v.created_ms,
+        }
     }
 }
 

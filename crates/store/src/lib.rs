@@ -11,6 +11,8 @@
 //! | `digests` | id (u64) ‖ pair (u64) | [`PairDigest`]: outcome, worker, each game's termination and fingerprint |
 //! | `counts` | id (u64) | the tournament's number of stored pairs (u64) |
 //! | `summaries` | id (u64) | pairs covered (u64) ‖ a coordinator's summary of the tournament (opaque here) |
+//! | `openings` | id (u64) | the tournament's opening suite, one a line, LZ4-compressed |
+//! | `versions` | name | an [`EngineVersion`] as JSON |
 //! | `artifacts` | sha256 (hex) | an outside engine's program |
 //!
 //! A batch of pair results is committed in one transaction with their digests, and
@@ -33,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
+use tourney_model::version::EngineVersion;
 
 mod codec;
 
@@ -284,6 +287,7 @@ struct Trees {
     counts: sled::Tree,
     summaries: sled::Tree,
     openings: sled::Tree,
+    versions: sled::Tree,
     artifacts: sled::Tree,
 }
 
@@ -515,6 +519,7 @@ impl Store {
             counts: db.open_tree("counts")?,
             summaries: db.open_tree("summaries")?,
             openings: db.open_tree("openings")?,
+            versions: db.open_tree("versions")?,
             artifacts: db.open_tree("artifacts")?,
             meta,
             db,
@@ -561,6 +566,30 @@ impl Store {
             Some(bytes) => OpeningSuite::decode(&bytes),
             None => Ok(OpeningSuite::default()),
         }
+    }
+
+    /// Stores an engine version (new, or replacing one of its name).
+    ///
+    /// # Errors
+    /// sled or encoding errors.
+    pub fn put_version(&self, version: &EngineVersion) -> Result<(), StoreError> {
+        self.t()
+            .versions
+            .insert(version.name.as_bytes(), serde_json::to_vec(version)?)?;
+        Ok(())
+    }
+
+    /// Every engine version, by name.
+    ///
+    /// # Errors
+    /// sled or decoding errors.
+    pub fn versions(&self) -> Result<Vec<EngineVersion>, StoreError> {
+        self.t()
+            .versions
+            .iter()
+            .values()
+            .map(|v| Ok(serde_json::from_slice(&v?)?))
+            .collect()
     }
 
     /// A new tournament number (never reused).
@@ -1180,9 +1209,15 @@ mod tests {
             commit(&store, &[pair(2, 1, 2), pair(2, 0, 1)]).unwrap();
             let sha = store.put_artifact(b"#!/bin/sh\n").unwrap();
             assert_eq!(sha.len(), 64);
+            store.put_version(&version("v2", Some("v1"))).unwrap();
+            store.put_version(&version("v1", None)).unwrap();
             store.t().db.flush().unwrap();
         }
         let store = reopen(dir.path());
+        assert_eq!(
+            store.versions().unwrap(),
+            [version("v1", None), version("v2", Some("v1"))]
+        );
         assert_eq!(store.tournaments().unwrap(), vec![record(2)]);
         let pairs = store.pairs(2).unwrap();
         assert_eq!(
@@ -1389,6 +1424,19 @@ mod tests {
         store.t().pairs.insert(pair_key(1, 1), corrupt).unwrap();
         let err = store.pair(1, 1).unwrap_err();
         assert!(matches!(err, StoreError::Compression(_)), "{err}");
+    }
+
+    fn version(name: &str, parent: Option<&str>) -> EngineVersion {
+        EngineVersion {
+            name: name.into(),
+            player: Some("ab".into()),
+            command: None,
+            artifact: None,
+            options: Default::default(),
+            parent: parent.map(str::to_string),
+            note: "n".into(),
+            created_ms: 7,
+        }
     }
 
     const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";

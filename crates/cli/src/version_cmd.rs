@@ -1,0 +1,228 @@
+//! `tourney version add|list` and `tourney timeline`: engine versions registered with a
+//! coordinator, and every version rated on one timeline.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use tourney_proto::v1 as pb;
+
+use crate::client::{ClientArgs, program_path, status_error, upload};
+
+/// Arguments of `tourney version`.
+#[derive(Args)]
+pub(crate) struct VersionArgs {
+    #[command(subcommand)]
+    action: VersionAction,
+}
+
+#[derive(Subcommand)]
+enum VersionAction {
+    /// Register a version: a built-in player spec, or an outside engine's command (a
+    /// program given as a path is uploaded) with its options. A version that has played
+    /// never changes: register the changed engine under a new name, with `--parent`.
+    ///
+    /// Examples: `tourney version add ab-v2 --player ab:connectedness=80 --parent ab-v1`;
+    /// `tourney version add mine-17 --command "./build/engine --uci" --option Hash=64`.
+    Add(AddArgs),
+    /// List the registered versions, oldest first.
+    List(ListArgs),
+}
+
+#[derive(Args)]
+struct AddArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Its name, as tournament files (`version = "NAME"`) and the timeline call it.
+    name: String,
+    /// A built-in player spec (`ab:depth=6,connectedness=80`).
+    #[arg(long, conflicts_with = "command", required_unless_present = "command")]
+    player: Option<String>,
+    /// An outside engine's command line; a program given as a path is uploaded.
+    #[arg(long)]
+    command: Option<String>,
+    /// A `setoption` value of the outside engine (repeatable).
+    #[arg(long = "option", value_name = "NAME=VALUE", value_parser = option_pair, requires = "command")]
+    options: Vec<(String, String)>,
+    /// The version it was made from.
+    #[arg(long)]
+    parent: Option<String>,
+    /// What changed.
+    #[arg(long, default_value = "")]
+    note: String,
+    /// Replace a version of this name that has not played yet.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `NAME=VALUE`.
+fn option_pair(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("'{text}': expected NAME=VALUE"))?;
+    if name.trim().is_empty() {
+        return Err(format!("'{text}': the option has no name"));
+    }
+    Ok((name.trim().to_string(), value.to_string()))
+}
+
+pub(crate) fn version(args: &VersionArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        match &args.action {
+            VersionAction::Add(a) => add(a).await,
+            VersionAction::List(l) => list(l).await,
+        }
+    })
+}
+
+async fn add(args: &AddArgs) -> Result<()> {
+    let mut admin = args.client.admin().await?;
+    let mut artifact = String::new();
+    if let Some(program) = args.command.as_deref().and_then(program_path) {
+        if !Path::new(&program).is_file() {
+            bail!("--command: program {program} not found");
+        }
+        artifact = upload(&mut admin, Path::new(&program)).await?;
+    }
+    let version = pb::EngineVersion {
+        name: args.name.clone(),
+        player: args.player.clone().unwrap_or_default(),
+        command: args.command.clone().unwrap_or_default(),
+        artifact,
+        options: args.options.iter().cloned().collect(),
+        parent: args.parent.clone().unwrap_or_default(),
+        note: args.note.clone(),
+        created_ms: 0,
+    };
+    admin
+        .add_version(pb::AddVersionRequest {
+            version: Some(version),
+            replace: args.replace,
+        })
+        .await
+        .map_err(status_error)?;
+    println!("version {} registered", args.name);
+    Ok(())
+}
+
+async fn list(args: &ListArgs) -> Result<()> {
+    let mut admin = args.client.admin().await?;
+    let versions = admin
+        .list_versions(pb::ListVersionsRequest {})
+        .await
+        .map_err(status_error)?
+        .into_inner()
+        .versions;
+    if args.json {
+        let all: Vec<tourney_model::version::EngineVersion> =
+            versions.into_iter().map(Into::into).collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(());
+    }
+    println!(
+        "{:<24} {:<24} {:<20} plays",
+        "version", "parent", "registered"
+    );
+    for v in versions {
+        let described = tourney_model::version::EngineVersion::from(v.clone()).describe();
+        println!(
+            "{:<24} {:<24} {:<20} {described}{}",
+            v.name,
+            v.parent,
+            tourney_model::Utc::from_unix_ms(v.created_ms).clock(),
+            if v.note.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", v.note)
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `tourney timeline`.
+#[derive(Args)]
+pub(crate) struct TimelineArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The version rated 0 [default: the oldest version with games].
+    #[arg(long)]
+    anchor: Option<String>,
+    /// JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let t = admin
+            .timeline(pb::TimelineRequest {
+                anchor: args.anchor.clone().unwrap_or_default(),
+            })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        if args.json {
+            let entries: Vec<serde_json::Value> = t
+                .entries
+                .iter()
+                .map(|e| {
+                    let v = e.version.clone().unwrap_or_default();
+                    serde_json::json!({
+                        "version": v.name, "parent": v.parent, "created_ms": v.created_ms,
+                        "plays": tourney_model::version::EngineVersion::from(v).describe(),
+                        "elo": e.elo, "plus": e.plus, "minus": e.minus, "games": e.games,
+                        "score": e.score, "tournaments": e.tournaments,
+                    })
+                })
+                .collect();
+            let json =
+                serde_json::json!({ "anchor": t.anchor, "games": t.games, "versions": entries });
+            println!("{}", serde_json::to_string_pretty(&json)?);
+            return Ok(());
+        }
+        println!(
+            "{} games between versions; {} at 0",
+            t.games,
+            if t.anchor.is_empty() {
+                "nothing"
+            } else {
+                &t.anchor
+            }
+        );
+        println!(
+            "{:<24} {:<24} {:>8} {:>13} {:>7} {:>6}  tournaments",
+            "version", "parent", "Elo", "95 %", "games", "score"
+        );
+        for e in &t.entries {
+            let v = e.version.clone().unwrap_or_default();
+            let (elo, interval) = match e.elo {
+                Some(elo) => (
+                    format!("{elo:.1}"),
+                    format!("-{:.1}/+{:.1}", e.minus, e.plus),
+                ),
+                None => ("-".into(), "no games".into()),
+            };
+            let ids: Vec<String> = e.tournaments.iter().map(|i| format!("#{i}")).collect();
+            println!(
+                "{:<24} {:<24} {elo:>8} {interval:>13} {:>7} {:>5.1}%  {}",
+                v.name,
+                v.parent,
+                e.games,
+                e.score * 100.0,
+                ids.join(" ")
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,178 @@
+//! Engine versions: a name for what an engine is (a built-in player spec with its weights
+//! and seed, or an outside program by its sha256 with its options), registered once and
+//! used by name in tournament files (`[[engine]] version = "eval-v3"`). A version that has
+//! played is never changed: a changed engine is a new version, whose `parent` says where
+//! it came from. The regression timeline rates every version from all tournaments.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tournament::MAX_NAME_CHARS;
+
+/// The longest note of a version, in characters.
+pub const MAX_NOTE_CHARS: usize = 500;
+/// The most options a version may set.
+pub const MAX_OPTIONS: usize = 64;
+
+/// A registered engine version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineVersion {
+    /// Its name: what tournament files and the timeline call it.
+    pub name: String,
+    /// A built-in player spec (`ab:depth=6,connectedness=80,seed=3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<String>,
+    /// An outside engine's command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The sha256 of the outside engine's program, uploaded as an artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    /// `setoption` values of an outside engine.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
+    /// The version it was made from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// What changed, in the developer's words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// When it was registered, Unix milliseconds.
+    #[serde(default)]
+    pub created_ms: u64,
+}
+
+impl EngineVersion {
+    /// Checks what a version must be: a name of 1 to [`MAX_NAME_CHARS`] characters
+    /// without spaces or control characters; a player or a command, not both; options
+    /// only for a command (at most [`MAX_OPTIONS`]); an artifact as 64 hex digits; a note
+    /// of at most [`MAX_NOTE_CHARS`]; not its own parent.
+    ///
+    /// # Errors
+    /// What is wrong, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let name_ok = |name: &str| {
+            !name.is_empty()
+                && name.chars().count() <= MAX_NAME_CHARS
+                && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+        };
+        if !name_ok(&self.name) {
+            return Err(format!(
+                "name {:?}: 1 to {MAX_NAME_CHARS} characters, no spaces",
+                self.name
+            ));
+        }
+        match (&self.player, &self.command) {
+            (Some(_), Some(_)) => return Err("give player or command, not both".into()),
+            (None, None) => {
+                return Err("give a built-in player (--player ab:depth=6) or an outside engine (--command ./engine)".into());
+            }
+            (None, Some(c)) if c.trim().is_empty() => {
+                return Err("command: must not be empty".into());
+            }
+            (Some(p), None) if p.trim().is_empty() => {
+                return Err("player: must not be empty".into());
+            }
+            _ => {}
+        }
+        if self.player.is_some() && (!self.options.is_empty() || self.artifact.is_some()) {
+            return Err("options and programs are for outside engines (command)".into());
+        }
+        if self.options.len() > MAX_OPTIONS {
+            return Err(format!("at most {MAX_OPTIONS} options"));
+        }
+        if let Some(sha) = &self.artifact
+            && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(format!(
+                "artifact {sha:?}: expected a sha256 (64 hex digits)"
+            ));
+        }
+        if self.note.chars().count() > MAX_NOTE_CHARS {
+            return Err(format!("note: at most {MAX_NOTE_CHARS} characters"));
+        }
+        match &self.parent {
+            Some(p) if p == &self.name => Err("a version is not its own parent".into()),
+            Some(p) if !name_ok(p) => Err(format!("parent {p:?} is not a version name")),
+            _ => Ok(()),
+        }
+    }
+
+    /// What it plays as, in one line: the spec, or the command with its options.
+    pub fn describe(&self) -> String {
+        match (&self.player, &self.command) {
+            (Some(p), _) => p.clone(),
+            (None, Some(c)) => {
+                let options: Vec<String> = self
+                    .options
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let sha = self.artifact.as_deref().map_or(String::new(), |s| {
+                    format!(" (sha256 {})", &s[..12.min(s.len())])
+                });
+                if options.is_empty() {
+                    format!("cmd:{c}{sha}")
+                } else {
+                    format!("cmd:{c}{sha} {}", options.join(" "))
+                }
+            }
+            (None, None) => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn built_in(name: &str) -> EngineVersion {
+        EngineVersion {
+            name: name.into(),
+            player: Some("ab:depth=4".into()),
+            command: None,
+            artifact: None,
+            options: BTreeMap::new(),
+            parent: None,
+            note: String::new(),
+            created_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_version_is_a_player_or_a_command_with_a_plain_name() {
+        assert_eq!(built_in("ab-v1").check(), Ok(()));
+        let wrong = |change: fn(&mut EngineVersion)| {
+            let mut v = built_in("ab-v1");
+            change(&mut v);
+            v.check().unwrap_err()
+        };
+        assert!(wrong(|v| v.name = "with space".into()).contains("no spaces"));
+        assert!(wrong(|v| v.name = String::new()).contains("name"));
+        assert!(wrong(|v| v.name = "x".repeat(101)).contains("100"));
+        assert!(wrong(|v| v.command = Some("./e".into())).contains("not both"));
+        assert!(wrong(|v| v.player = None).contains("give a built-in"));
+        assert!(
+            wrong(|v| {
+                v.options.insert("Hash".into(), "64".into());
+            })
+            .contains("outside engines")
+        );
+        assert!(wrong(|v| v.parent = Some("ab-v1".into())).contains("own parent"));
+        assert!(wrong(|v| v.note = "n".repeat(501)).contains("note"));
+        let mut program = built_in("prog");
+        program.player = None;
+        program.command = Some("./engine --uci".into());
+        program.artifact = Some("ab".repeat(32));
+        program.options.insert("Hash".into(), "64".into());
+        assert_eq!(program.check(), Ok(()));
+        assert_eq!(
+            program.describe(),
+            "cmd:./engine --uci (sha256 abababababab) Hash=64"
+        );
+        program.artifact = Some("xyz".into());
+        assert!(program.check().unwrap_err().contains("sha256"));
+    }
+}
