@@ -930,6 +930,7 @@ options = { Hash = 64 }
             "amazons-quick.toml",
             "sprt-loa.toml",
             "gauntlet-outside.toml",
+            "sprt-versions.toml",
         ] {
             let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap();
