@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use tourney_proto::v1 as pb;
+use tourney_stats::report::{TimelineReport, TimelineRow};
 
 use crate::client::{ClientArgs, program_path, status_error, upload};
 
@@ -160,6 +161,10 @@ pub(crate) struct TimelineArgs {
     /// JSON for scripts.
     #[arg(long)]
     json: bool,
+    /// Also write the timeline as an HTML page (chart and table, tournaments linked to
+    /// the coordinator's dashboard).
+    #[arg(long, value_name = "FILE")]
+    html: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
@@ -172,56 +177,37 @@ pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
             .await
             .map_err(status_error)?
             .into_inner();
-        if args.json {
-            let entries: Vec<serde_json::Value> = t
+        let report = TimelineReport {
+            anchor: t.anchor,
+            games: t.games,
+            rows: t
                 .entries
-                .iter()
+                .into_iter()
                 .map(|e| {
-                    let v = e.version.clone().unwrap_or_default();
-                    serde_json::json!({
-                        "version": v.name, "parent": v.parent, "created_ms": v.created_ms,
-                        "plays": tourney_model::version::EngineVersion::from(v).describe(),
-                        "elo": e.elo, "plus": e.plus, "minus": e.minus, "games": e.games,
-                        "score": e.score, "tournaments": e.tournaments,
-                    })
+                    let v = e.version.unwrap_or_default();
+                    TimelineRow {
+                        plays: tourney_model::version::EngineVersion::from(v.clone()).describe(),
+                        name: v.name,
+                        parent: v.parent,
+                        elo: e.elo,
+                        plus: e.plus,
+                        minus: e.minus,
+                        games: e.games,
+                        score: e.score,
+                        tournaments: e.tournaments,
+                    }
                 })
-                .collect();
-            let json =
-                serde_json::json!({ "anchor": t.anchor, "games": t.games, "versions": entries });
-            println!("{}", serde_json::to_string_pretty(&json)?);
-            return Ok(());
+                .collect(),
+        };
+        if let Some(path) = &args.html {
+            let coordinator = args.client.coordinator.trim_end_matches('/');
+            std::fs::write(path, report.html(|id| format!("{coordinator}/#t={id}")))
+                .with_context(|| format!("writing {}", path.display()))?;
         }
-        println!(
-            "{} games between versions; {} at 0",
-            t.games,
-            if t.anchor.is_empty() {
-                "nothing"
-            } else {
-                &t.anchor
-            }
-        );
-        println!(
-            "{:<24} {:<24} {:>8} {:>13} {:>7} {:>6}  tournaments",
-            "version", "parent", "Elo", "95 %", "games", "score"
-        );
-        for e in &t.entries {
-            let v = e.version.clone().unwrap_or_default();
-            let (elo, interval) = match e.elo {
-                Some(elo) => (
-                    format!("{elo:.1}"),
-                    format!("-{:.1}/+{:.1}", e.minus, e.plus),
-                ),
-                None => ("-".into(), "no games".into()),
-            };
-            let ids: Vec<String> = e.tournaments.iter().map(|i| format!("#{i}")).collect();
-            println!(
-                "{:<24} {:<24} {elo:>8} {interval:>13} {:>7} {:>5.1}%  {}",
-                v.name,
-                v.parent,
-                e.games,
-                e.score * 100.0,
-                ids.join(" ")
-            );
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", report.text());
         }
         Ok(())
     })

@@ -1020,13 +1020,38 @@ fn versions_registered_by_name_play_and_come_out_on_the_timeline() {
         serde_json::from_str(&admin(port, &["timeline", "--json"])).unwrap();
     assert_eq!(timeline["anchor"], "r1");
     assert_eq!(timeline["games"], 8);
-    let versions = timeline["versions"].as_array().unwrap();
-    assert_eq!(versions[0]["version"], "r1");
+    let versions = timeline["rows"].as_array().unwrap();
+    assert_eq!(versions[0]["name"], "r1");
     assert_eq!(versions[0]["elo"], 0.0);
     assert_eq!(versions[1]["parent"], "r1");
     assert_eq!(versions[1]["tournaments"][0].as_u64(), id.parse().ok());
-    let text = admin(port, &["timeline", "--anchor", "r2"]);
+    let html = dir.path().join("timeline.html");
+    let text = admin(
+        port,
+        &[
+            "timeline",
+            "--anchor",
+            "r2",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
     assert!(text.contains("8 games between versions; r2 at 0"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains(&format!("/#t={id}\">#{id}</a>")),
+        "{page}"
+    );
+    // The dashboard's page and its JSON.
+    let (status, page) = get(&format!("127.0.0.1:{port}"), "/timeline").unwrap();
+    assert!(
+        status.contains("200") && page.contains("<td class=\"name\">r2</td>"),
+        "{page}"
+    );
+    assert!(page.contains(&format!("href=\"/#t={id}\"")), "{page}");
+    let (_, json) = get(&format!("127.0.0.1:{port}"), "/api/v1/timeline").unwrap();
+    let api: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(api["rows"][1]["name"], "r2");
     let replaced = admin_fails(
         port,
         &["version", "add", "r2", "--player", "ab", "--replace"],

@@ -48,6 +48,7 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
     let overview = Arc::clone(&coordinator);
     let events = Arc::clone(&coordinator);
     let tournament = Arc::clone(&coordinator);
+    let (timeline, timeline_json) = (Arc::clone(&coordinator), Arc::clone(&coordinator));
     let feed = overview_feed(Arc::clone(&coordinator), closing.clone());
     axum::Router::new()
         .route(
@@ -61,6 +62,38 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
         .route(
             "/dashboard/app.css",
             get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .route(
+            "/timeline",
+            get(move || {
+                let c = Arc::clone(&timeline);
+                async move {
+                    let page = tokio::task::spawn_blocking(move || {
+                        c.timeline(None)
+                            .map(|t| t.report().html(|id| format!("/#t={id}")))
+                    })
+                    .await;
+                    match page {
+                        Ok(Ok(html)) => {
+                            ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html)
+                                .into_response()
+                        }
+                        Ok(Err(e)) => {
+                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
+                        }
+                        Err(e) => {
+                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
+                        }
+                    }
+                }
+            }),
+        )
+        .route(
+            "/api/v1/timeline",
+            get(move || {
+                let c = Arc::clone(&timeline_json);
+                blocking_json(move || c.timeline(None).map(|t| Some(t.report())))
+            }),
         )
         .route(
             "/api/v1/overview",

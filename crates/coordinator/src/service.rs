@@ -489,17 +489,16 @@ impl pb::admin_server::Admin for AdminService {
         let timeline = self
             .0
             .timeline((!anchor.is_empty()).then_some(anchor.as_str()))?;
-        let entries = timeline
-            .entries
-            .iter()
-            .map(|e| pb::TimelineEntry {
+        let report = timeline.report();
+        let entries = (timeline.entries.iter().zip(report.rows))
+            .map(|(e, row)| pb::TimelineEntry {
                 version: Some((&e.version).into()),
-                elo: e.rating.as_ref().map(|r| r.elo),
-                plus: e.rating.as_ref().map_or(0.0, |r| r.plus),
-                minus: e.rating.as_ref().map_or(0.0, |r| r.minus),
-                games: e.rating.as_ref().map_or(0, |r| r.games),
-                score: e.rating.as_ref().map_or(0.0, |r| r.score),
-                tournaments: e.tournaments.clone(),
+                elo: row.elo,
+                plus: row.plus,
+                minus: row.minus,
+                games: row.games,
+                score: row.score,
+                tournaments: row.tournaments,
             })
             .collect();
         Ok(Response::new(pb::TimelineResponse {

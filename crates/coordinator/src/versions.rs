@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tourney_model::version::EngineVersion;
+use tourney_stats::report::{TimelineReport, TimelineRow};
 use tourney_stats::{BayesElo, GameTable, PlayerRating};
 
 use crate::scheduler::TournamentId;
@@ -34,6 +35,31 @@ pub struct Timeline {
     pub entries: Vec<TimelineEntry>,
     /// Games between versions counted.
     pub games: u64,
+}
+
+impl Timeline {
+    /// The timeline as a report (text, HTML with its chart).
+    pub fn report(&self) -> TimelineReport {
+        TimelineReport {
+            anchor: self.anchor.clone().unwrap_or_default(),
+            games: self.games,
+            rows: self
+                .entries
+                .iter()
+                .map(|e| TimelineRow {
+                    name: e.version.name.clone(),
+                    parent: e.version.parent.clone().unwrap_or_default(),
+                    plays: e.version.describe(),
+                    elo: e.rating.as_ref().map(|r| r.elo),
+                    plus: e.rating.as_ref().map_or(0.0, |r| r.plus),
+                    minus: e.rating.as_ref().map_or(0.0, |r| r.minus),
+                    games: e.rating.as_ref().map_or(0, |r| r.games),
+                    score: e.rating.as_ref().map_or(0.0, |r| r.score),
+                    tournaments: e.tournaments.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Coordinator {

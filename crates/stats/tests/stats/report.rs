@@ -235,3 +235,51 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
     );
     assert!(r.html().contains("id=\"openings\""));
 }
+
+#[test]
+fn a_timeline_shows_every_version_oldest_first_with_its_interval_and_tournaments() {
+    use tourney_stats::report::{TimelineReport, TimelineRow};
+    let row = |name: &str, parent: &str, elo: Option<f64>, tournaments: Vec<u64>| TimelineRow {
+        name: name.into(),
+        parent: parent.into(),
+        plays: format!("ab:{name}"),
+        elo,
+        plus: 12.5,
+        minus: 11.0,
+        games: if elo.is_some() { 40 } else { 0 },
+        score: 0.5,
+        tournaments,
+    };
+    let report = TimelineReport {
+        anchor: "v1".into(),
+        games: 60,
+        rows: vec![
+            row("v1", "", Some(0.0), vec![3]),
+            row("v2", "v1", Some(35.2), vec![3, 7]),
+            row("v3<x>", "v2", None, vec![]),
+        ],
+    };
+    let text = report.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "60 games between versions; v1 at 0");
+    assert!(lines[3].starts_with("v2") && lines[3].contains("35.2") && lines[3].ends_with("#3 #7"));
+    assert!(lines[4].contains("no games"), "{text}");
+    let html = report.html(|id| format!("/#t={id}"));
+    assert!(html.contains("<a href=\"/#t=7\">#7</a>"), "{html}");
+    assert!(
+        html.contains("v3&lt;x&gt;") && !html.contains("v3<x>"),
+        "escaped"
+    );
+    assert!(html.contains("<svg"), "a chart when versions are rated");
+    let unrated = TimelineReport {
+        anchor: String::new(),
+        games: 0,
+        rows: vec![row("v1", "", None, vec![])],
+    };
+    assert!(unrated.chart().is_empty());
+    assert!(
+        unrated
+            .text()
+            .starts_with("0 games between versions; nothing at 0")
+    );
+}
