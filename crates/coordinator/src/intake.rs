@@ -19,8 +19,22 @@ pub(crate) const GENERATED_OPENINGS_MAX: u64 = 100_000;
 /// an opening (`ab:depth=2`, LOA), so 20,000 take 1.5 s at submission.
 pub(crate) const BALANCED_OPENINGS_MAX: u64 = 20_000;
 
-/// The opening suite of a tournament: from the openings file's text or generated.
+/// The opening suite of a tournament, from the openings file's text or generated, in the
+/// order its pairs take it.
 fn openings_of(
+    config: &TournamentConfig,
+    file_text: &str,
+    judge_budget: u64,
+) -> Result<Vec<String>, CoordinatorError> {
+    let o = &config.openings;
+    let suite = suite_of(config, file_text, judge_budget)?;
+    Ok(tourney_plan::openings::arrange(
+        suite, o.order, o.seed, o.offset,
+    ))
+}
+
+/// The opening suite of a tournament as its file or its generator gives it.
+fn suite_of(
     config: &TournamentConfig,
     file_text: &str,
     judge_budget: u64,

@@ -1232,3 +1232,45 @@ async fn versions_are_used_by_name_never_changed_once_played_and_rated_on_one_ti
         ["v1", "v2", "v3", "v4"]
     );
 }
+
+#[tokio::test]
+async fn an_openings_file_of_move_sequences_is_played_from_its_offset() {
+    let c = on_temporary_store();
+    let file = MatchFile {
+        pairs: 2,
+        openings: "{ file = \"book.txt\", format = \"moves\", offset = 1 }",
+        limits: "{ nodes = 1 }",
+        engines: [("a", "random"), ("b", "random:seed=2")],
+        ..Default::default()
+    };
+    let id = c
+        .submit(
+            &file.toml(),
+            "t.toml",
+            "b1-b3\n# a comment\nd1-d3\n",
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(c.status(id).unwrap().openings, 2);
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
+    let (_, jobs) = c.lease(&worker, 2).unwrap();
+    let after = |m: &str| {
+        use tourney_rules::Position;
+        let start = tourney_rules::Loa::start();
+        start
+            .play(start.parse_move(m).unwrap())
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        jobs[0].opening,
+        after("d1-d3"),
+        "pair 0 plays the opening at offset 1"
+    );
+    assert_eq!(
+        jobs[1].opening,
+        after("b1-b3"),
+        "and the suite wraps around"
+    );
+}

@@ -233,8 +233,53 @@ pub struct OpeningSettings {
     /// The balance threshold in centi-units.
     #[serde(default = "hundred")]
     pub max_score: i32,
-    /// A file with one position string per line (relative to the tournament file).
+    /// A file of openings (relative to the tournament file).
     pub file: Option<String>,
+    /// How the file writes them (default: `pgn` for a `.pgn` file, else `positions`).
+    pub format: Option<OpeningsFormat>,
+    /// The order pairs take them in.
+    #[serde(default)]
+    pub order: OpeningsOrder,
+    /// The opening the first pair plays (the suite starts there and wraps around).
+    #[serde(default)]
+    pub offset: u64,
+}
+
+/// How an openings file writes its openings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpeningsFormat {
+    /// One position string per line.
+    Positions,
+    /// One move sequence per line, from the game's start position (`b1-b3 a2-c2 ...`;
+    /// move numbers such as `1.` or `2...` are skipped).
+    Moves,
+    /// PGN-style games: each game's start (its `FEN` tag, or the start position) and
+    /// moves; results and comments are skipped.
+    Pgn,
+}
+
+/// The order pairs take the openings in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpeningsOrder {
+    /// As the file (or the generator) gives them.
+    #[default]
+    Sequential,
+    /// Shuffled by the openings' `seed`.
+    Random,
+}
+
+impl OpeningSettings {
+    /// The format of the openings file `name`, said or inferred.
+    pub fn file_format(&self, name: &str) -> OpeningsFormat {
+        self.format
+            .unwrap_or(if name.to_ascii_lowercase().ends_with(".pgn") {
+                OpeningsFormat::Pgn
+            } else {
+                OpeningsFormat::Positions
+            })
+    }
 }
 
 fn one() -> u64 {
@@ -252,6 +297,9 @@ impl Default for OpeningSettings {
             balanced: None,
             max_score: 100,
             file: None,
+            format: None,
+            order: OpeningsOrder::Sequential,
+            offset: 0,
         }
     }
 }
@@ -784,6 +832,12 @@ impl TournamentConfig {
             (None, None) => return at("plies", "give plies = N or file = \"...\"".into()),
             _ => {}
         }
+        if o.format.is_some() && o.file.is_none() {
+            return at(
+                "format",
+                "format says how an openings file is written: give file = \"...\"".into(),
+            );
+        }
         let l = &self.limits;
         if let Some(tc) = &l.tc
             && let Err(e) = tc.parse::<TimeControl>()
@@ -931,6 +985,7 @@ options = { Hash = 64 }
             "sprt-loa.toml",
             "gauntlet-outside.toml",
             "sprt-versions.toml",
+            "book-loa.toml",
         ] {
             let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap();

@@ -4,8 +4,8 @@
 //! file, the line and the key (or the openings file and its line).
 
 use tourney_ai::{Heuristics, PlayerSpec};
-use tourney_model::tournament::{ConfigError, TournamentConfig};
-use tourney_rules::with_position;
+use tourney_model::tournament::{ConfigError, OpeningsFormat, TournamentConfig};
+use tourney_rules::{Position, with_position};
 
 /// Checks a built-in player spec that belongs to no tournament yet (an engine version's):
 /// it must build for at least one of the games.
@@ -88,30 +88,163 @@ pub fn openings_file(
         key: None,
         message,
     };
-    let mut positions = Vec::new();
-    for (n, line) in openings_text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+    let format = config.openings.file_format(name);
+    let game = config.game.name();
+    let positions = with_position!(config.game, P => {
+        let rules: <P as Position>::Rules = config.rules_text().parse().unwrap_or_default();
+        match format {
+            OpeningsFormat::Positions => positions_of::<P>(openings_text, game),
+            OpeningsFormat::Moves => move_lines_of::<P>(openings_text, rules),
+            OpeningsFormat::Pgn => pgn_games_of::<P>(openings_text, game, rules),
         }
-        let parsed = with_position!(config.game, P => line.parse::<P>().map(drop));
-        // The file's text is not repeated: only where on the line the problem is.
-        parsed.map_err(|e| {
-            let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
-            error(
-                Some(n + 1),
-                format!("not a {} position string{at}", config.game),
-            )
-        })?;
-        positions.push(line.to_string());
-    }
+    })
+    .map_err(|(line, message)| error(Some(line), message))?;
     if positions.is_empty() {
-        return Err(error(
-            None,
-            "no positions (one position string per line)".into(),
-        ));
+        let what = match format {
+            OpeningsFormat::Positions => "no positions (one position string per line)",
+            OpeningsFormat::Moves => "no openings (one move sequence per line)",
+            OpeningsFormat::Pgn => "no games",
+        };
+        return Err(error(None, what.into()));
     }
     Ok(positions)
+}
+
+/// A problem in an openings file: its line and what is wrong (the file's text is not
+/// repeated, only where on the line).
+type Problem = (usize, String);
+
+/// The lines that are not blank or comments (`#`), with their numbers from 1.
+fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(n, l)| (n + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
+fn positions_of<P: Position>(text: &str, game: &str) -> Result<Vec<String>, Problem> {
+    content_lines(text)
+        .map(|(n, line)| {
+            line.parse::<P>().map(|_| line.to_string()).map_err(|e| {
+                let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
+                (n, format!("not a {game} position string{at}"))
+            })
+        })
+        .collect()
+}
+
+/// Whether a movetext token is a move number (`12.`, `12...`) or a result.
+fn not_a_move(token: &str) -> bool {
+    matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*")
+        || (token.ends_with('.')
+            && token
+                .trim_end_matches('.')
+                .bytes()
+                .all(|b| b.is_ascii_digit()))
+}
+
+/// `start` after the moves `tokens` (the `k`th move counted from 1 in errors), which must
+/// leave the game unfinished.
+fn after_moves<'a, P: Position>(
+    start: P,
+    rules: P::Rules,
+    tokens: impl Iterator<Item = (usize, &'a str)>,
+) -> Result<P, Problem> {
+    let mut position = start;
+    let mut k = 0;
+    for (line, token) in tokens.filter(|(_, t)| !not_a_move(t)) {
+        k += 1;
+        let mv = position
+            .parse_move(token)
+            .map_err(|e| (line, format!("move {k} '{token}': {e}")))?;
+        position = position
+            .play(mv)
+            .map_err(|e| (line, format!("move {k} '{token}': {e}")))?;
+        if position.outcome(rules).is_some() {
+            return Err((line, format!("the game is over after move {k} '{token}'")));
+        }
+    }
+    Ok(position)
+}
+
+fn move_lines_of<P: Position>(text: &str, rules: P::Rules) -> Result<Vec<String>, Problem> {
+    content_lines(text)
+        .map(|(n, line)| {
+            after_moves(P::start(), rules, line.split_whitespace().map(|t| (n, t)))
+                .map(|p| p.to_string())
+        })
+        .collect()
+}
+
+/// The start of each PGN-style game (its `FEN` tag, or the start position) after its
+/// moves; `{...}` comments and `;` comments to the end of the line are skipped.
+fn pgn_games_of<P: Position>(
+    text: &str,
+    game: &str,
+    rules: P::Rules,
+) -> Result<Vec<String>, Problem> {
+    let mut games = Vec::new();
+    let mut start: Option<P> = None;
+    let mut moves: Vec<(usize, String)> = Vec::new();
+    let mut in_moves = false;
+    let mut in_comment = false;
+    let finish = |start: &mut Option<P>, moves: &mut Vec<(usize, String)>| {
+        let from = start.take().unwrap_or_else(P::start);
+        let tokens = std::mem::take(moves);
+        after_moves(from, rules, tokens.iter().map(|(n, t)| (*n, t.as_str())))
+            .map(|p| p.to_string())
+    };
+    for (n, raw) in text.lines().enumerate() {
+        let (n, line) = (n + 1, raw.trim());
+        if line.starts_with('[') && !in_comment {
+            if in_moves {
+                games.push(finish(&mut start, &mut moves)?);
+                in_moves = false;
+            }
+            let tag = line.strip_prefix('[').and_then(|l| l.strip_suffix(']'));
+            let (key, value) = tag
+                .and_then(|t| t.split_once(' '))
+                .and_then(|(k, v)| Some((k, v.trim().strip_prefix('"')?.strip_suffix('"')?)))
+                .ok_or_else(|| (n, "a malformed tag".to_string()))?;
+            if key == "FEN" {
+                let position = value.parse::<P>().map_err(|e| {
+                    let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
+                    (n, format!("FEN: not a {game} position string{at}"))
+                })?;
+                start = Some(position);
+            }
+            continue;
+        }
+        let mut rest = line;
+        while !rest.is_empty() {
+            if in_comment {
+                match rest.find('}') {
+                    Some(end) => {
+                        in_comment = false;
+                        rest = &rest[end + 1..];
+                    }
+                    None => rest = "",
+                }
+                continue;
+            }
+            let cut = rest.find(['{', ';']).unwrap_or(rest.len());
+            for token in rest[..cut].split_whitespace() {
+                in_moves = true;
+                moves.push((n, token.to_string()));
+            }
+            match rest[cut..].chars().next() {
+                Some('{') => {
+                    in_comment = true;
+                    rest = &rest[cut + 1..];
+                }
+                _ => rest = "",
+            }
+        }
+    }
+    if in_moves || start.is_some() {
+        games.push(finish(&mut start, &mut moves)?);
+    }
+    Ok(games)
 }
 
 #[cfg(test)]
@@ -165,5 +298,90 @@ mod tests {
         );
         let e = openings_file(&config, "# nothing\n", "o.txt").unwrap_err();
         assert!(e.to_string().contains("no positions"), "{e}");
+    }
+
+    /// The LOA position after `moves` from the start, as the rules core writes it.
+    fn after(moves: &[&str]) -> String {
+        let mut p = tourney_rules::Loa::start();
+        for m in moves {
+            p = p.play(p.parse_move(m).unwrap()).unwrap();
+        }
+        p.to_string()
+    }
+
+    #[test]
+    fn openings_may_be_move_sequences_or_pgn_games() {
+        let config = TournamentConfig::parse(&FILE.replace("depht", "depth"), "t.toml").unwrap();
+        let moves = "# from the start\nb1-b3 a2-c2\n1. b1-b3 a2-c2 2. d1-d3\n";
+        let mut with_format = config.clone();
+        with_format.openings.format = Some(OpeningsFormat::Moves);
+        assert_eq!(
+            openings_file(&with_format, moves, "book.txt").unwrap(),
+            [
+                after(&["b1-b3", "a2-c2"]),
+                after(&["b1-b3", "a2-c2", "d1-d3"])
+            ]
+        );
+        let e = openings_file(&with_format, "b1-b3\nb1-b3 b1-b3\n", "book.txt").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().contains("move 2 'b1-b3'"), "{e}");
+
+        // PGN-style: a FEN start, move numbers, comments and results skipped.
+        let fen = after(&["b1-b3"]);
+        let pgn = format!(
+            "[Event \"x\"]\n[FEN \"{fen}\"]\n\n1... a2-c2 {{a comment\nover lines}} 2. d1-d3 ; rest\n1/2-1/2\n\n\
+             [Event \"y\"]\n\n1... b1-b3 *\n"
+        );
+        assert_eq!(
+            openings_file(&config, &pgn, "games.PGN").unwrap(),
+            [after(&["b1-b3", "a2-c2", "d1-d3"]), after(&["b1-b3"])],
+            "a .pgn file is read as PGN"
+        );
+        let bad = pgn.replace("d1-d3", "d1-d9");
+        let e = openings_file(&config, &bad, "games.pgn").unwrap_err();
+        assert_eq!(e.line, Some(5), "the line after the comment's: {e}");
+        assert!(e.to_string().contains("move 2 'd1-d9'"), "{e}");
+        let e = openings_file(&config, "[Event \"x\"]\n[FEN \"junk\"]\n", "g.pgn").unwrap_err();
+        assert!(
+            e.to_string().contains("g.pgn:2: FEN: not a loa position"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_example_book_replays() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config");
+        let text = std::fs::read_to_string(format!("{dir}/book-loa.toml")).unwrap();
+        let config = TournamentConfig::parse(&text, "book-loa.toml").unwrap();
+        let book = std::fs::read_to_string(format!("{dir}/loa-book.txt")).unwrap();
+        assert_eq!(
+            openings_file(&config, &book, "loa-book.txt").unwrap().len(),
+            5
+        );
+    }
+
+    #[test]
+    fn a_suite_is_shuffled_by_its_seed_and_started_at_its_offset() {
+        use crate::openings::arrange;
+        use tourney_model::tournament::OpeningsOrder;
+        let suite: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        let rotated = arrange(suite.clone(), OpeningsOrder::Sequential, 1, 13);
+        assert_eq!(rotated[0], "3");
+        assert_eq!(rotated[9], "2");
+        let shuffled = arrange(suite.clone(), OpeningsOrder::Random, 7, 0);
+        assert_ne!(shuffled, suite);
+        assert_eq!(
+            shuffled,
+            arrange(suite.clone(), OpeningsOrder::Random, 7, 0),
+            "by its seed"
+        );
+        assert_ne!(
+            shuffled,
+            arrange(suite.clone(), OpeningsOrder::Random, 8, 0)
+        );
+        let mut sorted = shuffled.clone();
+        sorted.sort_by_key(|s| s.parse::<u32>().unwrap());
+        assert_eq!(sorted, suite, "the same openings");
+        assert!(arrange(Vec::new(), OpeningsOrder::Random, 1, 5).is_empty());
     }
 }

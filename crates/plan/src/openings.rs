@@ -131,3 +131,24 @@ fn collect<P: Heuristics>(
     }
     Ok((out, attempts))
 }
+
+/// A suite put in the order pairs take it: shuffled by `seed` when `order` is random, then
+/// started at opening `offset` (wrapping around).
+pub fn arrange(
+    mut suite: Vec<String>,
+    order: tourney_model::tournament::OpeningsOrder,
+    seed: u64,
+    offset: u64,
+) -> Vec<String> {
+    if order == tourney_model::tournament::OpeningsOrder::Random {
+        let mut rng = tourney_ai::Rng::new(seed);
+        for i in (1..suite.len()).rev() {
+            suite.swap(i, rng.below(i + 1));
+        }
+    }
+    if !suite.is_empty() {
+        let start = (offset % suite.len() as u64) as usize;
+        suite.rotate_left(start);
+    }
+    suite
+}
