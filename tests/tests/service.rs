@@ -941,6 +941,52 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
     let _ = server.stop.send(());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_with_its_own_limits_keeps_them_in_both_colours() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let config = MatchFile {
+        name: "odds",
+        pairs: 2,
+        openings: "{ file = \"one.txt\" }",
+        limits: "{ depth = 2 }",
+        adjudication: Some("{ max_plies = 12 }"),
+        engines: [("deep", "ab"), ("shallow", "ab")],
+        ..Default::default()
+    }
+    .toml()
+    .replacen(
+        "player = \"ab\"",
+        "player = \"ab\"\nlimits = { depth = 3 }",
+        1,
+    );
+    let (id, stop_worker, worker) = play_from_the_start_position(&server, &mut admin, config).await;
+    let games = exported(&mut admin, id).await;
+    assert_eq!(games.len(), 4);
+    for g in &games {
+        let deep_plays = if g["white"] == "deep" {
+            "white"
+        } else {
+            "black"
+        };
+        let expected = if deep_plays == "white" {
+            "white depth=3; black depth=2"
+        } else {
+            "white depth=2; black depth=3"
+        };
+        assert_eq!(g["time_control"], expected, "{g}");
+        // LOA: Black moves first; each side searched to its own depth.
+        let deep_moves_first = deep_plays == "black";
+        for (i, m) in g["moves"].as_array().unwrap().iter().enumerate() {
+            let deep = (i % 2 == 0) == deep_moves_first;
+            assert_eq!(m["depth"], if deep { 3 } else { 2 }, "ply {i} of {g}");
+        }
+    }
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
 /// A Worker client sending the worker token and, if given, a session secret.
 async fn worker_client(
     addr: &str,

@@ -41,6 +41,35 @@ impl GameSettings {
             tournament_name: config.name.clone(),
             game: config.game,
             rules: config.rules_text(),
+            time_control: MoveLimits::of(l).time_control,
+            nodes: l.nodes,
+            depth: l.depth,
+            movetime_ms: l.movetime,
+            max_plies: config.adjudication.max_plies,
+            adjudicate: config.adjudication.regions,
+            margin_ms: l.margin,
+            engine_limits: config.engine_limits,
+        }
+    }
+}
+
+/// An engine's own clock and per-move limits (time odds), in place of the tournament's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoveLimits {
+    /// The clock ([`TimeControl::Infinite`] for none).
+    pub time_control: TimeControl,
+    /// Nodes per move.
+    pub nodes: Option<u64>,
+    /// Depth per move.
+    pub depth: Option<u32>,
+    /// Milliseconds per move.
+    pub movetime_ms: Option<u64>,
+}
+
+impl MoveLimits {
+    /// The limits of a validated `limits` table.
+    pub fn of(l: &crate::tournament::LimitSettings) -> MoveLimits {
+        MoveLimits {
             // A validated file's clock parses; an absent one means no clock.
             time_control: l
                 .tc
@@ -50,10 +79,6 @@ impl GameSettings {
             nodes: l.nodes,
             depth: l.depth,
             movetime_ms: l.movetime,
-            max_plies: config.adjudication.max_plies,
-            adjudicate: config.adjudication.regions,
-            margin_ms: l.margin,
-            engine_limits: config.engine_limits,
         }
     }
 }
@@ -82,6 +107,8 @@ pub struct Engine {
     pub name: String,
     /// Built-in or outside.
     pub kind: EngineKind,
+    /// Its own limits, in place of the tournament's.
+    pub limits: Option<MoveLimits>,
 }
 
 impl Engine {
@@ -106,6 +133,7 @@ impl Engine {
         Engine {
             name: e.name.clone(),
             kind,
+            limits: e.limits.as_ref().map(MoveLimits::of),
         }
     }
 }

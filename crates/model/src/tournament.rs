@@ -325,6 +325,29 @@ fn margin() -> u64 {
     100
 }
 
+impl LimitSettings {
+    /// What is wrong with these limits, if anything: a clock that does not parse, or no
+    /// limit at all.
+    fn problem(&self) -> Option<(&'static str, String)> {
+        if let Some(tc) = &self.tc
+            && let Err(e) = tc.parse::<TimeControl>()
+        {
+            return Some(("tc", e.to_string()));
+        }
+        if self.tc.is_none()
+            && self.nodes.is_none()
+            && self.depth.is_none()
+            && self.movetime.is_none()
+        {
+            return Some((
+                "",
+                "set a clock (tc = \"10+0.1\") or per-move limits (nodes, depth, movetime)".into(),
+            ));
+        }
+        None
+    }
+}
+
 /// Early ends decided by the referee.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -418,6 +441,10 @@ pub struct EngineEntry {
     /// `setoption` values for an outside engine.
     #[serde(default)]
     pub options: BTreeMap<String, toml::Value>,
+    /// This engine's own clock or per-move limits, in place of the tournament's (time
+    /// odds); the time margin stays the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitSettings>,
 }
 
 impl EngineEntry {
@@ -764,6 +791,15 @@ impl TournamentConfig {
                     format!("'{}' is used by another engine", engine.name),
                 );
             }
+            // Named at the `limits` key (its table is inline, on one line).
+            if let Some((key, message)) = engine.limits.as_ref().and_then(LimitSettings::problem) {
+                let message = if key.is_empty() {
+                    message
+                } else {
+                    format!("{key}: {message}")
+                };
+                return at("limits", message);
+            }
             match (&engine.player, &engine.command, &engine.version) {
                 (_, _, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
                 (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => return at("version", "give a version, or a player or command, not both".into()),
@@ -838,18 +874,13 @@ impl TournamentConfig {
                 "format says how an openings file is written: give file = \"...\"".into(),
             );
         }
-        let l = &self.limits;
-        if let Some(tc) = &l.tc
-            && let Err(e) = tc.parse::<TimeControl>()
-        {
-            return Err((Some(("limits", 0)), "limits.tc".into(), e.to_string()));
-        }
-        if l.tc.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime.is_none() {
-            return Err((
-                Some(("limits", 0)),
-                "limits".into(),
-                "set a clock (tc = \"10+0.1\") or per-move limits (nodes, depth, movetime)".into(),
-            ));
+        if let Some((key, message)) = self.limits.problem() {
+            let key = if key.is_empty() {
+                "limits".to_string()
+            } else {
+                format!("limits.{key}")
+            };
+            return Err((Some(("limits", 0)), key, message));
         }
         if self.name.chars().count() > MAX_NAME_CHARS {
             return top("name", format!("at most {MAX_NAME_CHARS} characters"));
@@ -986,6 +1017,7 @@ options = { Hash = 64 }
             "gauntlet-outside.toml",
             "sprt-versions.toml",
             "book-loa.toml",
+            "time-odds.toml",
         ] {
             let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap();
@@ -1143,6 +1175,7 @@ options = { Hash = 64 }
                 player: Some("random".into()),
                 command: None,
                 options: BTreeMap::new(),
+                limits: None,
             });
         }
         assert_eq!(c.planned_pairs(), Some(20));
@@ -1207,5 +1240,30 @@ options = { Hash = 64 }
         let e = TournamentConfig::parse(&both, "t.toml").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("engine[1].version"), "{e}");
         assert!(e.to_string().contains("not both"), "{e}");
+    }
+
+    #[test]
+    fn an_engine_may_have_its_own_limits_for_time_odds() {
+        let text = "name = \"odds\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { tc = \"10+0.1\" }\n\
+                    [[engine]]\nname = \"fast\"\nplayer = \"ab\"\nlimits = { tc = \"2+0.02\" }\n\
+                    [[engine]]\nname = \"slow\"\nplayer = \"ab\"\n";
+        let c = TournamentConfig::parse(text, "odds.toml").unwrap();
+        let odds = crate::job::Engine::of(&c, 0, &BTreeMap::new());
+        assert_eq!(
+            odds.limits.map(|l| l.time_control.to_string()),
+            Some("2+0.02".into())
+        );
+        assert_eq!(crate::job::Engine::of(&c, 1, &BTreeMap::new()).limits, None);
+        let bad = text.replace("2+0.02", "soon");
+        let e = TournamentConfig::parse(&bad, "odds.toml").unwrap_err();
+        assert_eq!(
+            (e.key.as_deref(), e.line),
+            (Some("engine[0].limits"), Some(9)),
+            "{e}"
+        );
+        assert!(e.to_string().contains("tc: base time 'soon'"), "{e}");
+        let empty = text.replace("limits = { tc = \"2+0.02\" }", "limits = { }");
+        let e = TournamentConfig::parse(&empty, "odds.toml").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("engine[0].limits"), "{e}");
     }
 }

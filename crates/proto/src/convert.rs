@@ -4,7 +4,7 @@
 //! is an error here, at the edge where the bytes come in.
 
 use tourney_model::TimeControl;
-use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
+use tourney_model::job::{Engine, EngineKind, GameSettings, MoveLimits, PairJob};
 use tourney_model::tournament::EngineLimits;
 use tourney_model::version::EngineVersion;
 
@@ -33,16 +33,30 @@ fn invalid(field: &'static str, message: impl ToString) -> WireError {
     }
 }
 
+/// A clock as the wire writes it (empty for none).
+fn tc_text(tc: TimeControl) -> String {
+    match tc {
+        TimeControl::Infinite => String::new(),
+        tc => tc.to_string(),
+    }
+}
+
+/// A clock from the wire (empty: none).
+fn tc_of(text: &str, field: &'static str) -> Result<TimeControl, WireError> {
+    if text.is_empty() {
+        Ok(TimeControl::Infinite)
+    } else {
+        text.parse().map_err(|e| invalid(field, e))
+    }
+}
+
 impl From<&GameSettings> for pb::GameSettings {
     fn from(s: &GameSettings) -> Self {
         pb::GameSettings {
             tournament_name: s.tournament_name.clone(),
             game: s.game.to_string(),
             rules: s.rules.clone(),
-            tc: match s.time_control {
-                TimeControl::Infinite => String::new(),
-                tc => tc.to_string(),
-            },
+            tc: tc_text(s.time_control),
             nodes: s.nodes,
             depth: s.depth,
             movetime_ms: s.movetime_ms,
@@ -67,11 +81,7 @@ impl TryFrom<pb::GameSettings> for GameSettings {
     fn try_from(s: pb::GameSettings) -> Result<Self, WireError> {
         Ok(GameSettings {
             game: s.game.parse().map_err(|e| invalid("settings.game", e))?,
-            time_control: if s.tc.is_empty() {
-                TimeControl::Infinite
-            } else {
-                s.tc.parse().map_err(|e| invalid("settings.tc", e))?
-            },
+            time_control: tc_of(&s.tc, "settings.tc")?,
             tournament_name: s.tournament_name,
             rules: s.rules,
             nodes: s.nodes,
@@ -127,6 +137,12 @@ impl From<&Engine> for pb::EngineSpec {
                 spec.options = options.iter().cloned().collect();
             }
         }
+        spec.limits = e.limits.map(|l| pb::MoveLimits {
+            tc: tc_text(l.time_control),
+            nodes: l.nodes,
+            depth: l.depth,
+            movetime_ms: l.movetime_ms,
+        });
         spec
     }
 }
@@ -144,7 +160,20 @@ impl TryFrom<pb::EngineSpec> for Engine {
             (true, true) => return Err(WireError::Missing("engine player or command")),
             (false, false) => return Err(invalid("engine", "both a player and a command")),
         };
-        Ok(Engine { name: e.name, kind })
+        let limits = match e.limits {
+            Some(l) => Some(MoveLimits {
+                time_control: tc_of(&l.tc, "engine.limits.tc")?,
+                nodes: l.nodes,
+                depth: l.depth,
+                movetime_ms: l.movetime_ms,
+            }),
+            None => None,
+        };
+        Ok(Engine {
+            name: e.name,
+            kind,
+            limits,
+        })
     }
 }
 
@@ -246,6 +275,12 @@ mod tests {
             first: Engine {
                 name: "a".into(),
                 kind: EngineKind::BuiltIn("ab:depth=2".into()),
+                limits: Some(MoveLimits {
+                    time_control: "5+0.05".parse().unwrap(),
+                    nodes: None,
+                    depth: Some(3),
+                    movetime_ms: None,
+                }),
             },
             second: Engine {
                 name: "b".into(),
@@ -254,6 +289,7 @@ mod tests {
                     artifact_sha256: Some("ab".repeat(32)),
                     options: vec![("Hash".into(), "64".into())],
                 },
+                limits: None,
             },
             opening: "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w".into(),
             opening_index: 4,
@@ -286,6 +322,10 @@ mod tests {
                 .to_string()
                 .starts_with("settings.tc: ")
         );
+        let mut wire = pb::PairJob::from(&job());
+        wire.first.as_mut().unwrap().limits.as_mut().unwrap().tc = "later".into();
+        let e = PairJob::try_from(wire).unwrap_err().to_string();
+        assert!(e.starts_with("engine.limits.tc: "), "{e}");
         let mut wire = pb::PairJob::from(&job());
         wire.second = None;
         assert_eq!(

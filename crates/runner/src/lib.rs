@@ -20,4 +20,6 @@ pub mod server;
 
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
 pub use external::{EngineConfig, ExternalEngine, split_command};
-pub use referee::{Adjudicate, RefereeError, RulesError, Seat, Setup, pair_seats, play};
+pub use referee::{
+    Adjudicate, RefereeError, RulesError, Seat, Setup, SideLimits, pair_seats, play,
+};

@@ -62,6 +62,9 @@ pub struct Setup<P: Position> {
     pub time_control: TimeControl,
     /// Per-move limits (`nodes`, `depth`, `movetime`), with or without a clock.
     pub limits: Limits,
+    /// A side's own clock and limits in place of `time_control` and `limits` (time odds),
+    /// by colour index.
+    pub sides: [Option<SideLimits>; 2],
     /// Draw when this many plies have been played.
     pub max_plies: Option<u32>,
     /// Apply [`Adjudicate`] (Amazons: decide once the board is split).
@@ -112,6 +115,7 @@ impl<P: Position> Setup<P> {
             rules,
             time_control: TimeControl::Infinite,
             limits: Limits::default(),
+            sides: [None; 2],
             max_plies: None,
             adjudicate: false,
             time_margin: Duration::from_millis(100),
@@ -121,8 +125,51 @@ impl<P: Position> Setup<P> {
         }
     }
 
-    /// How the time control reads in the record.
+    /// The clock and limits of the side playing `color`.
+    pub fn side(&self, color: Color) -> SideLimits {
+        self.sides[color.index()].unwrap_or(SideLimits {
+            time_control: self.time_control,
+            limits: self.limits,
+        })
+    }
+
+    /// How the time control reads in the record: one for both sides, or each side's
+    /// (`white 10+0.1; black 5+0.05`) when they differ.
     fn time_control_text(&self) -> String {
+        let (white, black) = (self.side(Color::White), self.side(Color::Black));
+        if white == black {
+            white.text()
+        } else {
+            format!("white {}; black {}", white.text(), black.text())
+        }
+    }
+}
+
+/// One side's clock and per-move limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SideLimits {
+    /// Its clock.
+    pub time_control: TimeControl,
+    /// Its per-move limits.
+    pub limits: Limits,
+}
+
+impl SideLimits {
+    /// The limits of an engine's own `limits` table.
+    pub fn of(l: &tourney_model::job::MoveLimits) -> SideLimits {
+        SideLimits {
+            time_control: l.time_control,
+            limits: Limits {
+                nodes: l.nodes,
+                depth: l.depth,
+                movetime: l.movetime_ms.map(Duration::from_millis),
+                clock: None,
+            },
+        }
+    }
+
+    /// As records write it: `10+0.1`, `nodes=500`, `inf`, `5+0.05,movetime=100`.
+    fn text(&self) -> String {
         let mut parts = Vec::new();
         if self.time_control != TimeControl::Infinite || self.limits.is_infinite() {
             parts.push(self.time_control.to_string());
@@ -232,15 +279,17 @@ pub fn play<'a, P: Adjudicate>(
             score: None,
         });
     }
-    let (period_moves, base, increment) = match setup.time_control {
+    // Each side's clock: its period, base and increment, and what is left of it.
+    let sides = Color::ALL.map(|c| setup.side(c));
+    let periods = sides.map(|side| match side.time_control {
         TimeControl::Infinite => (None, None, Duration::ZERO),
         TimeControl::Clock {
             moves,
             base,
             increment,
         } => (moves, Some(base), increment),
-    };
-    let mut clocks = [0, 1].map(|_| SideClock {
+    });
+    let mut clocks = periods.map(|(_, base, _)| SideClock {
         left: base.unwrap_or_default(),
         moves: 0,
     });
@@ -276,17 +325,21 @@ pub fn play<'a, P: Adjudicate>(
         }
         let mover = game.position().turn();
         let clock = &clocks[mover.index()];
+        let (period_moves, base, increment) = periods[mover.index()];
+        let limits = sides[mover.index()].limits;
+        let clock_of = |c: Color| periods[c.index()].1.map(|_| ms(clocks[c.index()].left));
+        let increment_of = |c: Color| periods[c.index()].1.map(|_| ms(periods[c.index()].2));
         let go = Go {
-            wtime: base.map(|_| ms(clocks[Color::White.index()].left)),
-            btime: base.map(|_| ms(clocks[Color::Black.index()].left)),
-            winc: base.map(|_| ms(increment)),
-            binc: base.map(|_| ms(increment)),
+            wtime: clock_of(Color::White),
+            btime: clock_of(Color::Black),
+            winc: increment_of(Color::White),
+            binc: increment_of(Color::Black),
             movestogo: period_moves.map(|p| p - clock.moves % p),
-            movetime: setup.limits.movetime.map(ms),
-            nodes: setup.limits.nodes,
-            depth: setup.limits.depth,
+            movetime: limits.movetime.map(ms),
+            nodes: limits.nodes,
+            depth: limits.depth,
         };
-        let allowed = match (base, setup.limits.movetime) {
+        let allowed = match (base, limits.movetime) {
             (Some(_), Some(t)) => Some(clock.left.min(t)),
             (Some(_), None) => Some(clock.left),
             (None, t) => t,

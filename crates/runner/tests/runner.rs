@@ -278,3 +278,53 @@ fn a_game_seed_varies_seeded_players_and_replays_exactly() {
     );
     assert_eq!(own, moves(0).0);
 }
+
+#[test]
+fn each_side_may_have_its_own_clock_and_limits() {
+    let mut setup = Setup::<Loa>::new(Default::default());
+    setup.max_plies = Some(16);
+    let depth = |d| {
+        Some(tourney_runner::SideLimits {
+            time_control: TimeControl::Infinite,
+            limits: Limits {
+                depth: Some(d),
+                ..Limits::default()
+            },
+        })
+    };
+    setup.sides[tourney_rules::Color::White.index()] = depth(1);
+    setup.sides[tourney_rules::Color::Black.index()] = depth(3);
+    let record = game(&setup, "ab", "ab");
+    assert_eq!(record.time_control, "white depth=1; black depth=3");
+    // LOA: Black moves first, so Black has the even plies.
+    let depths: Vec<(usize, Option<u32>)> = record
+        .moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i % 2, m.depth))
+        .collect();
+    assert!(
+        depths
+            .iter()
+            .all(|&(side, d)| d == Some(if side == 0 { 3 } else { 1 })),
+        "{depths:?}"
+    );
+    // The same limits for both read as one.
+    setup.sides = [depth(2), depth(2)];
+    assert_eq!(game(&setup, "ab", "ab").time_control, "depth=2");
+    // A clock for one side only: the other is told nothing of it.
+    setup.sides = [
+        None,
+        Some(tourney_runner::SideLimits {
+            time_control: "2+0.1".parse().unwrap(),
+            limits: Limits::default(),
+        }),
+    ];
+    setup.limits = Limits {
+        nodes: Some(200),
+        ..Limits::default()
+    };
+    let record = game(&setup, "ab", "ab");
+    assert_eq!(record.time_control, "white 2+0.1; black nodes=200");
+    assert!(!record.termination.is_failure(), "{:?}", record.detail);
+}

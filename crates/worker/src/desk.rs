@@ -240,6 +240,7 @@ mod tests {
         tourney_model::job::Engine {
             name: name.into(),
             kind: tourney_model::job::EngineKind::BuiltIn("random".into()),
+            limits: None,
         }
     }
 

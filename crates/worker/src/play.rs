@@ -14,7 +14,8 @@ use tourney_rules::with_position;
 
 use crate::WorkerMetrics;
 use tourney_runner::{
-    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, pair_seats, play,
+    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, SideLimits,
+    pair_seats, play,
 };
 
 use crate::Client;
@@ -260,6 +261,10 @@ fn play_typed<P: Heuristics + Adjudicate>(
                 player: b.contestant(),
             },
         );
+        // Engines with limits of their own (time odds) keep them whichever colour they play.
+        let own = |e: &tourney_model::job::Engine| e.limits.as_ref().map(SideLimits::of);
+        setup.sides[first_has.index()] = own(first);
+        setup.sides[first_has.opponent().index()] = own(second);
         setup.meta.insert("game".into(), (game as u64).into());
         setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
         match play(&setup, white, black, &mut |_| {}) {
