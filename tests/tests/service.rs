@@ -942,14 +942,14 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_engine_with_its_own_limits_keeps_them_in_both_colours() {
+async fn an_engine_with_its_own_limits_keeps_them_in_both_colours_and_clocks_scale() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let config = MatchFile {
         name: "odds",
         pairs: 2,
         openings: "{ file = \"one.txt\" }",
-        limits: "{ depth = 2 }",
+        limits: "{ depth = 2, movetime = 2000, scale = \"nps\" }",
         adjudication: Some("{ max_plies = 12 }"),
         engines: [("deep", "ab"), ("shallow", "ab")],
         ..Default::default()
@@ -970,11 +970,14 @@ async fn an_engine_with_its_own_limits_keeps_them_in_both_colours() {
             "black"
         };
         let expected = if deep_plays == "white" {
-            "white depth=3; black depth=2"
+            "white depth=3; black depth=2,movetime=2000"
         } else {
-            "white depth=2; black depth=3"
+            "white depth=2,movetime=2000; black depth=3"
         };
         assert_eq!(g["time_control"], expected, "{g}");
+        // Scaled by the worker's measured speed, within 4x either way.
+        let scale: f64 = g["meta"]["clock_scale"].as_str().unwrap().parse().unwrap();
+        assert!((0.25..=4.0).contains(&scale), "{g}");
         // LOA: Black moves first; each side searched to its own depth.
         let deep_moves_first = deep_plays == "black";
         for (i, m) in g["moves"].as_array().unwrap().iter().enumerate() {

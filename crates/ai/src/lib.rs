@@ -34,6 +34,7 @@ mod mcts;
 mod random;
 mod rng;
 mod spec;
+pub mod speed;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

@@ -230,6 +230,7 @@ fn validate(args: &BenchArgs) -> Result<()> {
         adjudicate: false,
         margin_ms: 100,
         engine_limits: Default::default(),
+        scale_by_speed: false,
     };
     let mut records = Vec::new();
     for opening in &openings {

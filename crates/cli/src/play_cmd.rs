@@ -167,6 +167,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
         adjudicate: args.adjudicate,
         margin_ms: args.margin,
         engine_limits: Default::default(),
+        scale_by_speed: false,
     };
     let mut setup = Setup::<P>::from_settings(&settings)
         .map_err(anyhow::Error::msg)

@@ -29,6 +29,8 @@ pub struct GameSettings {
     pub adjudicate: bool,
     /// Milliseconds over the clock before a time forfeit.
     pub margin_ms: u64,
+    /// Scale clocks and movetimes by the worker's speed (`limits.scale = "nps"`).
+    pub scale_by_speed: bool,
     /// What outside engines' processes may use.
     pub engine_limits: crate::tournament::EngineLimits,
 }
@@ -48,6 +50,7 @@ impl GameSettings {
             max_plies: config.adjudication.max_plies,
             adjudicate: config.adjudication.regions,
             margin_ms: l.margin,
+            scale_by_speed: l.scale == crate::tournament::ClockScale::Nps,
             engine_limits: config.engine_limits,
         }
     }

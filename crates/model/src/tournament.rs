@@ -319,6 +319,21 @@ pub struct LimitSettings {
     /// Extra milliseconds over the clock before a time forfeit.
     #[serde(default = "margin")]
     pub margin: u64,
+    /// `"nps"`: every clock and movetime scaled by the worker's speed, measured by a fixed
+    /// built-in benchmark, so that a slower worker gets proportionally more time.
+    #[serde(default)]
+    pub scale: ClockScale,
+}
+
+/// How clocks are scaled on each worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockScale {
+    /// As written.
+    #[default]
+    None,
+    /// By the worker's speed against the reference machine's.
+    Nps,
 }
 
 fn margin() -> u64 {
@@ -333,6 +348,12 @@ impl LimitSettings {
             && let Err(e) = tc.parse::<TimeControl>()
         {
             return Some(("tc", e.to_string()));
+        }
+        if self.scale == ClockScale::Nps && self.tc.is_none() && self.movetime.is_none() {
+            return Some((
+                "scale",
+                "scale = \"nps\" scales a clock or a movetime: give tc or movetime".into(),
+            ));
         }
         if self.tc.is_none()
             && self.nodes.is_none()
@@ -1262,6 +1283,15 @@ options = { Hash = 64 }
             "{e}"
         );
         assert!(e.to_string().contains("tc: base time 'soon'"), "{e}");
+        assert!(!crate::job::GameSettings::of(&c).scale_by_speed);
+        let scaled = text.replace("tc = \"10+0.1\" }", "tc = \"10+0.1\", scale = \"nps\" }");
+        let c = TournamentConfig::parse(&scaled, "odds.toml").unwrap();
+        assert!(crate::job::GameSettings::of(&c).scale_by_speed);
+        let nothing_to_scale = "name = \"n\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
+                                limits = { nodes = 5, scale = \"nps\" }\n[[engine]]\nname = \"a\"\nplayer = \"ab\"\n\
+                                [[engine]]\nname = \"b\"\nplayer = \"ab\"\n";
+        let e = TournamentConfig::parse(nothing_to_scale, "n.toml").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("limits.scale"), "{e}");
         let empty = text.replace("limits = { tc = \"2+0.02\" }", "limits = { }");
         let e = TournamentConfig::parse(&empty, "odds.toml").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("engine[0].limits"), "{e}");

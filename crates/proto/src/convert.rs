@@ -63,6 +63,7 @@ impl From<&GameSettings> for pb::GameSettings {
             max_plies: s.max_plies,
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
+            scale_by_speed: s.scale_by_speed,
             engine_limits: Some(pb::EngineLimits {
                 memory_mb: s.engine_limits.memory_mb,
                 cpu_seconds: s.engine_limits.cpu_seconds,
@@ -90,6 +91,7 @@ impl TryFrom<pb::GameSettings> for GameSettings {
             max_plies: s.max_plies,
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
+            scale_by_speed: s.scale_by_speed,
             engine_limits: match s.engine_limits {
                 None => EngineLimits::default(),
                 Some(l) => {
@@ -266,6 +268,7 @@ mod tests {
                 max_plies: Some(300),
                 adjudicate: true,
                 margin_ms: 100,
+                scale_by_speed: true,
                 engine_limits: tourney_model::tournament::EngineLimits {
                     memory_mb: 512,
                     network: true,

@@ -65,6 +65,9 @@ pub struct Setup<P: Position> {
     /// A side's own clock and limits in place of `time_control` and `limits` (time odds),
     /// by colour index.
     pub sides: [Option<SideLimits>; 2],
+    /// Every clock and movetime is multiplied by this (a worker's speed factor; 1: as
+    /// written).
+    pub clock_scale: f64,
     /// Draw when this many plies have been played.
     pub max_plies: Option<u32>,
     /// Apply [`Adjudicate`] (Amazons: decide once the board is split).
@@ -116,6 +119,7 @@ impl<P: Position> Setup<P> {
             time_control: TimeControl::Infinite,
             limits: Limits::default(),
             sides: [None; 2],
+            clock_scale: 1.0,
             max_plies: None,
             adjudicate: false,
             time_margin: Duration::from_millis(100),
@@ -280,14 +284,19 @@ pub fn play<'a, P: Adjudicate>(
         });
     }
     // Each side's clock: its period, base and increment, and what is left of it.
-    let sides = Color::ALL.map(|c| setup.side(c));
+    let scale = |d: Duration| d.mul_f64(setup.clock_scale);
+    let sides = Color::ALL.map(|c| {
+        let mut side = setup.side(c);
+        side.limits.movetime = side.limits.movetime.map(scale);
+        side
+    });
     let periods = sides.map(|side| match side.time_control {
         TimeControl::Infinite => (None, None, Duration::ZERO),
         TimeControl::Clock {
             moves,
             base,
             increment,
-        } => (moves, Some(base), increment),
+        } => (moves, Some(scale(base)), scale(increment)),
     });
     let mut clocks = periods.map(|(_, base, _)| SideClock {
         left: base.unwrap_or_default(),

@@ -328,3 +328,73 @@ fn each_side_may_have_its_own_clock_and_limits() {
     assert_eq!(record.time_control, "white 2+0.1; black nodes=200");
     assert!(!record.termination.is_failure(), "{:?}", record.detail);
 }
+
+/// A player that plays the first random move at once and keeps what each `go` said.
+struct Recorder(Vec<tourney_runner::protocol::Go>);
+
+impl tourney_runner::Contestant<Loa> for Recorder {
+    fn spec(&self) -> String {
+        "recorder".into()
+    }
+    fn new_game(
+        &mut self,
+        _: <Loa as Position>::Rules,
+        _: u64,
+    ) -> Result<(), tourney_runner::Unfit> {
+        Ok(())
+    }
+    fn go(
+        &mut self,
+        game: &Game<Loa>,
+        go: &tourney_runner::protocol::Go,
+        _: Duration,
+    ) -> Result<tourney_runner::Reply, tourney_runner::Failure> {
+        self.0.push(go.clone());
+        Ok(tourney_runner::Reply {
+            mv: game.position().random_move(1).unwrap().to_string(),
+            nodes: None,
+            depth: None,
+            score: None,
+        })
+    }
+}
+
+#[test]
+fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
+    let mut setup = Setup::<Loa>::new(Default::default());
+    setup.max_plies = Some(4);
+    setup.time_control = "10+0.5".parse().unwrap();
+    setup.limits.movetime = Some(Duration::from_millis(400));
+    setup.clock_scale = 1.5;
+    let (mut white, mut black) = (Recorder(Vec::new()), Recorder(Vec::new()));
+    let record = play(
+        &setup,
+        Seat {
+            name: "w".into(),
+            player: &mut white,
+        },
+        Seat {
+            name: "b".into(),
+            player: &mut black,
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(record.termination, Termination::MaxPlies);
+    // Black moves first in LOA: its first `go` sees both clocks untouched, scaled.
+    let first = &black.0[0];
+    assert_eq!(
+        (
+            first.wtime,
+            first.btime,
+            first.winc,
+            first.binc,
+            first.movetime
+        ),
+        (Some(15_000), Some(15_000), Some(750), Some(750), Some(600))
+    );
+    assert!(
+        white.0[0].btime.unwrap() >= 15_000,
+        "black's increment, scaled, came back"
+    );
+}

@@ -262,6 +262,7 @@ mod tests {
                     adjudicate: false,
                     margin_ms: 100,
                     engine_limits: Default::default(),
+                    scale_by_speed: false,
                 },
                 first: engine("a"),
                 second: engine("b"),

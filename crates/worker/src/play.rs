@@ -210,6 +210,22 @@ impl<P: Heuristics> Side<P> {
     }
 }
 
+/// This worker's clock factor for `scale = "nps"` tournaments: its speed on the built-in
+/// benchmark against the reference machine's, measured once (a fraction of a second).
+fn clock_scale() -> f64 {
+    static SCALE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *SCALE.get_or_init(|| {
+        let nps = tourney_ai::speed::nodes_per_second();
+        let scale = tourney_ai::speed::clock_scale(nps);
+        tracing::info!(
+            nodes_per_second = nps as u64,
+            scale,
+            "speed measured for scaled clocks"
+        );
+        scale
+    })
+}
+
 fn play_typed<P: Heuristics + Adjudicate>(
     job: &PairJob,
     cancelled: &AtomicBool,
@@ -218,6 +234,13 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
     setup.start = job.opening.parse().map_err(PlayError::Opening)?;
+    if settings.scale_by_speed {
+        setup.clock_scale = clock_scale();
+        setup.meta.insert(
+            "clock_scale".into(),
+            format!("{:.3}", setup.clock_scale).into(),
+        );
+    }
     setup
         .meta
         .insert("tournament".into(), settings.tournament_name.clone().into());
