@@ -231,6 +231,7 @@ fn validate(args: &BenchArgs) -> Result<()> {
         margin_ms: 100,
         engine_limits: Default::default(),
         scale_by_speed: false,
+        score_rules: Default::default(),
     };
     let mut records = Vec::new();
     for opening in &openings {

@@ -168,6 +168,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
         margin_ms: args.margin,
         engine_limits: Default::default(),
         scale_by_speed: false,
+        score_rules: Default::default(),
     };
     let mut setup = Setup::<P>::from_settings(&settings)
         .map_err(anyhow::Error::msg)

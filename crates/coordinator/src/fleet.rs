@@ -401,6 +401,7 @@ mod tests {
                     time_ms: 1,
                     nodes: Some(nodes),
                     notation: "b1-b3".parse().unwrap(),
+                    score: None,
                 };
                 plies
             ],

@@ -31,6 +31,8 @@ pub struct GameSettings {
     pub margin_ms: u64,
     /// Scale clocks and movetimes by the worker's speed (`limits.scale = "nps"`).
     pub scale_by_speed: bool,
+    /// Resign and draw adjudication by the engines' scores.
+    pub score_rules: crate::adjudication::ScoreRules,
     /// What outside engines' processes may use.
     pub engine_limits: crate::tournament::EngineLimits,
 }
@@ -51,6 +53,7 @@ impl GameSettings {
             adjudicate: config.adjudication.regions,
             margin_ms: l.margin,
             scale_by_speed: l.scale == crate::tournament::ClockScale::Nps,
+            score_rules: config.adjudication.score_rules(),
             engine_limits: config.engine_limits,
         }
     }

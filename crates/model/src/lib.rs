@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+pub mod adjudication;
 pub mod job;
 mod record;
 pub mod replay;

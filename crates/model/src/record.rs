@@ -313,6 +313,15 @@ pub struct MoveCost {
     /// The move's notation, kept inline (no allocation).
     #[serde(rename = "move")]
     pub notation: Notation,
+    /// The mover's score in centi-units (`cp 35`; `win`/`loss` near
+    /// [`crate::adjudication::DECISIVE`]), if it gave one that reads.
+    #[serde(default, deserialize_with = "score_centi")]
+    pub score: Option<i32>,
+}
+
+fn score_centi<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    let text: Option<String> = Option::deserialize(d)?;
+    Ok(text.as_deref().and_then(crate::adjudication::centi))
 }
 
 /// A move's notation (`b1-b3`, `d1-d7/g7`, `pass`), up to 15 bytes, stored inline.

@@ -129,6 +129,26 @@ fn check_typed<P: Position>(
         Termination::Adjudication if settings.adjudicate && record.result != GameResult::Draw => {
             Ok(())
         }
+        Termination::Adjudication if settings.score_rules.any() => {
+            // The engines' scores must call it at the last ply, with this result, and not
+            // before.
+            let scores: Vec<Option<i32>> = record.moves.iter().map(|m| m.score).collect();
+            let first = start.turn();
+            let verdict = settings.score_rules.verdict(first, &scores);
+            let earlier =
+                (1..plies).find(|&n| settings.score_rules.verdict(first, &scores[..n]).is_some());
+            match (verdict, earlier) {
+                (_, Some(n)) => Err(ending(format!("the scores called it after {n} plies"))),
+                (Some((winner, _)), None) if GameResult::of_winner(winner) == record.result => {
+                    Ok(())
+                }
+                (Some((winner, _)), None) => Err(ending(format!(
+                    "the scores call it {}",
+                    GameResult::of_winner(winner).as_str()
+                ))),
+                (None, None) => Err(ending("the scores do not call it".into())),
+            }
+        }
         Termination::Adjudication => Err(ending("the tournament does not adjudicate".into())),
         // An engine's failure loses for the side that was to move.
         Termination::IllegalMove

@@ -378,6 +378,20 @@ pub struct AdjudicationSettings {
     /// Amazons: decide once the board is split into regions of one side each.
     #[serde(default)]
     pub regions: bool,
+    /// Resign when both engines' scores agree that one side wins.
+    pub resign: Option<crate::adjudication::ResignRule>,
+    /// Draw when both engines' scores agree that the game is even.
+    pub draw: Option<crate::adjudication::DrawRule>,
+}
+
+impl AdjudicationSettings {
+    /// The score rules of these settings.
+    pub fn score_rules(&self) -> crate::adjudication::ScoreRules {
+        crate::adjudication::ScoreRules {
+            resign: self.resign,
+            draw: self.draw,
+        }
+    }
 }
 
 /// What an outside engine's process may use, on every worker: the tournament file's
@@ -893,6 +907,37 @@ impl TournamentConfig {
             return at(
                 "format",
                 "format says how an openings file is written: give file = \"...\"".into(),
+            );
+        }
+        let adjudication = |key: &str, message: String| {
+            Err((
+                Some(("adjudication", 0)),
+                format!("adjudication.{key}"),
+                message,
+            ))
+        };
+        if let Some(r) = self.adjudication.resign
+            && (!(1..crate::adjudication::DECISIVE).contains(&r.score)
+                || !(1..=100).contains(&r.moves))
+        {
+            return adjudication(
+                "resign",
+                format!(
+                    "score must be 1 to {}, moves 1 to 100",
+                    crate::adjudication::DECISIVE - 1
+                ),
+            );
+        }
+        if let Some(d) = self.adjudication.draw
+            && (!(0..crate::adjudication::DECISIVE).contains(&d.score)
+                || !(1..=100).contains(&d.moves))
+        {
+            return adjudication(
+                "draw",
+                format!(
+                    "score must be 0 to {}, moves 1 to 100",
+                    crate::adjudication::DECISIVE - 1
+                ),
             );
         }
         if let Some((key, message)) = self.limits.problem() {

@@ -4,6 +4,7 @@
 //! is an error here, at the edge where the bytes come in.
 
 use tourney_model::TimeControl;
+use tourney_model::adjudication::{DrawRule, ResignRule, ScoreRules};
 use tourney_model::job::{Engine, EngineKind, GameSettings, MoveLimits, PairJob};
 use tourney_model::tournament::EngineLimits;
 use tourney_model::version::EngineVersion;
@@ -64,6 +65,16 @@ impl From<&GameSettings> for pb::GameSettings {
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
             scale_by_speed: s.scale_by_speed,
+            resign: s.score_rules.resign.map(|r| pb::ScoreRule {
+                score: r.score,
+                moves: r.moves,
+                after: 0,
+            }),
+            draw: s.score_rules.draw.map(|d| pb::ScoreRule {
+                score: d.score,
+                moves: d.moves,
+                after: d.after,
+            }),
             engine_limits: Some(pb::EngineLimits {
                 memory_mb: s.engine_limits.memory_mb,
                 cpu_seconds: s.engine_limits.cpu_seconds,
@@ -92,6 +103,17 @@ impl TryFrom<pb::GameSettings> for GameSettings {
             adjudicate: s.adjudicate,
             margin_ms: s.margin_ms,
             scale_by_speed: s.scale_by_speed,
+            score_rules: ScoreRules {
+                resign: s.resign.map(|r| ResignRule {
+                    score: r.score,
+                    moves: r.moves,
+                }),
+                draw: s.draw.map(|d| DrawRule {
+                    score: d.score,
+                    moves: d.moves,
+                    after: d.after,
+                }),
+            },
             engine_limits: match s.engine_limits {
                 None => EngineLimits::default(),
                 Some(l) => {
@@ -269,6 +291,17 @@ mod tests {
                 adjudicate: true,
                 margin_ms: 100,
                 scale_by_speed: true,
+                score_rules: ScoreRules {
+                    resign: Some(ResignRule {
+                        score: 600,
+                        moves: 3,
+                    }),
+                    draw: Some(DrawRule {
+                        score: 10,
+                        moves: 8,
+                        after: 60,
+                    }),
+                },
                 engine_limits: tourney_model::tournament::EngineLimits {
                     memory_mb: 512,
                     network: true,

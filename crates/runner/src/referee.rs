@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use tourney_ai::Limits;
+use tourney_model::adjudication::{ScoreRules, centi};
 use tourney_model::job::GameSettings;
 use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination, TimeControl};
 use tourney_rules::{Amazons, Color, EndReason, Game, Loa, Position};
@@ -72,6 +73,8 @@ pub struct Setup<P: Position> {
     pub max_plies: Option<u32>,
     /// Apply [`Adjudicate`] (Amazons: decide once the board is split).
     pub adjudicate: bool,
+    /// Resign and draw by the engines' scores.
+    pub score_rules: ScoreRules,
     /// Grace time on top of the clock before a time forfeit.
     pub time_margin: Duration,
     /// How long a player without a clock may think before it is unresponsive.
@@ -105,6 +108,7 @@ impl<P: Position> Setup<P> {
             },
             max_plies: settings.max_plies,
             adjudicate: settings.adjudicate,
+            score_rules: settings.score_rules,
             time_margin: Duration::from_millis(settings.margin_ms),
             ..Setup::new(rules)
         })
@@ -122,6 +126,7 @@ impl<P: Position> Setup<P> {
             clock_scale: 1.0,
             max_plies: None,
             adjudicate: false,
+            score_rules: ScoreRules::default(),
             time_margin: Duration::from_millis(100),
             unresponsive: Duration::from_secs(60),
             seed: 0,
@@ -331,6 +336,14 @@ pub fn play<'a, P: Adjudicate>(
                 Termination::Adjudication,
                 Some("the board is split into regions".into()),
             );
+        }
+        if setup.score_rules.any() {
+            let scores: Vec<Option<i32>> = (moves.iter())
+                .map(|m| m.score.as_deref().and_then(centi))
+                .collect();
+            if let Some((w, why)) = setup.score_rules.verdict(setup.start.turn(), &scores) {
+                break (w, Termination::Adjudication, Some(why));
+            }
         }
         let mover = game.position().turn();
         let clock = &clocks[mover.index()];

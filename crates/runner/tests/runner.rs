@@ -329,8 +329,9 @@ fn each_side_may_have_its_own_clock_and_limits() {
     assert!(!record.termination.is_failure(), "{:?}", record.detail);
 }
 
-/// A player that plays the first random move at once and keeps what each `go` said.
-struct Recorder(Vec<tourney_runner::protocol::Go>);
+/// A player that plays the first random move at once, giving `score` if any, and keeps
+/// what each `go` said.
+struct Recorder(Vec<tourney_runner::protocol::Go>, Option<&'static str>);
 
 impl tourney_runner::Contestant<Loa> for Recorder {
     fn spec(&self) -> String {
@@ -354,7 +355,7 @@ impl tourney_runner::Contestant<Loa> for Recorder {
             mv: game.position().random_move(1).unwrap().to_string(),
             nodes: None,
             depth: None,
-            score: None,
+            score: self.1.map(str::to_string),
         })
     }
 }
@@ -366,7 +367,7 @@ fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
     setup.time_control = "10+0.5".parse().unwrap();
     setup.limits.movetime = Some(Duration::from_millis(400));
     setup.clock_scale = 1.5;
-    let (mut white, mut black) = (Recorder(Vec::new()), Recorder(Vec::new()));
+    let (mut white, mut black) = (Recorder(Vec::new(), None), Recorder(Vec::new(), None));
     let record = play(
         &setup,
         Seat {
@@ -396,5 +397,107 @@ fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
     assert!(
         white.0[0].btime.unwrap() >= 15_000,
         "black's increment, scaled, came back"
+    );
+}
+
+#[test]
+fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
+    use tourney_model::adjudication::{DrawRule, ResignRule, ScoreRules};
+    let mut settings = tourney_model::job::GameSettings {
+        tournament_name: "t".into(),
+        game: tourney_rules::GameKind::Loa,
+        rules: String::new(),
+        time_control: TimeControl::Infinite,
+        nodes: Some(1),
+        depth: None,
+        movetime_ms: None,
+        max_plies: Some(40),
+        adjudicate: false,
+        margin_ms: 100,
+        engine_limits: Default::default(),
+        scale_by_speed: false,
+        score_rules: ScoreRules {
+            resign: Some(ResignRule {
+                score: 600,
+                moves: 2,
+            }),
+            draw: Some(DrawRule {
+                score: 10,
+                moves: 3,
+                after: 20,
+            }),
+        },
+    };
+    let play_with =
+        |settings: &tourney_model::job::GameSettings, white: &'static str, black: &'static str| {
+            let setup = Setup::<Loa>::from_settings(settings).unwrap();
+            let (mut w, mut b) = (
+                Recorder(Vec::new(), Some(white)),
+                Recorder(Vec::new(), Some(black)),
+            );
+            play(
+                &setup,
+                Seat {
+                    name: "w".into(),
+                    player: &mut w,
+                },
+                Seat {
+                    name: "b".into(),
+                    player: &mut b,
+                },
+                &mut |_| {},
+            )
+            .unwrap()
+        };
+    // White sees itself 7 up, Black sees itself 7 down: two moves each, then White wins.
+    let record = play_with(&settings, "cp 700", "cp -700");
+    assert_eq!(
+        (
+            record.termination,
+            record.result.as_str(),
+            record.moves.len()
+        ),
+        (Termination::Adjudication, "1-0", 4)
+    );
+    assert!(
+        record.detail.as_deref().unwrap().starts_with("resign: "),
+        "{:?}",
+        record.detail
+    );
+    let summary = |r: &tourney_model::GameRecord| -> tourney_model::GameSummary {
+        serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap()
+    };
+    let start = record.start.clone();
+    assert_eq!(
+        tourney_model::replay::check(&summary(&record), &start, &settings),
+        Ok(())
+    );
+    // A record whose scores do not call it, or call it otherwise, is refused.
+    let mut doctored = record.clone();
+    doctored.moves[1].score = Some("cp 100".into());
+    assert!(tourney_model::replay::check(&summary(&doctored), &start, &settings).is_err());
+    let mut reversed = record.clone();
+    reversed.result = tourney_model::GameResult::BlackWins;
+    assert!(tourney_model::replay::check(&summary(&reversed), &start, &settings).is_err());
+    // Even scores draw, but not before ply 20.
+    let record = play_with(&settings, "cp 3", "cp -2");
+    assert_eq!(
+        (
+            record.termination,
+            record.result.as_str(),
+            record.moves.len()
+        ),
+        (Termination::Adjudication, "1/2-1/2", 20)
+    );
+    assert_eq!(
+        tourney_model::replay::check(&summary(&record), &start, &settings),
+        Ok(())
+    );
+    // Without the rules the same record is refused, and the game plays on.
+    settings.score_rules = ScoreRules::default();
+    assert!(tourney_model::replay::check(&summary(&record), &start, &settings).is_err());
+    assert_ne!(
+        play_with(&settings, "cp 3", "cp -2").termination,
+        Termination::Adjudication
     );
 }

@@ -263,6 +263,7 @@ mod tests {
                     margin_ms: 100,
                     engine_limits: Default::default(),
                     scale_by_speed: false,
+                    score_rules: Default::default(),
                 },
                 first: engine("a"),
                 second: engine("b"),
