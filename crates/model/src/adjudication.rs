@@ -68,7 +68,13 @@ impl ScoreRules {
     /// (`None`: a draw) and why, when a rule holds at the last ply.
     pub fn verdict(&self, first: Color, scores: &[Option<i32>]) -> Option<(Option<Color>, String)> {
         let plies = scores.len();
-        let mover = |i: usize| if i.is_multiple_of(2) { first } else { first.opponent() };
+        let mover = |i: usize| {
+            if i.is_multiple_of(2) {
+                first
+            } else {
+                first.opponent()
+            }
+        };
         // The last `n` plies' scores from White's view, if all were given.
         let window = |n: usize| -> Option<Vec<i32>> {
             if n == 0 || plies < n {
