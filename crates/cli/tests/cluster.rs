@@ -716,7 +716,22 @@ fn a_worker_running_as_root_refuses_outside_engines_unless_given_a_user_for_them
     let dir = tempfile::tempdir().unwrap();
     let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
     let _coordinator = Reaped(coordinator);
-    let outside = format!("{} engine ab:depth=1", env!("CARGO_BIN_EXE_tourney"));
+    // A small program (uploaded like any engine's), which runs this binary's engine.
+    let program = dir.path().join("engine.sh");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\nexec {} engine ab:depth=1\n",
+            env!("CARGO_BIN_EXE_tourney")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let outside = program.display().to_string();
     let text = MatchFile {
         name: "root",
         pairs: 2,
