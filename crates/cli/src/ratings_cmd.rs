@@ -190,6 +190,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         openings: Vec::new(),
         engine_failures: Vec::new(),
         workers: Default::default(),
+        timeline: None,
     };
     let format = if args.json { Format::Json } else { args.format };
     let out = match format {

@@ -1224,6 +1224,11 @@ async fn versions_are_used_by_name_never_changed_once_played_and_rated_on_one_ti
             .to_string()
             .contains("anchor 'v4'")
     );
+    // A tournament between versions shows them all in its HTML report.
+    let (_, report) = c.report_of(second).unwrap();
+    let html = report.html();
+    assert!(html.contains("<section id=\"timeline\">"), "{html}");
+    assert!(html.contains(&format!("<a href=\"/#t={first}\">#{first}</a>")));
 
     // Listed oldest first.
     let versions = c.versions();

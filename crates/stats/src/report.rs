@@ -267,6 +267,9 @@ pub struct Report {
     pub engine_failures: Vec<(String, String, u64)>,
     /// The workers that played the games (empty when not known, as for a file of games).
     pub workers: WorkersReport,
+    /// For a tournament between registered engine versions: every version on one scale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineReport>,
 }
 
 /// The most openings a report lists.
@@ -658,6 +661,22 @@ impl Report {
             }
             page += "</table></section>\n";
         }
+        if let Some(t) = &self.timeline {
+            page += "<section id=\"timeline\"><h2>Versions timeline</h2>\n";
+            let _ = writeln!(
+                page,
+                "<p>Every registered version on one scale, from {} games between versions of all tournaments; {} at 0.</p>",
+                t.games,
+                escape(if t.anchor.is_empty() {
+                    "nothing"
+                } else {
+                    &t.anchor
+                })
+            );
+            page += &t.chart();
+            page += &t.table_html(|id| format!("/#t={id}"));
+            page += "</section>\n";
+        }
         page += "</body></html>\n";
         page
     }
@@ -962,7 +981,16 @@ impl TimelineReport {
             })
         );
         page += &self.chart();
-        page += "<table id=\"versions\"><tr><th>Version</th><th>Parent</th><th>Elo</th><th>95 %</th><th>Games</th><th>Score</th><th>Measured by</th><th>Plays</th></tr>\n";
+        page += &self.table_html(link);
+        page += "</body></html>\n";
+        page
+    }
+
+    /// The versions as an HTML table, each tournament linked by `link` (its URL).
+    pub fn table_html(&self, link: impl Fn(u64) -> String) -> String {
+        let mut table = String::from(
+            "<table id=\"versions\"><tr><th>Version</th><th>Parent</th><th>Elo</th><th>95 %</th><th>Games</th><th>Score</th><th>Measured by</th><th>Plays</th></tr>\n",
+        );
         for r in &self.rows {
             let links: Vec<String> = r
                 .tournaments
@@ -977,7 +1005,7 @@ impl TimelineReport {
                 None => ("–".into(), "no games".into()),
             };
             let _ = writeln!(
-                page,
+                table,
                 "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{elo}</td><td>{interval}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>",
                 escape(&r.name),
                 escape(&r.parent),
@@ -987,8 +1015,7 @@ impl TimelineReport {
                 escape(&r.plays)
             );
         }
-        page += "</table>\n</body></html>\n";
-        page
+        table + "</table>\n"
     }
 
     /// Elo by version (oldest on the left) with 95 % intervals, as SVG (empty when no

@@ -74,6 +74,7 @@ fn report() -> Report {
                 excluded: Some("since 2026-12-01 04:00:00 UTC: cheats".into()),
             }],
         },
+        timeline: None,
     }
 }
 
