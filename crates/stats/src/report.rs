@@ -663,18 +663,7 @@ impl Report {
         }
         if let Some(t) = &self.timeline {
             page += "<section id=\"timeline\"><h2>Versions timeline</h2>\n";
-            let _ = writeln!(
-                page,
-                "<p>Every registered version on one scale, from {} games between versions of all tournaments; {} at 0.</p>",
-                t.games,
-                escape(if t.anchor.is_empty() {
-                    "nothing"
-                } else {
-                    &t.anchor
-                })
-            );
-            page += &t.chart();
-            page += &t.table_html(|id| format!("/#t={id}"));
+            page += &t.body_html(|id| format!("/#t={id}"));
             page += "</section>\n";
         }
         page += "</body></html>\n";
@@ -970,20 +959,26 @@ impl TimelineReport {
              td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}\
              td.name{text-align:left}</style></head><body>\n<h1>Engine versions: timeline</h1>\n",
         );
-        let _ = writeln!(
-            page,
-            "<p>{} games between versions, rated jointly (BayesElo); {} at 0.</p>",
-            self.games,
-            escape(if self.anchor.is_empty() {
-                "nothing"
-            } else {
-                &self.anchor
-            })
-        );
-        page += &self.chart();
-        page += &self.table_html(link);
+        page += &self.body_html(link);
         page += "</body></html>\n";
         page
+    }
+
+    /// What the page shows, without the page: a line saying what was rated, the chart and
+    /// the table (each tournament linked by `link`).
+    pub fn body_html(&self, link: impl Fn(u64) -> String) -> String {
+        let anchor = if self.anchor.is_empty() {
+            "nothing"
+        } else {
+            &self.anchor
+        };
+        format!(
+            "<p>{} games between versions of all tournaments, rated jointly (BayesElo); {} at 0.</p>\n{}{}",
+            self.games,
+            escape(anchor),
+            self.chart(),
+            self.table_html(link)
+        )
     }
 
     /// The versions as an HTML table, each tournament linked by `link` (its URL).
