@@ -600,7 +600,7 @@ impl pb::admin_server::Admin for AdminService {
         }
         let (_, report) = self
             .0
-            .report_of(id)
+            .report_with_timeline(id)
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
         let content = match format.as_str() {
             "text" => report.text(),

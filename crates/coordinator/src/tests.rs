@@ -1225,7 +1225,12 @@ async fn versions_are_used_by_name_never_changed_once_played_and_rated_on_one_ti
             .contains("anchor 'v4'")
     );
     // A tournament between versions shows them all in its HTML report.
-    let (_, report) = c.report_of(second).unwrap();
+    let (_, report) = c.report_with_timeline(second).unwrap();
+    assert_eq!(
+        c.report_of(second).unwrap().1.timeline,
+        None,
+        "the live view does without"
+    );
     let html = report.html();
     assert!(html.contains("<section id=\"timeline\">"), "{html}");
     assert!(html.contains(&format!("<a href=\"/#t={first}\">#{first}</a>")));

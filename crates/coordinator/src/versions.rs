@@ -6,11 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tourney_model::version::EngineVersion;
-use tourney_stats::report::{TimelineReport, TimelineRow};
+use tourney_stats::report::{Report, TimelineReport, TimelineRow};
 use tourney_stats::{BayesElo, GameTable, PlayerRating};
 
 use crate::scheduler::TournamentId;
-use crate::state::{Coordinator, CoordinatorError};
+use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// The most versions a coordinator registers.
 pub const MAX_VERSIONS: usize = 10_000;
@@ -125,6 +125,17 @@ impl Coordinator {
         tracing::info!(version = %version.name, plays = %version.describe(), "version registered");
         inner.versions.insert(version.name.clone(), version);
         Ok(())
+    }
+
+    /// [`Coordinator::report_of`] with, for a tournament between versions, the timeline of
+    /// every version: what `GetReport` renders (the dashboard's live view, which
+    /// shows no timeline, does without the work of rating all versions).
+    pub fn report_with_timeline(&self, id: TournamentId) -> Option<(Status, Report)> {
+        let (status, mut report) = self.report_of(id)?;
+        if status.config.versions().iter().any(Option::is_some) {
+            report.timeline = self.timeline(None).ok().map(|t| t.report());
+        }
+        Some((status, report))
     }
 
     /// Every registered version, oldest first.

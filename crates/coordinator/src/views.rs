@@ -425,10 +425,6 @@ impl Coordinator {
         }
         report.details = details;
         report.engine_failures = engine_failures;
-        // A tournament between versions shows where they stand among all versions.
-        if status.config.versions().iter().any(Option::is_some) {
-            report.timeline = self.timeline(None).ok().map(|t| t.report());
-        }
         report.workers = workers;
         let sprt = report.sprt.as_ref().map(|s| {
             let counted = s.estimate.pairs;
