@@ -191,6 +191,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         engine_failures: Vec::new(),
         workers: Default::default(),
         timeline: None,
+        spsa: None,
     };
     let format = if args.json { Format::Json } else { args.format };
     let out = match format {

@@ -155,15 +155,63 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
+    let mut id = id;
+    loop {
+        let status = follow(&mut admin, id, &workers).await?;
+        if status.state == "paused" || workers.is_finished() {
+            break;
+        }
+        // A tuning run that ended goes on with its verification SPRT, submitted by the
+        // coordinator as the run ended.
+        let Some(verification) = verification_of(&mut admin, id).await? else {
+            break;
+        };
+        print_report(&mut admin, id, &status, &args.data).await?;
+        println!("\nVerification SPRT of tuning run {id}: tournament {verification}\n");
+        id = verification;
+    }
+    let _ = stop_workers.send(true);
+    let worker_result = workers.await;
+    // The workers have reported their last games: this status and the report below count
+    // the same games.
+    let status = admin
+        .status(pb::StatusRequest { id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    if status.state == "paused" {
+        let _ = stop_server.send(());
+        let _ = server.await;
+        bail!(
+            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
+             again: the tournament resumes where it stopped.",
+            status.pairs_done,
+            status.paused_reason
+        );
+    }
+    let printed = print_report(&mut admin, id, &status, &args.data).await;
+    let _ = stop_server.send(());
+    let _ = server.await;
+    if let Ok(Err(e)) = worker_result {
+        bail!("worker: {e}");
+    }
+    printed
+}
+
+/// Shows tournament `id`'s progress until it is no longer queued or running (or the
+/// workers stopped): a progress bar, or a line every 10 s without a terminal. Returns its
+/// last status.
+async fn follow(
+    admin: &mut crate::client::Admin,
+    id: u64,
+    workers: &tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+) -> Result<pb::TournamentStatus> {
     let mut status = admin
         .status(pb::StatusRequest { id })
         .await
         .map_err(status_error)?
         .into_inner();
-    let bar = match status.pairs_planned {
-        Some(planned) => ProgressBar::new(planned),
-        None => ProgressBar::new(status.sprt.as_ref().map_or(0, |_| 0)),
-    };
+    let bar = ProgressBar::new(status.pairs_planned.unwrap_or(0));
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} pairs  {msg}",
@@ -208,29 +256,39 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         }
     }
     bar.finish_and_clear();
-    let _ = stop_workers.send(true);
-    let worker_result = workers.await;
-    // The workers have reported their last games: this status and the report below count
-    // the same games.
-    status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    if status.state == "paused" {
-        let _ = stop_server.send(());
-        let _ = server.await;
-        bail!(
-            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
-             again: the tournament resumes where it stopped.",
-            status.pairs_done,
-            status.paused_reason
-        );
+    Ok(status)
+}
+
+/// The verification SPRT of tuning run `id`, if it has one: waits (up to 30 s) for the
+/// coordinator to submit it after the run finished.
+async fn verification_of(admin: &mut crate::client::Admin, id: u64) -> Result<Option<u64>> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let json = fetch_report(admin, id, "json").await?;
+        let report: serde_json::Value = serde_json::from_str(&json)?;
+        let spsa = &report["spsa"];
+        if let Some(vid) = spsa["verification"].as_u64() {
+            return Ok(Some(vid));
+        }
+        if spsa["verify"].is_null() || Instant::now() > deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Prints tournament `id`'s report and a closing line, and writes its HTML report into
+/// the data directory.
+async fn print_report(
+    admin: &mut crate::client::Admin,
+    id: u64,
+    status: &pb::TournamentStatus,
+    data: &std::path::Path,
+) -> Result<()> {
     let (text, html, json) = (
-        fetch_report(&mut admin, id, "text").await?,
-        fetch_report(&mut admin, id, "html").await?,
-        fetch_report(&mut admin, id, "json").await?,
+        fetch_report(admin, id, "text").await?,
+        fetch_report(admin, id, "html").await?,
+        fetch_report(admin, id, "json").await?,
     );
     // An SPRT counts the pairs up to its decision; pairs finished after it count in the
     // standings only. The closing line says so when they differ.
@@ -243,13 +301,8 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         }
         _ => String::new(),
     };
-    let _ = stop_server.send(());
-    let _ = server.await;
-    if let Ok(Err(e)) = worker_result {
-        bail!("worker: {e}");
-    }
     print!("{text}");
-    let html_path = args.data.join(format!("report-{id}.html"));
+    let html_path = data.join(format!("report-{id}.html"));
     std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
     println!(
         "\nTournament {id}: {} pairs, {} games{sprt_note}. HTML report: {}",

@@ -240,6 +240,27 @@ function renderDetail(t) {
     el("td", {}, o.index), el("td", { class: "name position" }, o.position), el("td", {}, o.games),
     el("td", {}, percent(o.white_points / Math.max(1, o.games))))));
 
+  const tuning = r.spsa;
+  $("#spsa").hidden = !tuning;
+  if (tuning) {
+    $("#spsa-summary").textContent = `${tuning.pairs} of ${tuning.planned} pairs folded in (the completed pairs in order).`;
+    fillBody($("#spsa-params"), tuning.params.map((p) => el("tr", {},
+      el("td", { class: "name" }, p.name), el("td", {}, p.start.toFixed(2)), el("td", {}, p.value.toFixed(2)),
+      el("td", {}, p.min), el("td", {}, p.max), el("td", {}, p.c_k.toFixed(2)), el("td", {}, p.r_k.toFixed(5)))));
+    $("#spsa-result").textContent = tuning.result;
+    $("#spsa-start").textContent = tuning.start;
+    const v = tuning.verification;
+    $("#spsa-verification").replaceChildren(...(v != null
+      ? ["Verification SPRT: ", el("a", { href: `#t=${v}` }, `tournament #${v}`)]
+      : tuning.verify ? [`Verification SPRT [${tuning.verify[0]}, ${tuning.verify[1]}] of tuned against start: submitted when the run ends.`] : []));
+    const charts = $("#spsa-charts");
+    while (charts.children.length > t.charts.spsa.length) charts.lastChild.remove();
+    t.charts.spsa.forEach((figure, i) => {
+      if (!charts.children[i]) charts.append(el("div", { id: `chart-spsa-${i}`, class: "chart" }));
+      showChart(charts.children[i], figure);
+    });
+  }
+
   const s = r.sprt;
   $("#sprt").hidden = !s;
   if (s) {

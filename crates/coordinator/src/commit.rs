@@ -352,8 +352,14 @@ impl Coordinator {
         for record in changed_states {
             self.store.put_tournament(&record)?;
         }
-        for id in ended {
+        for &id in &ended {
             self.summarise(id);
+        }
+        for id in ended {
+            // A tuning run that ended is checked by an SPRT of its own.
+            if let Err(e) = self.verify_tuning(id).await {
+                tracing::warn!(tuning = id, error = %e, "verification SPRT not submitted");
+            }
         }
         self.changed();
         tracing::debug!(

@@ -379,6 +379,8 @@ struct Charts {
     llr: Option<String>,
     elo: Option<String>,
     pentanomial: Option<String>,
+    /// A tuning run's parameters over the pairs, one chart each.
+    spsa: Vec<String>,
 }
 
 /// One tournament in detail.
@@ -401,6 +403,7 @@ pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
             .sprt
             .as_ref()
             .map(|s| pentanomial_chart(&s.pentanomial)),
+        spsa: report.spsa.as_ref().map_or_else(Vec::new, |s| s.charts()),
     };
     Some(TournamentView {
         summary: summary_of(&status),

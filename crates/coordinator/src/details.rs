@@ -87,6 +87,21 @@ fn format_text(c: &TournamentConfig) -> String {
                 s.elo0, s.elo1, s.alpha, s.beta, s.model, s.max_pairs
             )
         }),
+        Format::Spsa => c.spsa.as_ref().map_or_else(String::new, |s| {
+            let names: Vec<&str> = s.params.iter().map(|p| p.name.as_str()).collect();
+            let verify = s.verify.as_ref().map_or(String::new(), |v| {
+                format!(
+                    "; then an SPRT [{}, {}] of tuned against start",
+                    v.elo0, v.elo1
+                )
+            });
+            format!(
+                "spsa: {planned} pairs tuning {} (alpha {}, gamma {}){verify}",
+                names.join(", "),
+                s.alpha,
+                s.gamma
+            )
+        }),
     }
 }
 

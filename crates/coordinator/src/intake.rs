@@ -72,6 +72,20 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, CoordinatorError> {
+        self.submit_linked(text, file, openings_text, artifacts, None)
+            .await
+    }
+
+    /// [`Coordinator::submit`], of a tuning run's verification SPRT when `tuned_by` names
+    /// the run.
+    pub(crate) async fn submit_linked(
+        &self,
+        text: &str,
+        file: &str,
+        openings_text: &str,
+        artifacts: BTreeMap<String, String>,
+        tuned_by: Option<TournamentId>,
+    ) -> Result<TournamentId, CoordinatorError> {
         let mut config = TournamentConfig::parse(text, file)?;
         let programs = {
             let inner = self.lock();
@@ -128,6 +142,8 @@ impl Coordinator {
             ended_ms: None,
             exclusions: Vec::new(),
             archived_ms: None,
+            verification: None,
+            tuned_by,
         };
         self.store.put_openings(id, &openings)?;
         self.store.put_tournament(&record)?;
@@ -145,6 +161,8 @@ impl Coordinator {
             ratings: None,
             workers: Default::default(),
             games: Default::default(),
+            tuning: Default::default(),
+            verifying: false,
         };
         inner.tournaments.insert(id, entry);
         drop(inner);

@@ -31,23 +31,30 @@ impl Coordinator {
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
         self.metrics.leases_granted.inc();
         tracing::debug!(lease = lease.id, %worker, pairs = assignments.len(), "lease granted");
+        let inner = &mut *inner;
         let jobs = assignments
             .into_iter()
             .map(|a| {
-                let t = &inner.tournaments[&a.tournament];
-                let (config, artifacts) = (&t.config, &t.artifacts);
+                let t = inner.tournaments.get_mut(&a.tournament).expect("leased");
                 let opening_index = a.opening % t.openings.len().max(1) as u64;
+                let engines = [
+                    Engine::of(&t.config, a.first, &t.artifacts),
+                    Engine::of(&t.config, a.second, &t.artifacts),
+                ];
+                let scheduled = inner.scheduler.tournament(a.tournament).expect("leased");
+                // A tuning run's sides play with the values of their perturbation.
+                let [first, second] = crate::tuning::engines_of(t, scheduled, a.pair, engines);
                 PairJob {
                     tournament: a.tournament,
                     pair: a.pair,
                     settings: GameSettings::clone(&t.settings),
-                    first: Engine::of(config, a.first, artifacts),
-                    second: Engine::of(config, a.second, artifacts),
+                    first,
+                    second,
                     opening: (t.openings.get(opening_index as usize))
                         .unwrap_or_default()
                         .to_string(),
                     opening_index,
-                    seed: config.pair_seed(a.pair),
+                    seed: t.config.pair_seed(a.pair),
                 }
             })
             .collect();

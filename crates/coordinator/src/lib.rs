@@ -28,6 +28,7 @@ pub mod scheduler;
 pub mod server;
 pub mod service;
 pub mod state;
+mod tuning;
 
 mod commit;
 mod history;

@@ -154,6 +154,14 @@ impl Tournament {
         &self.done
     }
 
+    /// The outcome of pair `pair` if it is completed and counts (not played by an
+    /// excluded host).
+    pub fn counted_outcome(&self, pair: u64) -> Option<PairOutcome> {
+        let code = self.done.codes.get(pair);
+        (code & DONE != 0 && !self.excluded.contains(&pair))
+            .then(|| Outcomes::outcome(pair, code, &self.config))
+    }
+
     /// Completed pairs that do not count: played by a host an operator excluded.
     pub fn pairs_excluded(&self) -> u64 {
         self.excluded.len() as u64

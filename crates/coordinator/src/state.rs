@@ -185,6 +185,10 @@ pub(crate) struct Entry {
     /// moves ([`tourney_model::fingerprint`]). About 40 bytes a distinct game while it
     /// runs; none once it has ended and been summarised.
     pub(crate) games: Duplicates,
+    /// A tuning run's parameters, as its completed prefix moved them.
+    pub(crate) tuning: crate::tuning::Tuning,
+    /// Its verification SPRT is being submitted.
+    pub(crate) verifying: bool,
 }
 
 /// Everything behind the coordinator's lock.
@@ -297,6 +301,8 @@ impl Coordinator {
                 ratings: None,
                 workers,
                 games: restored.games,
+                tuning: Default::default(),
+                verifying: false,
                 record,
             };
             tournaments.insert(entry.record.id, entry);
@@ -350,6 +356,26 @@ impl Coordinator {
             }
             // Tournaments that ended without a summary (or with more pairs since) get one.
             coordinator.summarise(id);
+        }
+        // A tuning run that ended without its verification SPRT (the coordinator stopped
+        // first) gets it now.
+        let pending: Vec<TournamentId> = {
+            let inner = coordinator.lock();
+            (inner.tournaments.iter())
+                .filter(|(_, e)| e.record.verification.is_none())
+                .filter(|(_, e)| e.config.spsa.as_ref().is_some_and(|s| s.verify.is_some()))
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        if !pending.is_empty() {
+            let c = Arc::clone(&coordinator);
+            tokio::spawn(async move {
+                for id in pending {
+                    if let Err(e) = c.verify_tuning(id).await {
+                        tracing::warn!(tuning = id, error = %e, "verification SPRT not submitted");
+                    }
+                }
+            });
         }
         Ok(coordinator)
     }

@@ -183,6 +183,7 @@ fn report_from(
         engine_failures: Vec::new(),
         workers: Default::default(),
         timeline: None,
+        spsa: None,
     }
 }
 
@@ -416,13 +417,20 @@ impl Coordinator {
             (terminations, engine_failures, details)
         };
         let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
-        if let Some(entry) = self.lock().tournaments.get(&id) {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        if let (Some(entry), Some(t)) = (
+            inner.tournaments.get_mut(&id),
+            inner.scheduler.tournament(id),
+        ) {
+            report.spsa = crate::tuning::report(entry, t);
             for o in &mut report.openings {
                 o.position = (entry.openings.get(o.index as usize))
                     .unwrap_or_default()
                     .to_string();
             }
         }
+        drop(guard);
         report.details = details;
         report.engine_failures = engine_failures;
         report.workers = workers;

@@ -144,6 +144,21 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// This engine with parameters set (a tuning run's values): weights added to a built-in
+    /// player's spec, or `setoption` values of an outside engine, replacing those it has.
+    pub fn with_values(mut self, values: &[(&str, i64)]) -> Engine {
+        match &mut self.kind {
+            EngineKind::BuiltIn(spec) => *spec = crate::spsa::spec_with(spec, values),
+            EngineKind::Outside { options, .. } => {
+                options.retain(|(name, _)| values.iter().all(|(n, _)| n != name));
+                options.extend(values.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+            }
+        }
+        self
+    }
+}
+
 /// One game pair: the opening played twice, `first` moving first in game 0 and `second`
 /// in game 1.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,6 +9,7 @@ pub mod adjudication;
 pub mod job;
 mod record;
 pub mod replay;
+pub mod spsa;
 mod time_control;
 pub mod tournament;
 mod utc;

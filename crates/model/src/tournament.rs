@@ -146,6 +146,9 @@ pub enum Format {
     Sprt,
     /// Two engines, a fixed number of `pairs`.
     Match,
+    /// One engine tuned against itself: its parameters perturbed each pair, moved by the
+    /// results (`[spsa]`, see [`crate::spsa`]).
+    Spsa,
 }
 
 impl Format {
@@ -156,6 +159,7 @@ impl Format {
             Format::Gauntlet => "gauntlet",
             Format::Sprt => "sprt",
             Format::Match => "match",
+            Format::Spsa => "spsa",
         }
     }
 }
@@ -528,6 +532,9 @@ pub struct TournamentConfig {
     pub pairs: Option<u64>,
     /// SPRT settings (format `sprt`).
     pub sprt: Option<SprtSettings>,
+    /// Tuning settings (format `spsa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spsa: Option<crate::spsa::SpsaSettings>,
     /// Openings.
     #[serde(default)]
     pub openings: OpeningSettings,
@@ -557,6 +564,32 @@ pub struct TournamentConfig {
 
 fn one_f64() -> f64 {
     1.0
+}
+
+/// The two sides of a tuning run: the engine moved one way (`NAME+`, first in each pair)
+/// and the other (`NAME-`).
+fn spsa_sides(engine: &EngineEntry) -> [EngineEntry; 2] {
+    let side = |sign: &str| EngineEntry {
+        name: format!("{}{sign}", engine.name),
+        ..engine.clone()
+    };
+    [side("+"), side("-")]
+}
+
+/// What is wrong with an SPRT's settings, as (key, message).
+fn sprt_problem(sprt: &SprtSettings) -> Option<(&'static str, String)> {
+    if sprt.elo0.is_nan() || sprt.elo1.is_nan() || sprt.elo0 >= sprt.elo1 {
+        return Some((
+            "elo1",
+            format!("elo1 ({}) must be above elo0 ({})", sprt.elo1, sprt.elo0),
+        ));
+    }
+    for (key, v) in [("alpha", sprt.alpha), ("beta", sprt.beta)] {
+        if !(v > 0.0 && v < 0.5) {
+            return Some((key, format!("must be between 0 and 0.5, found {v}")));
+        }
+    }
+    (sprt.max_pairs == 0).then(|| ("max_pairs", "must be 1 or more".to_string()))
 }
 
 /// A tournament file that is not right: where and what.
@@ -743,6 +776,9 @@ impl TournamentConfig {
         config.validate().map_err(|(table, key, message)| {
             ConfigError::at_key(text, file, table, key, message)
         })?;
+        if config.format == Format::Spsa {
+            config.engines = spsa_sides(&config.engines[0]).into();
+        }
         Ok(config)
     }
 
@@ -776,9 +812,12 @@ impl TournamentConfig {
         Ok(artifacts)
     }
 
-    /// The version each engine is, by engine index (`None`: not a registered version).
+    /// The version each engine is, by engine index (`None`: not a registered version, or
+    /// a version played with tuned parameters).
     pub fn versions(&self) -> Vec<Option<&str>> {
-        self.engines.iter().map(|e| e.version.as_deref()).collect()
+        (self.engines.iter())
+            .map(|e| e.version.as_deref().filter(|_| self.format != Format::Spsa))
+            .collect()
     }
 
     /// Checks what TOML alone cannot: a problem as (table, key path, message).
@@ -789,8 +828,13 @@ impl TournamentConfig {
         }
         let n = self.engines.len();
         let two_only = matches!(self.format, Format::Sprt | Format::Match);
-        if n < 2 || (two_only && n != 2) {
-            let want = if two_only { "exactly 2" } else { "at least 2" };
+        let one_only = self.format == Format::Spsa;
+        if (n < 2 && !one_only) || (two_only && n != 2) || (one_only && n != 1) {
+            let want = match (two_only, one_only) {
+                (true, _) => "exactly 2",
+                (_, true) => "exactly 1 (the engine to tune)",
+                _ => "at least 2",
+            };
             return top(
                 "engine",
                 format!(
@@ -869,25 +913,40 @@ impl TournamentConfig {
                         "an sprt tournament needs sprt = { elo0 = ..., elo1 = ... }".into(),
                     );
                 };
-                let at = |key: &str, message: String| {
-                    Err((Some(("sprt", 0)), format!("sprt.{key}"), message))
-                };
-                if sprt.elo0.is_nan() || sprt.elo1.is_nan() || sprt.elo0 >= sprt.elo1 {
-                    return at(
-                        "elo1",
-                        format!("elo1 ({}) must be above elo0 ({})", sprt.elo1, sprt.elo0),
+                if let Some(problem) = sprt_problem(sprt) {
+                    return Err((Some(("sprt", 0)), format!("sprt.{}", problem.0), problem.1));
+                }
+            }
+            Format::Spsa => {
+                let Some(spsa) = &self.spsa else {
+                    return top(
+                        "spsa",
+                        "an spsa tournament needs an [spsa] table (pairs, [[spsa.param]] ...)"
+                            .into(),
                     );
+                };
+                if let Some((key, message)) = spsa.problem() {
+                    let table = match key.strip_prefix("param[") {
+                        Some(rest) => {
+                            let i = rest.split(']').next().and_then(|i| i.parse().ok());
+                            ("spsa.param", i.unwrap_or(0))
+                        }
+                        None => ("spsa", 0),
+                    };
+                    return Err((Some(table), format!("spsa.{key}"), message));
                 }
-                for (key, v) in [("alpha", sprt.alpha), ("beta", sprt.beta)] {
-                    if !(v > 0.0 && v < 0.5) {
-                        return at(key, format!("must be between 0 and 0.5, found {v}"));
-                    }
-                }
-                if sprt.max_pairs == 0 {
-                    return at("max_pairs", "must be 1 or more".into());
+                if let Some(problem) = spsa.verify.as_ref().and_then(sprt_problem) {
+                    return Err((
+                        Some(("spsa", 0)),
+                        format!("spsa.verify.{}", problem.0),
+                        problem.1,
+                    ));
                 }
             }
             _ => {}
+        }
+        if self.spsa.is_some() && self.format != Format::Spsa {
+            return top("spsa", "an [spsa] table is for format = \"spsa\"".into());
         }
         let o = &self.openings;
         let at = |key: &str, message: String| {
@@ -964,6 +1023,7 @@ impl TournamentConfig {
             let key = match self.format {
                 Format::Match => "pairs",
                 Format::Sprt => "sprt.max_pairs",
+                Format::Spsa => "spsa.pairs",
                 _ => "rounds",
             };
             return top(
@@ -1000,6 +1060,7 @@ impl TournamentConfig {
             Format::RoundRobin => Some(rounds.saturating_mul(n * n.saturating_sub(1) / 2)),
             Format::Gauntlet => Some(rounds.saturating_mul(n.saturating_sub(1))),
             Format::Match => self.pairs,
+            Format::Spsa => self.spsa.as_ref().map(|s| s.pairs),
             Format::Sprt => None,
         }
     }
@@ -1035,7 +1096,7 @@ impl TournamentConfig {
                 let per_round = n - 1;
                 (0, (1 + index % per_round) as usize, index / per_round)
             }
-            Format::Sprt | Format::Match => (0, 1, index),
+            Format::Sprt | Format::Match | Format::Spsa => (0, 1, index),
         }
     }
 }
@@ -1084,6 +1145,7 @@ options = { Hash = 64 }
             "sprt-versions.toml",
             "book-loa.toml",
             "time-odds.toml",
+            "spsa-loa.toml",
         ] {
             let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap();
@@ -1093,6 +1155,67 @@ options = { Hash = 64 }
 
     fn error(text: &str) -> ConfigError {
         TournamentConfig::parse(text, "t.toml").unwrap_err()
+    }
+
+    const SPSA: &str = r#"
+name = "tune"
+game = "loa"
+format = "spsa"
+openings = { plies = 4 }
+limits = { nodes = 2000 }
+
+[spsa]
+pairs = 100
+verify = { elo0 = 0, elo1 = 5 }
+
+[[spsa.param]]
+name = "connectedness"
+start = 60
+min = 0
+max = 200
+c_end = 8
+r_end = 0.002
+
+[[engine]]
+name = "ab"
+version = "v3"
+"#;
+
+    #[test]
+    fn an_spsa_file_tunes_one_engine_against_itself() {
+        let c = TournamentConfig::parse(SPSA, "t.toml").unwrap();
+        assert_eq!(c.format, Format::Spsa);
+        let names: Vec<&str> = c.engines.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["ab+", "ab-"]);
+        assert_eq!(c.engines[1].version.as_deref(), Some("v3"));
+        // Tuned sides are not the version itself: they stay off its timeline.
+        assert_eq!(c.versions(), [None, None]);
+        assert_eq!((c.planned_pairs(), c.max_pairs()), (Some(100), 100));
+        assert_eq!(c.pairing(7), (0, 1, 7));
+        let s = c.spsa.as_ref().unwrap();
+        assert_eq!((s.alpha, s.gamma, s.params.len()), (0.602, 0.101, 1));
+        assert_eq!(s.verify.as_ref().unwrap().elo1, 5.0);
+
+        let two = SPSA.replace(
+            "[[engine]]\nname = \"ab\"",
+            "[[engine]]\nname = \"x\"\nplayer = \"ab\"\n\n[[engine]]\nname = \"ab\"",
+        );
+        let e = error(&two);
+        assert!(e.message.contains("exactly 1 (the engine to tune)"), "{e}");
+        let e = error(&SPSA.replace("c_end = 8", "c_end = 0"));
+        assert_eq!(e.key.as_deref(), Some("spsa.param[0].c_end"), "{e}");
+        assert_eq!(e.line, Some(17), "{e}");
+        let e = error(&SPSA.replace("start = 60", "start = 260"));
+        assert_eq!(e.key.as_deref(), Some("spsa.param[0].start"), "{e}");
+        let e = error(&SPSA.replace("elo1 = 5", "elo1 = -5"));
+        assert_eq!(e.key.as_deref(), Some("spsa.verify.elo1"), "{e}");
+        let e = error(&SPSA.replace("pairs = 100", "pairs = 100\nsteps = 3"));
+        assert!(e.message.contains("unknown field `steps`"), "{e}");
+        let e = error(&SPSA.replace("format = \"spsa\"", "format = \"match\"\npairs = 3"));
+        assert!(e.message.contains("exactly 2"), "{e}");
+        let no_table = SPSA.split("[spsa]").next().unwrap().to_string()
+            + "[[engine]]\nname = \"ab\"\nplayer = \"ab\"\n";
+        assert_eq!(error(&no_table).key.as_deref(), Some("spsa"));
     }
 
     #[test]

@@ -57,6 +57,24 @@ fn check_players_of<P: Heuristics>(
             })?;
         }
     }
+    // A tuning run's parameters must be weights the player takes.
+    if let (Some(spsa), Some(spec)) = (&config.spsa, &config.engines[0].player) {
+        for (i, p) in spsa.params.iter().enumerate() {
+            let tuned = tourney_model::spsa::spec_with(
+                spec,
+                &[(&p.name, tourney_model::spsa::played(p.start))],
+            );
+            builds(&tuned).map_err(|e| {
+                ConfigError::at_key(
+                    text,
+                    file,
+                    Some(("spsa.param", i)),
+                    format!("spsa.param[{i}].name"),
+                    e.to_string(),
+                )
+            })?;
+        }
+    }
     if let Some(judge) = &config.openings.balanced {
         builds(judge).map_err(|e| {
             ConfigError::at_key(

@@ -118,6 +118,12 @@ pub struct TournamentRecord {
     /// digests and its summary stay), Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archived_ms: Option<u64>,
+    /// A tuning run's verification SPRT, once submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<u64>,
+    /// The tuning run a verification SPRT checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_by: Option<u64>,
 }
 
 /// An operator's decision about one worker's results in a tournament: left out of every
@@ -1065,6 +1071,8 @@ mod tests {
             ended_ms: None,
             exclusions: Vec::new(),
             archived_ms: None,
+            verification: None,
+            tuned_by: None,
         }
     }
 

@@ -75,6 +75,7 @@ fn report() -> Report {
             }],
         },
         timeline: None,
+        spsa: None,
     }
 }
 
