@@ -342,7 +342,67 @@ fn a_flood_of_stderr_keeps_only_a_short_tail() {
     let mut outside = ExternalEngine::new(config);
     let record = game_of(&mut outside, &with_clock());
     let kept: usize = record.white.stderr.iter().map(String::len).sum();
-    assert!(kept <= 20 * 4096, "{kept} bytes of stderr kept");
+    assert!(kept <= 50 * 4096, "{kept} bytes of stderr kept");
+    let transcript: usize = record.white.transcript.iter().map(String::len).sum();
+    assert!(
+        transcript <= 80 << 10,
+        "{transcript} bytes of transcript kept"
+    );
+}
+
+/// The times of a transcript's lines, which must not go back.
+fn transcript_times(lines: &[String]) -> Vec<f64> {
+    let times: Vec<f64> = (lines.iter())
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{lines:#?}");
+    times
+}
+
+#[test]
+fn a_failed_game_keeps_the_protocol_both_ways_with_times_and_stderr() {
+    for (mode, termination) in [
+        ("crash", Termination::Crash),
+        ("illegal", Termination::IllegalMove),
+        ("hang", Termination::TimeForfeit),
+    ] {
+        let record = game(mode, &with_clock()).unwrap();
+        assert_lost(&record, termination);
+        let t = &record.white.transcript;
+        let has = |needle: &str| t.iter().any(|l| l.contains(needle));
+        for needle in [
+            "> ugi",
+            "< ugiok",
+            "> newgame loa",
+            "> isready",
+            "< readyok",
+            "> position",
+            "> go wtime",
+            "< bestmove",
+            "! misbehave: now doing",
+        ] {
+            assert!(has(needle), "{mode}: no '{needle}' in {t:#?}");
+        }
+        assert_eq!(
+            transcript_times(t).len(),
+            t.len(),
+            "{mode}: every line is timed"
+        );
+        // The last line sent is the go the engine failed on.
+        let last_go = t.iter().rposition(|l| l.contains("> go ")).unwrap();
+        let failing = t[last_go..]
+            .iter()
+            .filter(|l| l.contains("< bestmove"))
+            .count();
+        assert_eq!(failing, usize::from(mode == "illegal"), "{mode}: {t:#?}");
+        // The winner, which did not fail, keeps no transcript (and a built-in has none).
+        assert!(record.black.transcript.is_empty());
+    }
+    // A game that ends by the rules keeps none.
+    let mut setup = with_clock();
+    setup.max_plies = Some(10);
+    let record = game("good", &setup).unwrap();
+    assert!(record.white.transcript.is_empty());
 }
 
 #[test]

@@ -359,6 +359,11 @@ pub(crate) fn export(args: &ExportArgs) -> Result<()> {
 
 /// The PGN-style text of an exported game.
 pub(crate) fn pgn_of_line(line: &str) -> Result<String> {
+    Ok(record_of_line(line)?.to_pgn())
+}
+
+/// The game record of an export line (the worker that played it in its meta).
+pub(crate) fn record_of_line(line: &str) -> Result<tourney_model::GameRecord> {
     let mut value: serde_json::Value = serde_json::from_str(line)?;
     // The worker that played it is PGN's Site.
     let worker = value["worker"].clone();
@@ -368,11 +373,16 @@ pub(crate) fn pgn_of_line(line: &str) -> Result<String> {
     // Restore the record's own shape (players as objects) for the PGN writer.
     for side in ["white", "black"] {
         let name = value[side].clone();
-        value[side] =
+        let mut player =
             serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
+        for kept in ["stderr", "transcript"] {
+            if let Some(lines) = value.get(format!("{side}_{kept}")) {
+                player[kept] = lines.clone();
+            }
+        }
+        value[side] = player;
     }
-    let record: tourney_model::GameRecord = serde_json::from_value(value)?;
-    Ok(record.to_pgn())
+    Ok(serde_json::from_value(value)?)
 }
 
 /// Arguments of `tourney archive`.

@@ -50,6 +50,7 @@ fn random_game(start: &Loa, white: &str, black: &str, rng: &mut Rng) -> GameReco
         spec: format!("random:seed={}", if name == "a" { 1 } else { 2 }),
         artifact: None,
         stderr: Vec::new(),
+        transcript: Vec::new(),
     };
     GameRecord {
         game: tourney_rules::GameKind::Loa,

@@ -8,6 +8,7 @@ mod health_cmd;
 mod load;
 mod play_cmd;
 mod ratings_cmd;
+mod replay_cmd;
 mod rules_cmd;
 mod run_cmd;
 mod serve_cmd;
@@ -147,6 +148,14 @@ enum Command {
     /// intervals and the tournaments that measured each version; `--anchor` picks the
     /// version rated 0. Example: `tourney timeline --anchor ab-v1`.
     Timeline(version_cmd::TimelineArgs),
+    /// Play a stored game again against a local engine, up to the ply where an engine
+    /// failed, and show what the engine does there.
+    ///
+    /// Shows the recorded protocol transcript of the side that failed (the last lines),
+    /// replays the moves on a fresh engine (its own command by default, or `--engine`),
+    /// sends the same `go` and shows the protocol and the answer; exit status 1 when the
+    /// engine fails again. Example: `tourney replay 3 117 1 --engine "./build/engine"`.
+    Replay(replay_cmd::ReplayArgs),
     /// Cancel a tournament.
     Cancel(admin_cmd::TournamentArgs),
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
@@ -194,7 +203,11 @@ fn main() -> ExitCode {
     // (the write fails with EPIPE), not kill the worker with the signal.
     let drives_engines = matches!(
         cli.command,
-        Command::Run(_) | Command::Worker(_) | Command::Play(_) | Command::Coordinator(_)
+        Command::Run(_)
+            | Command::Worker(_)
+            | Command::Play(_)
+            | Command::Coordinator(_)
+            | Command::Replay(_)
     );
     #[cfg(unix)]
     if !drives_engines {
@@ -223,6 +236,7 @@ fn main() -> ExitCode {
         Command::Archive(args) => admin_cmd::archive(&args),
         Command::Version(args) => version_cmd::version(&args),
         Command::Timeline(args) => version_cmd::timeline(&args),
+        Command::Replay(args) => replay_cmd::replay(&args),
         Command::Cancel(args) => admin_cmd::cancel(&args),
         Command::Resume(args) => admin_cmd::resume(&args),
         Command::Exclude(args) => admin_cmd::exclude(&args),

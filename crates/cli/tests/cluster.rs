@@ -1075,3 +1075,95 @@ fn versions_registered_by_name_play_and_come_out_on_the_timeline() {
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
 }
+
+#[test]
+fn a_crashed_game_keeps_its_transcript_and_replays_against_a_local_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    // An engine that gets through the handshake and gives up at its first go.
+    let program = dir.path().join("crashy.sh");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    ugi) echo 'id name crashy'; echo ugiok;;\n    isready) echo readyok;;\n    go*) echo \"crashy: giving up on '$line'\" >&2; exit 3;;\n    quit) exit 0;;\n  esac\ndone\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let file = dir.path().join("crashy.toml");
+    let text = MatchFile {
+        name: "crashy",
+        pairs: 1,
+        limits: "{ movetime = 200 }",
+        engines: [
+            ("crashy", &format!("cmd:{}", program.display())),
+            ("builtin", "random:seed=1"),
+        ],
+        ..Default::default()
+    }
+    .toml();
+    std::fs::write(&file, text).unwrap();
+    let id = submit(port, &file);
+    let mut worker = worker_command(port, "w1");
+    worker.arg("--allow-root-engines");
+    let _worker = Reaped(
+        worker
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    let games = exported(port, &id);
+    let game = games.iter().position(|g| g["black"] == "crashy").unwrap();
+    let g = &games[game];
+    assert_eq!(g["termination"], "crash", "{g}");
+    let transcript: Vec<&str> = (g["black_transcript"].as_array().unwrap().iter())
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    for needle in [
+        "> ugi",
+        "< ugiok",
+        "> go movetime 200",
+        "! crashy: giving up on 'go movetime 200'",
+    ] {
+        assert!(
+            transcript.iter().any(|l| l.contains(needle)),
+            "{needle}: {transcript:#?}"
+        );
+    }
+    assert!(g.get("white_transcript").is_none(), "the winner keeps none");
+
+    // Replayed with its own command, it fails again (exit status 1)...
+    let args = ["replay", &id, "0", &game.to_string()];
+    let again = as_admin(port, &args);
+    let (out, err) = (
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr),
+    );
+    assert!(!again.status.success(), "{out}");
+    assert!(out.contains("Recorded protocol of crashy"), "{out}");
+    assert!(out.contains("then: go movetime 200"), "{out}");
+    assert!(out.contains("! crashy: giving up"), "{out}");
+    assert!(err.contains("the engine failed again: crash"), "{err}");
+    // ...and a fixed engine answers there with a legal move.
+    let fixed = format!("{} engine random:seed=5", env!("CARGO_BIN_EXE_tourney"));
+    let mut args = args.to_vec();
+    args.extend(["--engine", &fixed]);
+    let answered = as_admin(port, &args);
+    let out = String::from_utf8_lossy(&answered.stdout);
+    assert!(
+        answered.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    assert!(
+        out.contains("< bestmove") && out.contains("(legal)"),
+        "{out}"
+    );
+    let bad = admin_fails(port, &["replay", &id, "7", "0"]);
+    assert!(bad.contains("has no pair 7"), "{bad}");
+}

@@ -538,8 +538,8 @@ const EXPORT_READ_PAIRS: usize = 64;
 
 /// A game of `pair` as an export line (`None` when `filter` leaves it out): the stored
 /// record's fields as they came in (whatever passed the checks exports, even fields this
-/// version does not know), players by name with their specs beside, and where it was
-/// played.
+/// version does not know), players by name with their specs beside (and the stderr and
+/// protocol transcript of one that lost by failing), and where it was played.
 fn export_line(
     id: TournamentId,
     pair: &tourney_store::PairGames,
@@ -564,6 +564,14 @@ fn export_line(
     for side in ["white", "black"] {
         let spec = field(map, side, "spec").unwrap_or_default();
         map.insert(format!("{side}_spec"), spec);
+        // What an engine that lost by failing left: its stderr and the game's protocol.
+        for kept in ["stderr", "transcript"] {
+            if let Some(lines) =
+                field(map, side, kept).filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+            {
+                map.insert(format!("{side}_{kept}"), lines);
+            }
+        }
     }
     map.insert("pair".into(), pair.outcome.pair.into());
     map.insert("tournament".into(), id.into());

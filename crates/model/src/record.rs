@@ -90,6 +90,12 @@ pub struct PlayerRecord {
     /// The last lines the engine wrote to stderr, kept on failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stderr: Vec<String>,
+    /// The game's protocol with an outside engine that lost it by failing (crash, time,
+    /// illegal move, silence): each line as `SECONDS DIR TEXT`, seconds since the game
+    /// began, `>` sent to the engine, `<` from its stdout, `!` its stderr; at most 64 KiB
+    /// (its first and last lines, those between counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<String>,
 }
 
 /// One move as played.

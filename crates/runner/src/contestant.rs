@@ -67,6 +67,12 @@ pub trait Contestant<P: Position>: Send {
         Vec::new()
     }
 
+    /// The current (or last) game's protocol with the player, both ways, timed and
+    /// bounded (an outside engine's; empty for a player in process).
+    fn transcript(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The player lost by a failure: stop it now (an outside engine's process is killed,
     /// and its stderr read to the end); the next game starts it afresh.
     fn abandon(&mut self) {}

@@ -3,7 +3,9 @@
 //! A reader thread turns the engine's stdout into lines on a channel, so every wait has a
 //! timeout; another keeps the last stderr lines. Whatever the engine does (crash, hang,
 //! junk, illegal moves, closing stdout) becomes a [`Failure`] or [`Unfit`] for the referee;
-//! nothing panics, and the process is always killed and reaped.
+//! nothing panics, and the process is always killed and reaped. Each game's protocol, both
+//! ways, is kept in a bounded [`Transcript`] for the record of a game the engine loses by
+//! failing.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,7 +25,7 @@ use crate::contestant::{Contestant, Failure, Reply, Unfit};
 use crate::protocol::{Command, Go, Message, parse_message};
 
 /// Stderr lines kept for the record.
-const STDERR_LINES: usize = 20;
+const STDERR_LINES: usize = 50;
 /// The longest stderr line kept (longer ones are cut).
 const STDERR_LINE_BYTES: usize = 4096;
 /// The longest stdout line read (the rest of a longer one is skipped: no protocol message
@@ -75,6 +77,132 @@ fn read_lines(
         on_line(String::from_utf8_lossy(&line).into_owned());
     }
     false
+}
+
+/// The most bytes of a game's protocol a [`Transcript`] keeps: the first lines up to a
+/// quarter of it, then the last lines; those between are counted, not kept.
+pub(crate) const TRANSCRIPT_BYTES: usize = 64 << 10;
+/// The longest line a transcript keeps (a longer one is cut, its length said).
+const TRANSCRIPT_LINE_BYTES: usize = 1024;
+
+/// Which way a transcript line went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// To the engine.
+    Sent,
+    /// From the engine's stdout.
+    Received,
+    /// From the engine's stderr.
+    Stderr,
+}
+
+/// One game's protocol with an engine, both ways, with the time of each line since the
+/// game began: its first lines (the handshake, the first moves) and its last ones (where
+/// it went wrong), at most [`TRANSCRIPT_BYTES`] in all.
+#[derive(Debug)]
+pub(crate) struct Transcript {
+    origin: Instant,
+    head: Vec<(Duration, Direction, String)>,
+    tail: VecDeque<(Duration, Direction, String)>,
+    head_bytes: usize,
+    tail_bytes: usize,
+    left_out: u64,
+}
+
+impl Default for Transcript {
+    fn default() -> Self {
+        Transcript {
+            origin: Instant::now(),
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            head_bytes: 0,
+            tail_bytes: 0,
+            left_out: 0,
+        }
+    }
+}
+
+impl Transcript {
+    /// Starts again for a new game.
+    fn restart(&mut self) {
+        *self = Transcript::default();
+    }
+
+    /// Keeps `line`, which went `direction` now.
+    fn note(&mut self, direction: Direction, mut line: String) {
+        self.note_at(Instant::now(), direction, line_cut(&mut line));
+    }
+
+    fn note_at(&mut self, at: Instant, direction: Direction, line: String) {
+        let entry = (at.saturating_duration_since(self.origin), direction, line);
+        let size = entry.2.len() + 16;
+        if self.tail.is_empty() && self.head_bytes + size <= TRANSCRIPT_BYTES / 4 {
+            self.head_bytes += size;
+            self.head.push(entry);
+            return;
+        }
+        self.tail_bytes += size;
+        self.tail.push_back(entry);
+        while self.tail_bytes > TRANSCRIPT_BYTES - TRANSCRIPT_BYTES / 4 {
+            let Some((_, _, gone)) = self.tail.pop_front() else {
+                break;
+            };
+            self.tail_bytes -= gone.len() + 16;
+            self.left_out += 1;
+        }
+    }
+
+    /// The transcript as the record keeps it, one line each: seconds since the game began,
+    /// `>` (to the engine), `<` (from it) or `!` (its stderr), and the text; `stderr` (with
+    /// the time each line came) is merged in by time.
+    fn lines(&self, stderr: &[(Instant, String)]) -> Vec<String> {
+        let gap_at = self.tail.front().map_or(Duration::ZERO, |e| e.0);
+        fn kept(entry: &(Duration, Direction, String)) -> (Duration, Option<Direction>, &str) {
+            (entry.0, Some(entry.1), entry.2.as_str())
+        }
+        let mut entries: Vec<(Duration, Option<Direction>, &str)> =
+            self.head.iter().map(kept).collect();
+        if self.left_out > 0 {
+            entries.push((gap_at, None, ""));
+        }
+        entries.extend(self.tail.iter().map(kept));
+        entries.extend(
+            (stderr.iter())
+                .filter(|(at, _)| *at >= self.origin)
+                .map(|(at, text)| {
+                    let since = at.duration_since(self.origin);
+                    (since, Some(Direction::Stderr), text.as_str())
+                }),
+        );
+        // Stable: lines of the same moment stay in the order they were kept.
+        entries.sort_by_key(|e| e.0);
+        entries
+            .into_iter()
+            .map(|(at, direction, text)| {
+                let mark = match direction {
+                    None => return format!("… {} lines left out …", self.left_out),
+                    Some(Direction::Sent) => '>',
+                    Some(Direction::Received) => '<',
+                    Some(Direction::Stderr) => '!',
+                };
+                format!("{:.3} {mark} {text}", at.as_secs_f64())
+            })
+            .collect()
+    }
+}
+
+/// `line` cut to [`TRANSCRIPT_LINE_BYTES`] (on a character boundary), its length said.
+fn line_cut(line: &mut String) -> String {
+    if line.len() > TRANSCRIPT_LINE_BYTES {
+        let full = line.len();
+        let mut end = TRANSCRIPT_LINE_BYTES;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push_str(&format!(" … ({full} bytes)"));
+    }
+    std::mem::take(line)
 }
 
 /// How to start and talk to an outside engine.
@@ -140,7 +268,8 @@ struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Its last stderr lines, with when each came.
+    stderr: Arc<Mutex<VecDeque<(Instant, String)>>>,
     /// Closed when the stderr reader has read everything.
     stderr_done: Receiver<()>,
     /// Set when the engine wrote more stderr than its limit (and was killed for it).
@@ -187,7 +316,7 @@ impl EngineProcess {
                 if tail.len() == STDERR_LINES {
                     tail.pop_front();
                 }
-                tail.push_back(line);
+                tail.push_back((Instant::now(), line));
                 true
             });
             if flooded {
@@ -214,10 +343,16 @@ impl EngineProcess {
         let _ = self.child.wait();
     }
 
-    fn send(&mut self, command: &Command) -> Result<(), String> {
-        writeln!(self.stdin, "{command}")
+    /// Sends `command`; returns the line sent.
+    fn send(&mut self, command: &Command) -> Result<String, String> {
+        let mut line = command.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
             .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("writing to the engine: {e}"))
+            .map_err(|e| format!("writing to the engine: {e}"))?;
+        line.pop();
+        Ok(line)
     }
 
     /// The next line, waiting at most until `deadline`; `Disconnected` once the engine's
@@ -269,7 +404,8 @@ impl EngineProcess {
         "engine closed its output".to_string()
     }
 
-    fn stderr_tail(&self) -> Vec<String> {
+    /// Its last stderr lines, with when each came.
+    fn stderr_tail(&self) -> Vec<(Instant, String)> {
         self.stderr
             .lock()
             .map(|t| t.iter().cloned().collect())
@@ -300,8 +436,10 @@ pub struct ExternalEngine {
     process: Option<EngineProcess>,
     /// The engine's `id name`.
     name: Option<String>,
-    last_stderr: Vec<String>,
+    last_stderr: Vec<(Instant, String)>,
     started: u32,
+    /// The current (or last) game's protocol.
+    transcript: Transcript,
 }
 
 impl ExternalEngine {
@@ -313,6 +451,7 @@ impl ExternalEngine {
             name: None,
             last_stderr: Vec::new(),
             started: 0,
+            transcript: Transcript::default(),
         }
     }
 
@@ -353,6 +492,7 @@ impl ExternalEngine {
             match process.next_line(deadline) {
                 Ok(line) => {
                     let message = parse_message(&line);
+                    self.transcript.note(Direction::Received, line);
                     if let Message::Unsupported(why) = &message {
                         return Err(Unfit(format!("unsupported: {why}")));
                     }
@@ -400,7 +540,17 @@ impl ExternalEngine {
             .process
             .as_mut()
             .ok_or_else(|| Unfit("no engine process".into()))?;
-        process.send(command).map_err(Unfit)
+        let line = process.send(command).map_err(Unfit)?;
+        self.transcript.note(Direction::Sent, line);
+        Ok(())
+    }
+
+    /// The last stderr lines, with when each came.
+    fn timed_stderr(&self) -> Vec<(Instant, String)> {
+        match &self.process {
+            Some(p) => p.stderr_tail(),
+            None => self.last_stderr.clone(),
+        }
     }
 
     fn failure(&mut self, termination: Termination, detail: String) -> Failure {
@@ -418,6 +568,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
     }
 
     fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
+        self.transcript.restart();
         let alive = self
             .process
             .as_mut()
@@ -457,9 +608,11 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             start: (start != P::start()).then(|| start.to_string()),
             moves: game.moves().iter().map(ToString::to_string).collect(),
         };
-        let sent = process
-            .send(&position)
-            .and_then(|()| process.send(&Command::Go(go.clone())));
+        let sent = process.send(&position).and_then(|position| {
+            self.transcript.note(Direction::Sent, position);
+            process.send(&Command::Go(go.clone()))
+        });
+        let sent = sent.map(|go| self.transcript.note(Direction::Sent, go));
         if let Err(e) = sent {
             let why = process.ended();
             return Err(self.failure(Termination::Crash, format!("{why} ({e})")));
@@ -474,18 +627,22 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         };
         loop {
             match process.next_line(until) {
-                Ok(line) => match parse_message(&line) {
-                    Message::Info(info) => {
-                        reply.nodes = info.nodes.or(reply.nodes);
-                        reply.depth = info.depth.or(reply.depth);
-                        reply.score = info.score.or(reply.score.take());
+                Ok(line) => {
+                    let message = parse_message(&line);
+                    self.transcript.note(Direction::Received, line);
+                    match message {
+                        Message::Info(info) => {
+                            reply.nodes = info.nodes.or(reply.nodes);
+                            reply.depth = info.depth.or(reply.depth);
+                            reply.score = info.score.or(reply.score.take());
+                        }
+                        Message::BestMove(mv) => {
+                            reply.mv = mv;
+                            return Ok(reply);
+                        }
+                        _ => {}
                     }
-                    Message::BestMove(mv) => {
-                        reply.mv = mv;
-                        return Ok(reply);
-                    }
-                    _ => {}
-                },
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     let (termination, what) = if has_clock {
                         (Termination::TimeForfeit, "no move before its time ran out")
@@ -504,10 +661,14 @@ impl<P: Position> Contestant<P> for ExternalEngine {
     }
 
     fn stderr_tail(&self) -> Vec<String> {
-        match &self.process {
-            Some(p) => p.stderr_tail(),
-            None => self.last_stderr.clone(),
-        }
+        self.timed_stderr()
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect()
+    }
+
+    fn transcript(&self) -> Vec<String> {
+        self.transcript.lines(&self.timed_stderr())
     }
 
     fn abandon(&mut self) {
@@ -518,6 +679,47 @@ impl<P: Position> Contestant<P> for ExternalEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transcript_keeps_its_first_and_last_lines_within_its_bound() {
+        let mut t = Transcript::default();
+        let origin = t.origin;
+        for i in 0..100_000u64 {
+            let at = origin + Duration::from_micros(i * 10);
+            let direction = if i % 2 == 0 {
+                Direction::Sent
+            } else {
+                Direction::Received
+            };
+            t.note_at(at, direction, format!("info nodes {i}"));
+        }
+        let stderr = [(origin + Duration::from_micros(999_985), "oops".to_string())];
+        let lines = t.lines(&stderr);
+        let bytes: usize = lines.iter().map(String::len).sum();
+        assert!(bytes <= TRANSCRIPT_BYTES, "{bytes} bytes");
+        assert_eq!(lines[0], "0.000 > info nodes 0");
+        assert_eq!(lines[1], "0.000 < info nodes 1");
+        assert_eq!(lines.last().unwrap(), "1.000 < info nodes 99999");
+        let gap = lines
+            .iter()
+            .position(|l| l.contains("lines left out"))
+            .unwrap();
+        let kept = lines.len() - 2; // the gap and the stderr line
+        assert_eq!(lines[gap], format!("… {} lines left out …", 100_000 - kept));
+        assert!(
+            lines.contains(&"1.000 ! oops".to_string()),
+            "{:?}",
+            &lines[lines.len() - 3..]
+        );
+        // Long lines are cut, their length said.
+        let mut long = "x".repeat(5000);
+        assert_eq!(
+            line_cut(&mut long),
+            format!("{} … (5000 bytes)", "x".repeat(1024))
+        );
+        let mut short = "go movetime 100".to_string();
+        assert_eq!(line_cut(&mut short), "go movetime 100");
+    }
 
     #[test]
     fn command_lines_split_like_a_shell() {

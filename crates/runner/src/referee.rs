@@ -424,15 +424,24 @@ pub fn play<'a, P: Adjudicate>(
         seats[w.opponent().index()].player.abandon();
     }
     let [black, white] = seats;
-    let record = |seat: &Seat<'_, P>, color: Color| PlayerRecord {
-        name: seat.name.clone(),
-        spec: seat.player.spec(),
-        artifact: None,
-        stderr: if failed && winner != Some(color) {
-            seat.player.stderr_tail()
-        } else {
-            Vec::new()
-        },
+    // The side that lost by failing keeps its stderr and the game's protocol transcript.
+    let record = |seat: &Seat<'_, P>, color: Color| {
+        let lost = failed && winner != Some(color);
+        PlayerRecord {
+            name: seat.name.clone(),
+            spec: seat.player.spec(),
+            artifact: None,
+            stderr: if lost {
+                seat.player.stderr_tail()
+            } else {
+                Vec::new()
+            },
+            transcript: if lost {
+                seat.player.transcript()
+            } else {
+                Vec::new()
+            },
+        }
     };
     Ok(GameRecord {
         game: P::GAME,

@@ -1,0 +1,269 @@
+//! `tourney replay`: a stored game an engine lost by failing, played again against a local
+//! engine up to the failing ply, to see what the engine does there.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tourney_ai::Heuristics;
+use tourney_model::{GameRecord, Termination};
+use tourney_proto::v1 as pb;
+use tourney_rules::{Color, Game, with_position};
+use tourney_runner::protocol::{Command, Go, parse_command};
+use tourney_runner::{Contestant, EngineConfig, ExternalEngine};
+
+use crate::client::{ClientArgs, status_error};
+
+/// Lines of the recorded transcript shown before the replay.
+const RECORDED_LINES_SHOWN: usize = 20;
+
+/// Arguments of `tourney replay`.
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tournament id.
+    id: u64,
+    /// The pair.
+    pair: u64,
+    /// The game of the pair: 0 or 1.
+    game: usize,
+    /// The engine to ask (a command line; default: the failing side's own: its command as
+    /// recorded, or `tourney engine SPEC` for a built-in player).
+    #[arg(long)]
+    engine: Option<String>,
+    /// The ply to stop at (default: the ply where the game ended, the failing move).
+    #[arg(long)]
+    ply: Option<usize>,
+    /// The `go` to send (default: the last `go` of the recorded transcript, else the
+    /// record's per-move limits, else `movetime 1000`), e.g. `--go "movetime 200"`.
+    #[arg(long)]
+    go: Option<String>,
+    /// How long to wait for the answer, seconds (default: the go's time and a second, or
+    /// 60 without one).
+    #[arg(long)]
+    wait: Option<f64>,
+}
+
+/// Runs `tourney replay`.
+///
+/// # Errors
+/// The game cannot be fetched or replayed, or the engine fails again (exit status 1).
+pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
+    crate::play_cmd::own_engines();
+    if args.game > 1 {
+        bail!("game {}: a pair has games 0 and 1", args.game);
+    }
+    let record = tokio::runtime::Runtime::new()?.block_on(fetch_game(args))?;
+    with_position!(record.game, P => replay_game::<P>(args, &record))
+}
+
+/// Game `args.game` of the pair, from the coordinator's export.
+async fn fetch_game(args: &ReplayArgs) -> Result<GameRecord> {
+    let mut admin = args.client.admin().await?;
+    let request = pb::ExportRequest {
+        id: args.id,
+        from_pair: Some(args.pair),
+        to_pair: Some(args.pair),
+        engine: String::new(),
+        since_ms: None,
+    };
+    let mut stream = admin
+        .export(request)
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let mut lines = Vec::new();
+    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+        lines.extend(chunk.lines);
+    }
+    let line = lines.get(args.game).with_context(|| {
+        format!(
+            "tournament {} has no pair {} with a game {} (it has {} games there)",
+            args.id,
+            args.pair,
+            args.game,
+            lines.len()
+        )
+    })?;
+    crate::admin_cmd::record_of_line(line).context("reading the stored game")
+}
+
+/// The `go` of a transcript line (`12.345 > go wtime 1000 ...`).
+fn go_of_line(line: &str) -> Option<Go> {
+    let (_, sent) = line.split_once(" > ")?;
+    match parse_command(sent)? {
+        Command::Go(go) => Some(go),
+        _ => None,
+    }
+}
+
+/// The go to send: as asked, the recorded one, the record's per-move limits, or a second.
+fn go_for(args: &ReplayArgs, record: &GameRecord, transcript: &[String]) -> Result<Go> {
+    if let Some(text) = &args.go {
+        return match parse_command(&format!("go {text}")) {
+            Some(Command::Go(go)) => Ok(go),
+            _ => bail!("--go '{text}': not a go command (e.g. \"movetime 200\")"),
+        };
+    }
+    if let Some(go) = transcript.iter().rev().find_map(|l| go_of_line(l)) {
+        return Ok(go);
+    }
+    let limits: Vec<(&str, &str)> = (record.time_control.split([',', ';', ' ']))
+        .filter_map(|part| part.split_once('='))
+        .collect();
+    let number = |key: &str| {
+        limits
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+    };
+    let mut go = Go {
+        nodes: number("nodes"),
+        depth: number("depth").map(|d| d as u32),
+        movetime: number("movetime"),
+        ..Go::default()
+    };
+    if go == Go::default() {
+        go.movetime = Some(1000);
+    }
+    Ok(go)
+}
+
+fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<()> {
+    let start: P = (record.start.parse())
+        .map_err(|e| anyhow::anyhow!("the record's start '{}': {e}", record.start))?;
+    let rules: P::Rules = (record.rules.parse())
+        .map_err(|e| anyhow::anyhow!("the record's rules '{}': {e}", record.rules))?;
+    let ply = args.ply.unwrap_or(record.moves.len());
+    if ply > record.moves.len() {
+        bail!("--ply {ply}: the game has {} plies", record.moves.len());
+    }
+    let mut game = Game::new(start, rules);
+    for (i, m) in record.moves[..ply].iter().enumerate() {
+        game.play_text(&m.mv)
+            .map_err(|e| anyhow::anyhow!("ply {}: the record's move '{}': {e}", i + 1, m.mv))?;
+    }
+    let mover = game.position().turn();
+    let side = match mover {
+        Color::White => &record.white,
+        Color::Black => &record.black,
+    };
+    println!(
+        "Tournament {}, pair {}, game {}: {} (White) vs {} (Black), {} by {}{}",
+        args.id,
+        args.pair,
+        args.game,
+        record.white.name,
+        record.black.name,
+        record.result,
+        record.termination,
+        record
+            .detail
+            .as_deref()
+            .map_or(String::new(), |d| format!(": {d}"))
+    );
+    if !record.termination.is_failure() {
+        println!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
+    }
+    let recorded = &side.transcript;
+    if !recorded.is_empty() {
+        let from = recorded.len().saturating_sub(RECORDED_LINES_SHOWN);
+        println!(
+            "\nRecorded protocol of {} (last {} of {} lines; seconds since the game began, > sent, < received, ! stderr):",
+            side.name,
+            recorded.len() - from,
+            recorded.len()
+        );
+        for line in &recorded[from..] {
+            println!("  {line}");
+        }
+    } else if !side.stderr.is_empty() {
+        println!("\nRecorded stderr of {}:", side.name);
+        for line in &side.stderr {
+            println!("  {line}");
+        }
+    }
+    let go = go_for(args, record, recorded)?;
+    let command = match (&args.engine, side.spec.strip_prefix("cmd:")) {
+        (Some(command), _) => command.clone(),
+        (None, Some(command)) => command.to_string(),
+        (None, None) => {
+            let exe = std::env::current_exe().context("finding this program")?;
+            format!("\"{}\" engine \"{}\"", exe.display(), side.spec)
+        }
+    };
+    let budget = [
+        go.movetime,
+        if mover == Color::White {
+            go.wtime
+        } else {
+            go.btime
+        },
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .map(Duration::from_millis);
+    let wait = args.wait.map_or_else(
+        || budget.map_or(Duration::from_secs(60), |b| b + Duration::from_secs(1)),
+        Duration::from_secs_f64,
+    );
+    println!(
+        "\nReplaying {ply} plies with `{command}`, {mover} to move, then: {}",
+        Command::Go(go.clone())
+    );
+    let mut engine = ExternalEngine::new(EngineConfig::new(&command));
+    Contestant::<P>::new_game(&mut engine, rules, 0)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("starting `{command}`"))?;
+    let started = Instant::now();
+    let answer = Contestant::<P>::go(&mut engine, &game, &go, wait);
+    let took = started.elapsed();
+    println!("\nProtocol now:");
+    for line in Contestant::<P>::transcript(&engine) {
+        println!("  {line}");
+    }
+    let within = budget.map_or(String::new(), |b| {
+        let verdict = if took <= b { "within" } else { "over" };
+        format!(" ({verdict} the {:.3} s it had)", b.as_secs_f64())
+    });
+    let outcome = match answer {
+        Ok(reply) => match game.clone().play_text(&reply.mv) {
+            Ok(_) => {
+                println!(
+                    "\nAnswer: {} (legal) in {:.3} s{within}",
+                    reply.mv,
+                    took.as_secs_f64()
+                );
+                None
+            }
+            Err(e) => Some((Termination::IllegalMove, format!("'{}': {e}", reply.mv))),
+        },
+        Err(failure) => Some((failure.termination, failure.detail)),
+    };
+    Contestant::<P>::abandon(&mut engine);
+    match outcome {
+        None => Ok(()),
+        Some((termination, detail)) => bail!(
+            "the engine failed again: {termination} after {:.3} s{within}: {detail}",
+            took.as_secs_f64()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_go_comes_from_the_transcript_or_the_limits() {
+        let go = go_of_line("12.345 > go wtime 900 btime 1200 winc 10 binc 10").unwrap();
+        assert_eq!(
+            (go.wtime, go.btime, go.winc),
+            (Some(900), Some(1200), Some(10))
+        );
+        assert_eq!(go_of_line("12.345 < bestmove a1-b2"), None);
+        assert_eq!(go_of_line("12.345 > position startpos"), None);
+    }
+}
