@@ -326,7 +326,10 @@ impl Coordinator {
             for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
                 let (tournament, outcome, games) = (r.tournament, &r.outcome, &r.summaries);
                 if let Some(entry) = inner.tournaments.get_mut(&tournament) {
-                    let terminations: Vec<_> = games.iter().map(|g| g.termination).collect();
+                    let terminations: Vec<_> = games
+                        .iter()
+                        .map(|g| (g.termination, g.played_on()))
+                        .collect();
                     let prints: Vec<_> = games.iter().map(|g| g.fingerprint()).collect();
                     entry.workers.count(worker, outcome, &terminations);
                     let repeats = entry.games.count(outcome.pair, &prints);
@@ -398,7 +401,7 @@ impl Coordinator {
             for d in &unknown {
                 inner.scheduler.report(&d.worker, &[(id, d.outcome)]);
                 if let Some(entry) = inner.tournaments.get_mut(&id) {
-                    let terminations: Vec<_> = d.games.iter().map(|g| g.0).collect();
+                    let terminations: Vec<_> = d.games.iter().map(|g| (g.0, g.2)).collect();
                     let prints: Vec<_> = d.games.iter().map(|g| g.1).collect();
                     entry.workers.count(&d.worker, &d.outcome, &terminations);
                     entry.games.count(d.outcome.pair, &prints);

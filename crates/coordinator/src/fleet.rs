@@ -407,6 +407,7 @@ mod tests {
             ],
             result: GameResult::WhiteWins,
             termination: Termination::Connection,
+            meta: Default::default(),
         }
     }
 

@@ -129,7 +129,7 @@ impl Restored {
         };
         store.each_digest(id, |d| {
             let outcome = d.outcome.with_legacy_colours(first_moves);
-            let terminations: Vec<_> = d.games.iter().map(|g| g.0).collect();
+            let terminations: Vec<_> = d.games.iter().map(|g| (g.0, g.2)).collect();
             restored.workers.count(&d.worker, &outcome, &terminations);
             restored.games.count(outcome.pair, &prints(&d));
             restored.done.insert(&outcome);

@@ -5,10 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use std::collections::HashMap;
-use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
+use tourney_model::{GameRecord, Termination};
 
-use tourney_stats::report::{Crosstable, OpeningResult, Report, SprtReport, WorkersReport};
+use tourney_stats::report::{
+    AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
+};
 use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
 
 use crate::metrics::TournamentGauges;
@@ -184,6 +186,7 @@ fn report_from(
         workers: Default::default(),
         timeline: None,
         spsa: None,
+        adjudication_check: None,
     }
 }
 
@@ -384,7 +387,7 @@ impl Coordinator {
     /// from what the coordinator holds in memory, with its status.
     pub fn report_of(&self, id: TournamentId) -> Option<(Status, Report)> {
         let (status, outcomes, prefix, workers) = self.snapshot(id, true)?;
-        let (terminations, engine_failures, details) = {
+        let (terminations, engine_failures, details, check) = {
             let inner = self.lock();
             let entry = inner.tournaments.get(&id)?;
             let exclusions = entry.record.excluded_workers();
@@ -396,6 +399,17 @@ impl Coordinator {
                 .map(|(t, n)| (t.name().to_string(), n))
                 .collect();
             terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let [agreed, overturned] = entry.workers.played_on(&excluded);
+            let share = entry.config.adjudication.play_on;
+            let adjudicated = (terminations.iter())
+                .find(|(t, _)| t == Termination::Adjudication.name())
+                .map_or(0, |(_, n)| *n);
+            let check = (share > 0.0 || agreed + overturned > 0).then_some(AdjudicationCheck {
+                adjudicated,
+                share,
+                played_on: agreed + overturned,
+                overturned,
+            });
             let engine_failures = entry
                 .workers
                 .engine_failures(&excluded)
@@ -414,7 +428,7 @@ impl Coordinator {
                 &entry.artifacts,
                 tourney_model::unix_ms_now(),
             );
-            (terminations, engine_failures, details)
+            (terminations, engine_failures, details, check)
         };
         let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
         let mut guard = self.lock();
@@ -432,6 +446,7 @@ impl Coordinator {
         }
         drop(guard);
         report.details = details;
+        report.adjudication_check = check;
         report.engine_failures = engine_failures;
         report.workers = workers;
         let sprt = report.sprt.as_ref().map(|s| {

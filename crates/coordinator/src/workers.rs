@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use tourney_model::Termination;
+use tourney_model::adjudication::PlayedOn;
 use tourney_model::tournament::PairOutcome;
 use tourney_stats::homogeneity;
 use tourney_stats::report::{WorkerResult, WorkersReport};
@@ -63,6 +64,10 @@ struct HostTally {
     failures: BTreeMap<(usize, Termination), u64>,
     /// Reports refused.
     rejected: u64,
+    /// Adjudicated games played on to their end: how many ended as adjudicated, and how
+    /// many otherwise.
+    #[serde(default)]
+    played_on: [u64; 2],
 }
 
 impl HostTally {
@@ -146,8 +151,14 @@ impl WorkerBook {
         Some(i)
     }
 
-    /// Counts a pair `worker` played, with how each of its games ended.
-    pub(crate) fn count(&mut self, worker: &str, outcome: &PairOutcome, games: &[Termination]) {
+    /// Counts a pair `worker` played, with how each of its games ended (and, for an
+    /// adjudicated game played on, how that went).
+    pub(crate) fn count(
+        &mut self,
+        worker: &str,
+        outcome: &PairOutcome,
+        games: &[(Termination, PlayedOn)],
+    ) {
         let Some(h) = self.host_index(worker, true) else {
             return;
         };
@@ -159,8 +170,13 @@ impl WorkerBook {
             .by_pairing
             .entry((outcome.first, outcome.second))
             .or_default()[bin] += 1;
-        for (g, &termination) in games.iter().enumerate().take(2) {
+        for (g, &(termination, played_on)) in games.iter().enumerate().take(2) {
             tally.terminations[termination as usize] += 1;
+            match played_on {
+                PlayedOn::No => {}
+                PlayedOn::Agreed => tally.played_on[0] += 1,
+                PlayedOn::Overturned => tally.played_on[1] += 1,
+            }
             if termination.is_failure() {
                 let white = outcome.white[g];
                 let black = if white == outcome.first {
@@ -217,6 +233,13 @@ impl WorkerBook {
             .zip(sums)
             .filter(|(_, n)| *n > 0)
             .collect()
+    }
+
+    /// Adjudicated games played on to their end over the hosts not `excluded`: how many
+    /// ended as adjudicated, and how many otherwise.
+    pub(crate) fn played_on(&self, excluded: &dyn Fn(&str) -> bool) -> [u64; 2] {
+        (self.hosts.iter().filter(|t| !excluded(&t.name)))
+            .fold([0, 0], |[a, o], t| [a + t.played_on[0], o + t.played_on[1]])
     }
 
     /// Games each engine lost by failing, by termination, over the hosts not `excluded`.

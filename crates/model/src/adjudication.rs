@@ -41,6 +41,33 @@ pub struct ScoreRules {
     pub resign: Option<ResignRule>,
     /// Draw, if adjudicated.
     pub draw: Option<DrawRule>,
+    /// Adjudicated games played on to their end, per 10,000: the record keeps the
+    /// adjudicated result and says in its `meta` how the game really ended.
+    pub play_on: u32,
+}
+
+/// How an adjudicated game that was played on ended against its adjudication.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlayedOn {
+    /// Not played on (or not adjudicated).
+    #[default]
+    No,
+    /// It ended as adjudicated.
+    Agreed,
+    /// It ended otherwise: the adjudication was wrong.
+    Overturned,
+}
+
+impl PlayedOn {
+    /// The check of a game adjudicated `result` that ended `played_on` when played on.
+    pub fn of(result: crate::GameResult, played_on: Option<crate::GameResult>) -> PlayedOn {
+        match played_on {
+            None => PlayedOn::No,
+            Some(end) if end == result => PlayedOn::Agreed,
+            Some(_) => PlayedOn::Overturned,
+        }
+    }
 }
 
 /// A score as the protocol writes it from the mover's view (`cp 35`, `win 7`, `loss 3`),
@@ -61,6 +88,13 @@ impl ScoreRules {
     /// Whether any rule is set.
     pub fn any(&self) -> bool {
         self.resign.is_some() || self.draw.is_some()
+    }
+
+    /// Whether the game seeded `seed`, once adjudicated, is played on (a fixed share of
+    /// games, chosen by their seeds).
+    pub fn plays_on(&self, seed: u64) -> bool {
+        let draw = crate::tournament::game_seed(seed ^ 0xad7a_d1ca, 0) % 10_000;
+        draw < u64::from(self.play_on)
     }
 
     /// The verdict on a game whose plies so far had `scores` (each from its mover's view,
@@ -145,6 +179,7 @@ mod tests {
                 moves: 2,
             }),
             draw: None,
+            play_on: 0,
         };
         // Black moves first (LOA); each score from its mover's view: Black sees itself
         // losing, White sees itself winning.
@@ -189,6 +224,7 @@ mod tests {
                 moves: 1,
                 after: 4,
             }),
+            play_on: 0,
         };
         let even = [Some(300), Some(-5), Some(8), Some(-10)];
         assert_eq!(

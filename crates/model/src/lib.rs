@@ -17,7 +17,7 @@ pub mod version;
 
 pub use record::{
     GameRecord, GameResult, GameSummary, MetaValue, MoveCost, MoveRecord, Notation, PlayerName,
-    PlayerRecord, Termination, fingerprint,
+    PlayerRecord, SummaryMeta, Termination, fingerprint,
 };
 pub use time_control::{TimeControl, TimeControlError};
 pub use tourney_rules::GameKind;

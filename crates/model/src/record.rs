@@ -299,6 +299,17 @@ pub struct GameSummary {
     pub result: GameResult,
     /// Why the game ended.
     pub termination: Termination,
+    /// What the coordinator reads of the record's `meta`.
+    #[serde(default)]
+    pub meta: SummaryMeta,
+}
+
+/// The `meta` fields a [`GameSummary`] keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct SummaryMeta {
+    /// An adjudicated game played on: how it really ended.
+    #[serde(default)]
+    pub played_on: Option<GameResult>,
 }
 
 /// A player's name in a [`GameSummary`].
@@ -386,6 +397,12 @@ fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 impl GameSummary {
+    /// How the game ended when played on past its adjudication, against it.
+    pub fn played_on(&self) -> crate::adjudication::PlayedOn {
+        let adjudicated = self.termination == Termination::Adjudication;
+        crate::adjudication::PlayedOn::of(self.result, self.meta.played_on.filter(|_| adjudicated))
+    }
+
     /// Plies played.
     pub fn plies(&self) -> usize {
         self.moves.len()

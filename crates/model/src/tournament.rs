@@ -386,6 +386,10 @@ pub struct AdjudicationSettings {
     pub resign: Option<crate::adjudication::ResignRule>,
     /// Draw when both engines' scores agree that the game is even.
     pub draw: Option<crate::adjudication::DrawRule>,
+    /// The share of score-adjudicated games played on to their end, to measure how often
+    /// adjudication is wrong (0 to 1; default 0).
+    #[serde(default)]
+    pub play_on: f64,
 }
 
 impl AdjudicationSettings {
@@ -394,6 +398,7 @@ impl AdjudicationSettings {
         crate::adjudication::ScoreRules {
             resign: self.resign,
             draw: self.draw,
+            play_on: (self.play_on.clamp(0.0, 1.0) * 10_000.0).round() as u32,
         }
     }
 }
@@ -999,6 +1004,16 @@ impl TournamentConfig {
                 ),
             );
         }
+        let play_on = self.adjudication.play_on;
+        if !(0.0..=1.0).contains(&play_on) {
+            return adjudication("play_on", format!("must be 0 to 1, found {play_on}"));
+        }
+        if play_on > 0.0 && self.adjudication.resign.is_none() && self.adjudication.draw.is_none() {
+            return adjudication(
+                "play_on",
+                "plays on games adjudicated by score: give resign or draw too".into(),
+            );
+        }
         if let Some((key, message)) = self.limits.problem() {
             let key = if key.is_empty() {
                 "limits".to_string()
@@ -1216,6 +1231,23 @@ version = "v3"
         let no_table = SPSA.split("[spsa]").next().unwrap().to_string()
             + "[[engine]]\nname = \"ab\"\nplayer = \"ab\"\n";
         assert_eq!(error(&no_table).key.as_deref(), Some("spsa"));
+    }
+
+    #[test]
+    fn a_share_of_adjudicated_games_is_played_on_only_with_score_rules() {
+        let with = |adjudication: &str| SPRT.replace("{ max_plies = 400 }", adjudication);
+        let c = TournamentConfig::parse(
+            &with("{ resign = { score = 600, moves = 3 }, play_on = 0.25 }"),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(c.adjudication.score_rules().play_on, 2_500);
+        let e = error(&with(
+            "{ resign = { score = 600, moves = 3 }, play_on = 1.5 }",
+        ));
+        assert_eq!(e.key.as_deref(), Some("adjudication.play_on"), "{e}");
+        let e = error(&with("{ max_plies = 400, play_on = 0.5 }"));
+        assert!(e.message.contains("give resign or draw too"), "{e}");
     }
 
     #[test]

@@ -75,6 +75,7 @@ impl From<&GameSettings> for pb::GameSettings {
                 moves: d.moves,
                 after: d.after,
             }),
+            play_on: s.score_rules.play_on,
             engine_limits: Some(pb::EngineLimits {
                 memory_mb: s.engine_limits.memory_mb,
                 cpu_seconds: s.engine_limits.cpu_seconds,
@@ -113,6 +114,7 @@ impl TryFrom<pb::GameSettings> for GameSettings {
                     moves: d.moves,
                     after: d.after,
                 }),
+                play_on: s.play_on.min(10_000),
             },
             engine_limits: match s.engine_limits {
                 None => EngineLimits::default(),
@@ -301,6 +303,7 @@ mod tests {
                         moves: 8,
                         after: 60,
                     }),
+                    play_on: 1_500,
                 },
                 engine_limits: tourney_model::tournament::EngineLimits {
                     memory_mb: 512,

@@ -309,6 +309,9 @@ pub fn play<'a, P: Adjudicate>(
     });
     let ms = |d: Duration| d.as_millis() as u64;
 
+    // A score adjudication of a game that is played on: the verdict and its ply.
+    let plays_on = setup.score_rules.plays_on(setup.seed);
+    let mut adjudicated: Option<(Option<Color>, String, usize)> = None;
     let (winner, termination, detail) = loop {
         if let Some(outcome) = game.outcome() {
             let termination = match outcome.reason {
@@ -337,12 +340,15 @@ pub fn play<'a, P: Adjudicate>(
                 Some("the board is split into regions".into()),
             );
         }
-        if setup.score_rules.any() {
+        if setup.score_rules.any() && adjudicated.is_none() {
             let scores: Vec<Option<i32>> = (moves.iter())
                 .map(|m| m.score.as_deref().and_then(centi))
                 .collect();
             if let Some((w, why)) = setup.score_rules.verdict(setup.start.turn(), &scores) {
-                break (w, Termination::Adjudication, Some(why));
+                if !plays_on {
+                    break (w, Termination::Adjudication, Some(why));
+                }
+                adjudicated = Some((w, why, moves.len()));
             }
         }
         let mover = game.position().turn();
@@ -419,10 +425,28 @@ pub fn play<'a, P: Adjudicate>(
         on_move(&game);
     };
 
-    let failed = termination.is_failure();
-    if failed && let Some(w) = winner {
+    if termination.is_failure()
+        && let Some(w) = winner
+    {
         seats[w.opponent().index()].player.abandon();
     }
+    // A game played on past its adjudication is recorded as adjudicated, up to that ply;
+    // how it really ended goes into its meta.
+    let mut meta = setup.meta.clone();
+    let (winner, termination, detail) = match adjudicated {
+        Some((adjudged, why, ply)) => {
+            meta.insert(
+                "played_on".into(),
+                GameResult::of_winner(winner).as_str().into(),
+            );
+            meta.insert("played_on_end".into(), termination.name().into());
+            meta.insert("played_on_plies".into(), (moves.len() as u64).into());
+            moves.truncate(ply);
+            (adjudged, Termination::Adjudication, Some(why))
+        }
+        None => (winner, termination, detail),
+    };
+    let failed = termination.is_failure();
     let [black, white] = seats;
     // The side that lost by failing keeps its stderr and the game's protocol transcript.
     let record = |seat: &Seat<'_, P>, color: Color| {
@@ -457,7 +481,6 @@ pub fn play<'a, P: Adjudicate>(
         detail,
         started_ms: Some(started_ms),
         meta: {
-            let mut meta = setup.meta.clone();
             if setup.seed != 0 {
                 meta.insert("seed".into(), setup.seed.into());
             }

@@ -402,7 +402,7 @@ fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
 
 #[test]
 fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
-    use tourney_model::adjudication::{DrawRule, ResignRule, ScoreRules};
+    use tourney_model::adjudication::{DrawRule, PlayedOn, ResignRule, ScoreRules};
     let mut settings = tourney_model::job::GameSettings {
         tournament_name: "t".into(),
         game: tourney_rules::GameKind::Loa,
@@ -426,6 +426,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
                 moves: 3,
                 after: 20,
             }),
+            play_on: 0,
         },
     };
     let play_with =
@@ -493,6 +494,49 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
         tourney_model::replay::check(&summary(&record), &start, &settings),
         Ok(())
     );
+    // Played on (every game: the share is 10,000 in 10,000), the record is the same
+    // adjudicated game, and its meta says how it really ended.
+    let mut sampled = settings.clone();
+    sampled.score_rules.play_on = 10_000;
+    let played_on = play_with(&sampled, "cp 700", "cp -700");
+    assert_eq!(
+        (
+            played_on.termination,
+            played_on.result.as_str(),
+            played_on.moves.len()
+        ),
+        (Termination::Adjudication, "1-0", 4)
+    );
+    let meta = |key: &str| played_on.meta.get(key).cloned();
+    let total = match meta("played_on_plies") {
+        Some(tourney_model::MetaValue::Number(n)) => n,
+        other => panic!("{other:?}"),
+    };
+    assert!(total > 4, "played on past ply 4: {total}");
+    assert!(meta("played_on").is_some() && meta("played_on_end").is_some());
+    let summary_of = summary(&played_on);
+    let expected = match meta("played_on") {
+        Some(tourney_model::MetaValue::Text(t)) if t == "1-0" => PlayedOn::Agreed,
+        Some(_) => PlayedOn::Overturned,
+        None => unreachable!(),
+    };
+    assert_eq!(summary_of.played_on(), expected);
+    assert_eq!(
+        tourney_model::replay::check(&summary_of, &start, &sampled),
+        Ok(())
+    );
+    // With none sampled, nothing is played on.
+    sampled.score_rules.play_on = 0;
+    let not = play_with(&sampled, "cp 700", "cp -700");
+    assert!(!not.meta.contains_key("played_on"));
+    assert_eq!(summary(&not).played_on(), PlayedOn::No);
+    // A share picks games by their seeds: about that share of them.
+    sampled.score_rules.play_on = 2_500;
+    let picked = (1..=4000u64)
+        .filter(|&s| sampled.score_rules.plays_on(s))
+        .count();
+    assert!((850..1150).contains(&picked), "{picked} of 4000 at 25 %");
+
     // Without the rules the same record is refused, and the game plays on.
     settings.score_rules = ScoreRules::default();
     assert!(tourney_model::replay::check(&summary(&record), &start, &settings).is_err());

@@ -273,6 +273,60 @@ pub struct Report {
     /// For a tuning run: its parameters, their trajectories and the result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spsa: Option<SpsaReport>,
+    /// For a tournament that plays on a share of its score-adjudicated games: how often
+    /// the adjudication was wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjudication_check: Option<AdjudicationCheck>,
+}
+
+/// Score-adjudicated games played on to their end: how many ended otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AdjudicationCheck {
+    /// Games adjudicated (by any rule).
+    pub adjudicated: u64,
+    /// The share of score-adjudicated games played on, as the tournament asks.
+    pub share: f64,
+    /// Adjudicated games played on.
+    pub played_on: u64,
+    /// Of those, games that ended otherwise than adjudicated.
+    pub overturned: u64,
+}
+
+impl AdjudicationCheck {
+    /// The share of adjudications that were wrong, with its 95 % (Wilson) interval.
+    pub fn wrong(&self) -> Option<(f64, f64, f64)> {
+        if self.played_on == 0 {
+            return None;
+        }
+        let (n, p) = (
+            self.played_on as f64,
+            self.overturned as f64 / self.played_on as f64,
+        );
+        let z = 1.959_963_984_540_054;
+        let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+        Some((p, (centre - half).max(0.0), (centre + half).min(1.0)))
+    }
+
+    /// One line: what was played on and how often the adjudication was wrong.
+    pub fn text(&self) -> String {
+        let head = format!(
+            "{} of {} adjudicated games played on to their end ({}% asked)",
+            self.played_on,
+            self.adjudicated,
+            self.share * 100.0
+        );
+        match self.wrong() {
+            None => format!("{head}: none yet"),
+            Some((p, lo, hi)) => format!(
+                "{head}: {} ended otherwise, adjudication wrong in {} (95 % {}–{})",
+                self.overturned,
+                percent(p),
+                percent(lo),
+                percent(hi)
+            ),
+        }
+    }
 }
 
 /// A tuning run (SPSA) as far as its completed pairs take it.
@@ -577,6 +631,9 @@ impl Report {
                 let _ = writeln!(out, "  {reason}: {n}");
             }
         }
+        if let Some(check) = &self.adjudication_check {
+            let _ = writeln!(out, "\nAdjudication check: {}", check.text());
+        }
         if !self.engine_failures.is_empty() {
             out += "\nEngine failures (games lost)\n";
             for (engine, termination, n) in &self.engine_failures {
@@ -777,7 +834,15 @@ impl Report {
                     escape(reason)
                 );
             }
-            page += "</table></section>\n";
+            page += "</table>\n";
+            if let Some(check) = &self.adjudication_check {
+                let _ = writeln!(
+                    page,
+                    "<p id=\"adjudication-check\">Adjudication check: {}</p>",
+                    escape(&check.text())
+                );
+            }
+            page += "</section>\n";
         }
         if !self.engine_failures.is_empty() {
             page += "<section id=\"engine-failures\"><h2>Engine failures</h2>\n<table><tr><th>Engine</th><th>Reason</th><th>Games lost</th></tr>\n";

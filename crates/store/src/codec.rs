@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tourney_model::Termination;
+use tourney_model::adjudication::PlayedOn;
 use tourney_model::tournament::PairOutcome;
 
 use crate::{PairRecord, StoreError};
@@ -40,6 +41,9 @@ const DICTIONARY: &[u8] = b"{\"tournament\":1,\"outcome\":{\"pair\":0,\"first\":
 \"result\":\"0-1\",\"termination\":\"time-forfeit\",\"termination\":\"repetition\",\"termination\":\"max-plies\",\
 \"termination\":\"illegal-move\",\"termination\":\"crash\",\"termination\":\"unresponsive\",\"time_control\":\"inf\"";
 
+/// Where a digest's termination byte keeps the game's [`PlayedOn`].
+const PLAYED_ON_SHIFT: u8 = 6;
+
 /// A game's moves array in columns (`None`: kept as JSON).
 const COLUMNS: u8 = 1;
 const AS_JSON: u8 = 0;
@@ -58,9 +62,10 @@ pub struct PairDigest {
     pub outcome: PairOutcome,
     /// The worker that played it.
     pub worker: String,
-    /// Each game's termination and fingerprint, in order (none when the games are not
-    /// game records: only their JSON syntax is checked when they come in).
-    pub games: Vec<(Termination, u128)>,
+    /// Each game's termination, fingerprint, and how it ended when played on past its
+    /// adjudication, in order (none when the games are not game records: only their JSON
+    /// syntax is checked when they come in).
+    pub games: Vec<(Termination, u128, PlayedOn)>,
 }
 
 impl PairDigest {
@@ -79,8 +84,9 @@ impl PairDigest {
         varint(&mut out, self.worker.len() as u64);
         out.extend_from_slice(self.worker.as_bytes());
         varint(&mut out, self.games.len() as u64);
-        for (termination, print) in &self.games {
-            out.push(*termination as u8);
+        for (termination, print, played_on) in &self.games {
+            // The check in the top bits: a digest written before it reads as not played on.
+            out.push(*termination as u8 | (*played_on as u8) << PLAYED_ON_SHIFT);
             out.extend_from_slice(&print.to_le_bytes());
         }
         out
@@ -106,15 +112,19 @@ impl PairDigest {
         let n = r.varint()? as usize;
         let mut games = Vec::with_capacity(n.min(2));
         for _ in 0..n {
+            let byte = r.byte()?;
             let termination = *Termination::ALL
-                .get(usize::from(r.byte()?))
+                .get(usize::from(byte & ((1 << PLAYED_ON_SHIFT) - 1)))
                 .ok_or_else(|| corrupt("a digest's termination"))?;
+            let played_on = *[PlayedOn::No, PlayedOn::Agreed, PlayedOn::Overturned]
+                .get(usize::from(byte >> PLAYED_ON_SHIFT))
+                .ok_or_else(|| corrupt("a digest's adjudication check"))?;
             let print = u128::from_le_bytes(
                 r.take(16)?
                     .try_into()
                     .map_err(|_| corrupt("a digest's fingerprint"))?,
             );
-            games.push((termination, print));
+            games.push((termination, print, played_on));
         }
         Ok(PairDigest {
             outcome: PairOutcome {
@@ -179,8 +189,16 @@ pub(crate) fn encode(record: &PairRecord) -> Result<(Vec<u8>, PairDigest), Store
         let termination = game
             .get("termination")
             .cloned()
-            .and_then(|t| serde_json::from_value(t).ok());
-        digests.push(termination.map(|t| (t, print)));
+            .and_then(|t| serde_json::from_value::<Termination>(t).ok());
+        let read = |v: Option<&Value>| v.cloned().and_then(|r| serde_json::from_value(r).ok());
+        let played_on = match (termination, read(game.get("result"))) {
+            (Some(Termination::Adjudication), Some(result)) => PlayedOn::of(
+                result,
+                read(game.get("meta").and_then(|m| m.get("played_on"))),
+            ),
+            _ => PlayedOn::No,
+        };
+        digests.push(termination.map(|t| (t, print, played_on)));
         match moves.and_then(|m| pack_moves(m)) {
             Some(packed) => {
                 game.remove("moves");
@@ -874,7 +892,7 @@ mod tests {
         let moves = json!([{"move": "b1-b3", "time_ms": 12}]);
         let mut lost = game(moves.clone());
         lost["termination"] = json!("time-forfeit");
-        let r = record(json!([game(moves), lost]));
+        let r = record(json!([game(moves.clone()), lost]));
         let (_, digest) = encode(&r).unwrap();
         let print = tourney_model::fingerprint(
             "a",
@@ -885,10 +903,21 @@ mod tests {
         assert_eq!(
             digest.games,
             [
-                (Termination::Connection, print),
-                (Termination::TimeForfeit, print)
+                (Termination::Connection, print, PlayedOn::No),
+                (Termination::TimeForfeit, print, PlayedOn::No)
             ]
         );
+        // An adjudicated game played on keeps how it ended against the adjudication.
+        let mut judged = game(moves.clone());
+        judged["termination"] = json!("adjudication");
+        judged["result"] = json!("1-0");
+        judged["meta"] = json!({"played_on": "1/2-1/2"});
+        let mut agreed = judged.clone();
+        agreed["meta"] = json!({"played_on": "1-0"});
+        let (_, judged) = encode(&record(json!([judged, agreed]))).unwrap();
+        let checks: Vec<PlayedOn> = judged.games.iter().map(|g| g.2).collect();
+        assert_eq!(checks, [PlayedOn::Overturned, PlayedOn::Agreed]);
+        assert_eq!(PairDigest::decode(&judged.encode()).unwrap(), judged);
         assert_eq!(
             (digest.outcome, digest.worker.as_str()),
             (r.outcome, "box-1#2")

@@ -76,6 +76,7 @@ fn report() -> Report {
         },
         timeline: None,
         spsa: None,
+        adjudication_check: None,
     }
 }
 
