@@ -282,3 +282,43 @@ fn searching_players_beat_random_play() {
     assert!(match_points::<Amazons>("ab:depth=1", "random", 4) >= 3.5);
     assert!(match_points::<Loa>("mcts:nodes=300", "random", 4) >= 3.5);
 }
+
+/// The longest one move of `spec` took under a movetime of `ms`, over the start and a few
+/// positions along random games, one player asked at each in turn (its tree or table
+/// reused, as in a game).
+fn slowest<P: Heuristics>(spec: &str, ms: u64) -> Duration {
+    let mut player = spec.parse::<PlayerSpec>().unwrap().build::<P>().unwrap();
+    let mut games = vec![Game::<P>::new(P::start(), Default::default())];
+    games.extend((1..=4).map(|seed| random_game::<P>(seed, 6 * seed as usize)));
+    let limits = Limits {
+        movetime: Some(Duration::from_millis(ms)),
+        ..Limits::default()
+    };
+    (games.iter())
+        .map(|game| {
+            let started = Instant::now();
+            player.choose(game, &limits, &AtomicBool::new(false), &mut |_| {});
+            started.elapsed()
+        })
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn every_player_answers_within_its_movetime_in_both_games() {
+    // The goal is 10 ms past the budget on an idle core; tests share the machine, so the
+    // bound is generous, but a search that checks its clock too rarely (an Amazons MCTS
+    // that overran by 250 ms) fails it.
+    let slack = Duration::from_millis(90);
+    for spec in ["ab", "mcts", "random"] {
+        for (game, ms, took) in [
+            ("loa", 100, slowest::<Loa>(spec, 100)),
+            ("amazons", 100, slowest::<Amazons>(spec, 100)),
+        ] {
+            assert!(
+                took < Duration::from_millis(ms) + slack,
+                "{spec} in {game} took {took:?} with {ms} ms"
+            );
+        }
+    }
+}

@@ -118,6 +118,10 @@ enum Suite {
     /// then a coordinator process restarted on them and the games exported; write rate,
     /// bytes a game, time until serving, resident memory, export rate.
     Store,
+    /// Time keeping of the built-in players, one thread: each player of both games asked
+    /// for a move at `--moves` positions along a game, under `--movetime` and under a
+    /// clock of `--clock-ms`; the worst and median overrun per player and game.
+    Time,
     /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
     /// rules core; games validated per second.
@@ -160,6 +164,16 @@ pub(crate) struct BenchArgs {
     /// `ab:depth=D-1`; 2 gives games of about a millisecond, 3 of a few.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=6))]
     depth: u32,
+    /// Milliseconds a move (bench time).
+    #[arg(long, default_value_t = 200)]
+    movetime: u64,
+    /// The clock, milliseconds (bench time): each player spends what its own time
+    /// management gives a move of it.
+    #[arg(long, default_value_t = 10_000)]
+    clock_ms: u64,
+    /// Positions asked per game (bench time).
+    #[arg(long, default_value_t = 10)]
+    moves: usize,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -170,6 +184,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         }
         Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate(args)?,
+        Suite::Time => crate::bench_time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Store => crate::bench_store::store(args.pairs)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;

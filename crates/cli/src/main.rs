@@ -3,6 +3,7 @@
 mod admin_cmd;
 mod bench;
 mod bench_store;
+mod bench_time;
 mod client;
 mod health_cmd;
 mod load;

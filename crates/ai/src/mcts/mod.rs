@@ -58,6 +58,8 @@ pub(crate) struct Mcts<P: Heuristics> {
     config: MctsConfig<P::Weights>,
     rng: Rng,
     tree: Vec<Node<P::Move>>,
+    /// A node's moves while it is expanded (kept to reuse its room).
+    moves: Vec<P::Move>,
 }
 
 impl<P: Heuristics> Mcts<P> {
@@ -66,6 +68,7 @@ impl<P: Heuristics> Mcts<P> {
             rng: Rng::new(config.seed),
             config,
             tree: Vec::new(),
+            moves: Vec::new(),
         }
     }
 
@@ -111,23 +114,30 @@ impl<P: Heuristics> Mcts<P> {
         }
     }
 
-    /// Creates the children of `node` (at `position`, not decided).
+    /// Creates the children of `node` (at `position`, not decided), all of them or, when
+    /// they would not fit in the tree's `max_nodes`, none (the node stays a leaf).
     fn expand(&mut self, node: usize, position: &P) {
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        position.generate_moves(|mv| moves.push(mv));
+        if self.tree.len() + moves.len() > self.config.max_nodes.max(1 + moves.len()) {
+            self.moves = moves;
+            return;
+        }
         let first = self.tree.len() as u32;
         let bias = self.config.bias > 0.0;
-        let weights = self.config.weights.clone();
-        let mut count = 0;
-        let tree = &mut self.tree;
-        position.generate_moves(|mv| {
+        let weights = &self.config.weights;
+        let count = moves.len() as u32;
+        for &mv in &moves {
             let prior = if bias {
                 let mut child = *position;
                 child.play_unchecked(mv);
                 // The evaluation is for the child's side to move; the prior is for the mover.
-                1.0 - Self::squash(child.evaluate(&weights)) as f32
+                1.0 - Self::squash(child.evaluate(weights)) as f32
             } else {
                 0.5
             };
-            tree.push(Node {
+            self.tree.push(Node {
                 mv: Some(mv),
                 parent: node as u32,
                 first_child: 0,
@@ -137,8 +147,8 @@ impl<P: Heuristics> Mcts<P> {
                 prior,
                 proven: UNKNOWN,
             });
-            count += 1;
-        });
+        }
+        self.moves = moves;
         self.tree[node].first_child = first;
         self.tree[node].child_count = count;
     }
@@ -214,7 +224,7 @@ impl<P: Heuristics> Mcts<P> {
                 }
             }
         } else {
-            if depth < depth_limit && self.tree.len() < self.config.max_nodes {
+            if depth < depth_limit {
                 self.expand(node, &position);
             }
             1.0 - self.playout(&position, rules)
@@ -321,6 +331,13 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
         let root = *game.position();
         let rules = game.rules();
         self.tree.clear();
+        // The whole tree's room at once (address space only until used), and never more:
+        // growing it by doubling would copy it, a pause of up to half a second.
+        self.tree.reserve(
+            self.config
+                .max_nodes
+                .max(1 + P::start().legal_moves().len()),
+        );
         self.tree.push(Node {
             mv: None,
             parent: 0,
@@ -347,15 +364,15 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
             depth_sum += depth as u64;
             seldepth = seldepth.max(depth);
             done += 1;
-            if done % 64 == 0 {
-                if stop.load(Ordering::Relaxed) || time.is_some_and(|b| started.elapsed() >= b.soft)
-                {
-                    break;
-                }
-                if Instant::now() >= next_report {
-                    on_info(&self.info(done, depth_sum, seldepth, started));
-                    next_report += Duration::from_millis(500);
-                }
+            // The clock after every iteration: one can take a millisecond (an Amazons
+            // expansion), and a reading costs tens of nanoseconds.
+            let now = Instant::now();
+            if stop.load(Ordering::Relaxed) || time.is_some_and(|b| now - started >= b.soft) {
+                break;
+            }
+            if now >= next_report {
+                on_info(&self.info(done, depth_sum, seldepth, started));
+                next_report += Duration::from_millis(500);
             }
         }
         let info = self.info(done, depth_sum, seldepth, started);
@@ -364,5 +381,42 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
             .mv
             .expect("the root has children");
         SearchResult { mv, info }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_rules::{Amazons, Position};
+
+    #[test]
+    fn the_tree_stays_within_its_memory_and_is_never_moved() {
+        let max_nodes = 20_000;
+        let mut mcts = Mcts::<Amazons>::new(MctsConfig {
+            weights: Default::default(),
+            limits: Limits::default(),
+            exploration: 0.7,
+            playout: Playout::EvalAfter(4),
+            bias: 0.0,
+            solver: true,
+            seed: 1,
+            max_nodes,
+        });
+        // Each Amazons expansion adds up to ~2,000 nodes: the bound is hit at once.
+        let limits = Limits {
+            nodes: Some(200),
+            ..Limits::default()
+        };
+        let mut game = Game::new(Amazons::start(), Default::default());
+        let mut room = None;
+        for _ in 0..4 {
+            let chosen = mcts.choose(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            assert!(mcts.tree.len() <= max_nodes, "{} nodes", mcts.tree.len());
+            assert!(mcts.tree.len() > max_nodes / 2, "the tree was used");
+            // Its room is taken once: growing it would copy it (a long pause).
+            let now = (mcts.tree.as_ptr(), mcts.tree.capacity());
+            assert_eq!(*room.get_or_insert(now), now);
+            game.play(chosen.mv).unwrap();
+        }
     }
 }
