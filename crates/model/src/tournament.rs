@@ -1166,6 +1166,20 @@ options = { Hash = 64 }
             let text = std::fs::read_to_string(&path).unwrap();
             TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
         }
+        // And the strength tests' SPRTs.
+        let dir = format!("{}/../../bench/strength", env!("CARGO_MANIFEST_DIR"));
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let c = TournamentConfig::parse(&text, &path.display().to_string())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(c.format, Format::Sprt);
+                files += 1;
+            }
+        }
+        assert_eq!(files, 6);
     }
 
     fn error(text: &str) -> ConfigError {
