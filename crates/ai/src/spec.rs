@@ -51,8 +51,9 @@ impl Kind {
 /// (combined with the limits of each move: the tighter wins), `seed`. `ab` adds `tt` (MiB,
 /// default 16), `eval` (`default`) and the evaluation weights of the game; `mcts` adds `c`
 /// (exploration, default 0.7), `playout` (`random` or `evalN`: N random moves then the
-/// evaluation; default `random` for LOA, `eval4` for Amazons), `bias` (progressive-bias
-/// weight, default 0), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the
+/// evaluation; default `eval0` for LOA, `eval4` for Amazons), `bias` (progressive-bias
+/// weight, default 0), `minimax` (weight of implicit minimax backups of the evaluation,
+/// 0 to 1; default 0.8 for LOA, 0 for Amazons), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the
 /// weights.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerSpec {
@@ -116,17 +117,23 @@ impl PlayerSpec {
         let mut weights = P::Weights::default();
         let mut tt = 16usize;
         let mut exploration = 0.7f64;
+        // LOA: the evaluation at each leaf with implicit minimax backups (scored 296-0 against
+        // random playouts at 50 ms a move; bench/strength/README.md).
         let mut playout = match P::GAME {
-            tourney_rules::GameKind::Loa => Playout::Random,
+            tourney_rules::GameKind::Loa => Playout::EvalAfter(0),
             tourney_rules::GameKind::Amazons => Playout::EvalAfter(4),
         };
         let mut bias = 0.0f64;
+        let mut minimax = match P::GAME {
+            tourney_rules::GameKind::Loa => 0.8,
+            tourney_rules::GameKind::Amazons => 0.0,
+        };
         let mut solver = true;
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
             Kind::AlphaBeta => &["tt", "eval"],
-            Kind::Mcts => &["c", "playout", "bias", "solver", "mem"],
+            Kind::Mcts => &["c", "playout", "bias", "minimax", "solver", "mem"],
         };
         for (key, value) in &self.params {
             let key = key.as_str();
@@ -152,6 +159,14 @@ impl PlayerSpec {
                 }
                 (Kind::Mcts, "c") => exploration = number(kind, key, value, "a number")?,
                 (Kind::Mcts, "bias") => bias = number(kind, key, value, "a number")?,
+                (Kind::Mcts, "minimax") => {
+                    minimax = number(kind, key, value, "a number from 0 to 1")?;
+                    if !(0.0..=1.0).contains(&minimax) {
+                        return Err(SpecError(format!(
+                            "mcts: minimax={value}: expected a number from 0 to 1"
+                        )));
+                    }
+                }
                 (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
                 (Kind::Mcts, "solver") => {
                     solver = match value.as_str() {
@@ -209,6 +224,7 @@ impl PlayerSpec {
                 exploration,
                 playout,
                 bias,
+                minimax,
                 solver,
                 seed,
                 max_nodes: (mem << 20) / 48,

@@ -28,6 +28,9 @@ pub(crate) struct MctsConfig<W> {
     pub(crate) exploration: f64,
     pub(crate) playout: Playout,
     pub(crate) bias: f64,
+    /// Weight of the implicit minimax value in selection (Lanctot et al., 2014): each
+    /// node keeps the minimax of its children's evaluations, backed up with the results.
+    pub(crate) minimax: f64,
     pub(crate) solver: bool,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
@@ -50,6 +53,9 @@ struct Node<M> {
     value: f64,
     /// Progressive-bias heuristic in [0, 1] for that player.
     prior: f32,
+    /// Implicit minimax value in [0, 1] for that player: its evaluation, then the minimax
+    /// of its children's.
+    minimax: f32,
     proven: i8,
 }
 
@@ -125,7 +131,7 @@ impl<P: Heuristics> Mcts<P> {
             return;
         }
         let first = self.tree.len() as u32;
-        let bias = self.config.bias > 0.0;
+        let bias = self.config.bias > 0.0 || self.config.minimax > 0.0;
         let weights = &self.config.weights;
         let count = moves.len() as u32;
         for &mv in &moves {
@@ -145,6 +151,7 @@ impl<P: Heuristics> Mcts<P> {
                 visits: 0,
                 value: 0.0,
                 prior,
+                minimax: prior,
                 proven: UNKNOWN,
             });
         }
@@ -168,7 +175,9 @@ impl<P: Heuristics> Mcts<P> {
                 _ if child.visits == 0 => 1e9 + child.prior as f64,
                 _ => {
                     let visits = child.visits as f64;
-                    child.value / visits
+                    let alpha = self.config.minimax;
+                    (1.0 - alpha) * child.value / visits
+                        + alpha * child.minimax as f64
                         + self.config.exploration * (log_n / visits).sqrt()
                         + self.config.bias * child.prior as f64 / (visits + 1.0)
                 }
@@ -178,6 +187,24 @@ impl<P: Heuristics> Mcts<P> {
             }
         }
         best.1
+    }
+
+    /// The implicit minimax value of `node` from its children's: the side to move at it
+    /// takes its best child (a proven child counts as won or lost).
+    fn back_up_minimax(&mut self, node: usize) {
+        let n = &self.tree[node];
+        let children = &self.tree[n.first_child as usize..(n.first_child + n.child_count) as usize];
+        let best = children
+            .iter()
+            .map(|c| match c.proven {
+                PROVEN_WIN => 1.0,
+                PROVEN_LOSS => 0.0,
+                _ => c.minimax,
+            })
+            .fold(f32::NEG_INFINITY, f32::max);
+        if best.is_finite() {
+            self.tree[node].minimax = 1.0 - best;
+        }
     }
 
     /// MCTS-Solver: the proof status of `node` from its children, for the player who moved
@@ -226,6 +253,9 @@ impl<P: Heuristics> Mcts<P> {
         } else {
             if depth < depth_limit {
                 self.expand(node, &position);
+                if self.config.minimax > 0.0 {
+                    self.back_up_minimax(node);
+                }
             }
             1.0 - self.playout(&position, rules)
         };
@@ -243,6 +273,9 @@ impl<P: Heuristics> Mcts<P> {
             value = 1.0 - value;
             if self.config.solver {
                 self.prove(current);
+            }
+            if self.config.minimax > 0.0 {
+                self.back_up_minimax(current);
             }
         }
         depth
@@ -346,6 +379,7 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
             visits: 0,
             value: 0.0,
             prior: 0.5,
+            minimax: 0.5,
             proven: UNKNOWN,
         });
         self.expand(0, &root);
@@ -398,6 +432,7 @@ mod tests {
             exploration: 0.7,
             playout: Playout::EvalAfter(4),
             bias: 0.0,
+            minimax: 0.0,
             solver: true,
             seed: 1,
             max_nodes,
