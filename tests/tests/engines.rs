@@ -426,3 +426,31 @@ fn without_network_engines_cannot_reach_the_host_where_the_system_allows_it() {
         Err(why) => eprintln!("no network isolation here ({why}); the engine said: {net}"),
     }
 }
+
+#[test]
+fn a_kept_process_starts_each_game_with_its_own_stderr_and_limits_left() {
+    let mut outside = engine("good 1000");
+    let mut setup = with_clock();
+    setup.max_plies = Some(6);
+    game_of(&mut outside, &setup);
+    let first = <ExternalEngine as tourney_runner::Contestant<Loa>>::stderr_tail(&outside);
+    assert!(
+        first.iter().any(|l| l.contains("misbehave: mode good")),
+        "{first:?}"
+    );
+    game_of(&mut outside, &setup);
+    assert_eq!(outside.processes_started(), 1, "kept for the second game");
+    let second = <ExternalEngine as tourney_runner::Contestant<Loa>>::stderr_tail(&outside);
+    assert!(
+        second.is_empty(),
+        "the first game's stderr is not the second's: {second:?}"
+    );
+    assert_eq!(outside.take_starts(), (1, 0));
+    // Kept while it has used less than half its CPU time limit.
+    let mut config = config("good 1000");
+    config.limits.cpu_seconds = 1;
+    let mut thrifty = ExternalEngine::new(config);
+    game_of(&mut thrifty, &setup);
+    game_of(&mut thrifty, &setup);
+    assert_eq!(thrifty.processes_started(), 1, "well within its second");
+}

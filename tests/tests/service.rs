@@ -356,6 +356,36 @@ async fn malformed_tournament_files_are_rejected_with_the_key_named() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_engine_process_is_kept_across_pairs() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let good = format!("{} good 1000", env!("CARGO_BIN_EXE_misbehave"));
+    let config = match_file().replace(
+        "name = \"ab\"\nplayer = \"ab\"",
+        &format!("name = \"good\"\ncommand = \"{good}\""),
+    );
+    let id = submit(&mut admin, config, "kept.toml").await;
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let (stop_worker, worker) = spawn_worker_with(&server.addr, metrics.clone());
+    let status = wait_until_finished(&mut admin, id).await;
+    assert_eq!((status.state.as_str(), status.games), ("finished", 12));
+    // Six pairs on two slots: one process a slot at most, told `newgame` between games,
+    // where a process a pair took six.
+    let starts = metrics.engine_starts.get();
+    assert!(
+        (1..=2).contains(&starts),
+        "{starts} engine processes for 12 games"
+    );
+    assert_eq!(metrics.engine_restarts.get(), 0);
+    for v in exported(&mut admin, id).await {
+        assert!(!v["termination"].as_str().unwrap().contains("crash"), "{v}");
+    }
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_on() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
@@ -443,7 +473,17 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         .unwrap();
     assert!(crasher_row.score < 0.5);
     assert!(first_game_crashes >= 1);
-    assert_eq!(metrics.engine_restarts.get(), first_game_crashes);
+    // Every game after a crash starts the engine afresh; a process is kept otherwise (two
+    // slots: at most two engines of the kind were first started).
+    let (starts, restarts) = (metrics.engine_starts.get(), metrics.engine_restarts.get());
+    assert!(
+        restarts >= first_game_crashes && restarts <= crashes,
+        "{restarts} of {crashes}"
+    );
+    assert!(
+        (1..=2).contains(&(starts - restarts)),
+        "{starts} starts, {restarts} restarts"
+    );
     assert_eq!(metrics.games.with_label_values(&["loa"]).get(), 6);
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();

@@ -269,6 +269,19 @@ pub(crate) fn kill_group(pid: u32) {
     }
 }
 
+/// The CPU time process `pid` has used so far, in seconds (`None` where `/proc` does not
+/// tell).
+pub(crate) fn cpu_seconds_used(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces), from the third: utime and stime
+    // are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_second > 0).then(|| ticks as f64 / per_second as f64)
+}
+
 /// What a process's end says about a limit it hit: `Some` reason when a signal tells.
 pub(crate) fn limit_hit(
     status: &std::process::ExitStatus,

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -274,6 +274,8 @@ struct EngineProcess {
     stderr_done: Receiver<()>,
     /// Set when the engine wrote more stderr than its limit (and was killed for it).
     stderr_over: Arc<AtomicBool>,
+    /// Bytes of stderr read so far.
+    stderr_bytes: Arc<AtomicU64>,
     limits: EngineLimits,
     /// Its working directory, removed after it (declared last: dropped after the kill).
     _dir: WorkDir,
@@ -308,10 +310,13 @@ impl EngineProcess {
         let (done, stderr_done) = channel::<()>();
         let stderr_over = Arc::new(AtomicBool::new(false));
         let over = Arc::clone(&stderr_over);
+        let stderr_bytes = Arc::new(AtomicU64::new(0));
+        let bytes = Arc::clone(&stderr_bytes);
         let (pid, most) = (child.id(), limits.stderr_kb.saturating_mul(1024));
         thread::spawn(move || {
             let _done = done;
             let flooded = read_lines(stderr_pipe, STDERR_LINE_BYTES, most, |line| {
+                bytes.fetch_add(line.len() as u64 + 1, Ordering::Relaxed);
                 let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if tail.len() == STDERR_LINES {
                     tail.pop_front();
@@ -331,9 +336,30 @@ impl EngineProcess {
             stderr,
             stderr_done,
             stderr_over,
+            stderr_bytes,
             limits: *limits,
             _dir: dir,
         })
+    }
+
+    /// Whether the process can play another game: alive, with at least half of its CPU time
+    /// and stderr limits left (they count over a process's life), so that each game it plays
+    /// has its share of them.
+    fn fit_for_another_game(&mut self) -> bool {
+        let alive = matches!(self.child.try_wait(), Ok(None));
+        let cpu = confine::cpu_seconds_used(self.child.id()).unwrap_or(0.0);
+        let stderr = self.stderr_bytes.load(Ordering::Relaxed);
+        alive
+            && cpu * 2.0 < self.limits.cpu_seconds as f64
+            && stderr * 2 < self.limits.stderr_kb.saturating_mul(1024)
+    }
+
+    /// Forgets the stderr lines of earlier games: a game's record keeps its own.
+    fn clear_stderr(&self) {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Kills the engine and everything in its process group, and reaps it.
@@ -414,16 +440,18 @@ impl EngineProcess {
 }
 
 impl Drop for EngineProcess {
-    /// `quit`, a second's grace, then its whole process group is killed (what it forked
-    /// does not outlive it); always reaped.
+    /// `quit`, then at most a second for the engine to close its output (the reader sees it
+    /// at once: no polling), then its whole process group is killed (what it forked does
+    /// not outlive it); always reaped.
     fn drop(&mut self) {
         let _ = self.send(&Command::Quit);
         let until = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(_) if !left.is_zero() => continue,
+                _ => break,
             }
-            thread::sleep(Duration::from_millis(5));
         }
         self.kill();
     }
@@ -438,6 +466,8 @@ pub struct ExternalEngine {
     name: Option<String>,
     last_stderr: Vec<(Instant, String)>,
     started: u32,
+    /// Starts already told by [`ExternalEngine::take_starts`].
+    starts_told: u32,
     /// The current (or last) game's protocol.
     transcript: Transcript,
 }
@@ -451,6 +481,7 @@ impl ExternalEngine {
             name: None,
             last_stderr: Vec::new(),
             started: 0,
+            starts_told: 0,
             transcript: Transcript::default(),
         }
     }
@@ -458,6 +489,15 @@ impl ExternalEngine {
     /// How many processes were started: one, plus one per restart after a failure.
     pub fn processes_started(&self) -> u32 {
         self.started
+    }
+
+    /// Processes started since the last call, and how many of them were restarts (after
+    /// a failure, or a limit half used: every start but the first).
+    pub fn take_starts(&mut self) -> (u32, u32) {
+        let starts = self.started - self.starts_told;
+        let restarts = starts - u32::from(self.starts_told == 0 && starts > 0);
+        self.starts_told = self.started;
+        (starts, restarts)
     }
 
     /// The name the engine gave in its handshake.
@@ -569,11 +609,17 @@ impl<P: Position> Contestant<P> for ExternalEngine {
 
     fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
         self.transcript.restart();
-        let alive = self
+        // A process kept from an earlier game plays on (told `newgame`), unless it died or
+        // used up half of a limit that counts over its life.
+        let fit = self
             .process
             .as_mut()
-            .is_some_and(|p| matches!(p.child.try_wait(), Ok(None)));
-        if !alive {
+            .is_some_and(EngineProcess::fit_for_another_game);
+        if fit {
+            if let Some(p) = &self.process {
+                p.clear_stderr();
+            }
+        } else {
             self.discard();
             self.start().inspect_err(|_| self.discard())?;
         }

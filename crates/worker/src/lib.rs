@@ -267,6 +267,8 @@ pub async fn run(
             && unreported.is_empty()
             && report_task.is_none()
         {
+            // The engine processes kept for next pairs get `quit` now.
+            let _ = tokio::task::spawn_blocking(play::retire_engines).await;
             return Ok(());
         }
         queued_shown.set(desk.queued() as i64);

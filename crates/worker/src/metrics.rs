@@ -16,8 +16,11 @@ pub struct WorkerMetrics {
     /// `tourney_worker_slots`: game threads the worker may run.
     pub slots: IntGauge,
     /// `tourney_worker_engine_restarts_total`: outside engine processes started again
-    /// within a pair after a failure.
+    /// after a failure (or after using half a limit that counts over a process's life).
     pub engine_restarts: IntCounter,
+    /// `tourney_worker_engine_starts_total`: outside engine processes started (kept
+    /// across pairs, so about one per game slot and engine while all goes well).
+    pub engine_starts: IntCounter,
     /// `tourney_worker_reconnects_total`: sessions lost and opened again.
     pub reconnects: IntCounter,
     /// `tourney_worker_results_rejected_total`: reported pair results the coordinator
@@ -51,7 +54,11 @@ impl WorkerMetrics {
             slots: gauge("tourney_worker_slots", "Game threads the worker may run."),
             engine_restarts: counter(
                 "tourney_worker_engine_restarts_total",
-                "Outside engine processes started again within a pair after a failure.",
+                "Outside engine processes started again after a failure or a limit half used.",
+            ),
+            engine_starts: counter(
+                "tourney_worker_engine_starts_total",
+                "Outside engine processes started.",
             ),
             reconnects: counter(
                 "tourney_worker_reconnects_total",
@@ -66,12 +73,13 @@ impl WorkerMetrics {
         for game in ["loa", "amazons"] {
             metrics.games.with_label_values(&[game]);
         }
-        let collectors: [Box<dyn prometheus::core::Collector>; 7] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 8] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
             Box::new(metrics.slots.clone()),
             Box::new(metrics.engine_restarts.clone()),
+            Box::new(metrics.engine_starts.clone()),
             Box::new(metrics.reconnects.clone()),
             Box::new(metrics.results_rejected.clone()),
         ];

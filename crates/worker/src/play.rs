@@ -155,10 +155,48 @@ fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
     }
 }
 
-/// Built-in players kept between pairs, by game and spec, for whichever game thread plays
-/// next: building one allocates (and the kernel zeroes) its transposition table, which costs
-/// more than a fast game. The pool never holds more than were in use at once.
+/// Players kept between pairs, by game and spec (built-in) or by game, command, options and
+/// limits (outside engines, with their processes), for whichever game thread plays next:
+/// building a built-in player allocates (and the kernel zeroes) its transposition table,
+/// and starting an engine process costs more than a fast game. The pool never holds more
+/// than were in use at once, and at most [`KEPT_ENGINES`] outside engines.
 static PLAYERS: Mutex<BTreeMap<String, Vec<Box<dyn Any + Send>>>> = Mutex::new(BTreeMap::new());
+
+/// The most outside engines (processes) kept waiting for a next pair.
+const KEPT_ENGINES: usize = 64;
+
+/// The key of outside engines in the pool (a different one never shares a process).
+fn outside_key(
+    game: tourney_rules::GameKind,
+    command: &str,
+    options: &[(String, String)],
+    limits: &EngineLimits,
+) -> String {
+    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{limits:?}")
+}
+
+/// Ends the kept engines' processes (when the worker stops), off the calling thread's
+/// clock: each gets `quit` and a second, in parallel.
+pub(crate) fn retire_engines() {
+    let kept: Vec<Box<dyn Any + Send>> = {
+        let mut pool = players();
+        let keys: Vec<String> = pool
+            .keys()
+            .filter(|k| k.contains(":cmd:"))
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .flat_map(|k| pool.remove(&k).unwrap_or_default())
+            .collect()
+    };
+    let quitting: Vec<_> = kept
+        .into_iter()
+        .map(|e| std::thread::spawn(move || drop(e)))
+        .collect();
+    for q in quitting {
+        let _ = q.join();
+    }
+}
 
 fn players() -> std::sync::MutexGuard<'static, BTreeMap<String, Vec<Box<dyn Any + Send>>>> {
     PLAYERS.lock().unwrap_or_else(|e| e.into_inner())
@@ -167,7 +205,7 @@ fn players() -> std::sync::MutexGuard<'static, BTreeMap<String, Vec<Box<dyn Any 
 /// One side of a pair.
 enum Side<P: Heuristics> {
     BuiltIn(String, BuiltIn<P>),
-    Outside(Box<ExternalEngine>),
+    Outside(String, Box<ExternalEngine>),
 }
 
 impl<P: Heuristics> Side<P> {
@@ -176,10 +214,18 @@ impl<P: Heuristics> Side<P> {
             EngineKind::Outside {
                 command, options, ..
             } => {
-                let mut config = EngineConfig::new(command);
-                config.options = options.clone();
-                config.limits = *limits;
-                return Ok(Side::Outside(Box::new(ExternalEngine::new(config))));
+                let key = outside_key(P::GAME, command, options, limits);
+                let kept = players().get_mut(&key).and_then(Vec::pop);
+                let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {
+                    Some(engine) => engine,
+                    None => {
+                        let mut config = EngineConfig::new(command);
+                        config.options = options.clone();
+                        config.limits = *limits;
+                        Box::new(ExternalEngine::new(config))
+                    }
+                };
+                return Ok(Side::Outside(key, engine));
             }
             EngineKind::BuiltIn(spec) => spec,
         };
@@ -195,17 +241,46 @@ impl<P: Heuristics> Side<P> {
     fn contestant(&mut self) -> &mut dyn Contestant<P> {
         match self {
             Side::BuiltIn(_, p) => p,
-            Side::Outside(e) => e.as_mut(),
+            Side::Outside(_, e) => e.as_mut(),
         }
     }
 
-    /// Returns a built-in player to the cache; counts an outside engine's restarts.
+    /// Returns the player to the pool (an outside engine with its process, which the next
+    /// game tells `newgame`, or restarts if it died or used up half a limit); counts an
+    /// outside engine's restarts.
     fn release(self, metrics: &WorkerMetrics) {
         match self {
             Side::BuiltIn(key, player) => players().entry(key).or_default().push(Box::new(player)),
-            Side::Outside(engine) => metrics
-                .engine_restarts
-                .inc_by(u64::from(engine.processes_started().saturating_sub(1))),
+            Side::Outside(key, mut engine) => {
+                let (starts, restarts) = engine.take_starts();
+                metrics.engine_starts.inc_by(u64::from(starts));
+                metrics.engine_restarts.inc_by(u64::from(restarts));
+                let mut pool = players();
+                let kept: usize = (pool.iter())
+                    .filter(|(k, _)| k.contains(":cmd:"))
+                    .map(|(_, v)| v.len())
+                    .sum();
+                let evicted = if kept >= KEPT_ENGINES {
+                    // The pool is full: an engine of another kind (an ended tournament's)
+                    // goes, or else this one.
+                    let other = (pool.iter_mut())
+                        .find(|(k, v)| k.contains(":cmd:") && **k != key && !v.is_empty())
+                        .and_then(|(_, v)| v.pop());
+                    match other {
+                        Some(other) => {
+                            pool.entry(key).or_default().push(engine);
+                            other
+                        }
+                        None => engine,
+                    }
+                } else {
+                    pool.entry(key).or_default().push(engine);
+                    return;
+                };
+                drop(pool);
+                // Its `quit` and grace second are not this game slot's to wait for.
+                std::thread::spawn(move || drop(evicted));
+            }
         }
     }
 }
