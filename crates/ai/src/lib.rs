@@ -42,7 +42,7 @@ use std::time::Duration;
 pub use eval::Heuristics;
 pub use limits::{Budget, Clock, Limits, budget};
 pub use rng::{Rng, mix_seed};
-pub use spec::{PlayerSpec, SpecError};
+pub use spec::{Kind, PlayerSpec, SpecError};
 use tourney_rules::{Game, Position};
 
 /// A score from the point of view of the side to move.

@@ -1,14 +1,20 @@
 //! Serving a built-in player over the engine protocol (`tourney engine <spec>`), so that
 //! tourney's players and outside engines are driven the same way and other programs can
 //! use tourney's AI.
+//!
+//! Cheap per move: one search thread for the whole session (a player that never needs
+//! `stop`, `random`, answers on the protocol thread), the player built once per game kind
+//! and kept across `newgame`, the position advanced by the moves that are new since the
+//! last `position`, and the input read into one reused line.
 
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
-use tourney_rules::{Amazons, Game, Loa};
+use tourney_rules::{Amazons, Game, GameKind, Loa};
 
 use crate::contestant::limits_for;
 use crate::protocol::{Command, Go, Info, parse_command};
@@ -18,83 +24,214 @@ type Output = Arc<Mutex<Box<dyn Write + Send>>>;
 fn say(out: &Output, line: &str) {
     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
     // A closed stdout ends the session at the next read; nothing to do here.
-    let _ = writeln!(out, "{line}");
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
     let _ = out.flush();
 }
 
-/// One game's state: the player built for it, the rules, the current game.
+/// What a session shares with its search thread: the player and the game.
+struct Shared<P: Heuristics> {
+    player: Mutex<Box<dyn Player<P>>>,
+    game: Mutex<Option<Game<P>>>,
+    stop: AtomicBool,
+    out: Output,
+}
+
+impl<P: Heuristics> Shared<P> {
+    /// Searches the current game within `limits` and answers `bestmove`.
+    fn search(&self, limits: &tourney_ai::Limits) {
+        let game = self.game.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(game) = game.as_ref() else {
+            return;
+        };
+        let mut player = self.player.lock().unwrap_or_else(|e| e.into_inner());
+        let report = |info: &SearchInfo<P::Move>| {
+            let line = Info {
+                depth: Some(info.depth),
+                seldepth: Some(info.seldepth),
+                score: info.score.map(|s| s.to_string()),
+                nodes: Some(info.nodes),
+                nps: Some(info.nps()),
+                time: Some(info.time.as_millis() as u64),
+                pv: info.pv.iter().map(ToString::to_string).collect(),
+            };
+            say(&self.out, &line.to_string());
+        };
+        let result = player.choose(game, limits, &self.stop, &mut { report });
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(out, "bestmove {}", result.mv);
+        let _ = out.flush();
+    }
+}
+
+/// A session's search thread, started with its first search: searches are handed to it
+/// by their limits.
+struct SearchThread {
+    limits: Sender<tourney_ai::Limits>,
+    done: Receiver<()>,
+    handle: JoinHandle<()>,
+}
+
+/// The player for one game kind, kept across `newgame`, and the game being played.
 struct Session<P: Heuristics> {
-    player: Arc<Mutex<Box<dyn Player<P>>>>,
+    shared: Arc<Shared<P>>,
     rules: P::Rules,
-    game: Option<Game<P>>,
+    /// Searches on the protocol thread: the player never needs `stop` (`random`).
+    inline: bool,
+    thread: Option<SearchThread>,
+    /// A search is under way on the thread.
+    busy: bool,
+    /// The moves of the game after its start, as the last `position` wrote them.
+    played: String,
+    /// The start of the game as the last `position` wrote it (empty: the start position).
+    start: String,
 }
 
 impl<P: Heuristics> Session<P> {
-    fn new(spec: &PlayerSpec, rules: &[String]) -> Result<Self, String> {
-        let rules: P::Rules = rules
-            .join(",")
-            .parse()
-            .map_err(|e: tourney_rules::ParseError| e.to_string())?;
+    fn new(spec: &PlayerSpec, out: &Output) -> Result<Self, String> {
         let player = spec.build::<P>().map_err(|e| e.0)?;
         Ok(Session {
-            player: Arc::new(Mutex::new(player)),
-            rules,
-            game: None,
+            shared: Arc::new(Shared {
+                player: Mutex::new(player),
+                game: Mutex::new(None),
+                stop: AtomicBool::new(false),
+                out: Arc::clone(out),
+            }),
+            rules: P::Rules::default(),
+            inline: spec.kind == tourney_ai::Kind::Random,
+            thread: None,
+            busy: false,
+            played: String::new(),
+            start: String::new(),
         })
     }
 
-    fn position(&mut self, start: Option<String>, moves: &[String]) -> Result<(), String> {
-        let start: P = match start {
-            Some(text) => text
-                .parse()
-                .map_err(|e: tourney_rules::ParseError| format!("position '{text}': {e}"))?,
-            None => P::start(),
-        };
-        let mut game = Game::new(start, self.rules);
-        for mv in moves {
-            game.play_text(mv)
-                .map_err(|e| format!("move '{mv}': {e}"))?;
+    /// Stops the search under way, if any, and waits for its answer.
+    fn finish(&mut self) {
+        if let (true, Some(t)) = (self.busy, &self.thread) {
+            self.shared.stop.store(true, Ordering::Relaxed);
+            let _ = t.done.recv();
         }
-        self.game = Some(game);
-        Ok(())
+        self.busy = false;
     }
 
-    fn go(&self, go: &Go, stop: Arc<AtomicBool>, out: Output) -> Option<JoinHandle<()>> {
-        let Some(game) = self.game.clone() else {
-            say(&out, "info string error: go without a position");
-            return None;
-        };
-        if game.outcome().is_some() {
-            say(&out, "info string error: the game is over");
-            say(&out, "bestmove none");
-            return None;
-        }
-        let limits = limits_for(go, game.position().turn());
-        let player = Arc::clone(&self.player);
-        Some(std::thread::spawn(move || {
-            let mut player = player.lock().unwrap_or_else(|e| e.into_inner());
-            let report = |info: &SearchInfo<P::Move>| {
-                let line = Info {
-                    depth: Some(info.depth),
-                    seldepth: Some(info.seldepth),
-                    score: info.score.map(|s| s.to_string()),
-                    nodes: Some(info.nodes),
-                    nps: Some(info.nps()),
-                    time: Some(info.time.as_millis() as u64),
-                    pv: info.pv.iter().map(ToString::to_string).collect(),
-                };
-                say(&out, &line.to_string());
-            };
-            let result = player.choose(&game, &limits, &stop, &mut { report });
-            say(&out, &format!("bestmove {}", result.mv));
-        }))
+    fn game(&self) -> std::sync::MutexGuard<'_, Option<Game<P>>> {
+        self.shared.game.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn new_game(&self) {
-        self.player
+    fn new_game(&mut self, rules: &[String]) -> Result<(), String> {
+        self.finish();
+        self.rules = rules
+            .join(",")
+            .parse()
+            .map_err(|e: tourney_rules::ParseError| e.to_string())?;
+        *self.game() = None;
+        self.shared
+            .player
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .new_game(0);
+        Ok(())
+    }
+
+    /// Sets the position of a `position` line's arguments (`startpos` or a position string,
+    /// then `moves ...`): when it extends the last one, only the new moves are played.
+    fn position(&mut self, args: &str) -> Result<(), String> {
+        self.finish();
+        let (start, moves) = match args.split_once(" moves") {
+            Some((start, moves)) => (start.trim(), moves.trim()),
+            None => (args.trim(), ""),
+        };
+        let start = if start == "startpos" { "" } else { start };
+        let mut game = self.shared.game.lock().unwrap_or_else(|e| e.into_inner());
+        let extends = game.is_some()
+            && self.start == start
+            && moves.starts_with(self.played.as_str())
+            && (moves.len() == self.played.len()
+                || self.played.is_empty()
+                || moves.as_bytes()[self.played.len()] == b' ');
+        let new = if extends {
+            &moves[self.played.len()..]
+        } else {
+            let position: P = if start.is_empty() {
+                P::start()
+            } else {
+                start
+                    .parse()
+                    .map_err(|e: tourney_rules::ParseError| format!("position '{start}': {e}"))?
+            };
+            *game = Some(Game::new(position, self.rules));
+            self.start.clear();
+            self.start.push_str(start);
+            self.played.clear();
+            moves
+        };
+        let current = game.as_mut().expect("set above");
+        for mv in new.split_whitespace() {
+            if let Err(e) = current.play_text(mv) {
+                *game = None;
+                return Err(format!("move '{mv}': {e}"));
+            }
+            if !self.played.is_empty() {
+                self.played.push(' ');
+            }
+            self.played.push_str(mv);
+        }
+        Ok(())
+    }
+
+    fn go(&mut self, go: &Go) {
+        self.finish();
+        let out = &self.shared.out;
+        let limits = match self.game().as_ref() {
+            None => {
+                say(out, "info string error: go without a position");
+                return;
+            }
+            Some(game) if game.outcome().is_some() => {
+                say(out, "info string error: the game is over");
+                say(out, "bestmove none");
+                return;
+            }
+            Some(game) => limits_for(go, game.position().turn()),
+        };
+        self.shared.stop.store(false, Ordering::Relaxed);
+        if self.inline {
+            self.shared.search(&limits);
+            return;
+        }
+        let thread = self.thread.get_or_insert_with(|| {
+            let (limits, take) = channel::<tourney_ai::Limits>();
+            let (done, finished) = channel();
+            let shared = Arc::clone(&self.shared);
+            let handle = std::thread::spawn(move || {
+                for limits in take {
+                    shared.search(&limits);
+                    if done.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+            SearchThread {
+                limits,
+                done: finished,
+                handle,
+            }
+        });
+        self.busy = thread.limits.send(limits).is_ok();
+    }
+}
+
+impl<P: Heuristics> Drop for Session<P> {
+    /// Lets the search under way answer, then ends the search thread.
+    fn drop(&mut self) {
+        if let (true, Some(t)) = (self.busy, &self.thread) {
+            let _ = t.done.recv();
+        }
+        if let Some(t) = self.thread.take() {
+            drop(t.limits);
+            let _ = t.handle.join();
+        }
     }
 }
 
@@ -103,29 +240,47 @@ enum AnySession {
     Amazons(Session<Amazons>),
 }
 
+impl AnySession {
+    fn kind(&self) -> GameKind {
+        match self {
+            AnySession::Loa(_) => GameKind::Loa,
+            AnySession::Amazons(_) => GameKind::Amazons,
+        }
+    }
+}
+
 /// Runs the protocol for the built-in player `spec` until `quit` or the end of the input.
 ///
 /// # Errors
 /// Reading the input failed.
 pub fn serve(
     spec: &PlayerSpec,
-    input: impl BufRead,
+    mut input: impl BufRead,
     output: Box<dyn Write + Send>,
 ) -> io::Result<()> {
     let out: Output = Arc::new(Mutex::new(output));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut search: Option<JoinHandle<()>> = None;
     let mut session: Option<AnySession> = None;
     let mut unsupported: Option<String> = None;
-    let finish = |search: &mut Option<JoinHandle<()>>, stop: &Arc<AtomicBool>| {
-        if let Some(handle) = search.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = handle.join();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            break;
         }
-    };
-    for line in input.lines() {
-        let line = line?;
-        let Some(command) = parse_command(&line) else {
+        let text = line.trim_end();
+        // The line of every move, read without building a command.
+        if let Some(args) = text.strip_prefix("position ") {
+            let result = match session.as_mut() {
+                Some(AnySession::Loa(s)) => s.position(args),
+                Some(AnySession::Amazons(s)) => s.position(args),
+                None => Err("position before newgame".into()),
+            };
+            if let Err(why) = result {
+                say(&out, &format!("info string error: {why}"));
+            }
+            continue;
+        }
+        let Some(command) = parse_command(text) else {
             continue;
         };
         match command {
@@ -138,61 +293,52 @@ pub fn serve(
                 Some(why) => say(&out, &format!("error unsupported {why}")),
                 None => say(&out, "readyok"),
             },
-            Command::SetOption { .. } => {}
+            Command::SetOption { .. } | Command::Position { .. } => {}
             Command::NewGame { game, rules } => {
-                finish(&mut search, &stop);
-                let built = match game.as_str() {
-                    "loa" => Session::<Loa>::new(spec, &rules).map(AnySession::Loa),
-                    "amazons" => Session::<Amazons>::new(spec, &rules).map(AnySession::Amazons),
-                    other => Err(format!("game {other}")),
+                let kind: Option<GameKind> = game.parse().ok();
+                // The player is built once per game kind and kept across games.
+                if kind.is_some() && session.as_ref().map(AnySession::kind) != kind {
+                    drop(session.take());
+                    session = match kind {
+                        Some(GameKind::Loa) => Session::new(spec, &out).map(AnySession::Loa),
+                        _ => Session::new(spec, &out).map(AnySession::Amazons),
+                    }
+                    .map_err(|why| unsupported = Some(why))
+                    .ok();
+                }
+                let ready = match (kind, session.as_mut()) {
+                    (None, _) => Err(format!("game {game}")),
+                    (_, None) => Ok(()),
+                    (_, Some(AnySession::Loa(s))) => s.new_game(&rules),
+                    (_, Some(AnySession::Amazons(s))) => s.new_game(&rules),
                 };
-                match built {
-                    Ok(s) => {
-                        match &s {
-                            AnySession::Loa(s) => s.new_game(),
-                            AnySession::Amazons(s) => s.new_game(),
-                        }
-                        session = Some(s);
-                    }
-                    Err(why) => {
-                        session = None;
-                        unsupported = Some(why);
-                    }
+                if let Err(why) = ready {
+                    session = None;
+                    unsupported = Some(why);
                 }
             }
-            Command::Position { start, moves } => {
-                finish(&mut search, &stop);
-                let result = match session.as_mut() {
-                    Some(AnySession::Loa(s)) => s.position(start, &moves),
-                    Some(AnySession::Amazons(s)) => s.position(start, &moves),
-                    None => Err("position before newgame".into()),
-                };
-                if let Err(why) = result {
-                    say(&out, &format!("info string error: {why}"));
-                }
-            }
-            Command::Go(go) => {
-                finish(&mut search, &stop);
-                stop.store(false, Ordering::Relaxed);
-                search = match &session {
-                    Some(AnySession::Loa(s)) => s.go(&go, Arc::clone(&stop), Arc::clone(&out)),
-                    Some(AnySession::Amazons(s)) => s.go(&go, Arc::clone(&stop), Arc::clone(&out)),
-                    None => {
-                        say(&out, "info string error: go before newgame");
-                        None
-                    }
-                };
-            }
-            Command::Stop => finish(&mut search, &stop),
+            Command::Go(go) => match session.as_mut() {
+                Some(AnySession::Loa(s)) => s.go(&go),
+                Some(AnySession::Amazons(s)) => s.go(&go),
+                None => say(&out, "info string error: go before newgame"),
+            },
+            Command::Stop => match session.as_mut() {
+                Some(AnySession::Loa(s)) => s.finish(),
+                Some(AnySession::Amazons(s)) => s.finish(),
+                None => {}
+            },
             Command::Quit => {
-                finish(&mut search, &stop);
+                if let Some(AnySession::Loa(s)) = session.as_mut() {
+                    s.finish();
+                }
+                if let Some(AnySession::Amazons(s)) = session.as_mut() {
+                    s.finish();
+                }
                 return Ok(());
             }
         }
     }
-    // End of input without `quit`: let the running search finish and answer.
-    if let Some(handle) = search.take() {
-        let _ = handle.join();
-    }
+    // End of input without `quit`: the running search finishes and answers (the session's
+    // drop waits for it).
     Ok(())
 }

@@ -255,6 +255,61 @@ fn the_engine_server_speaks_the_protocol() {
 }
 
 #[test]
+fn the_engine_server_follows_positions_that_extend_branch_and_restart() {
+    // Each `position` extends the last, starts another line, or comes from a new start;
+    // every answer must be legal where it was asked, for a searching and an inline player.
+    let lines_of = |moves: &[&str]| {
+        let mut game = Game::new(Loa::start(), Default::default());
+        for m in moves {
+            game.play_text(m).unwrap();
+        }
+        game
+    };
+    let asked: [&[&str]; 5] = [
+        &[],
+        &["b1-b3"],
+        &["b1-b3", "a2-c2"],
+        &["c1-c3"],
+        &["c1-c3", "a2-c2", "d1-d3"],
+    ];
+    for spec in ["ab:depth=2", "random"] {
+        let mut input = String::from("ugi\nnewgame loa\nisready\n");
+        for moves in asked {
+            let tail = if moves.is_empty() {
+                String::new()
+            } else {
+                format!(" moves {}", moves.join(" "))
+            };
+            input += &format!("position startpos{tail}\ngo depth 2\n");
+        }
+        // A new game of the same kind keeps the player; a position string starts afresh.
+        input +=
+            "newgame loa\nposition 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w\ngo depth 2\nquit\n";
+        let lines = serve(spec, &input);
+        let answers: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("bestmove "))
+            .collect();
+        assert_eq!(answers.len(), 6, "{spec}: {lines:?}");
+        for (moves, best) in asked.iter().zip(&answers) {
+            let game = lines_of(moves);
+            assert!(
+                game.position().parse_move(best).is_ok(),
+                "{spec} after {moves:?}: {best}"
+            );
+        }
+        let white: Loa = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w"
+            .parse()
+            .unwrap();
+        assert!(
+            white.parse_move(answers[5]).is_ok(),
+            "{spec}: {}",
+            answers[5]
+        );
+    }
+}
+
+#[test]
 fn a_game_seed_varies_seeded_players_and_replays_exactly() {
     let moves = |seed: u64| {
         let mut setup = Setup::<Loa>::new(Default::default());
