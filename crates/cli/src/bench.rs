@@ -118,6 +118,10 @@ enum Suite {
     /// then a coordinator process restarted on them and the games exported; write rate,
     /// bytes a game, time until serving, resident memory, export rate.
     Store,
+    /// The outside-engine path: `random` against `random` through a worker's game slots
+    /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) and in
+    /// process; plies/s and CPU µs per ply, the runner's and the engines' apart.
+    Outside,
     /// Time keeping of the built-in players, one thread: each player of both games asked
     /// for a move at `--moves` positions along a game, under `--movetime` and under a
     /// clock of `--clock-ms`; the worst and median overrun per player and game.
@@ -174,6 +178,12 @@ pub(crate) struct BenchArgs {
     /// Positions asked per game (bench time).
     #[arg(long, default_value_t = 10)]
     moves: usize,
+    /// Game slots (bench outside).
+    #[arg(long, default_value_t = 2)]
+    slots: usize,
+    /// The longest game, plies (bench outside).
+    #[arg(long, default_value_t = 200)]
+    max_plies: u32,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -185,6 +195,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Cluster => crate::load::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate(args)?,
         Suite::Time => crate::bench_time::time(args.movetime, args.clock_ms, args.moves)?,
+        Suite::Outside => crate::bench_outside::outside(args.pairs, args.slots, args.max_plies)?,
         Suite::Store => crate::bench_store::store(args.pairs)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;

@@ -162,8 +162,28 @@ pub(crate) fn program_path(command: &str) -> Option<String> {
     program.contains('/').then_some(program)
 }
 
-/// Uploads an outside engine's program as an artifact; its sha256.
+/// Uploads an outside engine's program as an artifact; its sha256. A program uploaded
+/// before from this machine, unchanged (path, size, modification time), that the
+/// coordinator still has is not read or sent again ([`crate::hash_cache`]).
 pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> {
+    let cache = crate::hash_cache::default_file();
+    let key = crate::hash_cache::FileKey::of(program);
+    if let (Some(cache), Some(key)) = (&cache, &key)
+        && let Some(sha256) = crate::hash_cache::lookup(cache, key)
+    {
+        let request = pb::HasArtifactRequest {
+            sha256: sha256.clone(),
+        };
+        if admin
+            .has_artifact(request)
+            .await
+            .map_err(status_error)?
+            .into_inner()
+            .present
+        {
+            return Ok(sha256);
+        }
+    }
     let content =
         std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
     if content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
@@ -180,12 +200,22 @@ pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> 
             content: chunk.to_vec(),
         })
         .collect();
-    Ok(admin
+    let sha256 = admin
         .upload_artifact(tokio_stream::iter(chunks))
         .await
         .map_err(status_error)?
         .into_inner()
-        .sha256)
+        .sha256;
+    if sha256 != tourney_model::sha256_hex(&content) {
+        bail!(
+            "{}: the coordinator stored it under another sha256",
+            program.display()
+        );
+    }
+    if let (Some(cache), Some(key)) = (&cache, &key) {
+        crate::hash_cache::remember(cache, key, &sha256);
+    }
+    Ok(sha256)
 }
 
 /// Submits a tournament file through the admin API; returns its id.

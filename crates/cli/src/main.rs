@@ -2,9 +2,11 @@
 
 mod admin_cmd;
 mod bench;
+mod bench_outside;
 mod bench_store;
 mod bench_time;
 mod client;
+mod hash_cache;
 mod health_cmd;
 mod load;
 mod play_cmd;

@@ -544,6 +544,19 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
     }
 
+    async fn has_artifact(
+        &self,
+        request: Request<pb::HasArtifactRequest>,
+    ) -> Result<Response<pb::HasArtifactResponse>, GrpcStatus> {
+        let sha256 = request.into_inner().sha256;
+        let present = self
+            .0
+            .store()
+            .has_artifact(&sha256)
+            .map_err(CoordinatorError::from)?;
+        Ok(Response::new(pb::HasArtifactResponse { present }))
+    }
+
     type ExportStream = Stream_<pb::ExportChunk>;
 
     async fn export(

@@ -864,6 +864,14 @@ impl Store {
         Ok(hash)
     }
 
+    /// Whether an artifact with this sha256 is stored (without reading it).
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn has_artifact(&self, sha256: &str) -> Result<bool, StoreError> {
+        Ok(self.t().artifacts.contains_key(sha256.as_bytes())?)
+    }
+
     /// An artifact by sha256.
     ///
     /// # Errors

@@ -29,6 +29,23 @@ use tourney_proto::v1::worker_client::WorkerClient;
 
 use metrics::GaugeShare;
 pub use metrics::WorkerMetrics;
+pub use play::PlayError;
+
+/// Plays a pair on this thread exactly as a worker's game slot does (built-in players and
+/// outside engine processes kept for the next pair included): its result, with the games'
+/// records LZ4-compressed. For benchmarks of the worker's own cost.
+///
+/// # Errors
+/// No game could be played (an engine unfit, a malformed job).
+pub fn play_here(job: &PairJob, metrics: &WorkerMetrics) -> Result<pb::PairResult, PlayError> {
+    play::play_pair(job, &AtomicBool::new(false), metrics).map(|r| r.expect("never cancelled"))
+}
+
+/// Ends the outside engine processes kept for next pairs (`quit`, then at most a second
+/// each), as a stopping worker does.
+pub fn retire_engines() {
+    play::retire_engines();
+}
 
 /// How a worker runs.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use crate::Client;
 /// Why a pair cannot be played on this worker; reported to the coordinator as the
 /// failure's reason.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum PlayError {
+pub enum PlayError {
     /// An outside engine's program could not be fetched.
     #[error("fetching artifact of {engine}: {message}")]
     Fetch {

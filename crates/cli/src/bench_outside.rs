@@ -1,0 +1,168 @@
+//! `tourney bench outside`: what the outside-engine path costs. The same pairs of
+//! `random` against `random` are played through a worker's game slots, first with both
+//! sides as outside engines (`tourney engine random`, processes kept across pairs as a
+//! worker keeps them), then in process; plies per second and CPU time per ply, the
+//! runner's own and the engine processes' apart.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tourney_model::TimeControl;
+use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
+use tourney_rules::{GameKind, Loa, Position};
+
+/// CPU time used so far by this process and by its reaped children.
+fn cpu_times() -> (Duration, Duration) {
+    let of = |who| {
+        // SAFETY: getrusage fills the struct it is given; all-zero is a valid value of it.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid `who` and a pointer to a live rusage.
+        unsafe { libc::getrusage(who, &mut usage) };
+        let time = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        time(usage.ru_utime) + time(usage.ru_stime)
+    };
+    (of(libc::RUSAGE_SELF), of(libc::RUSAGE_CHILDREN))
+}
+
+/// A pair of `random` against `random` in LOA from the start, to at most `max_plies`.
+fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
+    PairJob {
+        tournament: 1,
+        pair,
+        settings: GameSettings {
+            tournament_name: "bench-outside".into(),
+            game: GameKind::Loa,
+            rules: String::new(),
+            time_control: TimeControl::Infinite,
+            nodes: None,
+            depth: None,
+            movetime_ms: None,
+            max_plies: Some(max_plies),
+            adjudicate: false,
+            margin_ms: 100,
+            scale_by_speed: false,
+            score_rules: Default::default(),
+            engine_limits: Default::default(),
+        },
+        first: engine("a"),
+        second: engine("b"),
+        opening: Loa::start().to_string(),
+        opening_index: 0,
+        seed: pair + 1,
+    }
+}
+
+/// What one way of playing measured.
+struct Measured {
+    plies: u64,
+    wall: Duration,
+    runner: Duration,
+    engines: Duration,
+}
+
+/// Plays `pairs` pairs on `slots` threads through the worker's game slots.
+fn measure(
+    pairs: usize,
+    slots: usize,
+    max_plies: u32,
+    engine: Arc<dyn Fn(&str) -> Engine + Send + Sync>,
+) -> Result<Measured> {
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let next = Arc::new(AtomicUsize::new(0));
+    let (cpu_before, children_before) = cpu_times();
+    let started = Instant::now();
+    let threads: Vec<_> = (0..slots)
+        .map(|_| {
+            let (next, engine, metrics) = (Arc::clone(&next), Arc::clone(&engine), metrics.clone());
+            std::thread::spawn(move || -> Result<Vec<Vec<u8>>> {
+                let mut results = Vec::new();
+                loop {
+                    let pair = next.fetch_add(1, Ordering::Relaxed);
+                    if pair >= pairs {
+                        return Ok(results);
+                    }
+                    let job = job(pair as u64, engine.as_ref(), max_plies);
+                    let result = tourney_worker::play_here(&job, &metrics)?;
+                    results.push(result.games_lz4);
+                }
+            })
+        })
+        .collect();
+    let mut records = Vec::new();
+    for t in threads {
+        records.extend(
+            t.join()
+                .map_err(|_| anyhow::anyhow!("a game slot panicked"))??,
+        );
+    }
+    let wall = started.elapsed();
+    // The engines' CPU time is counted once they are reaped.
+    tourney_worker::retire_engines();
+    let (cpu_after, children_after) = cpu_times();
+    let mut plies = 0u64;
+    for lz4 in records {
+        let json = lz4_flex::decompress_size_prepended(&lz4).context("a pair's records")?;
+        let games: Vec<tourney_model::GameRecord> = serde_json::from_slice(&json)?;
+        plies += games.iter().map(|g| g.moves.len() as u64).sum::<u64>();
+    }
+    Ok(Measured {
+        plies,
+        wall,
+        runner: cpu_after - cpu_before,
+        engines: children_after - children_before,
+    })
+}
+
+fn row(label: &str, m: &Measured) {
+    let per_ply = |d: Duration| d.as_secs_f64() * 1e6 / m.plies.max(1) as f64;
+    println!(
+        "{label:<34} {:>9} {:>11.0} {:>10.2} {:>10.2} {:>10.2}",
+        m.plies,
+        m.plies as f64 / m.wall.as_secs_f64(),
+        per_ply(m.runner + m.engines),
+        per_ply(m.runner),
+        per_ply(m.engines)
+    );
+}
+
+/// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`.
+pub(crate) fn outside(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
+    crate::play_cmd::own_engines();
+    let exe = std::env::current_exe().context("finding this program")?;
+    let command = format!("\"{}\" engine random", exe.display());
+    println!(
+        "random against random, LOA from the start, {pairs} pairs at {slots} game slots, at most \
+         {max_plies} plies a game, through a worker's game slots"
+    );
+    println!(
+        "{:<34} {:>9} {:>11} {:>10} {:>10} {:>10}",
+        "players", "plies", "plies/s", "CPU µs/ply", "runner", "engines"
+    );
+    let outside: Arc<dyn Fn(&str) -> Engine + Send + Sync> = Arc::new(move |name: &str| Engine {
+        name: name.into(),
+        kind: EngineKind::Outside {
+            command: command.clone(),
+            artifact_sha256: None,
+            options: Vec::new(),
+        },
+        limits: None,
+    });
+    row(
+        "tourney engine random (outside)",
+        &measure(pairs, slots, max_plies, outside)?,
+    );
+    let builtin: Arc<dyn Fn(&str) -> Engine + Send + Sync> = Arc::new(|name: &str| Engine {
+        name: name.into(),
+        kind: EngineKind::BuiltIn("random".into()),
+        limits: None,
+    });
+    row(
+        "random (in process)",
+        &measure(pairs, slots, max_plies, builtin)?,
+    );
+    Ok(())
+}
