@@ -263,6 +263,18 @@ pub fn split_command(line: &str) -> Vec<String> {
     words
 }
 
+/// The program to run for a command's first word: `tourney` is this very program when it
+/// is tourney (a worker's engines `tourney engine ...` need no `tourney` on the PATH).
+fn own_program(program: &str) -> String {
+    let me = std::env::current_exe().ok();
+    match me {
+        Some(me) if program == "tourney" && me.file_name().is_some_and(|n| n == "tourney") => {
+            me.display().to_string()
+        }
+        _ => program.to_string(),
+    }
+}
+
 /// A running engine process, confined (see [`confine`]).
 struct EngineProcess {
     child: Child,
@@ -288,9 +300,10 @@ impl EngineProcess {
         }
         let words = split_command(command);
         let (program, args) = words.split_first().ok_or("empty engine command")?;
+        let program = own_program(program);
         let dir =
             WorkDir::new().map_err(|e| format!("no working directory for the engine: {e}"))?;
-        let mut child = confine::command(program, args, limits, dir.path())
+        let mut child = confine::command(&program, args, limits, dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
