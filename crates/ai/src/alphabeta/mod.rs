@@ -153,7 +153,14 @@ impl<P: Heuristics> Search<'_, P> {
             let score = if i == 0 {
                 -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1)
             } else {
-                let probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, ply + 1);
+                // Late moves (after the TT move, captures and killers, by history) are
+                // searched shallower first, and again at full depth if they beat alpha.
+                let reduction = late_move_reduction(depth, i, position.is_capture(mv));
+                let mut probe =
+                    -self.negamax(&child, depth - 1 - reduction, -alpha - 1, -alpha, ply + 1);
+                if reduction > 0 && probe > alpha && !self.aborted {
+                    probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, ply + 1);
+                }
                 if probe > alpha && probe < beta {
                     -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1)
                 } else {
@@ -226,6 +233,17 @@ impl<P: Heuristics> Search<'_, P> {
         }
         pv
     }
+}
+
+/// How many plies less the `i`-th move (0-based, in search order) of a node searched to
+/// `depth` is first searched: none for the first three, for captures and near the leaves;
+/// growing with the logarithms of depth and move number.
+fn late_move_reduction(depth: u32, i: usize, capture: bool) -> u32 {
+    if depth < 3 || i < 3 || capture {
+        return 0;
+    }
+    let r = (f64::from(depth).ln() * (i as f64).ln() / 2.0) as u32;
+    r.clamp(1, depth - 2)
 }
 
 /// Mate scores are stored relative to the node, not the root.
