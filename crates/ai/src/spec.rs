@@ -105,6 +105,18 @@ fn number<T: FromStr>(kind: Kind, key: &str, value: &str, what: &str) -> Result<
         .map_err(|_| SpecError(format!("{}: {key}={value} is not {what}", kind.name())))
 }
 
+/// An `on`/`off` value.
+fn switch(kind: Kind, key: &str, value: &str) -> Result<bool, SpecError> {
+    match value {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(SpecError(format!(
+            "{}: {key}={value}: expected on or off",
+            kind.name()
+        ))),
+    }
+}
+
 impl PlayerSpec {
     /// Builds the player for game `P`.
     ///
@@ -116,6 +128,9 @@ impl PlayerSpec {
         let mut seed = 1u64;
         let mut weights = P::Weights::default();
         let mut tt = 16usize;
+        let mut eval_order = 0u32;
+        let mut prune = 0usize;
+        let mut multi_cut = false;
         let mut exploration = 0.7f64;
         // LOA: the evaluation at each leaf with implicit minimax backups (scored 296-0 against
         // random playouts at 50 ms a move; bench/strength/README.md).
@@ -132,7 +147,7 @@ impl PlayerSpec {
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
-            Kind::AlphaBeta => &["tt", "eval"],
+            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "multicut"],
             Kind::Mcts => &["c", "playout", "bias", "minimax", "solver", "mem"],
         };
         for (key, value) in &self.params {
@@ -150,6 +165,9 @@ impl PlayerSpec {
                 }
                 (_, "seed") => seed = number(kind, key, value, "a whole number")?,
                 (Kind::AlphaBeta, "tt") => tt = number(kind, key, value, "MiB")?,
+                (Kind::AlphaBeta, "order") => eval_order = number(kind, key, value, "plies")?,
+                (Kind::AlphaBeta, "prune") => prune = number(kind, key, value, "a whole number")?,
+                (Kind::AlphaBeta, "multicut") => multi_cut = switch(kind, key, value)?,
                 (Kind::AlphaBeta, "eval") => {
                     if !matches!(value.as_str(), "default" | "mia" | "territory") {
                         return Err(SpecError(format!(
@@ -168,17 +186,7 @@ impl PlayerSpec {
                     }
                 }
                 (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
-                (Kind::Mcts, "solver") => {
-                    solver = match value.as_str() {
-                        "on" | "true" | "1" => true,
-                        "off" | "false" | "0" => false,
-                        _ => {
-                            return Err(SpecError(format!(
-                                "mcts: solver={value}: expected on or off"
-                            )));
-                        }
-                    }
-                }
+                (Kind::Mcts, "solver") => solver = switch(kind, key, value)?,
                 (Kind::Mcts, "playout") => {
                     playout = match value.strip_prefix("eval") {
                         _ if value == "random" => Playout::Random,
@@ -217,6 +225,9 @@ impl PlayerSpec {
                 weights,
                 limits,
                 tt_megabytes: tt,
+                eval_order,
+                prune,
+                multi_cut,
             })),
             Kind::Mcts => Box::new(Mcts::<P>::new(MctsConfig {
                 weights,

@@ -33,9 +33,10 @@ fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
     game
 }
 
-const SPECS: [&str; 4] = [
+const SPECS: [&str; 5] = [
     "random:seed=3",
     "ab:depth=2",
+    "ab:depth=4,order=2,prune=6,multicut=on",
     "mcts:nodes=300",
     "mcts:nodes=200,playout=eval2,bias=1",
 ];
@@ -56,7 +57,10 @@ fn every_player_returns_legal_moves() {
                 );
             }
             if amazons.outcome().is_none() {
-                let spec = spec.replace("ab:depth=2", "ab:depth=1");
+                // Amazons has up to 2,176 moves a position: shallower.
+                let spec = spec
+                    .replace("ab:depth=2", "ab:depth=1")
+                    .replace("ab:depth=4", "ab:depth=2");
                 let r = choose(&spec, &amazons, Limits::default());
                 assert!(
                     amazons.position().is_legal(r.mv),
@@ -207,6 +211,14 @@ fn spec_errors_list_the_accepted_keys() {
         .err()
         .unwrap();
     assert!(err.0.contains("expected random or evalN"), "{err}");
+    for (spec, expected) in [
+        ("ab:multicut=maybe", "ab: multicut=maybe: expected on or off"),
+        ("ab:prune=-3", "ab: prune=-3 is not a whole number"),
+        ("mcts:solver=yes", "mcts: solver=yes: expected on or off"),
+    ] {
+        let err = spec.parse::<PlayerSpec>().unwrap().build::<Loa>().err();
+        assert_eq!(err.map(|e| e.0).as_deref(), Some(expected), "{spec}");
+    }
     assert!("alpha:depth=3".parse::<PlayerSpec>().is_err());
     assert!("ab:depth".parse::<PlayerSpec>().is_err());
     let ok: PlayerSpec = "ab:depth=6,concentration=30,tt=8".parse().unwrap();

@@ -22,12 +22,28 @@ const MAX_PLY: usize = 128;
 /// How often (in nodes) the clock and the stop flag are looked at.
 const POLL_EVERY: u64 = 1024;
 
+/// Multi-cut: from this depth, the first this-many moves searched this much shallower,
+/// and this many fail-highs cut the node.
+const MULTI_CUT_DEPTH: u32 = 4;
+const MULTI_CUT_MOVES: usize = 6;
+const MULTI_CUT_REDUCTION: u32 = 2;
+const MULTI_CUT_CUTS: usize = 3;
+
 /// Settings of the alpha-beta player.
 #[derive(Debug, Clone)]
 pub(crate) struct AbConfig<W> {
     pub(crate) weights: W,
     pub(crate) limits: Limits,
     pub(crate) tt_megabytes: usize,
+    /// From this remaining depth up, moves after the TT move are ordered by the static
+    /// evaluation of the position they lead to (0: never).
+    pub(crate) eval_order: u32,
+    /// Below the root, where moves are ordered by evaluation, only this many are searched
+    /// (0: all).
+    pub(crate) prune: usize,
+    /// Multi-cut (Björnsson and Marsland): at a null-window node, if enough of the first
+    /// moves fail high in a shallower search, the node is cut.
+    pub(crate) multi_cut: bool,
 }
 
 /// The alpha-beta player.
@@ -81,12 +97,24 @@ impl<P: Heuristics> Search<'_, P> {
     }
 
     /// Moves in search order: TT move, captures, killers, then by history.
-    fn ordered_moves(&self, position: &P, tt_move: Option<P::Move>, ply: usize) -> Vec<P::Move> {
+    fn ordered_moves(
+        &self,
+        position: &P,
+        tt_move: Option<P::Move>,
+        ply: usize,
+        depth: u32,
+    ) -> Vec<P::Move> {
         let mut scored: Vec<(i64, P::Move)> = Vec::with_capacity(64);
         let killers = self.player.killers[ply];
+        let by_eval = self.player.config.eval_order > 0 && depth >= self.player.config.eval_order;
+        let weights = &self.player.config.weights;
         position.generate_moves(|mv| {
             let score = if Some(mv) == tt_move {
                 4 << 40
+            } else if by_eval {
+                let mut child = *position;
+                child.play_unchecked(mv);
+                -i64::from(child.evaluate(weights))
             } else if position.is_capture(mv) {
                 3 << 40
             } else if Some(mv) == killers[0] {
@@ -100,6 +128,9 @@ impl<P: Heuristics> Search<'_, P> {
         });
         // Stable: equal scores keep generation order, so searches are reproducible.
         scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+        if by_eval && ply > 0 && self.player.config.prune > 0 {
+            scored.truncate(self.player.config.prune);
+        }
         scored.into_iter().map(|(_, mv)| mv).collect()
     }
 
@@ -142,11 +173,37 @@ impl<P: Heuristics> Search<'_, P> {
                 _ => {}
             }
         }
-        let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply);
+        let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply, depth);
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
         self.path.push(hash);
+        if self.player.config.multi_cut && ply > 0 && beta - alpha == 1 && depth >= MULTI_CUT_DEPTH
+        {
+            let mut cuts = 0;
+            for &mv in moves.iter().take(MULTI_CUT_MOVES) {
+                let mut child = *position;
+                child.play_unchecked(mv);
+                let score = -self.negamax(
+                    &child,
+                    depth - 1 - MULTI_CUT_REDUCTION,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                );
+                if self.aborted {
+                    self.path.pop();
+                    return 0;
+                }
+                if score >= beta {
+                    cuts += 1;
+                    if cuts == MULTI_CUT_CUTS {
+                        self.path.pop();
+                        return beta;
+                    }
+                }
+            }
+        }
         for (i, &mv) in moves.iter().enumerate() {
             let mut child = *position;
             child.play_unchecked(mv);
@@ -375,5 +432,54 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
         best.info.nodes = search.nodes;
         best.info.time = search.started.elapsed();
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_rules::{Amazons, Position};
+
+    #[test]
+    fn moves_below_the_root_are_ordered_by_evaluation_and_pruned() {
+        let mut player = AlphaBeta::<Amazons>::new(AbConfig {
+            weights: Default::default(),
+            limits: Limits::default(),
+            tt_megabytes: 1,
+            eval_order: 2,
+            prune: 7,
+            multi_cut: false,
+        });
+        let stop = AtomicBool::new(false);
+        let search = Search {
+            rules: Default::default(),
+            stop: &stop,
+            node_limit: u64::MAX,
+            deadline: None,
+            started: Instant::now(),
+            nodes: 0,
+            seldepth: 0,
+            aborted: false,
+            path: Vec::new(),
+            root_best: None,
+            player: &mut player,
+        };
+        let position = Amazons::start();
+        let all = position.legal_moves().len();
+        let value = |mv| {
+            let mut child = position;
+            child.play_unchecked(mv);
+            -child.evaluate(&Default::default())
+        };
+        // Below the root, from the ordering depth: the best seven by evaluation, best first.
+        let pruned = search.ordered_moves(&position, None, 1, 2);
+        assert_eq!(pruned.len(), 7);
+        let values: Vec<i32> = pruned.iter().map(|&mv| value(mv)).collect();
+        assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+        let best = position.legal_moves().into_iter().map(value).max().unwrap();
+        assert_eq!(values[0], best);
+        // The root keeps every move; so does a node nearer the leaves than the ordering depth.
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
+        assert_eq!(search.ordered_moves(&position, None, 1, 1).len(), all);
     }
 }
