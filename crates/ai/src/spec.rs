@@ -49,7 +49,9 @@ impl Kind {
 ///
 /// Keys of every player: `nodes`, `depth`, `movetime` (ms) set the player's own limits
 /// (combined with the limits of each move: the tighter wins), `seed`. `ab` adds `tt` (MiB,
-/// default 16), `eval` (`default`) and the evaluation weights of the game; `mcts` adds `c`
+/// default 16), `eval` (`default`), `order` (from this depth, moves ordered by the
+/// evaluation of their positions), `prune` (then only this many below the root) and the
+/// evaluation weights of the game; `mcts` adds `c`
 /// (exploration, default 0.7), `playout` (`random` or `evalN`: N random moves then the
 /// evaluation; default `eval0` for LOA, `eval4` for Amazons), `bias` (progressive-bias
 /// weight, default 0), `minimax` (weight of implicit minimax backups of the evaluation,
@@ -130,7 +132,6 @@ impl PlayerSpec {
         let mut tt = 16usize;
         let mut eval_order = 0u32;
         let mut prune = 0usize;
-        let mut multi_cut = false;
         let mut exploration = 0.7f64;
         // LOA: the evaluation at each leaf with implicit minimax backups (scored 296-0 against
         // random playouts at 50 ms a move; bench/strength/README.md).
@@ -147,7 +148,7 @@ impl PlayerSpec {
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
-            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "multicut"],
+            Kind::AlphaBeta => &["tt", "eval", "order", "prune"],
             Kind::Mcts => &["c", "playout", "bias", "minimax", "solver", "mem"],
         };
         for (key, value) in &self.params {
@@ -167,7 +168,6 @@ impl PlayerSpec {
                 (Kind::AlphaBeta, "tt") => tt = number(kind, key, value, "MiB")?,
                 (Kind::AlphaBeta, "order") => eval_order = number(kind, key, value, "plies")?,
                 (Kind::AlphaBeta, "prune") => prune = number(kind, key, value, "a whole number")?,
-                (Kind::AlphaBeta, "multicut") => multi_cut = switch(kind, key, value)?,
                 (Kind::AlphaBeta, "eval") => {
                     if !matches!(value.as_str(), "default" | "mia" | "territory") {
                         return Err(SpecError(format!(
@@ -227,7 +227,6 @@ impl PlayerSpec {
                 tt_megabytes: tt,
                 eval_order,
                 prune,
-                multi_cut,
             })),
             Kind::Mcts => Box::new(Mcts::<P>::new(MctsConfig {
                 weights,

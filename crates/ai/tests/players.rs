@@ -36,7 +36,7 @@ fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
 const SPECS: [&str; 5] = [
     "random:seed=3",
     "ab:depth=2",
-    "ab:depth=4,order=2,prune=6,multicut=on",
+    "ab:depth=4,order=2,prune=6",
     "mcts:nodes=300",
     "mcts:nodes=200,playout=eval2,bias=1",
 ];
@@ -212,7 +212,6 @@ fn spec_errors_list_the_accepted_keys() {
         .unwrap();
     assert!(err.0.contains("expected random or evalN"), "{err}");
     for (spec, expected) in [
-        ("ab:multicut=maybe", "ab: multicut=maybe: expected on or off"),
         ("ab:prune=-3", "ab: prune=-3 is not a whole number"),
         ("mcts:solver=yes", "mcts: solver=yes: expected on or off"),
     ] {

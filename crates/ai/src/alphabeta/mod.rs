@@ -22,13 +22,6 @@ const MAX_PLY: usize = 128;
 /// How often (in nodes) the clock and the stop flag are looked at.
 const POLL_EVERY: u64 = 1024;
 
-/// Multi-cut: from this depth, the first this-many moves searched this much shallower,
-/// and this many fail-highs cut the node.
-const MULTI_CUT_DEPTH: u32 = 4;
-const MULTI_CUT_MOVES: usize = 6;
-const MULTI_CUT_REDUCTION: u32 = 2;
-const MULTI_CUT_CUTS: usize = 3;
-
 /// Settings of the alpha-beta player.
 #[derive(Debug, Clone)]
 pub(crate) struct AbConfig<W> {
@@ -41,9 +34,6 @@ pub(crate) struct AbConfig<W> {
     /// Below the root, where moves are ordered by evaluation, only this many are searched
     /// (0: all).
     pub(crate) prune: usize,
-    /// Multi-cut (Björnsson and Marsland): at a null-window node, if enough of the first
-    /// moves fail high in a shallower search, the node is cut.
-    pub(crate) multi_cut: bool,
 }
 
 /// The alpha-beta player.
@@ -178,32 +168,6 @@ impl<P: Heuristics> Search<'_, P> {
         let mut best = -INFINITY;
         let mut best_move = None;
         self.path.push(hash);
-        if self.player.config.multi_cut && ply > 0 && beta - alpha == 1 && depth >= MULTI_CUT_DEPTH
-        {
-            let mut cuts = 0;
-            for &mv in moves.iter().take(MULTI_CUT_MOVES) {
-                let mut child = *position;
-                child.play_unchecked(mv);
-                let score = -self.negamax(
-                    &child,
-                    depth - 1 - MULTI_CUT_REDUCTION,
-                    -beta,
-                    -alpha,
-                    ply + 1,
-                );
-                if self.aborted {
-                    self.path.pop();
-                    return 0;
-                }
-                if score >= beta {
-                    cuts += 1;
-                    if cuts == MULTI_CUT_CUTS {
-                        self.path.pop();
-                        return beta;
-                    }
-                }
-            }
-        }
         for (i, &mv) in moves.iter().enumerate() {
             let mut child = *position;
             child.play_unchecked(mv);
@@ -448,7 +412,6 @@ mod tests {
             tt_megabytes: 1,
             eval_order: 2,
             prune: 7,
-            multi_cut: false,
         });
         let stop = AtomicBool::new(false);
         let search = Search {
