@@ -64,6 +64,8 @@ struct Search<'a, P: Heuristics> {
     deadline: Option<Instant>,
     started: Instant,
     nodes: u64,
+    /// Nodes and positions evaluated to order moves since the clock was last read.
+    work: u64,
     seldepth: u32,
     aborted: bool,
     /// Hashes of the positions before the current one: game history, then the search path.
@@ -79,7 +81,8 @@ impl<P: Heuristics> Search<'_, P> {
         }
         if self.nodes >= self.node_limit {
             self.aborted = true;
-        } else if self.nodes.is_multiple_of(POLL_EVERY) {
+        } else if self.work >= POLL_EVERY {
+            self.work = 0;
             let late = self.deadline.is_some_and(|d| Instant::now() >= d);
             self.aborted = late || self.stop.load(Ordering::Relaxed);
         }
@@ -88,7 +91,7 @@ impl<P: Heuristics> Search<'_, P> {
 
     /// Moves in search order: TT move, captures, killers, then by history.
     fn ordered_moves(
-        &self,
+        &mut self,
         position: &P,
         tt_move: Option<P::Move>,
         ply: usize,
@@ -118,6 +121,10 @@ impl<P: Heuristics> Search<'_, P> {
         });
         // Stable: equal scores keep generation order, so searches are reproducible.
         scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+        if by_eval {
+            // Each of these cost an evaluation: the clock is read as often as for nodes.
+            self.work += scored.len() as u64;
+        }
         if by_eval && ply > 0 && self.player.config.prune > 0 {
             scored.truncate(self.player.config.prune);
         }
@@ -138,6 +145,7 @@ impl<P: Heuristics> Search<'_, P> {
             return 0;
         }
         self.nodes += 1;
+        self.work += 1;
         self.seldepth = self.seldepth.max(ply as u32);
         if let Some(score) = self.decided(position, ply) {
             return score;
@@ -338,6 +346,7 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
             deadline: time.map(|b| started + b.hard),
             started,
             nodes: 0,
+            work: 0,
             seldepth: 0,
             aborted: false,
             path: history,
@@ -421,6 +430,7 @@ mod tests {
             deadline: None,
             started: Instant::now(),
             nodes: 0,
+            work: 0,
             seldepth: 0,
             aborted: false,
             path: Vec::new(),
