@@ -423,7 +423,7 @@ mod tests {
             prune: 7,
         });
         let stop = AtomicBool::new(false);
-        let search = Search {
+        let mut search = Search {
             rules: Default::default(),
             stop: &stop,
             node_limit: u64::MAX,
@@ -447,6 +447,8 @@ mod tests {
         // Below the root, from the ordering depth: the best seven by evaluation, best first.
         let pruned = search.ordered_moves(&position, None, 1, 2);
         assert_eq!(pruned.len(), 7);
+        // Every evaluation counts towards the next reading of the clock.
+        assert_eq!(search.work, all as u64);
         let values: Vec<i32> = pruned.iter().map(|&mv| value(mv)).collect();
         assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
         let best = position.legal_moves().into_iter().map(value).max().unwrap();
