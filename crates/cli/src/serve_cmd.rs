@@ -276,6 +276,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     let insecure = !both && !listen.ip().is_loopback();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
+        let stop = stop_signal();
         let store = Store::open_data_dir(&setup.data, setup.cache_mb)?;
         let lease_ms = setup.lease_seconds * 1000;
         let coordinator = Coordinator::open(
@@ -333,7 +334,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             "coordinator serving"
         );
         serve(coordinator, listener, options, async {
-            stop_signal().await;
+            stop.await;
             tracing::info!("stopping");
         })
         .await?;
@@ -343,19 +344,28 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
 
 /// Resolves at SIGTERM (`docker stop`, a pod's deletion, systemd) or SIGINT (Ctrl-C).
 /// As PID 1 in a container a process gets no default handling of SIGTERM: this is what
-/// stops it there.
-pub(crate) async fn stop_signal() {
+/// stops it there. The handlers are installed by this call, not when the future is first
+/// polled, so a signal that comes while the process is still starting is not fatal; call
+/// it (in the runtime) before serving anything.
+pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    async move {
+        tokio::select! {
+            _ = received(term.as_mut()) => {}
+            _ = received(interrupt.as_mut()) => {}
         }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The next delivery of `signal`; never without one.
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
         }
+        None => std::future::pending().await,
     }
 }
 
@@ -469,6 +479,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         cache_dir: args.cache.clone(),
     };
     runtime.block_on(async {
+        let stop = stop_signal();
         let registry = prometheus::Registry::new();
         let metrics = WorkerMetrics::new(&registry);
         if let Some(addr) = args.metrics {
@@ -479,7 +490,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             tokio::spawn(serve_metrics(listener, registry));
         }
         let shutdown = async {
-            stop_signal().await;
+            stop.await;
             tracing::info!("stopping: finishing the games in progress");
         };
         Ok(tourney_worker::run(options, metrics, shutdown).await?)

@@ -371,6 +371,29 @@ fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
     assert!(!healthy(&["--grpc", &grpc, "--timeout", "2"]));
 }
 
+#[test]
+fn a_worker_told_to_stop_as_it_starts_stops_cleanly() {
+    // Nothing listens here: the worker is still trying to reach its coordinator.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // SIGTERM at once after its first words (a pod deleted as it starts): its handler is
+    // already in place, so it stops as asked rather than being killed by the signal.
+    let (mut worker, _) = start_worker_with_metrics(port, "early");
+    // SAFETY: sends a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) }, 0);
+    let status = exits_within(&mut worker, 15);
+    if status.is_none() {
+        let _ = worker.kill();
+    }
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "exit on SIGTERM: {status:?}"
+    );
+}
+
 fn artifact_path(name: &str) -> std::path::PathBuf {
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
