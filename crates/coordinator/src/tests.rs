@@ -1069,6 +1069,38 @@ async fn games_let_go_of_are_read_back_before_more_are_counted() {
 }
 
 #[tokio::test]
+async fn an_export_holds_only_acknowledged_pairs() {
+    let c = on_temporary_store();
+    let id = c
+        .submit(&a_file(10), "ack.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
+    lease_and_win(&c, &worker, 2).await;
+    // A batch on its way to disk is readable in the store before it is acknowledged (and
+    // counted): as pairs 2 and 3, copies of pair 0 written past the scheduler.
+    let stored = c.store().pair(id, 0).unwrap().unwrap();
+    let unacknowledged: Vec<_> = [2, 3]
+        .map(|pair| {
+            let mut record = stored.clone();
+            record.outcome.pair = pair;
+            record
+        })
+        .into();
+    c.store().commit_pairs(&unacknowledged).await.unwrap();
+    let pairs: Vec<u64> = exported(&c, id, &crate::ExportFilter::default())
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(pairs, [0, 0, 1, 1]);
+    assert_eq!(c.status(id).unwrap().pairs_done, 2);
+}
+
+#[tokio::test]
 async fn an_export_comes_in_pages_of_about_a_mebibyte_in_pair_order() {
     let c = on_temporary_store();
     let id = c

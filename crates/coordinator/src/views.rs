@@ -506,7 +506,8 @@ impl Coordinator {
         }
     }
 
-    /// A page of the games of a tournament that `filter` keeps, as JSON objects in pair
+    /// A page of the acknowledged games of a tournament that `filter` keeps (a batch
+    /// still being made durable is not shown), as JSON objects in pair
     /// order, each with its pair index and the engine names as `white` and `black`: from
     /// pair `from` on, about [`EXPORT_PAGE_BYTES`] of them, and the pair the next page
     /// starts at (`None` after the last).
@@ -526,11 +527,22 @@ impl Coordinator {
         while bytes < EXPORT_PAGE_BYTES {
             let pairs = self.store.pair_games_from(id, from, EXPORT_READ_PAIRS)?;
             let read_all = pairs.len() < EXPORT_READ_PAIRS;
-            for pair in pairs {
+            // Only acknowledged pairs: a batch being made durable is already readable.
+            let acknowledged: Vec<bool> = {
+                let inner = self.lock();
+                let t = inner.scheduler.tournament(id);
+                (pairs.iter())
+                    .map(|p| t.is_none_or(|t| t.is_done(p.outcome.pair)))
+                    .collect()
+            };
+            for (pair, acknowledged) in pairs.into_iter().zip(acknowledged) {
                 if pair.outcome.pair > last {
                     return Ok((lines, None));
                 }
                 from = pair.outcome.pair + 1;
+                if !acknowledged {
+                    continue;
+                }
                 for game in &pair.games {
                     if let Some(line) = export_line(id, &pair, game, filter)? {
                         bytes += line.len();
