@@ -158,6 +158,17 @@ fn exported(c: &Coordinator, id: u64, filter: &crate::ExportFilter) -> Vec<Strin
     lines
 }
 
+/// The pair of each exported line.
+fn pairs_of(lines: &[String]) -> Vec<u64> {
+    (lines.iter())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
 /// A coordinator on a store in memory, with the default settings.
 fn on_temporary_store() -> Arc<Coordinator> {
     Coordinator::open(
@@ -1088,15 +1099,8 @@ async fn an_export_holds_only_acknowledged_pairs() {
         })
         .into();
     c.store().commit_pairs(&unacknowledged).await.unwrap();
-    let pairs: Vec<u64> = exported(&c, id, &crate::ExportFilter::default())
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
-                .as_u64()
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(pairs, [0, 0, 1, 1]);
+    let lines = exported(&c, id, &crate::ExportFilter::default());
+    assert_eq!(pairs_of(&lines), [0, 0, 1, 1]);
     assert_eq!(c.status(id).unwrap().pairs_done, 2);
 }
 
@@ -1119,14 +1123,7 @@ async fn an_export_comes_in_pages_of_about_a_mebibyte_in_pair_order() {
         "{bytes} bytes, then {next:?}"
     );
     let lines = exported(&c, id, &all);
-    let pairs: Vec<u64> = lines
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["pair"]
-                .as_u64()
-                .unwrap()
-        })
-        .collect();
+    let pairs = pairs_of(&lines);
     assert_eq!(pairs.len(), 10_000);
     assert!(pairs.windows(2).all(|w| w[0] <= w[1]), "pair order");
     assert_eq!(pairs.iter().filter(|&&p| p == 4999).count(), 2);
