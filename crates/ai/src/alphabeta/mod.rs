@@ -74,7 +74,34 @@ struct Search<'a, P: Heuristics> {
     root_best: Option<P::Move>,
 }
 
-impl<P: Heuristics> Search<'_, P> {
+impl<'a, P: Heuristics> Search<'a, P> {
+    /// A search by `player` begun at `started`: bounded by `node_limit` nodes and the
+    /// `deadline`, stopped by `stop`, with `path` the hashes of the game's earlier positions.
+    fn new(
+        player: &'a mut AlphaBeta<P>,
+        rules: P::Rules,
+        stop: &'a AtomicBool,
+        node_limit: u64,
+        started: Instant,
+        deadline: Option<Instant>,
+        path: Vec<u64>,
+    ) -> Self {
+        Search {
+            player,
+            rules,
+            stop,
+            node_limit,
+            deadline,
+            started,
+            nodes: 0,
+            work: 0,
+            seldepth: 0,
+            aborted: false,
+            path,
+            root_best: None,
+        }
+    }
+
     fn out_of_time(&mut self) -> bool {
         if self.aborted {
             return true;
@@ -89,7 +116,9 @@ impl<P: Heuristics> Search<'_, P> {
         self.aborted
     }
 
-    /// Moves in search order: TT move, captures, killers, then by history.
+    /// Moves in search order: TT move, captures, killers, then by history; or, from the
+    /// `eval_order` depth up, TT move then by the evaluation of the positions they lead to,
+    /// only the best `prune` below the root.
     fn ordered_moves(
         &mut self,
         position: &P,
@@ -339,20 +368,15 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
         } else {
             MAX_PLY as u32 - 1
         });
-        let mut search = Search {
-            rules: game.rules(),
+        let mut search = Search::new(
+            self,
+            game.rules(),
             stop,
-            node_limit: limits.nodes.unwrap_or(u64::MAX),
-            deadline: time.map(|b| started + b.hard),
+            limits.nodes.unwrap_or(u64::MAX),
             started,
-            nodes: 0,
-            work: 0,
-            seldepth: 0,
-            aborted: false,
-            path: history,
-            root_best: None,
-            player: self,
-        };
+            time.map(|b| started + b.hard),
+            history,
+        );
         let root_moves = root.legal_moves();
         let mut best: Option<SearchResult<P::Move>> = None;
         for depth in 1..=max_depth.max(1) {
@@ -423,20 +447,15 @@ mod tests {
             prune: 7,
         });
         let stop = AtomicBool::new(false);
-        let mut search = Search {
-            rules: Default::default(),
-            stop: &stop,
-            node_limit: u64::MAX,
-            deadline: None,
-            started: Instant::now(),
-            nodes: 0,
-            work: 0,
-            seldepth: 0,
-            aborted: false,
-            path: Vec::new(),
-            root_best: None,
-            player: &mut player,
-        };
+        let mut search = Search::new(
+            &mut player,
+            Default::default(),
+            &stop,
+            u64::MAX,
+            Instant::now(),
+            None,
+            Vec::new(),
+        );
         let position = Amazons::start();
         let all = position.legal_moves().len();
         let value = |mv| {
