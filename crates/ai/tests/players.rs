@@ -33,12 +33,14 @@ fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
     game
 }
 
-const SPECS: [&str; 5] = [
+const SPECS: [&str; 7] = [
     "random:seed=3",
     "ab:depth=2",
     "ab:depth=4,order=2,prune=6",
     "mcts:nodes=300",
     "mcts:nodes=200,playout=eval2,bias=1",
+    "mcts:nodes=200,width=3,c=0.3",
+    "mcts:nodes=200,width=0,minimax=0",
 ];
 
 #[test]
@@ -214,6 +216,7 @@ fn spec_errors_list_the_accepted_keys() {
     for (spec, expected) in [
         ("ab:prune=-3", "ab: prune=-3 is not a whole number"),
         ("mcts:solver=yes", "mcts: solver=yes: expected on or off"),
+        ("mcts:width=wide", "mcts: width=wide is not a whole number"),
     ] {
         let err = spec.parse::<PlayerSpec>().unwrap().build::<Loa>().err();
         assert_eq!(err.map(|e| e.0).as_deref(), Some(expected), "{spec}");

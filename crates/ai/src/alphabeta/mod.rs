@@ -126,17 +126,32 @@ impl<'a, P: Heuristics> Search<'a, P> {
         ply: usize,
         depth: u32,
     ) -> Vec<P::Move> {
+        let config = &self.player.config;
+        if config.eval_order > 0 && depth >= config.eval_order {
+            let keep = if ply > 0 && config.prune > 0 {
+                config.prune
+            } else {
+                usize::MAX
+            };
+            // Every move evaluated, not a game's cheaper ranking: measured no faster to a
+            // depth, and its pruning unproven.
+            let (best, evaluated) = position.best_moves(&config.weights, usize::MAX);
+            // Each of these cost an evaluation: the clock is read as often as for nodes.
+            self.work += evaluated;
+            let mut moves: Vec<P::Move> = tt_move.into_iter().collect();
+            moves.extend(
+                best.into_iter()
+                    .map(|(_, mv)| mv)
+                    .filter(|&mv| Some(mv) != tt_move),
+            );
+            moves.truncate(keep);
+            return moves;
+        }
         let mut scored: Vec<(i64, P::Move)> = Vec::with_capacity(64);
         let killers = self.player.killers[ply];
-        let by_eval = self.player.config.eval_order > 0 && depth >= self.player.config.eval_order;
-        let weights = &self.player.config.weights;
         position.generate_moves(|mv| {
             let score = if Some(mv) == tt_move {
                 4 << 40
-            } else if by_eval {
-                let mut child = *position;
-                child.play_unchecked(mv);
-                -i64::from(child.evaluate(weights))
             } else if position.is_capture(mv) {
                 3 << 40
             } else if Some(mv) == killers[0] {
@@ -150,13 +165,6 @@ impl<'a, P: Heuristics> Search<'a, P> {
         });
         // Stable: equal scores keep generation order, so searches are reproducible.
         scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
-        if by_eval {
-            // Each of these cost an evaluation: the clock is read as often as for nodes.
-            self.work += scored.len() as u64;
-        }
-        if by_eval && ply > 0 && self.player.config.prune > 0 {
-            scored.truncate(self.player.config.prune);
-        }
         scored.into_iter().map(|(_, mv)| mv).collect()
     }
 

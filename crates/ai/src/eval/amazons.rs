@@ -114,6 +114,39 @@ fn race(us: u128, them: u128, empty: u128, reach: fn(u128, u128) -> u128) -> (i3
     )
 }
 
+/// The evaluation for the side with amazons `us` to move, against `them`, with `empty` the
+/// free squares.
+fn score(us: u128, them: u128, empty: u128, w: &AmazonsWeights) -> i32 {
+    let (ours, theirs, ties, position) = race(us, them, empty, queen_reach);
+    let mut score = w.territory * (ours - theirs) + w.tie * ties + w.position * position / 64;
+    if w.king != 0 {
+        let (k_ours, k_theirs, _, _) = race(us, them, empty, king_reach);
+        score += w.king * (k_ours - k_theirs);
+    }
+    for (amazons, sign) in [(us, 1), (them, -1)] {
+        for square in squares(amazons) {
+            let moves = queen_reach(1 << square, empty).count_ones() as i32;
+            score += sign * (w.mobility * moves - if moves <= 2 { w.trapped } else { 0 });
+        }
+    }
+    score
+}
+
+/// The indices of the squares of a bitboard, lowest first.
+fn squares(mut bb: u128) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (bb != 0).then(|| {
+            let index = bb.trailing_zeros();
+            bb &= bb - 1;
+            index
+        })
+    })
+}
+
+fn square(index: u32) -> tourney_rules::amazons::Square {
+    tourney_rules::amazons::Square::from_index(index as usize).expect("a bitboard square")
+}
+
 impl Heuristics for Amazons {
     type Weights = AmazonsWeights;
     const WEIGHTS: &'static [&'static str] = AmazonsWeights::NAMES;
@@ -125,23 +158,57 @@ impl Heuristics for Amazons {
 
     fn evaluate(&self, w: &AmazonsWeights) -> i32 {
         let us = self.turn();
-        let them = us.opponent();
+        score(
+            self.amazons(us),
+            self.amazons(us.opponent()),
+            !self.occupied() & BOARD,
+            w,
+        )
+    }
+
+    /// Two stages when there are more than `k` amazon moves: each is valued before its arrow
+    /// is shot, then the arrows of the best `k` of them are: about 80 + 25k evaluations
+    /// where there are ~2,000 moves.
+    fn best_moves(&self, w: &AmazonsWeights, k: usize) -> (Vec<(i32, Move)>, u64) {
+        let us = self.amazons(self.turn());
+        let them = self.amazons(self.turn().opponent());
         let empty = !self.occupied() & BOARD;
-        let (ours, theirs, ties, position) =
-            race(self.amazons(us), self.amazons(them), empty, queen_reach);
-        let mut score = w.territory * (ours - theirs) + w.tie * ties + w.position * position / 64;
-        if w.king != 0 {
-            let (k_ours, k_theirs, _, _) =
-                race(self.amazons(us), self.amazons(them), empty, king_reach);
-            score += w.king * (k_ours - k_theirs);
-        }
-        for (color, sign) in [(us, 1), (them, -1)] {
-            for square in self.amazon_squares(color) {
-                let moves = self.queen_mobility(square) as i32;
-                score += sign * (w.mobility * moves - if moves <= 2 { w.trapped } else { 0 });
+        let mut steps = Vec::with_capacity(128);
+        for from in squares(us) {
+            for to in squares(queen_reach(1 << from, empty)) {
+                steps.push((0, from, to));
             }
         }
-        score
+        let mut evaluated = 0;
+        if steps.len() > k {
+            for (value, from, to) in &mut steps {
+                let moved = (1u128 << *from) | (1 << *to);
+                *value = -score(them, us ^ moved, empty ^ moved, w);
+            }
+            evaluated = steps.len() as u64;
+            steps.sort_by_key(|&(value, _, _)| std::cmp::Reverse(value));
+            steps.truncate(k);
+        }
+        let mut moves = Vec::with_capacity(steps.len() * 32);
+        for (_, from, to) in steps {
+            let moved = (1u128 << from) | (1 << to);
+            let empty = empty ^ moved;
+            for arrow in squares(queen_reach(1 << to, empty)) {
+                let value = -score(them, us ^ moved, empty ^ (1 << arrow), w);
+                moves.push((
+                    value,
+                    Move {
+                        from: square(from),
+                        to: square(to),
+                        arrow: square(arrow),
+                    },
+                ));
+            }
+        }
+        evaluated += moves.len() as u64;
+        moves.sort_by_key(|&(value, _)| std::cmp::Reverse(value));
+        moves.truncate(k);
+        (moves, evaluated)
     }
 
     fn move_index(mv: Move) -> usize {
@@ -159,16 +226,7 @@ mod tests {
 
     #[test]
     fn queen_reach_matches_the_rules_mobility() {
-        let mut state = 5u64;
-        let mut position = Amazons::start();
-        for _ in 0..40 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let Some(mv) = position.random_move(state) else {
-                break;
-            };
-            position.play_unchecked(mv);
+        for position in random_game(5, 40) {
             let empty = !position.occupied() & BOARD;
             for color in tourney_rules::Color::ALL {
                 for sq in position.amazon_squares(color) {
@@ -179,6 +237,77 @@ mod tests {
                         "{position} {sq}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The start and the positions after each of up to `plies` random moves.
+    fn random_game(seed: u64, plies: usize) -> Vec<Amazons> {
+        let mut state = seed;
+        let mut positions = vec![Amazons::start()];
+        for _ in 0..plies {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mut position = *positions.last().unwrap();
+            let Some(mv) = position.random_move(state) else {
+                break;
+            };
+            position.play_unchecked(mv);
+            positions.push(position);
+        }
+        positions
+    }
+
+    /// Every move with the negated evaluation of its child, best first.
+    fn every_move_valued(position: &Amazons, w: &AmazonsWeights) -> Vec<(i32, Move)> {
+        let mut all = Vec::new();
+        position.generate_moves(|mv| {
+            let mut child = *position;
+            child.play_unchecked(mv);
+            all.push((-child.evaluate(w), mv));
+        });
+        all.sort_by_key(|&(value, mv)| {
+            (
+                std::cmp::Reverse(value),
+                Amazons::move_index(mv),
+                mv.arrow.index(),
+            )
+        });
+        all
+    }
+
+    #[test]
+    fn best_moves_are_legal_valued_and_exact_when_every_amazon_move_is_kept() {
+        let w = AmazonsWeights::default();
+        for (ply, position) in random_game(11, 30).into_iter().enumerate() {
+            let all = every_move_valued(&position, &w);
+            // All of them: the same moves and values as evaluating every move.
+            let (mut every, evaluated) = position.best_moves(&w, usize::MAX);
+            assert!(every.windows(2).all(|p| p[0].0 >= p[1].0), "best first");
+            every.sort_by_key(|&(value, mv)| {
+                (
+                    std::cmp::Reverse(value),
+                    Amazons::move_index(mv),
+                    mv.arrow.index(),
+                )
+            });
+            assert_eq!(every, all, "ply {ply}: {position}");
+            assert_eq!(evaluated, all.len() as u64, "each move valued once");
+            // A few: legal, valued as their children, best first, and far cheaper.
+            let (best, evaluated) = position.best_moves(&w, 8);
+            assert_eq!(best.len(), all.len().min(8));
+            assert!(best.windows(2).all(|p| p[0].0 >= p[1].0), "best first");
+            for &(value, mv) in &best {
+                assert!(position.is_legal(mv), "{mv} in {position}");
+                assert!(all.contains(&(value, mv)), "{mv} valued {value}");
+            }
+            if all.len() > 500 {
+                assert!(
+                    evaluated * 2 < all.len() as u64,
+                    "{evaluated} of {}",
+                    all.len()
+                );
             }
         }
     }

@@ -29,6 +29,24 @@ pub trait Heuristics: Position {
     /// that are not decided.
     fn evaluate(&self, weights: &Self::Weights) -> i32;
 
+    /// The best `k` moves by the evaluation of the positions they lead to, best first, each
+    /// with that evaluation for the side to move here (the negated evaluation of the child),
+    /// and how many positions were evaluated to find them. The default evaluates every move
+    /// (ties keep generation order); a game may find them more cheaply, exactly when `k`
+    /// is at least the number of moves.
+    fn best_moves(&self, weights: &Self::Weights, k: usize) -> (Vec<(i32, Self::Move)>, u64) {
+        let mut scored = Vec::new();
+        self.generate_moves(|mv| {
+            let mut child = *self;
+            child.play_unchecked(mv);
+            scored.push((-child.evaluate(weights), mv));
+        });
+        let evaluated = scored.len() as u64;
+        scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+        scored.truncate(k);
+        (scored, evaluated)
+    }
+
     /// An index of the move (its squares) for history tables.
     fn move_index(mv: Self::Move) -> usize;
 

@@ -1,6 +1,7 @@
 //! Monte-Carlo tree search: UCT on an arena tree (nodes addressed by index), MCTS-Solver
-//! backups of proven wins and losses, random or evaluation-cutoff playouts, and optional
-//! progressive bias from the evaluation.
+//! backups of proven wins and losses, random or evaluation-cutoff playouts, optional
+//! progressive bias and implicit minimax backups from the evaluation, and optionally a
+//! narrow tree: each node keeps its best moves by evaluation and widens with visits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -32,6 +33,10 @@ pub(crate) struct MctsConfig<W> {
     /// node keeps the minimax of its children's evaluations, backed up with the results.
     pub(crate) minimax: f64,
     pub(crate) solver: bool,
+    /// When not 0, an expansion evaluates every move and keeps the best this many below the
+    /// root (all at the root, best first); a node then selects among its first `width +
+    /// sqrt(visits)` children, and a new leaf is valued by its best child's evaluation.
+    pub(crate) width: usize,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
 }
@@ -131,18 +136,29 @@ impl<P: Heuristics> Mcts<P> {
             return;
         }
         let first = self.tree.len() as u32;
-        let bias = self.config.bias > 0.0 || self.config.minimax > 0.0;
+        let width = self.config.width;
         let weights = &self.config.weights;
-        let count = moves.len() as u32;
-        for &mv in &moves {
-            let prior = if bias {
-                let mut child = *position;
-                child.play_unchecked(mv);
-                // The evaluation is for the child's side to move; the prior is for the mover.
-                1.0 - Self::squash(child.evaluate(weights)) as f32
-            } else {
-                0.5
-            };
+        // Priors are for the mover: the negated evaluation of each child.
+        let scored: Vec<(f32, P::Move)> = if width > 0 {
+            let keep = if node == 0 { usize::MAX } else { width };
+            let (best, _) = position.best_moves(weights, keep);
+            best.into_iter()
+                .map(|(value, mv)| (Self::squash(value) as f32, mv))
+                .collect()
+        } else if self.config.bias > 0.0 || self.config.minimax > 0.0 {
+            moves
+                .iter()
+                .map(|&mv| {
+                    let mut child = *position;
+                    child.play_unchecked(mv);
+                    (1.0 - Self::squash(child.evaluate(weights)) as f32, mv)
+                })
+                .collect()
+        } else {
+            moves.iter().map(|&mv| (0.5, mv)).collect()
+        };
+        let count = scored.len() as u32;
+        for (prior, mv) in scored {
             self.tree.push(Node {
                 mv: Some(mv),
                 parent: node as u32,
@@ -164,7 +180,12 @@ impl<P: Heuristics> Mcts<P> {
     /// progressive bias, unvisited children first.
     fn select(&self, node: usize) -> usize {
         let n = &self.tree[node];
-        let range = n.first_child as usize..(n.first_child + n.child_count) as usize;
+        let mut count = n.child_count;
+        if self.config.width > 0 {
+            let active = self.config.width + (n.visits as f64).sqrt() as usize;
+            count = count.min(active as u32);
+        }
+        let range = n.first_child as usize..(n.first_child + count) as usize;
         let log_n = (n.visits.max(1) as f64).ln();
         let mut best = (f64::NEG_INFINITY, range.start);
         for c in range {
@@ -253,11 +274,15 @@ impl<P: Heuristics> Mcts<P> {
         } else {
             if depth < depth_limit {
                 self.expand(node, &position);
-                if self.config.minimax > 0.0 {
+                if self.config.minimax > 0.0 || self.config.width > 0 {
                     self.back_up_minimax(node);
                 }
             }
-            1.0 - self.playout(&position, rules)
+            if self.config.width > 0 && self.tree[node].child_count > 0 {
+                self.tree[node].minimax as f64
+            } else {
+                1.0 - self.playout(&position, rules)
+            }
         };
         // Back up, flipping the point of view at each level.
         let mut value = result;
@@ -423,10 +448,8 @@ mod tests {
     use super::*;
     use tourney_rules::{Amazons, Position};
 
-    #[test]
-    fn the_tree_stays_within_its_memory_and_is_never_moved() {
-        let max_nodes = 20_000;
-        let mut mcts = Mcts::<Amazons>::new(MctsConfig {
+    fn amazons_mcts(width: usize, max_nodes: usize) -> Mcts<Amazons> {
+        Mcts::new(MctsConfig {
             weights: Default::default(),
             limits: Limits::default(),
             exploration: 0.7,
@@ -434,9 +457,16 @@ mod tests {
             bias: 0.0,
             minimax: 0.0,
             solver: true,
+            width,
             seed: 1,
             max_nodes,
-        });
+        })
+    }
+
+    #[test]
+    fn the_tree_stays_within_its_memory_and_is_never_moved() {
+        let max_nodes = 20_000;
+        let mut mcts = amazons_mcts(0, max_nodes);
         // Each Amazons expansion adds up to ~2,000 nodes: the bound is hit at once.
         let limits = Limits {
             nodes: Some(200),
@@ -453,5 +483,53 @@ mod tests {
             assert_eq!(*room.get_or_insert(now), now);
             game.play(chosen.mv).unwrap();
         }
+    }
+
+    #[test]
+    fn a_narrow_tree_holds_the_best_moves_below_the_root_and_widens_with_visits() {
+        let width = 4;
+        let mut mcts = amazons_mcts(width, 1 << 20);
+        let start = Amazons::start();
+        let limits = Limits {
+            nodes: Some(400),
+            ..Limits::default()
+        };
+        let game = Game::new(start, Default::default());
+        mcts.choose(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+        let w = Default::default();
+        let children =
+            |n: &Node<_>| n.first_child as usize..(n.first_child + n.child_count) as usize;
+        // The root holds every move, best first; only the first width + sqrt(visits) are tried.
+        let root = &mcts.tree[0];
+        assert_eq!(root.child_count as usize, start.legal_moves().len());
+        let tried = children(root).filter(|&c| mcts.tree[c].visits > 0).count();
+        let widest = width + (root.visits as f64).sqrt() as usize;
+        assert!(
+            tried > width && tried <= widest,
+            "{tried} tried, at most {widest}"
+        );
+        let mut expanded = 0;
+        for (i, node) in mcts.tree.iter().enumerate().skip(1) {
+            if node.child_count == 0 {
+                continue;
+            }
+            expanded += 1;
+            // Below the root: the best `width` by evaluation, best first.
+            let mut position = start;
+            let mut path = vec![];
+            let mut at = i;
+            while at != 0 {
+                path.push(mcts.tree[at].mv.unwrap());
+                at = mcts.tree[at].parent as usize;
+            }
+            for &mv in path.iter().rev() {
+                position.play_unchecked(mv);
+            }
+            let (best, _) = position.best_moves(&w, width);
+            let kept: Vec<_> = children(node).map(|c| mcts.tree[c].mv.unwrap()).collect();
+            let expected: Vec<_> = best.iter().map(|&(_, mv)| mv).collect();
+            assert_eq!(kept, expected, "at {position}");
+        }
+        assert!(expanded > 20, "{expanded} nodes expanded below the root");
     }
 }
