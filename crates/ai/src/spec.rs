@@ -142,7 +142,7 @@ impl PlayerSpec {
         };
         // Amazons: a narrow tree (the best 15 moves by evaluation below the root, found in
         // two stages) with implicit minimax backups: 32 % against `ab` at 200 ms a move,
-        // where the full-width tree scored 3-6 % (bench/strength/README.md).
+        // where the full-width tree scored 6-23 % (bench/strength/README.md).
         let (mut exploration, mut width) = match P::GAME {
             tourney_rules::GameKind::Loa => (0.7f64, 0usize),
             tourney_rules::GameKind::Amazons => (0.5, 15),
