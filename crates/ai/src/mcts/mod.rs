@@ -125,8 +125,9 @@ impl<P: Heuristics> Mcts<P> {
         }
     }
 
-    /// Creates the children of `node` (at `position`, not decided), all of them or, when
-    /// they would not fit in the tree's `max_nodes`, none (the node stays a leaf).
+    /// Creates the children of `node` (at `position`, not decided): all of them, or with a
+    /// `width` its best moves below the root; none when all would not fit in the tree's
+    /// `max_nodes` (the node stays a leaf).
     fn expand(&mut self, node: usize, position: &P) {
         let mut moves = std::mem::take(&mut self.moves);
         moves.clear();
@@ -137,26 +138,21 @@ impl<P: Heuristics> Mcts<P> {
         }
         let first = self.tree.len() as u32;
         let width = self.config.width;
-        let weights = &self.config.weights;
-        // Priors are for the mover: the negated evaluation of each child.
-        let scored: Vec<(f32, P::Move)> = if width > 0 {
-            let keep = if node == 0 { usize::MAX } else { width };
-            let (best, _) = position.best_moves(weights, keep);
-            best.into_iter()
-                .map(|(value, mv)| (Self::squash(value) as f32, mv))
-                .collect()
-        } else if self.config.bias > 0.0 || self.config.minimax > 0.0 {
-            moves
-                .iter()
-                .map(|&mv| {
-                    let mut child = *position;
-                    child.play_unchecked(mv);
-                    (1.0 - Self::squash(child.evaluate(weights)) as f32, mv)
-                })
-                .collect()
-        } else {
-            moves.iter().map(|&mv| (0.5, mv)).collect()
-        };
+        // Priors are for the mover: the negated evaluation of each child, best first.
+        let scored: Vec<(f32, P::Move)> =
+            if width > 0 || self.config.bias > 0.0 || self.config.minimax > 0.0 {
+                let keep = if width > 0 && node != 0 {
+                    width
+                } else {
+                    usize::MAX
+                };
+                let (best, _) = position.best_moves(&self.config.weights, keep);
+                best.into_iter()
+                    .map(|(value, mv)| (Self::squash(value) as f32, mv))
+                    .collect()
+            } else {
+                moves.iter().map(|&mv| (0.5, mv)).collect()
+            };
         let count = scored.len() as u32;
         for (prior, mv) in scored {
             self.tree.push(Node {
