@@ -259,6 +259,17 @@ mod tests {
         positions
     }
 
+    /// Sorts valued moves best first, equal values in move order (a canonical order).
+    fn best_first(moves: &mut [(i32, Move)]) {
+        moves.sort_by_key(|&(value, mv)| {
+            (
+                std::cmp::Reverse(value),
+                Amazons::move_index(mv),
+                mv.arrow.index(),
+            )
+        });
+    }
+
     /// Every move with the negated evaluation of its child, best first.
     fn every_move_valued(position: &Amazons, w: &AmazonsWeights) -> Vec<(i32, Move)> {
         let mut all = Vec::new();
@@ -267,13 +278,7 @@ mod tests {
             child.play_unchecked(mv);
             all.push((-child.evaluate(w), mv));
         });
-        all.sort_by_key(|&(value, mv)| {
-            (
-                std::cmp::Reverse(value),
-                Amazons::move_index(mv),
-                mv.arrow.index(),
-            )
-        });
+        best_first(&mut all);
         all
     }
 
@@ -285,13 +290,7 @@ mod tests {
             // All of them: the same moves and values as evaluating every move.
             let (mut every, evaluated) = position.best_moves(&w, usize::MAX);
             assert!(every.windows(2).all(|p| p[0].0 >= p[1].0), "best first");
-            every.sort_by_key(|&(value, mv)| {
-                (
-                    std::cmp::Reverse(value),
-                    Amazons::move_index(mv),
-                    mv.arrow.index(),
-                )
-            });
+            best_first(&mut every);
             assert_eq!(every, all, "ply {ply}: {position}");
             assert_eq!(evaluated, all.len() as u64, "each move valued once");
             // A few: legal, valued as their children, best first, and far cheaper.
