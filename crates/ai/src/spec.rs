@@ -250,7 +250,7 @@ impl PlayerSpec {
                 solver,
                 width,
                 seed,
-                max_nodes: (mem << 20) / 48,
+                max_nodes: Mcts::<P>::nodes_in(mem << 20),
             })),
         })
     }

@@ -1,7 +1,8 @@
 //! Monte-Carlo tree search: UCT on an arena tree (nodes addressed by index), MCTS-Solver
 //! backups of proven wins and losses, random or evaluation-cutoff playouts, optional
 //! progressive bias and implicit minimax backups from the evaluation, and optionally a
-//! narrow tree: each node keeps its best moves by evaluation and widens with visits.
+//! narrow tree: each node keeps its best moves by evaluation and widens with visits. The
+//! subtree of the position reached keeps its statistics from one move to the next.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -64,6 +65,23 @@ struct Node<M> {
     proven: i8,
 }
 
+impl<M> Node<M> {
+    /// A new leaf, its minimax value its prior.
+    fn leaf(mv: Option<M>, parent: u32, prior: f32) -> Self {
+        Node {
+            mv,
+            parent,
+            first_child: 0,
+            child_count: 0,
+            visits: 0,
+            value: 0.0,
+            prior,
+            minimax: prior,
+            proven: UNKNOWN,
+        }
+    }
+}
+
 /// The MCTS player.
 pub(crate) struct Mcts<P: Heuristics> {
     config: MctsConfig<P::Weights>,
@@ -71,7 +89,19 @@ pub(crate) struct Mcts<P: Heuristics> {
     tree: Vec<Node<P::Move>>,
     /// A node's moves while it is expanded (kept to reuse its room).
     moves: Vec<P::Move>,
+    /// The root of the last search, to find its subtree in the next one.
+    last_root: Option<P>,
+    /// Each node's index in the kept subtree while the tree is compacted (`NOT_KEPT` for
+    /// the others); at most one entry per node.
+    new_index: Vec<u32>,
 }
+
+/// Marks a node [`Mcts::keep_subtree`] drops.
+const NOT_KEPT: u32 = u32::MAX;
+
+/// How many plies back the last search's root is looked for: the player's own move and the
+/// reply, or a few more when the same player moves for both sides.
+const REUSE_PLIES: usize = 4;
 
 impl<P: Heuristics> Mcts<P> {
     pub(crate) fn new(config: MctsConfig<P::Weights>) -> Self {
@@ -80,7 +110,126 @@ impl<P: Heuristics> Mcts<P> {
             config,
             tree: Vec::new(),
             moves: Vec::new(),
+            last_root: None,
+            new_index: Vec::new(),
         }
+    }
+
+    /// How many nodes fit in `bytes`: each costs its node and its entry in `new_index`.
+    pub(crate) fn nodes_in(bytes: usize) -> usize {
+        bytes / (std::mem::size_of::<Node<P::Move>>() + std::mem::size_of::<u32>())
+    }
+
+    /// Makes the subtree of the current position the tree when the last search's root is
+    /// a few plies back in `game` and its moves since lead to an expanded node; else starts
+    /// a new tree. In a narrow tree, the kept root is widened to every move.
+    fn start_tree(&mut self, game: &Game<P>) {
+        let reached = self.last_root.take().and_then(|last| {
+            let positions = game.positions();
+            let ply = game.ply();
+            let from = (ply.saturating_sub(REUSE_PLIES)..=ply)
+                .rev()
+                .find(|&i| positions[i] == last)?;
+            let mut node = 0;
+            for &mv in &game.moves()[from..] {
+                let n = self.tree.get(node)?;
+                let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
+                node = children
+                    .into_iter()
+                    .find(|&c| self.tree[c].mv == Some(mv))?;
+            }
+            (self.tree[node].child_count > 0).then_some(node)
+        });
+        match reached {
+            Some(node) => {
+                self.keep_subtree(node);
+                if self.config.width > 0 {
+                    self.widen_root(game.position());
+                }
+            }
+            None => {
+                self.tree.clear();
+                self.tree.push(Node::leaf(None, 0, 0.5));
+                self.expand(0, game.position());
+            }
+        }
+    }
+
+    /// The index of `node`'s child reached by `mv`, if the tree holds one.
+    fn child_index(&self, node: usize, mv: P::Move) -> Option<usize> {
+        let n = self.tree.get(node)?;
+        (n.first_child as usize..(n.first_child + n.child_count) as usize)
+            .find(|&c| self.tree[c].mv == Some(mv))
+    }
+
+    /// Compacts the tree in place to the subtree of `root`, which becomes node 0. Kept
+    /// nodes keep their order, so each moves down (or stays) and children stay contiguous.
+    fn keep_subtree(&mut self, root: usize) {
+        let new_index = &mut self.new_index;
+        new_index.clear();
+        new_index.resize(self.tree.len(), NOT_KEPT);
+        // Mark the subtree (a node's children may sit before it once a root was widened).
+        let mut stack = vec![root];
+        new_index[root] = 0;
+        while let Some(node) = stack.pop() {
+            let n = &self.tree[node];
+            let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
+            new_index[children.clone()].fill(0);
+            stack.extend(children);
+        }
+        // The root first, then the others in order: a node's new index is at most its old
+        // one (the old root, node 0, is never kept unless it is the root).
+        let mut next = 1;
+        for (old, index) in new_index.iter_mut().enumerate() {
+            if *index != NOT_KEPT {
+                *index = if old == root { 0 } else { next };
+                next += u32::from(old != root);
+            }
+        }
+        for old in 0..self.tree.len() {
+            let new = new_index[old];
+            if new == NOT_KEPT {
+                continue;
+            }
+            let mut node = self.tree[old].clone();
+            node.parent = new_index[node.parent as usize];
+            if node.child_count > 0 {
+                node.first_child = new_index[node.first_child as usize];
+            }
+            self.tree[new as usize] = node;
+        }
+        self.tree.truncate(next as usize);
+        let root = &mut self.tree[0];
+        root.mv = None;
+        root.parent = 0;
+    }
+
+    /// Gives a kept root (which held only its best `width` moves) every move, best first;
+    /// the moves it held keep their statistics and subtrees. Left narrow without room.
+    fn widen_root(&mut self, position: &P) {
+        let legal = position.legal_moves().len();
+        let root = &self.tree[0];
+        if root.child_count as usize >= legal || self.tree.len() + legal > self.config.max_nodes {
+            return;
+        }
+        let first = self.tree.len();
+        let (best, _) = position.best_moves(&self.config.weights, usize::MAX);
+        for (value, mv) in best {
+            let index = self.tree.len() as u32;
+            let node = match self.child_index(0, mv) {
+                Some(c) => {
+                    let n = &self.tree[c];
+                    for grandchild in n.first_child..n.first_child + n.child_count {
+                        self.tree[grandchild as usize].parent = index;
+                    }
+                    self.tree[c].clone()
+                }
+                None => Node::leaf(Some(mv), 0, Self::squash(value) as f32),
+            };
+            self.tree.push(node);
+        }
+        self.tree[0].first_child = first as u32;
+        self.tree[0].child_count = legal as u32;
     }
 
     /// Win probability for the side to move from an evaluation.
@@ -155,17 +304,7 @@ impl<P: Heuristics> Mcts<P> {
             };
         let count = scored.len() as u32;
         for (prior, mv) in scored {
-            self.tree.push(Node {
-                mv: Some(mv),
-                parent: node as u32,
-                first_child: 0,
-                child_count: 0,
-                visits: 0,
-                value: 0.0,
-                prior,
-                minimax: prior,
-                proven: UNKNOWN,
-            });
+            self.tree.push(Node::leaf(Some(mv), node as u32, prior));
         }
         self.moves = moves;
         self.tree[node].first_child = first;
@@ -370,6 +509,7 @@ impl<P: Heuristics> Mcts<P> {
 impl<P: Heuristics> Player<P> for Mcts<P> {
     fn new_game(&mut self, game_seed: u64) {
         self.rng = Rng::new(crate::mix_seed(self.config.seed, game_seed));
+        self.last_root = None;
     }
 
     fn choose(
@@ -384,26 +524,12 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
         let time = budget(&limits);
         let root = *game.position();
         let rules = game.rules();
-        self.tree.clear();
         // The whole tree's room at once (address space only until used), and never more:
         // growing it by doubling would copy it, a pause of up to half a second.
-        self.tree.reserve(
-            self.config
-                .max_nodes
-                .max(1 + P::start().legal_moves().len()),
-        );
-        self.tree.push(Node {
-            mv: None,
-            parent: 0,
-            first_child: 0,
-            child_count: 0,
-            visits: 0,
-            value: 0.0,
-            prior: 0.5,
-            minimax: 0.5,
-            proven: UNKNOWN,
-        });
-        self.expand(0, &root);
+        let room = (self.config.max_nodes).max(1 + P::start().legal_moves().len());
+        self.tree.reserve(room.saturating_sub(self.tree.len()));
+        self.start_tree(game);
+        self.last_root = Some(root);
         let iterations = limits.nodes.unwrap_or(
             if limits.is_infinite() || limits.nodes.is_none() && time.is_none() {
                 10_000
@@ -442,9 +568,13 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tourney_rules::{Amazons, Position};
+    use tourney_rules::{Amazons, Loa, Position};
 
     fn amazons_mcts(width: usize, max_nodes: usize) -> Mcts<Amazons> {
+        mcts(width, max_nodes)
+    }
+
+    fn mcts<P: Heuristics>(width: usize, max_nodes: usize) -> Mcts<P> {
         Mcts::new(MctsConfig {
             weights: Default::default(),
             limits: Limits::default(),
@@ -527,5 +657,117 @@ mod tests {
             assert_eq!(kept, expected, "at {position}");
         }
         assert!(expanded > 20, "{expanded} nodes expanded below the root");
+    }
+
+    impl<P: Heuristics> Mcts<P> {
+        fn child(&self, node: usize, mv: P::Move) -> Option<&Node<P::Move>> {
+            Some(&self.tree[self.child_index(node, mv)?])
+        }
+    }
+
+    /// Searches `game` for `iterations` iterations.
+    fn search<P: Heuristics>(
+        mcts: &mut Mcts<P>,
+        game: &Game<P>,
+        iterations: u64,
+    ) -> SearchResult<P::Move> {
+        let limits = Limits {
+            nodes: Some(iterations),
+            ..Limits::default()
+        };
+        mcts.choose(game, &limits, &AtomicBool::new(false), &mut |_| {})
+    }
+
+    /// The tree reachable from the root is well linked: each child names its parent, its
+    /// move is legal where it is and held once, a node's visits cover its children's, and
+    /// the root holds every move.
+    fn assert_linked<P: Heuristics>(mcts: &Mcts<P>, root: P) {
+        let mut stack = vec![(0usize, root)];
+        while let Some((node, position)) = stack.pop() {
+            let n = &mcts.tree[node];
+            let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
+            let mut held = std::collections::HashSet::new();
+            let mut visits = 0;
+            for c in children {
+                let child = &mcts.tree[c];
+                assert_eq!(child.parent as usize, node);
+                let mv = child.mv.unwrap();
+                assert!(position.is_legal(mv), "{mv} at {position}");
+                assert!(held.insert(mv), "{mv} twice at {position}");
+                visits += child.visits;
+                let mut next = position;
+                next.play_unchecked(mv);
+                stack.push((c, next));
+            }
+            assert!(n.visits >= visits, "{} visits, children {visits}", n.visits);
+            if node == 0 {
+                assert_eq!(held.len(), position.legal_moves().len(), "at the root");
+            }
+        }
+    }
+
+    /// Searches, plays the move chosen and the reply searched most, and searches once more:
+    /// the new tree is the reply's subtree, with every move at the root.
+    fn keeps_the_subtree_of_the_reply<P: Heuristics>(width: usize, searched: u64) {
+        let mut mcts = mcts::<P>(width, 1 << 20);
+        let mut game = Game::new(P::start(), Default::default());
+        let chosen = search(&mut mcts, &game, searched);
+        let ours = mcts.child(0, chosen.mv).unwrap();
+        let reply = (ours.first_child..ours.first_child + ours.child_count)
+            .map(|c| &mcts.tree[c as usize])
+            .max_by_key(|c| c.visits)
+            .unwrap();
+        let (reply_move, reply_visits) = (reply.mv.unwrap(), reply.visits);
+        assert!(reply_visits > 1, "{reply_visits} visits");
+        game.play(chosen.mv).unwrap();
+        game.play(reply_move).unwrap();
+        search(&mut mcts, &game, 1);
+        assert_eq!(mcts.tree[0].visits, reply_visits + 1);
+        let legal = game.position().legal_moves().len();
+        assert_eq!(mcts.tree[0].child_count as usize, legal);
+        assert_linked(&mcts, *game.position());
+        // A new game starts a new tree, even from the same position.
+        mcts.new_game(2);
+        search(&mut mcts, &game, 1);
+        assert_eq!(mcts.tree[0].visits, 1);
+        assert_eq!(mcts.tree[0].first_child, 1);
+    }
+
+    #[test]
+    fn the_next_search_starts_from_the_subtree_of_the_position_reached() {
+        keeps_the_subtree_of_the_reply::<Loa>(0, 5_000);
+        keeps_the_subtree_of_the_reply::<Amazons>(4, 600);
+    }
+
+    #[test]
+    fn a_tree_kept_move_after_move_stays_linked_and_unrelated_positions_start_afresh() {
+        // One player for both sides keeps its tree each ply; a widened root puts children
+        // after their own children, which the next compaction must follow.
+        let mut mcts = amazons_mcts(4, 1 << 20);
+        let mut game = Game::new(Amazons::start(), Default::default());
+        let mut kept = 0;
+        let mut visits_before = 0;
+        for _ in 0..8 {
+            let chosen = search(&mut mcts, &game, 150);
+            assert_linked(&mcts, *game.position());
+            assert_eq!(mcts.tree[0].visits, visits_before + 150);
+            kept += usize::from(visits_before > 0);
+            // The subtree of the move played is kept when it was expanded.
+            let played = mcts.child(0, chosen.mv).unwrap();
+            visits_before = if played.child_count > 0 {
+                played.visits
+            } else {
+                0
+            };
+            game.play(chosen.mv).unwrap();
+        }
+        assert!(kept >= 6, "the tree was kept in {kept} of 8 searches");
+        // A game that did not pass through the last root: a new tree.
+        let mut other = Game::new(Amazons::start(), Default::default());
+        let first = other.legal_moves()[7];
+        other.play(first).unwrap();
+        search(&mut mcts, &other, 10);
+        assert_eq!(mcts.tree[0].visits, 10);
+        assert_linked(&mcts, *other.position());
     }
 }
