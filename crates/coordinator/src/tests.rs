@@ -1343,6 +1343,60 @@ player = "ab:depth=1"
     )
 }
 
+#[tokio::test]
+async fn a_long_tuning_run_keeps_a_bounded_evenly_spaced_trajectory_of_the_values_it_had() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+    let pairs = 1_000;
+    let id = c
+        .submit(&tuning_file(pairs), "tune.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 8, "t").unwrap().0;
+    // The latest values of every report along the way.
+    let mut seen = Vec::new();
+    while c.status(id).unwrap().state != State::Finished {
+        let (lease, jobs) = c.lease(&worker, 64).unwrap();
+        let results = jobs
+            .iter()
+            .map(|j| {
+                let winner = [&j.first, &j.second][(j.pair % 3 == 0) as usize];
+                let w = winner.name.as_str();
+                pair_won_by(&c, &worker, j, lease, [w, w], ["crash", "crash"])
+            })
+            .collect();
+        c.report(&worker, results).await.unwrap();
+        let spsa = c.report_of(id).unwrap().1.spsa.unwrap();
+        let last = spsa.trajectory.last().unwrap();
+        assert_eq!(last.pairs, spsa.pairs);
+        seen.push((last.pairs, last.values.clone()));
+    }
+    let spsa = c.report_of(id).unwrap().1.spsa.unwrap();
+    let points = &spsa.trajectory;
+    let bound = crate::tuning::TRAJECTORY_POINTS;
+    assert!(
+        (bound..=2 * bound + 1).contains(&points.len()),
+        "{} points",
+        points.len()
+    );
+    assert_eq!((points[0].pairs, &points[0].values[..]), (0, &[20.0][..]));
+    assert_eq!(points.last().unwrap().pairs, pairs);
+    let stride = points[1].pairs;
+    for (i, p) in points[..points.len() - 1].iter().enumerate() {
+        assert_eq!(p.pairs, i as u64 * stride, "evenly spaced");
+    }
+    // A point kept is the values the run had then, as its report said at the time.
+    let mut matched = 0;
+    for (at, values) in &seen {
+        if let Some(p) = points.iter().find(|p| p.pairs == *at) {
+            assert_eq!(&p.values, values, "after {at} pairs");
+            matched += 1;
+        }
+    }
+    assert!(matched >= 3, "{matched} reports on the trajectory");
+}
+
 /// The `concentration` a job's engine plays with.
 fn concentration(engine: &tourney_model::job::Engine) -> i64 {
     let tourney_model::job::EngineKind::BuiltIn(spec) = &engine.kind else {

@@ -19,10 +19,11 @@ use tourney_stats::report::{SpsaParamRow, SpsaPoint, SpsaReport};
 use crate::scheduler::{Tournament, TournamentId};
 use crate::state::{Coordinator, CoordinatorError, Entry};
 
-/// The most points of a trajectory a report carries (evenly spaced over the pairs).
-pub(crate) const TRAJECTORY_POINTS: u64 = 200;
+/// A report's trajectory keeps between this many and twice this many points, evenly
+/// spaced over the pairs (all of them while there are fewer), then the latest values.
+pub(crate) const TRAJECTORY_POINTS: usize = 200;
 
-/// A run's parameters, folded over its completed prefix so far.
+/// A run's parameters, folded over its completed prefix so far, with their trajectory.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tuning {
     /// The values after pairs `0..through`.
@@ -31,6 +32,11 @@ pub(crate) struct Tuning {
     /// Excluded pairs when last folded: an exclusion changes the past, so the fold starts
     /// again.
     excluded: u64,
+    /// The values after every `stride` pairs, from the start; when they pass twice
+    /// [`TRAJECTORY_POINTS`], every other one goes and the stride doubles. A report then
+    /// costs nothing of the run's length, and this stays bounded.
+    samples: Vec<SpsaPoint>,
+    stride: u64,
 }
 
 /// The first engine's score minus the second's over a pair, in games (−2 to 2).
@@ -63,12 +69,42 @@ impl Tuning {
                 theta: s.start(),
                 through: 0,
                 excluded: t.pairs_excluded(),
+                samples: vec![SpsaPoint {
+                    pairs: 0,
+                    values: s.start(),
+                }],
+                stride: 1,
             };
         }
         let to = t.prefix().max(self.through);
-        fold(s, t, &mut self.theta, self.through, to, |_, _| {});
+        let (samples, stride) = (&mut self.samples, &mut self.stride);
+        fold(s, t, &mut self.theta, self.through, to, |pair, theta| {
+            if (pair + 1) % *stride != 0 {
+                return;
+            }
+            samples.push(SpsaPoint {
+                pairs: pair + 1,
+                values: theta.to_vec(),
+            });
+            if samples.len() > 2 * TRAJECTORY_POINTS {
+                *stride *= 2;
+                samples.retain(|p| p.pairs % *stride == 0);
+            }
+        });
         self.through = to;
         &self.theta
+    }
+
+    /// The sampled values, then the current ones (as last folded).
+    fn trajectory(&self) -> Vec<SpsaPoint> {
+        let mut points = self.samples.clone();
+        if points.last().is_some_and(|p| p.pairs != self.through) {
+            points.push(SpsaPoint {
+                pairs: self.through,
+                values: self.theta.clone(),
+            });
+        }
+        points
     }
 }
 
@@ -146,21 +182,8 @@ pub(crate) fn report(entry: &mut Entry, t: &Tournament) -> Option<SpsaReport> {
     let config = std::sync::Arc::clone(&entry.config);
     let s = settings_of(&config)?;
     let theta = entry.tuning.current(s, t).to_vec();
-    let through = t.prefix();
-    let step = through.div_ceil(TRAJECTORY_POINTS).max(1);
-    let mut trajectory = vec![SpsaPoint {
-        pairs: 0,
-        values: s.start(),
-    }];
-    let mut values = s.start();
-    fold(s, t, &mut values, 0, through, |pair, v| {
-        if (pair + 1) % step == 0 || pair + 1 == through {
-            trajectory.push(SpsaPoint {
-                pairs: pair + 1,
-                values: v.to_vec(),
-            });
-        }
-    });
+    let through = entry.tuning.through;
+    let trajectory = entry.tuning.trajectory();
     let k = (through + 1).min(s.pairs);
     let params = (s.params.iter().zip(&theta))
         .map(|(p, &value)| SpsaParamRow {
