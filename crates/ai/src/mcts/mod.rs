@@ -96,8 +96,13 @@ pub(crate) struct Mcts<P: Heuristics> {
     new_index: Vec<u32>,
 }
 
-/// Marks a node [`Mcts::keep_subtree`] drops.
+/// Marks a node [`Mcts::keep_subtree`] drops, and one it has not decided yet.
 const NOT_KEPT: u32 = u32::MAX;
+const UNDECIDED: u32 = u32::MAX - 1;
+
+/// The parent of a node left in the tree by [`Mcts::widen_root`] when it copied the node
+/// to the root's new children: no longer anyone's child.
+const DETACHED: u32 = u32::MAX;
 
 /// How many plies back the last search's root is looked for: the player's own move and the
 /// reply, or a few more when the same player moves for both sides.
@@ -164,18 +169,32 @@ impl<P: Heuristics> Mcts<P> {
 
     /// Compacts the tree in place to the subtree of `root`, which becomes node 0. Kept
     /// nodes keep their order, so each moves down (or stays) and children stay contiguous.
+    /// No memory beyond `new_index`: a node is kept when its chain of parents reaches
+    /// `root`, and each chain is walked once, up to the first node already decided.
     fn keep_subtree(&mut self, root: usize) {
-        let new_index = &mut self.new_index;
+        let (tree, new_index) = (&self.tree, &mut self.new_index);
         new_index.clear();
-        new_index.resize(self.tree.len(), NOT_KEPT);
-        // Mark the subtree (a node's children may sit before it once a root was widened).
-        let mut stack = vec![root];
+        new_index.resize(tree.len(), UNDECIDED);
+        new_index[0] = NOT_KEPT;
         new_index[root] = 0;
-        while let Some(node) = stack.pop() {
-            let n = &self.tree[node];
-            let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
-            new_index[children.clone()].fill(0);
-            stack.extend(children);
+        let parent = |node: usize| match tree[node].parent {
+            DETACHED => None,
+            p => Some(p as usize),
+        };
+        for node in 0..tree.len() {
+            let mut at = node;
+            let decided = loop {
+                match (new_index[at], parent(at)) {
+                    (UNDECIDED, Some(p)) => at = p,
+                    (UNDECIDED, None) => break NOT_KEPT,
+                    (decided, _) => break decided,
+                }
+            };
+            let mut at = Some(node);
+            while let Some(a) = at.filter(|&a| new_index[a] == UNDECIDED) {
+                new_index[a] = decided;
+                at = parent(a);
+            }
         }
         // The root first, then the others in order: a node's new index is at most its old
         // one (the old root, node 0, is never kept unless it is the root).
@@ -192,16 +211,18 @@ impl<P: Heuristics> Mcts<P> {
                 continue;
             }
             let mut node = self.tree[old].clone();
-            node.parent = new_index[node.parent as usize];
+            node.parent = if old == root {
+                0
+            } else {
+                new_index[node.parent as usize]
+            };
             if node.child_count > 0 {
                 node.first_child = new_index[node.first_child as usize];
             }
             self.tree[new as usize] = node;
         }
         self.tree.truncate(next as usize);
-        let root = &mut self.tree[0];
-        root.mv = None;
-        root.parent = 0;
+        self.tree[0].mv = None;
     }
 
     /// Gives a kept root (which held only its best `width` moves) every move, best first;
@@ -222,7 +243,9 @@ impl<P: Heuristics> Mcts<P> {
                     for grandchild in n.first_child..n.first_child + n.child_count {
                         self.tree[grandchild as usize].parent = index;
                     }
-                    self.tree[c].clone()
+                    let copy = self.tree[c].clone();
+                    self.tree[c].parent = DETACHED;
+                    copy
                 }
                 None => Node::leaf(Some(mv), 0, Self::squash(value) as f32),
             };
@@ -680,10 +703,12 @@ mod tests {
 
     /// The tree reachable from the root is well linked: each child names its parent, its
     /// move is legal where it is and held once, a node's visits cover its children's, and
-    /// the root holds every move.
-    fn assert_linked<P: Heuristics>(mcts: &Mcts<P>, root: P) {
+    /// the root holds every move. Returns how many nodes it reaches.
+    fn assert_linked<P: Heuristics>(mcts: &Mcts<P>, root: P) -> usize {
         let mut stack = vec![(0usize, root)];
+        let mut reached = 0;
         while let Some((node, position)) = stack.pop() {
+            reached += 1;
             let n = &mcts.tree[node];
             let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
             let mut held = std::collections::HashSet::new();
@@ -704,6 +729,7 @@ mod tests {
                 assert_eq!(held.len(), position.legal_moves().len(), "at the root");
             }
         }
+        reached
     }
 
     /// Searches, plays the move chosen and the reply searched most, and searches once more:
@@ -762,6 +788,13 @@ mod tests {
             game.play(chosen.mv).unwrap();
         }
         assert!(kept >= 6, "the tree was kept in {kept} of 8 searches");
+        // The same position again keeps the whole tree, and drops the nodes left behind
+        // when the root was widened.
+        search(&mut mcts, &game, 50);
+        let visits = mcts.tree[0].visits;
+        search(&mut mcts, &game, 50);
+        assert_eq!(mcts.tree[0].visits, visits + 50);
+        assert_eq!(assert_linked(&mcts, *game.position()), mcts.tree.len());
         // A game that did not pass through the last root: a new tree.
         let mut other = Game::new(Amazons::start(), Default::default());
         let first = other.legal_moves()[7];
