@@ -1179,7 +1179,7 @@ options = { Hash = 64 }
                 files += 1;
             }
         }
-        assert_eq!(files, 7);
+        assert_eq!(files, 9);
     }
 
     fn error(text: &str) -> ConfigError {
