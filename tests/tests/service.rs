@@ -395,9 +395,10 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
         &format!("name = \"crasher\"\ncommand = \"{crasher}\""),
     );
     // The engine's program is uploaded as an artifact: the worker fetches and caches it.
-    // It is bigger than a chunk, so both ways it goes in several.
-    let content = std::fs::read(env!("CARGO_BIN_EXE_misbehave")).unwrap();
-    assert!(content.len() > tourney_proto::ARTIFACT_CHUNK);
+    // It is bigger than a chunk, so both ways it goes in several: a release build of it
+    // is smaller, so it is padded with zeros after its end (which the loader ignores).
+    let mut content = std::fs::read(env!("CARGO_BIN_EXE_misbehave")).unwrap();
+    content.resize(content.len().max(tourney_proto::ARTIFACT_CHUNK + 4096), 0);
     let chunks: Vec<pb::UploadArtifactRequest> = content
         .chunks(tourney_proto::ARTIFACT_CHUNK)
         .map(|c| pb::UploadArtifactRequest {
