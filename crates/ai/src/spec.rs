@@ -59,9 +59,7 @@ impl Kind {
 /// 0.8), `width` (when not 0, a new node keeps only its best this many moves by
 /// evaluation, the root all of them, best first, and selection widens with visits; a new
 /// leaf is valued by its best child instead of a playout; default 15 for Amazons, 0 for
-/// LOA), `static` (with a `width`, the weight of a new leaf's own evaluation in its value,
-/// the rest its best child's, 0 to 1; default 0.5), `solver` (`on`/`off`), `mem` (MiB of
-/// tree, default 256) and the weights.
+/// LOA), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerSpec {
     /// The kind of player.
@@ -112,18 +110,6 @@ fn number<T: FromStr>(kind: Kind, key: &str, value: &str, what: &str) -> Result<
         .map_err(|_| SpecError(format!("{}: {key}={value} is not {what}", kind.name())))
 }
 
-/// A number from 0 to 1.
-fn fraction(kind: Kind, key: &str, value: &str) -> Result<f64, SpecError> {
-    let x: f64 = number(kind, key, value, "a number from 0 to 1")?;
-    if !(0.0..=1.0).contains(&x) {
-        return Err(SpecError(format!(
-            "{}: {key}={value}: expected a number from 0 to 1",
-            kind.name()
-        )));
-    }
-    Ok(x)
-}
-
 /// An `on`/`off` value.
 fn switch(kind: Kind, key: &str, value: &str) -> Result<bool, SpecError> {
     match value {
@@ -169,17 +155,12 @@ impl PlayerSpec {
         };
         let mut bias = 0.0f64;
         let mut minimax = 0.8;
-        // The mean of a new leaf's evaluation and its best child's: 51-29 against the best
-        // child alone in Amazons at 200 ms a move (bench/strength/README.md).
-        let mut static_weight = 0.5;
         let mut solver = true;
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
             Kind::AlphaBeta => &["tt", "eval", "order", "prune"],
-            Kind::Mcts => &[
-                "c", "playout", "bias", "minimax", "static", "solver", "width", "mem",
-            ],
+            Kind::Mcts => &["c", "playout", "bias", "minimax", "solver", "width", "mem"],
         };
         for (key, value) in &self.params {
             let key = key.as_str();
@@ -207,8 +188,14 @@ impl PlayerSpec {
                 }
                 (Kind::Mcts, "c") => exploration = number(kind, key, value, "a number")?,
                 (Kind::Mcts, "bias") => bias = number(kind, key, value, "a number")?,
-                (Kind::Mcts, "minimax") => minimax = fraction(kind, key, value)?,
-                (Kind::Mcts, "static") => static_weight = fraction(kind, key, value)?,
+                (Kind::Mcts, "minimax") => {
+                    minimax = number(kind, key, value, "a number from 0 to 1")?;
+                    if !(0.0..=1.0).contains(&minimax) {
+                        return Err(SpecError(format!(
+                            "mcts: minimax={value}: expected a number from 0 to 1"
+                        )));
+                    }
+                }
                 (Kind::Mcts, "width") => width = number(kind, key, value, "a whole number")?,
                 (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
                 (Kind::Mcts, "solver") => solver = switch(kind, key, value)?,
@@ -262,7 +249,6 @@ impl PlayerSpec {
                 minimax,
                 solver,
                 width,
-                static_weight,
                 seed,
                 max_nodes: Mcts::<P>::nodes_in(mem << 20),
             })),

@@ -38,10 +38,6 @@ pub(crate) struct MctsConfig<W> {
     /// root (all at the root, best first); a node then selects among its first `width +
     /// sqrt(visits)` children, and a new leaf is valued by its best child's evaluation.
     pub(crate) width: usize,
-    /// With a `width`, the weight of a new leaf's own evaluation in its value, the rest
-    /// its best child's: Amazons' evaluation swings between odd and even depths, and the
-    /// mean of the two cancels most of the swing.
-    pub(crate) static_weight: f64,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
 }
@@ -441,10 +437,7 @@ impl<P: Heuristics> Mcts<P> {
                 }
             }
             if self.config.width > 0 && self.tree[node].child_count > 0 {
-                let n = &mut self.tree[node];
-                let w = self.config.static_weight as f32;
-                n.minimax = w * n.prior + (1.0 - w) * n.minimax;
-                n.minimax as f64
+                self.tree[node].minimax as f64
             } else {
                 1.0 - self.playout(&position, rules)
             }
@@ -556,10 +549,7 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
         let rules = game.rules();
         // The whole tree's room at once (address space only until used), and never more:
         // growing it by doubling would copy it, a pause of up to half a second.
-        let room = self
-            .config
-            .max_nodes
-            .max(1 + P::start().legal_moves().len());
+        let room = (self.config.max_nodes).max(1 + P::start().legal_moves().len());
         self.tree.reserve(room.saturating_sub(self.tree.len()));
         self.start_tree(game);
         self.last_root = Some(root);
@@ -617,7 +607,6 @@ mod tests {
             minimax: 0.0,
             solver: true,
             width,
-            static_weight: 0.0,
             seed: 1,
             max_nodes,
         })
@@ -768,26 +757,6 @@ mod tests {
         search(&mut mcts, &game, 1);
         assert_eq!(mcts.tree[0].visits, 1);
         assert_eq!(mcts.tree[0].first_child, 1);
-    }
-
-    #[test]
-    fn a_new_leaf_is_valued_by_its_evaluation_and_its_best_child_by_the_static_weight() {
-        for w in [0.0, 0.5, 1.0] {
-            let mut mcts = amazons_mcts(5, 1 << 20);
-            mcts.config.static_weight = w;
-            let game = Game::new(Amazons::start(), Default::default());
-            search(&mut mcts, &game, 1);
-            // The one iteration expanded the best root move.
-            let root = &mcts.tree[0];
-            let leaf = &mcts.tree[root.first_child as usize];
-            assert_eq!((leaf.visits, leaf.child_count), (1, 5));
-            let best_reply = (leaf.first_child..leaf.first_child + leaf.child_count)
-                .map(|c| mcts.tree[c as usize].prior)
-                .fold(f32::NEG_INFINITY, f32::max);
-            let expected = w as f32 * leaf.prior + (1.0 - w as f32) * (1.0 - best_reply);
-            assert!((leaf.minimax - expected).abs() < 1e-6, "static={w}");
-            assert!((leaf.value - expected as f64).abs() < 1e-6, "static={w}");
-        }
     }
 
     #[test]
