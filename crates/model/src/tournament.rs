@@ -1179,7 +1179,7 @@ options = { Hash = 64 }
                 files += 1;
             }
         }
-        assert_eq!(files, 9);
+        assert_eq!(files, 8);
     }
 
     fn error(text: &str) -> ConfigError {
