@@ -137,11 +137,7 @@ impl<P: Heuristics> Mcts<P> {
                 .find(|&i| positions[i] == last)?;
             let mut node = 0;
             for &mv in &game.moves()[from..] {
-                let n = self.tree.get(node)?;
-                let children = n.first_child as usize..(n.first_child + n.child_count) as usize;
-                node = children
-                    .into_iter()
-                    .find(|&c| self.tree[c].mv == Some(mv))?;
+                node = self.child_index(node, mv)?;
             }
             (self.tree[node].child_count > 0).then_some(node)
         });
