@@ -122,9 +122,10 @@ enum Suite {
     /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) and in
     /// process; plies/s and CPU µs per ply, the runner's and the engines' apart.
     Outside,
-    /// Time keeping of the built-in players, one thread: each player of both games asked
-    /// for a move at `--moves` positions along a game, under `--movetime` and under a
-    /// clock of `--clock-ms`; the worst and median overrun per player and game.
+    /// Time keeping of the built-in players, one thread: each player of both games plays
+    /// the first `--moves` plies of a game against itself (two instances, each kept across
+    /// its moves as in a tournament), under `--movetime` and under a clock of
+    /// `--clock-ms`; the worst and median overrun per player and game.
     Time,
     /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
@@ -175,8 +176,8 @@ pub(crate) struct BenchArgs {
     /// management gives a move of it.
     #[arg(long, default_value_t = 10_000)]
     clock_ms: u64,
-    /// Positions asked per game (bench time).
-    #[arg(long, default_value_t = 10)]
+    /// Plies timed per player and game (bench time).
+    #[arg(long, default_value_t = 20)]
     moves: usize,
     /// Game slots (bench outside).
     #[arg(long, default_value_t = 2)]

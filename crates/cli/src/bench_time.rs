@@ -1,5 +1,5 @@
 //! `tourney bench time`: how well each built-in player keeps its time. Every player of
-//! both games is asked for a move at positions along a game, under `movetime` and under a
+//! both games plays the first moves of a game against itself, under `movetime` and under a
 //! clock, and the worst overrun (time taken past the limit) is printed per player, game and
 //! limit.
 
@@ -13,45 +13,31 @@ use tourney_rules::{Amazons, Game, Loa};
 /// The players measured.
 const PLAYERS: [&str; 3] = ["ab", "mcts", "random"];
 
-/// Positions along a game of `ab:depth=1` against itself (a ply in every `every`), at
-/// most `count` of them, from the start.
-fn positions<P: Heuristics>(count: usize, every: usize) -> Result<Vec<Game<P>>> {
-    let spec: PlayerSpec = "ab:depth=1".parse()?;
-    let mut player = spec.build::<P>()?;
-    let mut game = Game::new(P::start(), Default::default());
-    let mut out = Vec::new();
-    while out.len() < count && game.outcome().is_none() {
-        if game.ply() % every == 0 {
-            out.push(game.clone());
-        }
-        let chosen = player.choose(
-            &game,
-            &Limits::default(),
-            &AtomicBool::new(false),
-            &mut |_| {},
-        );
-        game.play(chosen.mv)?;
-    }
-    Ok(out)
-}
-
-/// The worst time past `allowed` over `games` (each asked once under `limits`, one player
-/// in turn, as in a game) with the ply it was at, and the median; milliseconds (negative:
-/// early).
+/// Each move's time past `allowed` in a game between two `spec` players from the start
+/// (the first `moves` plies), each asked under `limits` as in a tournament: a player kept
+/// across its moves, so that what it keeps from one move to the next (an MCTS tree) is
+/// measured too. The worst with the ply it was at, and the median; milliseconds
+/// (negative: early).
 fn overruns<P: Heuristics>(
     spec: &str,
-    games: &[Game<P>],
+    moves: usize,
     limits: &Limits,
     allowed: Duration,
 ) -> Result<(f64, usize, f64)> {
     let spec: PlayerSpec = spec.parse()?;
-    let mut player = spec.build::<P>()?;
+    let mut players = [spec.build::<P>()?, spec.build::<P>()?];
+    for player in &mut players {
+        player.new_game(1);
+    }
+    let mut game = Game::new(P::start(), Default::default());
     let mut past: Vec<(f64, usize)> = Vec::new();
-    for game in games {
+    while past.len() < moves && game.outcome().is_none() {
         let started = Instant::now();
-        player.choose(game, limits, &AtomicBool::new(false), &mut |_| {});
+        let chosen =
+            players[game.ply() % 2].choose(&game, limits, &AtomicBool::new(false), &mut |_| {});
         let took = started.elapsed().as_secs_f64() * 1000.0;
         past.push((took - allowed.as_secs_f64() * 1000.0, game.ply()));
+        game.play(chosen.mv)?;
     }
     past.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (worst, ply) = past.last().copied().unwrap_or_default();
@@ -60,8 +46,7 @@ fn overruns<P: Heuristics>(
 
 /// Prints each player's worst and median overrun in game `P` under `movetime` and under a
 /// clock of `clock_ms` (past the player's own hard budget of it).
-fn game_overruns<P: Heuristics>(movetime_ms: u64, clock_ms: u64, count: usize) -> Result<()> {
-    let games = positions::<P>(count, 4)?;
+fn game_overruns<P: Heuristics>(movetime_ms: u64, clock_ms: u64, moves: usize) -> Result<()> {
     let movetime = Limits {
         movetime: Some(Duration::from_millis(movetime_ms)),
         ..Limits::default()
@@ -77,13 +62,13 @@ fn game_overruns<P: Heuristics>(movetime_ms: u64, clock_ms: u64, count: usize) -
     let hard = budget(&clock).map_or(Duration::ZERO, |b| b.hard);
     for spec in PLAYERS {
         let (worst, ply, median) =
-            overruns::<P>(spec, &games, &movetime, Duration::from_millis(movetime_ms))?;
-        let (clock_worst, clock_ply, clock_median) = overruns::<P>(spec, &games, &clock, hard)?;
+            overruns::<P>(spec, moves, &movetime, Duration::from_millis(movetime_ms))?;
+        let (clock_worst, clock_ply, clock_median) = overruns::<P>(spec, moves, &clock, hard)?;
         println!(
             "{:<8} {:<7} {:>6} {:>+10.1} {:>6} {:>+8.1}   {:>7} {:>+10.1} {:>6} {:>+8.1}",
             P::GAME.name(),
             spec,
-            games.len(),
+            moves,
             worst,
             ply,
             median,
@@ -96,12 +81,13 @@ fn game_overruns<P: Heuristics>(movetime_ms: u64, clock_ms: u64, count: usize) -
     Ok(())
 }
 
-/// Runs the time-keeping benchmark: `count` positions a game, `movetime_ms` a move, and a
-/// clock of `clock_ms`.
-pub(crate) fn time(movetime_ms: u64, clock_ms: u64, count: usize) -> Result<()> {
+/// Runs the time-keeping benchmark: the first `moves` plies of a game a player, game and
+/// limit; `movetime_ms` a move, and a clock of `clock_ms`.
+pub(crate) fn time(movetime_ms: u64, clock_ms: u64, moves: usize) -> Result<()> {
     println!(
-        "Time keeping, one thread: each player asked at {count} positions per game; overrun = \
-         time taken past the limit, ms (goal: at most +10)"
+        "Time keeping, one thread: the first {moves} plies of a game of each player against \
+         itself (two instances, as in a tournament); overrun = time taken past the limit, ms \
+         (goal: at most +10)"
     );
     println!(
         "{:<8} {:<7} {:>6} {:>10} {:>6} {:>8}   {:>7} {:>10} {:>6} {:>8}",
@@ -124,7 +110,7 @@ pub(crate) fn time(movetime_ms: u64, clock_ms: u64, count: usize) -> Result<()> 
         format!("movetime {movetime_ms}"),
         format!("clock {clock_ms} ms, past its budget")
     );
-    game_overruns::<Loa>(movetime_ms, clock_ms, count)?;
-    game_overruns::<Amazons>(movetime_ms, clock_ms, count)?;
+    game_overruns::<Loa>(movetime_ms, clock_ms, moves)?;
+    game_overruns::<Amazons>(movetime_ms, clock_ms, moves)?;
     Ok(())
 }
