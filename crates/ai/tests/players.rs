@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use tourney_ai::{Heuristics, Limits, PlayerSpec, Score};
+use tourney_ai::{Heuristics, Limits, Player, PlayerSpec, Score};
 use tourney_rules::{Amazons, Game, Loa, Position};
 
 fn choose<P: Heuristics>(
@@ -297,25 +297,34 @@ fn searching_players_beat_random_play() {
     assert!(match_points::<Loa>("mcts:nodes=300", "random", 4) >= 3.5);
 }
 
-/// The longest one move of `spec` took under a movetime of `ms`, over the start and a few
-/// positions along random games, one player asked at each in turn (its tree or table
-/// reused, as in a game).
+/// The longest one move of `spec` took under a movetime of `ms`: over a few positions
+/// along random games, one player asked at each in turn (its tree or table reused), then
+/// over the first plies of a game it plays against itself (what it keeps from one move to
+/// the next, an MCTS tree, carried along as in a tournament).
 fn slowest<P: Heuristics>(spec: &str, ms: u64) -> Duration {
-    let mut player = spec.parse::<PlayerSpec>().unwrap().build::<P>().unwrap();
-    let mut games = vec![Game::<P>::new(P::start(), Default::default())];
-    games.extend((1..=4).map(|seed| random_game::<P>(seed, 6 * seed as usize)));
+    let build = || spec.parse::<PlayerSpec>().unwrap().build::<P>().unwrap();
     let limits = Limits {
         movetime: Some(Duration::from_millis(ms)),
         ..Limits::default()
     };
-    (games.iter())
-        .map(|game| {
-            let started = Instant::now();
-            player.choose(game, &limits, &AtomicBool::new(false), &mut |_| {});
-            started.elapsed()
-        })
+    let timed = |player: &mut Box<dyn Player<P>>, game: &Game<P>| {
+        let started = Instant::now();
+        let chosen = player.choose(game, &limits, &AtomicBool::new(false), &mut |_| {});
+        (started.elapsed(), chosen.mv)
+    };
+    let mut player = build();
+    let mut slowest = (1..=4)
+        .map(|seed| timed(&mut player, &random_game::<P>(seed, 6 * seed as usize)).0)
         .max()
-        .unwrap()
+        .unwrap();
+    let mut players = [build(), build()];
+    let mut game = Game::<P>::new(P::start(), Default::default());
+    for ply in 0..4 {
+        let (took, mv) = timed(&mut players[ply % 2], &game);
+        slowest = slowest.max(took);
+        game.play(mv).unwrap();
+    }
+    slowest
 }
 
 #[test]
