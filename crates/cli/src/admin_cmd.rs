@@ -7,13 +7,14 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tourney_proto::v1 as pb;
 
-use crate::client::{ClientArgs, fetch_report, status_error, submit_file};
+use crate::client::{fetch_report, status_error, submit_file};
+use crate::local::AdminTarget;
 
 /// Arguments of `tourney submit`.
 #[derive(Args)]
 pub(crate) struct SubmitArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament file.
     file: PathBuf,
 }
@@ -31,7 +32,7 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<()> {
 #[derive(Args)]
 pub(crate) struct StatusArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// A tournament id (default: the most recent ones, newest first).
     id: Option<u64>,
     /// Without an id: at most this many tournaments (0: all).
@@ -244,7 +245,7 @@ enum ReportFormat {
 #[derive(Args)]
 pub(crate) struct ReportArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id.
     id: u64,
     /// Output format.
@@ -288,7 +289,7 @@ enum ExportFormat {
 #[derive(Args)]
 pub(crate) struct ExportArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id.
     id: u64,
     /// Output format.
@@ -389,7 +390,7 @@ pub(crate) fn record_of_line(line: &str) -> Result<tourney_model::GameRecord> {
 #[derive(Args)]
 pub(crate) struct ArchiveArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id (finished or cancelled).
     id: u64,
     /// Where to write `tournament-ID.jsonl.gz` and `tournament-ID.pgn.gz`.
@@ -541,7 +542,7 @@ pub(crate) fn archive(args: &ArchiveArgs) -> Result<()> {
 #[derive(Args)]
 pub(crate) struct TournamentArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id.
     id: u64,
 }
@@ -574,7 +575,7 @@ pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
 #[derive(Args)]
 pub(crate) struct ExcludeArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id.
     id: u64,
     /// The worker, as the report and the dashboard name it.

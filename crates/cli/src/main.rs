@@ -9,6 +9,7 @@ mod client;
 mod hash_cache;
 mod health_cmd;
 mod load;
+mod local;
 mod play_cmd;
 mod ratings_cmd;
 mod replay_cmd;

@@ -12,7 +12,8 @@ use tourney_rules::{Color, Game, with_position};
 use tourney_runner::protocol::{Command, Go, parse_command};
 use tourney_runner::{Contestant, EngineConfig, ExternalEngine};
 
-use crate::client::{ClientArgs, status_error};
+use crate::client::status_error;
+use crate::local::AdminTarget;
 
 /// Lines of the recorded transcript shown before the replay.
 const RECORDED_LINES_SHOWN: usize = 20;
@@ -21,7 +22,7 @@ const RECORDED_LINES_SHOWN: usize = 20;
 #[derive(Args)]
 pub(crate) struct ReplayArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The tournament id.
     id: u64,
     /// The pair.

@@ -9,15 +9,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio::net::TcpListener;
-use tourney_coordinator::auth::Tokens;
-use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_store::Store;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
-use crate::client::{ClientArgs, fetch_report, read_tournament, status_error, submit_file};
+use crate::client::{fetch_report, read_tournament, status_error, submit_file};
+use crate::local::LocalCoordinator;
 use crate::serve_cmd::cores;
 
 /// Arguments of `tourney run`.
@@ -38,15 +36,6 @@ pub(crate) struct RunArgs {
     /// gRPC API, guarded by a random token); port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
-}
-
-/// A random-enough token for the embedded run's loopback connections.
-fn local_token() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut rng = tourney_ai::Rng::new(nanos as u64 ^ u64::from(std::process::id()));
-    format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64())
 }
 
 /// The progress line: pairs, games/s, and the leader or the LLR.
@@ -95,32 +84,9 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         },
         &registry,
     )?;
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("--listen {}", args.listen))?;
-    let addr = listener.local_addr()?;
-    let dashboard = if addr.ip().is_unspecified() {
-        SocketAddr::from(([127, 0, 0, 1], addr.port()))
-    } else {
-        addr
-    };
-    eprintln!("Live dashboard: http://{dashboard}/");
-    let token = local_token();
-    let options = ServerOptions {
-        worker_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
-        admin_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
-        tls: None,
-        insecure: false,
-    };
-    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(coordinator, listener, options, async {
-        let _ = server_stopped.await;
-    }));
-    let client = ClientArgs {
-        coordinator: format!("http://{dashboard}"),
-        token: Some(token.clone()),
-        tls_ca: None,
-    };
+    let local = LocalCoordinator::start(coordinator, args.listen).await?;
+    eprintln!("Live dashboard: http://{}/", local.addr);
+    let client = local.client.clone();
     let mut admin = client.admin().await?;
     let id = match existing {
         Some(id) => {
@@ -144,7 +110,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
     let worker = WorkerOptions {
         coordinator: client.coordinator.clone(),
-        token: Some(token),
+        token: client.token.clone(),
         name: "local".into(),
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: None,
@@ -180,8 +146,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         .map_err(status_error)?
         .into_inner();
     if status.state == "paused" {
-        let _ = stop_server.send(());
-        let _ = server.await;
+        local.stop().await;
         bail!(
             "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
              again: the tournament resumes where it stopped.",
@@ -190,8 +155,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         );
     }
     let printed = print_report(&mut admin, id, &status, &args.data).await;
-    let _ = stop_server.send(());
-    let _ = server.await;
+    local.stop().await;
     if let Ok(Err(e)) = worker_result {
         bail!("worker: {e}");
     }

@@ -8,7 +8,8 @@ use clap::{Args, Subcommand};
 use tourney_proto::v1 as pb;
 use tourney_stats::report::{TimelineReport, TimelineRow};
 
-use crate::client::{ClientArgs, program_path, status_error, upload};
+use crate::client::{program_path, status_error, upload};
+use crate::local::AdminTarget;
 
 /// Arguments of `tourney version`.
 #[derive(Args)]
@@ -33,7 +34,7 @@ enum VersionAction {
 #[derive(Args)]
 struct AddArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// Its name, as tournament files (`version = "NAME"`) and the timeline call it.
     name: String,
     /// A built-in player spec (`ab:depth=6,connectedness=80`).
@@ -59,7 +60,7 @@ struct AddArgs {
 #[derive(Args)]
 struct ListArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -154,7 +155,7 @@ async fn list(args: &ListArgs) -> Result<()> {
 #[derive(Args)]
 pub(crate) struct TimelineArgs {
     #[command(flatten)]
-    client: ClientArgs,
+    client: AdminTarget,
     /// The version rated 0 [default: the oldest version with games].
     #[arg(long)]
     anchor: Option<String>,
@@ -200,7 +201,7 @@ pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
                 .collect(),
         };
         if let Some(path) = &args.html {
-            let coordinator = args.client.coordinator.trim_end_matches('/');
+            let coordinator = args.client.coordinator_url();
             std::fs::write(path, report.html(|id| format!("{coordinator}/#t={id}")))
                 .with_context(|| format!("writing {}", path.display()))?;
         }

@@ -553,6 +553,8 @@ fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator(
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // While it holds the directory, reading the directory itself is refused, saying why.
+    let held = tourney(&["export", "1", "--data", data.to_str().unwrap()], "");
     let _ = coordinator.kill();
     let _ = coordinator.wait();
     let status: serde_json::Value =
@@ -561,6 +563,43 @@ fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator(
         (status["state"].as_str(), status["pairs_done"].as_u64()),
         (Some("finished"), Some(4))
     );
+    assert!(!held.status.success());
+    assert!(
+        stderr(&held).contains("a running coordinator holds it"),
+        "{}",
+        stderr(&held)
+    );
+
+    // Stopped, its games and report read from the directory, with no coordinator to ask.
+    let exported = tourney(&["export", "1", "--data", data.to_str().unwrap()], "");
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let lines: Vec<serde_json::Value> = stdout(&exported)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    assert!(
+        lines
+            .iter()
+            .all(|g| g["tournament"] == 1 && g["moves"].is_array())
+    );
+    let report = tourney(
+        &[
+            "report",
+            "1",
+            "--format",
+            "json",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(report.status.success(), "{}", stderr(&report));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&report)).unwrap();
+    let games: u64 = (report["terminations"].as_array().unwrap().iter())
+        .map(|reason| reason[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(games, 8, "{report}");
 }
 
 #[test]

@@ -1,0 +1,136 @@
+//! A coordinator in this process, served on loopback and guarded by a random token: the
+//! one `tourney run` plays its tournament on, and the one an admin command opens over a
+//! stopped coordinator's data directory (`--data`). Clients talk to it over gRPC exactly
+//! as to a cluster's.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tokio::net::TcpListener;
+use tourney_coordinator::auth::Tokens;
+use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_store::{DEFAULT_CACHE_MB, Store};
+
+use crate::client::{Admin, ClientArgs};
+
+/// A random-enough token for the loopback connections.
+fn local_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut rng = tourney_ai::Rng::new(nanos as u64 ^ u64::from(std::process::id()));
+    format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64())
+}
+
+/// A coordinator served in this process until [`LocalCoordinator::stop`] (or the end of
+/// the runtime).
+pub(crate) struct LocalCoordinator {
+    /// How to reach it: its loopback URL and its token (for workers and admin alike).
+    pub(crate) client: ClientArgs,
+    /// Where it listens (a wildcard address given as loopback).
+    pub(crate) addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+impl LocalCoordinator {
+    /// Serves `coordinator` (gRPC, dashboard and /metrics) on `listen`.
+    pub(crate) async fn start(
+        coordinator: Arc<Coordinator>,
+        listen: SocketAddr,
+    ) -> Result<LocalCoordinator> {
+        let listener = TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("--listen {listen}"))?;
+        let bound = listener.local_addr()?;
+        let addr = if bound.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], bound.port()))
+        } else {
+            bound
+        };
+        let token = local_token();
+        let options = ServerOptions {
+            worker_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
+            admin_tokens: Some(Tokens::new(vec![("local".into(), token.clone())])),
+            tls: None,
+            insecure: false,
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(coordinator, listener, options, async {
+            let _ = stopped.await;
+        }));
+        Ok(LocalCoordinator {
+            client: ClientArgs {
+                coordinator: format!("http://{addr}"),
+                token: Some(token),
+                tls_ca: None,
+            },
+            addr,
+            stop,
+            server,
+        })
+    }
+
+    /// Stops serving, once the calls under way are answered.
+    pub(crate) async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.server.await;
+    }
+}
+
+/// Which coordinator an admin command talks to: one reached over the network, or a
+/// stopped one's data directory opened in this process.
+#[derive(Args, Clone)]
+pub(crate) struct AdminTarget {
+    #[command(flatten)]
+    pub(crate) client: ClientArgs,
+    /// Instead of connecting to --coordinator: open this data directory of a stopped
+    /// coordinator (or `tourney run`) and run its coordinator in this process for the
+    /// command, e.g. the report or the games of a run stopped with Ctrl-C. Nothing is
+    /// played; what the command changes (a cancel, say) is stored as a coordinator
+    /// stores it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) data: Option<PathBuf>,
+    /// The coordinator opened for `data`, kept for the command's later calls.
+    #[arg(skip)]
+    opened: Arc<tokio::sync::OnceCell<LocalCoordinator>>,
+}
+
+impl AdminTarget {
+    /// An admin client of the coordinator (the one opened over `data`, if given).
+    pub(crate) async fn admin(&self) -> Result<Admin> {
+        match &self.data {
+            None => self.client.admin().await,
+            Some(data) => {
+                let local = self.opened.get_or_try_init(|| open_stopped(data)).await?;
+                local.client.admin().await
+            }
+        }
+    }
+
+    /// The coordinator's URL as the user knows it (for links), or the data directory.
+    pub(crate) fn coordinator_url(&self) -> String {
+        match &self.data {
+            None => self.client.coordinator.trim_end_matches('/').to_string(),
+            Some(_) => String::new(),
+        }
+    }
+}
+
+/// A coordinator over the store in `data`, served on loopback.
+async fn open_stopped(data: &Path) -> Result<LocalCoordinator> {
+    let store = Store::open_data_dir(data, DEFAULT_CACHE_MB).with_context(|| {
+        format!(
+            "opening the store in {} (a running coordinator holds it: ask that one with \
+             --coordinator, or stop it first)",
+            data.display()
+        )
+    })?;
+    let coordinator = Coordinator::open(store, Settings::default(), &prometheus::Registry::new())
+        .with_context(|| format!("reading the store in {}", data.display()))?;
+    LocalCoordinator::start(coordinator, SocketAddr::from(([127, 0, 0, 1], 0))).await
+}
