@@ -16,7 +16,7 @@ use tourney_worker::{WorkerMetrics, WorkerOptions};
 
 use crate::client::{fetch_report, read_tournament, status_error, submit_file};
 use crate::local::LocalCoordinator;
-use crate::serve_cmd::cores;
+use crate::serve_cmd::{cores, stop_signal};
 
 /// Arguments of `tourney run`.
 #[derive(Args)]
@@ -121,9 +121,33 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
+    let mut interrupted = interrupts();
     let mut id = id;
     loop {
-        let status = follow(&mut admin, id, &workers).await?;
+        let status = follow(&mut admin, id, &workers, &mut interrupted).await?;
+        if *interrupted.borrow() {
+            // The games under way are dropped with the process: never reported, they are
+            // leased again when the run resumes.
+            workers.abort();
+            let status = admin
+                .status(pb::StatusRequest { id })
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            eprintln!(
+                "Interrupted: the games under way are dropped and will be played when the \
+                 run resumes. What is stored so far:"
+            );
+            print_report(&mut admin, id, &status, &args.data).await?;
+            eprintln!(
+                "Run the same command again to go on from here; meanwhile `tourney report \
+                 {id} --data {}` shows this report and `tourney export {id} --data {}` the \
+                 games.",
+                args.data.display(),
+                args.data.display()
+            );
+            std::process::exit(130);
+        }
         if status.state == "paused" || workers.is_finished() {
             break;
         }
@@ -163,12 +187,13 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
 }
 
 /// Shows tournament `id`'s progress until it is no longer queued or running (or the
-/// workers stopped): a progress bar, or a line every 10 s without a terminal. Returns its
+/// workers stopped, or the run is interrupted): a progress bar, or a line every 10 s without a terminal. Returns its
 /// last status.
 async fn follow(
     admin: &mut crate::client::Admin,
     id: u64,
     workers: &tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+    interrupted: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Result<pb::TournamentStatus> {
     let mut status = admin
         .status(pb::StatusRequest { id })
@@ -195,7 +220,10 @@ async fn follow(
     let plain = !std::io::stderr().is_terminal();
     let mut last_line = Instant::now();
     while matches!(status.state.as_str(), "queued" | "running") {
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            _ = interrupted.wait_for(|i| *i) => break,
+        }
         status = admin
             .status(pb::StatusRequest { id })
             .await
@@ -221,6 +249,22 @@ async fn follow(
     }
     bar.finish_and_clear();
     Ok(status)
+}
+
+/// Becomes true at the first SIGINT (Ctrl-C) or SIGTERM: `run` then stops and reports
+/// what is stored. The second quits at once.
+fn interrupts() -> tokio::sync::watch::Receiver<bool> {
+    let (interrupt, interrupted) = tokio::sync::watch::channel(false);
+    let first = stop_signal();
+    tokio::spawn(async move {
+        first.await;
+        let second = stop_signal();
+        let _ = interrupt.send(true);
+        second.await;
+        eprintln!("Interrupted again: quitting at once.");
+        std::process::exit(130);
+    });
+    interrupted
 }
 
 /// The verification SPRT of tuning run `id`, if it has one: waits (up to 30 s) for the

@@ -735,6 +735,91 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
 }
 
 #[test]
+fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.toml");
+    // Far longer than the test: 400 games of up to 40 plies at 5 ms a move.
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "long",
+            pairs: 200,
+            limits: "{ movetime = 5 }",
+            adjudication: Some("{ max_plies = 40 }"),
+            engines: [("a", "ab"), ("b", "ab:walls=0")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--concurrency",
+            "1",
+            "--data",
+        ])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (started, dashboard) = std::sync::mpsc::channel();
+    let errors = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut text = String::new();
+        for line in std::io::BufReader::new(errors).lines() {
+            let line = line.unwrap();
+            if line.starts_with("Live dashboard") {
+                let _ = started.send(());
+            }
+            text += &line;
+            text += "\n";
+        }
+        text
+    });
+    dashboard
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run starts");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = err.join().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("Interrupted: the games under way are dropped")
+            && err.contains("Run the same command again"),
+        "{err}"
+    );
+    let text = stdout(&out);
+    let closing = text.lines().last().unwrap_or_default();
+    let pairs: u64 = closing
+        .strip_prefix("Tournament 1: ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no closing line in:\n{text}"));
+    assert!(pairs < 200, "{closing}");
+    assert!(text.contains("Rank"), "{text}");
+
+    // What it reported is stored, whole, and the tournament is left running to resume.
+    let status = tourney(
+        &["status", "1", "--json", "--data", data.to_str().unwrap()],
+        "",
+    );
+    assert!(status.status.success(), "{}", stderr(&status));
+    let status: serde_json::Value = serde_json::from_str(&stdout(&status)).unwrap();
+    assert_eq!(status["state"], "running");
+    // A report already on its way when the run stopped may have landed after the report.
+    assert!(status["pairs_done"].as_u64().unwrap() >= pairs, "{status}");
+    let verified = tourney(&["store", "verify", "--data", data.to_str().unwrap()], "");
+    assert!(verified.status.success(), "{}", stdout(&verified));
+}
+
+#[test]
 fn logs_are_json_lines_with_span_fields_when_asked() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
