@@ -1166,7 +1166,7 @@ options = { Hash = 64 }
             let text = std::fs::read_to_string(&path).unwrap();
             TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
         }
-        // And the strength tests' SPRTs.
+        // And the strength tests' SPRTs and tuning run.
         let dir = format!("{}/../../bench/strength", env!("CARGO_MANIFEST_DIR"));
         let mut files = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -1175,11 +1175,15 @@ options = { Hash = 64 }
                 let text = std::fs::read_to_string(&path).unwrap();
                 let c = TournamentConfig::parse(&text, &path.display().to_string())
                     .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(c.format, Format::Sprt);
+                assert!(
+                    matches!(c.format, Format::Sprt | Format::Spsa),
+                    "{}",
+                    path.display()
+                );
                 files += 1;
             }
         }
-        assert_eq!(files, 8);
+        assert_eq!(files, 9);
     }
 
     fn error(text: &str) -> ConfigError {
