@@ -91,8 +91,8 @@ pub(crate) struct AdminTarget {
     /// Instead of connecting to --coordinator: open this data directory of a stopped
     /// coordinator (or `tourney run`) and run its coordinator in this process for the
     /// command, e.g. the report or the games of a run stopped with Ctrl-C. Nothing is
-    /// played; what the command changes (a cancel, say) is stored as a coordinator
-    /// stores it.
+    /// played; opening it does what a coordinator's restart does, and what the command
+    /// changes (a cancel, say) is stored as a coordinator stores it.
     #[arg(long, value_name = "DIR")]
     pub(crate) data: Option<PathBuf>,
     /// The coordinator opened for `data`, kept for the command's later calls.
