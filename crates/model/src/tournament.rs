@@ -1183,7 +1183,7 @@ options = { Hash = 64 }
                 files += 1;
             }
         }
-        assert_eq!(files, 10);
+        assert_eq!(files, 11);
     }
 
     fn error(text: &str) -> ConfigError {
