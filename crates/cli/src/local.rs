@@ -112,7 +112,8 @@ impl AdminTarget {
         }
     }
 
-    /// The coordinator's URL as the user knows it (for links), or the data directory.
+    /// The coordinator's URL as the user knows it, for links to its dashboard; empty with
+    /// `data` (no dashboard serves them then, so the links are relative).
     pub(crate) fn coordinator_url(&self) -> String {
         match &self.data {
             None => self.client.coordinator.trim_end_matches('/').to_string(),
