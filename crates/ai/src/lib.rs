@@ -114,6 +114,12 @@ pub trait Player<P: Position>: Send {
         let _ = game_seed;
     }
 
+    /// Bytes the player holds between moves and games (its transposition table or tree),
+    /// for whoever keeps idle players to bound what they hold.
+    fn memory(&self) -> usize {
+        0
+    }
+
     /// Chooses a move in the current position of `game`, which must not be over.
     ///
     /// Stops when `limits` (combined with the player's own limits) are reached or `stop`

@@ -345,3 +345,29 @@ fn every_player_answers_within_its_movetime_in_both_games() {
         }
     }
 }
+
+#[test]
+fn players_tell_the_memory_they_hold() {
+    let build = |spec: &str| spec.parse::<PlayerSpec>().unwrap().build::<Loa>().unwrap();
+    // Alpha-beta holds its transposition table: at most the MiB asked for, at least half.
+    for mib in [1usize, 16] {
+        let bytes = build(&format!("ab:tt={mib}")).memory();
+        assert!(bytes <= mib << 20 && bytes > mib << 19, "tt={mib}: {bytes}");
+    }
+    assert_eq!(build("random").memory(), 0);
+    // MCTS holds its tree, which grows with the search and stays for the next move.
+    let mut mcts = build("mcts:nodes=2000");
+    let before = mcts.memory();
+    let game = random_game::<Loa>(5, 6);
+    mcts.choose(
+        &game,
+        &Limits::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    );
+    assert!(
+        mcts.memory() > before + 2000 * 16,
+        "{before} {}",
+        mcts.memory()
+    );
+}

@@ -96,6 +96,11 @@ impl<P: Heuristics> BuiltIn<P> {
             player: parsed.build::<P>()?,
         })
     }
+
+    /// Bytes the player holds between games (its transposition table or tree).
+    pub fn memory(&self) -> usize {
+        self.player.memory()
+    }
 }
 
 /// The search limits of `go` for the side to move.

@@ -12,6 +12,7 @@ mod ahead;
 mod desk;
 mod metrics;
 mod play;
+mod pool;
 
 use std::collections::HashMap;
 use std::future::Future;

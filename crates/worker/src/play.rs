@@ -1,7 +1,5 @@
 //! Playing one leased pair: both games of an opening, colours swapped.
 
-use std::any::Any;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +11,7 @@ use tourney_proto::v1 as pb;
 use tourney_rules::with_position;
 
 use crate::WorkerMetrics;
+use crate::pool::{self, Pool};
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, SideLimits,
     pair_seats, play,
@@ -156,14 +155,8 @@ fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
 }
 
 /// Players kept between pairs, by game and spec (built-in) or by game, command, options and
-/// limits (outside engines, with their processes), for whichever game thread plays next:
-/// building a built-in player allocates (and the kernel zeroes) its transposition table,
-/// and starting an engine process costs more than a fast game. The pool never holds more
-/// than were in use at once, and at most [`KEPT_ENGINES`] outside engines.
-static PLAYERS: Mutex<BTreeMap<String, Vec<Box<dyn Any + Send>>>> = Mutex::new(BTreeMap::new());
-
-/// The most outside engines (processes) kept waiting for a next pair.
-const KEPT_ENGINES: usize = 64;
+/// limits (outside engines, with their processes), within [`pool::BOUNDS`].
+static PLAYERS: Mutex<Pool> = Mutex::new(Pool::new(pool::BOUNDS));
 
 /// The key of outside engines in the pool (a different one never shares a process).
 fn outside_key(
@@ -178,17 +171,7 @@ fn outside_key(
 /// Ends the kept engines' processes (when the worker stops), off the calling thread's
 /// clock: each gets `quit` and a second, in parallel.
 pub(crate) fn retire_engines() {
-    let kept: Vec<Box<dyn Any + Send>> = {
-        let mut pool = players();
-        let keys: Vec<String> = pool
-            .keys()
-            .filter(|k| k.contains(":cmd:"))
-            .cloned()
-            .collect();
-        keys.into_iter()
-            .flat_map(|k| pool.remove(&k).unwrap_or_default())
-            .collect()
-    };
+    let kept = players().take_engines();
     let quitting: Vec<_> = kept
         .into_iter()
         .map(|e| std::thread::spawn(move || drop(e)))
@@ -198,7 +181,7 @@ pub(crate) fn retire_engines() {
     }
 }
 
-fn players() -> std::sync::MutexGuard<'static, BTreeMap<String, Vec<Box<dyn Any + Send>>>> {
+fn players() -> std::sync::MutexGuard<'static, Pool> {
     PLAYERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -215,7 +198,7 @@ impl<P: Heuristics> Side<P> {
                 command, options, ..
             } => {
                 let key = outside_key(P::GAME, command, options, limits);
-                let kept = players().get_mut(&key).and_then(Vec::pop);
+                let kept = players().take(&key);
                 let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {
                     Some(engine) => engine,
                     None => {
@@ -230,7 +213,7 @@ impl<P: Heuristics> Side<P> {
             EngineKind::BuiltIn(spec) => spec,
         };
         let key = format!("{}:{spec}", P::GAME);
-        let cached = players().get_mut(&key).and_then(Vec::pop);
+        let cached = players().take(&key);
         let player = match cached.and_then(|b| b.downcast::<BuiltIn<P>>().ok()) {
             Some(player) => *player,
             None => BuiltIn::<P>::new(spec)?,
@@ -247,40 +230,23 @@ impl<P: Heuristics> Side<P> {
 
     /// Returns the player to the pool (an outside engine with its process, which the next
     /// game tells `newgame`, or restarts if it died or used up half a limit); counts an
-    /// outside engine's restarts.
+    /// outside engine's restarts. What no longer fits in the pool is dropped off this game
+    /// slot's clock (an engine's `quit` and grace second).
     fn release(self, metrics: &WorkerMetrics) {
-        match self {
-            Side::BuiltIn(key, player) => players().entry(key).or_default().push(Box::new(player)),
+        let evicted = match self {
+            Side::BuiltIn(key, player) => {
+                let bytes = player.memory();
+                players().keep_built_in(key, Box::new(player), bytes)
+            }
             Side::Outside(key, mut engine) => {
                 let (starts, restarts) = engine.take_starts();
                 metrics.engine_starts.inc_by(u64::from(starts));
                 metrics.engine_restarts.inc_by(u64::from(restarts));
-                let mut pool = players();
-                let kept: usize = (pool.iter())
-                    .filter(|(k, _)| k.contains(":cmd:"))
-                    .map(|(_, v)| v.len())
-                    .sum();
-                let evicted = if kept >= KEPT_ENGINES {
-                    // The pool is full: an engine of another kind (an ended tournament's)
-                    // goes, or else this one.
-                    let other = (pool.iter_mut())
-                        .find(|(k, v)| k.contains(":cmd:") && **k != key && !v.is_empty())
-                        .and_then(|(_, v)| v.pop());
-                    match other {
-                        Some(other) => {
-                            pool.entry(key).or_default().push(engine);
-                            other
-                        }
-                        None => engine,
-                    }
-                } else {
-                    pool.entry(key).or_default().push(engine);
-                    return;
-                };
-                drop(pool);
-                // Its `quit` and grace second are not this game slot's to wait for.
-                std::thread::spawn(move || drop(evicted));
+                players().keep_engine(key, engine)
             }
+        };
+        if !evicted.is_empty() {
+            std::thread::spawn(move || drop(evicted));
         }
     }
 }

@@ -351,6 +351,10 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
         self.killers.iter_mut().for_each(|k| *k = [None; 2]);
     }
 
+    fn memory(&self) -> usize {
+        self.table.bytes()
+    }
+
     fn choose(
         &mut self,
         game: &Game<P>,

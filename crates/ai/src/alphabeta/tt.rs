@@ -84,6 +84,11 @@ impl<M: Copy> Table<M> {
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
+
+    /// Bytes of its entries.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.entries.as_slice())
+    }
 }
 
 #[cfg(test)]

@@ -531,6 +531,12 @@ impl<P: Heuristics> Player<P> for Mcts<P> {
         self.last_root = None;
     }
 
+    fn memory(&self) -> usize {
+        self.tree.capacity() * std::mem::size_of::<Node<P::Move>>()
+            + self.new_index.capacity() * std::mem::size_of::<u32>()
+            + self.moves.capacity() * std::mem::size_of::<P::Move>()
+    }
+
     fn choose(
         &mut self,
         game: &Game<P>,
