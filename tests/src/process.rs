@@ -41,3 +41,48 @@ pub fn spawn_listening(mut command: Command, message: &str) -> (Child, u16) {
     std::thread::spawn(move || lines.for_each(drop));
     (child, port)
 }
+
+/// Processes running now (not zombies) whose command line, arguments joined by spaces,
+/// contains `needle`; their pids.
+pub fn running_with(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            line.contains(needle)
+        })
+        .collect()
+}
+
+/// Writes `engine.sh` into `dir`: an outside engine that leaves a child of its own
+/// running (`sleep <marker>`, in the engine's process group) and then serves `tourney
+/// engine ab`. Only killing the engine's whole group ends the child; find it with
+/// [`running_with`]`("sleep <marker>")`. The script's path.
+pub fn forking_engine(dir: &std::path::Path, tourney: &str, marker: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("engine.sh");
+    std::fs::write(
+        &program,
+        format!("#!/bin/sh\nsleep {marker} &\nexec {tourney} engine ab\n"),
+    )
+    .expect("the engine script is written");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))
+        .expect("the engine script is made executable");
+    program
+}
+
+/// Waits up to `seconds` for `done`, checking every 50 ms.
+///
+/// # Panics
+/// `done` is still false after that: the message says what never happened.
+pub fn wait_until(seconds: u64, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{}", what());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -127,8 +127,9 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
         let status = follow(&mut admin, id, &workers, &mut interrupted).await?;
         if *interrupted.borrow() {
             // The games under way are dropped with the process: never reported, they are
-            // leased again when the run resumes.
+            // leased again when the run resumes. Their outside engines go with them.
             workers.abort();
+            tourney_runner::confine::end_engines();
             let status = admin
                 .status(pb::StatusRequest { id })
                 .await
@@ -262,6 +263,7 @@ fn interrupts() -> tokio::sync::watch::Receiver<bool> {
         let _ = interrupt.send(true);
         second.await;
         eprintln!("Interrupted again: quitting at once.");
+        tourney_runner::confine::end_engines();
         std::process::exit(130);
     });
     interrupted

@@ -491,7 +491,19 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         }
         let shutdown = async {
             stop.await;
-            tracing::info!("stopping: finishing the games in progress");
+            tracing::info!(
+                "stopping: finishing the games in progress (a second signal quits at once)"
+            );
+            let again = stop_signal();
+            tokio::spawn(async move {
+                again.await;
+                tracing::warn!(
+                    "quitting at once: the games in progress are dropped (the coordinator \
+                     leases them again when their leases expire) and their engines killed"
+                );
+                tourney_runner::confine::end_engines();
+                std::process::exit(130);
+            });
         };
         Ok(tourney_worker::run(options, metrics, shutdown).await?)
     })

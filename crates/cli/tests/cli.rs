@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use tourney_tests::process::{forking_engine, running_with, wait_until};
 use tourney_tests::tournaments::MatchFile;
 
 fn tourney(args: &[&str], stdin: &str) -> Output {
@@ -734,25 +735,12 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
     );
 }
 
-#[test]
-fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("long.toml");
-    // Far longer than the test: 400 games of up to 40 plies at 5 ms a move.
-    std::fs::write(
-        &file,
-        MatchFile {
-            name: "long",
-            pairs: 200,
-            limits: "{ movetime = 5 }",
-            adjudication: Some("{ max_plies = 40 }"),
-            engines: [("a", "ab"), ("b", "ab:walls=0")],
-            ..Default::default()
-        }
-        .toml(),
-    )
-    .unwrap();
-    let data = dir.path().join("data");
+/// Starts `tourney run FILE --concurrency 1 --data DATA` and waits for its games to start
+/// (its dashboard's address on stderr); the child, and a thread that returns its stderr.
+fn start_run(
+    file: &std::path::Path,
+    data: &std::path::Path,
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
         .args([
             "run",
@@ -761,7 +749,7 @@ fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
             "1",
             "--data",
         ])
-        .arg(&data)
+        .arg(data)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -784,6 +772,76 @@ fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
     dashboard
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the run starts");
+    (child, err)
+}
+
+#[test]
+fn run_stopped_with_sigterm_ends_its_outside_engines_and_what_they_started() {
+    let dir = tempfile::tempdir().unwrap();
+    // Unique to this test process: the engine's child is found by it.
+    let marker = format!("900.{}", std::process::id());
+    let engine = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"), &marker);
+    let file = dir.path().join("outside.toml");
+    let outside = format!("cmd:{}", engine.display());
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "outside",
+            pairs: 100,
+            limits: "{ movetime = 100 }",
+            adjudication: Some("{ max_plies = 200 }"),
+            engines: [("outside", &outside), ("builtin", "ab")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let (mut child, err) = start_run(&file, &dir.path().join("data"));
+    let sleeper = format!("sleep {marker}");
+    wait_until(
+        30,
+        || "the engine never started".into(),
+        || !running_with(&sleeper).is_empty(),
+    );
+    // As systemd or `kill` stops it: the engines, in sessions of their own, get nothing.
+    // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    let err = err.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    // SIGKILL is delivered at once; give the kernel a moment to let them go.
+    wait_until(
+        5,
+        || {
+            format!(
+                "the engine's child outlived the run: {:?}",
+                running_with(&sleeper)
+            )
+        },
+        || running_with(&sleeper).is_empty(),
+    );
+}
+
+#[test]
+fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.toml");
+    // Far longer than the test: 400 games of up to 40 plies at 5 ms a move.
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "long",
+            pairs: 200,
+            limits: "{ movetime = 5 }",
+            adjudication: Some("{ max_plies = 40 }"),
+            engines: [("a", "ab"), ("b", "ab:walls=0")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let (child, err) = start_run(&file, &data);
     std::thread::sleep(std::time::Duration::from_secs(2));
     // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);

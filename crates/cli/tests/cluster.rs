@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tourney_tests::http::get;
-use tourney_tests::process::spawn_listening;
+use tourney_tests::process::{forking_engine, running_with, spawn_listening, wait_until};
 use tourney_tests::tournaments::MatchFile;
 use tourney_tests::webdriver::{self, Browser};
 
@@ -299,7 +299,6 @@ impl Drop for Reaped {
     }
 }
 
-/// `target/test-artifacts/<name>`, its directory created.
 /// Waits up to `seconds` for `child` to exit; its exit status, or `None` if it still runs.
 fn exits_within(child: &mut Child, seconds: u64) -> Option<std::process::ExitStatus> {
     let until = Instant::now() + Duration::from_secs(seconds);
@@ -394,6 +393,66 @@ fn a_worker_told_to_stop_as_it_starts_stops_cleanly() {
     );
 }
 
+#[test]
+fn a_worker_stopped_twice_quits_at_once_and_ends_its_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let marker = format!("901.{}", std::process::id());
+    let engine = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"), &marker);
+    let outside = format!("cmd:{}", engine.display());
+    // Games of a minute or more: the first signal leaves the worker finishing one.
+    let text = MatchFile {
+        name: "long-games",
+        pairs: 10,
+        limits: "{ movetime = 300 }",
+        adjudication: Some("{ max_plies = 300 }"),
+        engines: [("outside", &outside), ("builtin", "ab")],
+        ..Default::default()
+    }
+    .toml();
+    let file = dir.path().join("long.toml");
+    std::fs::write(&file, text).unwrap();
+    submit(port, &file);
+    let mut command = worker_command(port, "twice");
+    command.arg("--allow-root-engines");
+    let mut worker = Reaped(
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let sleeper = format!("sleep {marker}");
+    wait_until(
+        30,
+        || "the engine never started".into(),
+        || !running_with(&sleeper).is_empty(),
+    );
+    let pid = worker.0.id() as i32;
+    // SAFETY: sends a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(
+        exits_within(&mut worker.0, 1).is_none(),
+        "the first signal lets the game in progress finish"
+    );
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = exits_within(&mut worker.0, 10);
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{status:?}");
+    wait_until(
+        5,
+        || {
+            format!(
+                "the engine's child outlived the worker: {:?}",
+                running_with(&sleeper)
+            )
+        },
+        || running_with(&sleeper).is_empty(),
+    );
+}
+
+/// `target/test-artifacts/<name>`, its directory created.
 fn artifact_path(name: &str) -> std::path::PathBuf {
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()

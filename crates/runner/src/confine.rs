@@ -4,8 +4,9 @@
 //! - an environment built from an allow-list (`PATH`, `LANG`, `HOME` and `TMPDIR` set to
 //!   its own directory, and the names the worker was told to pass on; never `TOURNEY_*`);
 //! - a private working directory, removed when the process ends;
-//! - a session and process group of its own, killed as a whole when its games end, so
-//!   nothing it forks outlives them;
+//! - a session and process group of its own, killed as a whole when its games end (or
+//!   when the program quits with games under way: [`end_engines`]), so nothing it forks
+//!   outlives them;
 //! - resource limits ([`EngineLimits`]): address space, CPU seconds, processes, open files
 //!   and file size;
 //! - when the worker runs as root, an unprivileged user ([`EnginePolicy::run_as`]);
@@ -18,7 +19,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use tourney_model::tournament::EngineLimits;
 
@@ -255,6 +256,54 @@ impl WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The engines running now: what [`end_engines`] ends.
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    quitting: false,
+    engines: Vec::new(),
+});
+
+struct Running {
+    /// Set by [`end_engines`]: no engine may start after it.
+    quitting: bool,
+    /// The process group each engine leads, and its working directory; at most one entry
+    /// per live engine process.
+    engines: Vec<(u32, PathBuf)>,
+}
+
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records a started engine (the group `pid` leads, working in `dir`) until
+/// [`forget_engine`]; `false`, and the engine killed, once the program is quitting.
+pub(crate) fn remember_engine(pid: u32, dir: &Path) -> bool {
+    let mut running = running();
+    if running.quitting {
+        kill_group(pid);
+        return false;
+    }
+    running.engines.push((pid, dir.to_path_buf()));
+    true
+}
+
+/// An engine about to be killed and reaped: [`end_engines`] leaves it alone.
+pub(crate) fn forget_engine(pid: u32) {
+    running().engines.retain(|(p, _)| *p != pid);
+}
+
+/// Kills every outside engine this program runs (each whole process group), removes their
+/// working directories, and lets no other engine start: for a program about to exit with
+/// games under way. Engines run in sessions of their own, so neither the signal that stops
+/// the program nor its exit reaches them; without this they would search on, orphaned.
+pub fn end_engines() {
+    let mut running = running();
+    running.quitting = true;
+    for (pid, dir) in std::mem::take(&mut running.engines) {
+        kill_group(pid);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

@@ -309,6 +309,9 @@ impl EngineProcess {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start '{command}': {e}"))?;
+        if !confine::remember_engine(child.id(), dir.path()) {
+            return Err("not started: the program is quitting".into());
+        }
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr")?;
@@ -377,6 +380,7 @@ impl EngineProcess {
 
     /// Kills the engine and everything in its process group, and reaps it.
     fn kill(&mut self) {
+        confine::forget_engine(self.child.id());
         confine::kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
