@@ -7,25 +7,27 @@ use tourney_rules::{Loa, Position};
 use super::{Heuristics, weights};
 
 weights! {
-    /// Weights of the LOA evaluation (per unit of each feature).
+    /// Weights of the LOA evaluation (per unit of each feature). `concentration` sets the
+    /// scale; the others were tuned by SPSA (bench/strength/spsa-loa.toml: +122 Elo over
+    /// the hand-set 20, 12, 30, 60, 3, 15 and 10 at 50,000 nodes a move).
     LoaWeights {
         /// Penalty per unit of distance to the centre of mass beyond the tightest shape.
         concentration: 24,
         /// Bonus for central squares (average of the piece-square table, in %).
-        centralisation: 20,
+        centralisation: 17,
         /// Penalty per unit of distance of the centre of mass from the board centre.
-        com: 12,
+        com: 13,
         /// Penalty per unit of Euler number above one (more groups, more holes).
-        quads: 30,
+        quads: 12,
         /// Bonus per pair of neighbouring pieces, per piece.
-        connectedness: 60,
+        connectedness: 65,
         /// Bonus per legal step.
-        mobility: 3,
+        mobility: 8,
         /// Bonus per enemy edge piece walled in: our piece on the square next to it,
         /// towards the centre.
-        walls: 15,
+        walls: 17,
         /// Bonus for being the side to move.
-        tempo: 10,
+        tempo: 23,
     }
 }
 
