@@ -242,6 +242,16 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     );
     let games = series_value(&worker_text, "tourney_worker_games_total{game=\"loa\"}");
     assert!((2.0..=32.0).contains(&games), "{worker_text}");
+    // Its two players wait for a next pair, each with its 16 MiB table.
+    assert_eq!(
+        series_value(&worker_text, "tourney_worker_idle_players"),
+        2.0
+    );
+    let bytes = series_value(&worker_text, "tourney_worker_idle_player_bytes");
+    assert!(
+        bytes > f64::from(16 << 20) && bytes <= f64::from(32 << 20),
+        "{worker_text}"
+    );
     let coordinator_text = metrics_text(port);
     let committed = series_value(&coordinator_text, "tourney_pair_results_committed_total");
     assert!((1.0..=16.0).contains(&committed), "{coordinator_text}");

@@ -26,6 +26,12 @@ pub struct WorkerMetrics {
     /// `tourney_worker_results_rejected_total`: reported pair results the coordinator
     /// refused.
     pub results_rejected: IntCounter,
+    /// `tourney_worker_idle_players`: players kept for the next pairs (built-in ones and
+    /// outside engines), within the pool's bound.
+    pub idle_players: IntGauge,
+    /// `tourney_worker_idle_player_bytes`: what the built-in ones among them hold (tables,
+    /// trees), within the pool's bound.
+    pub idle_player_bytes: IntGauge,
 }
 
 impl WorkerMetrics {
@@ -68,12 +74,20 @@ impl WorkerMetrics {
                 "tourney_worker_results_rejected_total",
                 "Reported pair results the coordinator refused (its log says why).",
             ),
+            idle_players: gauge(
+                "tourney_worker_idle_players",
+                "Players kept for the next pairs: built-in ones and outside engines.",
+            ),
+            idle_player_bytes: gauge(
+                "tourney_worker_idle_player_bytes",
+                "Bytes of the tables and trees of the built-in players kept for the next pairs.",
+            ),
         };
         // Exported from 0, so that rates and alerts see the first game.
         for game in ["loa", "amazons"] {
             metrics.games.with_label_values(&[game]);
         }
-        let collectors: [Box<dyn prometheus::core::Collector>; 8] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 10] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
@@ -82,6 +96,8 @@ impl WorkerMetrics {
             Box::new(metrics.engine_starts.clone()),
             Box::new(metrics.reconnects.clone()),
             Box::new(metrics.results_rejected.clone()),
+            Box::new(metrics.idle_players.clone()),
+            Box::new(metrics.idle_player_bytes.clone()),
         ];
         for c in collectors {
             registry.register(c).expect("unique metric");

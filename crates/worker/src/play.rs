@@ -233,18 +233,23 @@ impl<P: Heuristics> Side<P> {
     /// outside engine's restarts. What no longer fits in the pool is dropped off this game
     /// slot's clock (an engine's `quit` and grace second).
     fn release(self, metrics: &WorkerMetrics) {
+        let mut pool = players();
         let evicted = match self {
             Side::BuiltIn(key, player) => {
                 let bytes = player.memory();
-                players().keep_built_in(key, Box::new(player), bytes)
+                pool.keep_built_in(key, Box::new(player), bytes)
             }
             Side::Outside(key, mut engine) => {
                 let (starts, restarts) = engine.take_starts();
                 metrics.engine_starts.inc_by(u64::from(starts));
                 metrics.engine_restarts.inc_by(u64::from(restarts));
-                players().keep_engine(key, engine)
+                pool.keep_engine(key, engine)
             }
         };
+        let (kept, bytes) = pool.size();
+        drop(pool);
+        metrics.idle_players.set(kept as i64);
+        metrics.idle_player_bytes.set(bytes as i64);
         if !evicted.is_empty() {
             std::thread::spawn(move || drop(evicted));
         }

@@ -108,8 +108,7 @@ impl Pool {
     }
 
     /// Players kept, and the bytes of the built-in ones.
-    #[cfg(test)]
-    fn size(&self) -> (usize, usize) {
+    pub(crate) fn size(&self) -> (usize, usize) {
         let bytes = self.kept.iter().filter_map(|k| k.bytes).sum();
         (self.kept.len(), bytes)
     }
