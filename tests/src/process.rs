@@ -42,9 +42,9 @@ pub fn spawn_listening(mut command: Command, message: &str) -> (Child, u16) {
     (child, port)
 }
 
-/// Processes running now (not zombies) whose command line, arguments joined by spaces,
-/// contains `needle`; their pids.
-pub fn running_with(needle: &str) -> Vec<u32> {
+/// Processes running now whose command line, arguments joined by spaces, contains
+/// `needle`; their pids.
+fn running_with(needle: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -58,12 +58,66 @@ pub fn running_with(needle: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Writes `engine.sh` into `dir`: an outside engine that leaves a child of its own
-/// running (`sleep <marker>`, in the engine's process group) and then serves `tourney
-/// engine ab`. Only killing the engine's whole group ends the child; find it with
-/// [`running_with`]`("sleep <marker>")`. The script's path.
-pub fn forking_engine(dir: &std::path::Path, tourney: &str, marker: &str) -> std::path::PathBuf {
+/// Waits up to `seconds` for `done`, checking every 50 ms.
+///
+/// # Panics
+/// `done` is still false after that: the message says what never happened.
+fn wait_until(seconds: u64, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{}", what());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The child a [`forking_engine`] leaves running: `sleep` with an argument unique to it.
+pub struct EngineChild(String);
+
+impl EngineChild {
+    /// Waits up to 30 s for it to run (the engine started).
+    ///
+    /// # Panics
+    /// It never ran.
+    pub fn wait_started(&self) {
+        wait_until(
+            30,
+            || "the engine never started".into(),
+            || !running_with(&self.0).is_empty(),
+        );
+    }
+
+    /// Waits up to 5 s for it to be gone (killed with the engine's process group).
+    ///
+    /// # Panics
+    /// It still runs: it outlived `whom`.
+    pub fn wait_gone(&self, whom: &str) {
+        wait_until(
+            5,
+            || {
+                format!(
+                    "the engine's child outlived {whom}: {:?}",
+                    running_with(&self.0)
+                )
+            },
+            || running_with(&self.0).is_empty(),
+        );
+    }
+}
+
+/// Writes an outside engine into `dir` that leaves a child of its own running (in the
+/// engine's process group) and then serves `tourney engine ab` with the `tourney` program
+/// given. Only killing the engine's whole group ends the child. The script's path, and the
+/// child to look for.
+pub fn forking_engine(dir: &std::path::Path, tourney: &str) -> (std::path::PathBuf, EngineChild) {
     use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static ENGINES: AtomicU32 = AtomicU32::new(0);
+    // Unique to this engine: the test process and a count.
+    let marker = format!(
+        "9{}.{}",
+        ENGINES.fetch_add(1, Ordering::Relaxed),
+        std::process::id()
+    );
     let program = dir.join("engine.sh");
     std::fs::write(
         &program,
@@ -72,17 +126,5 @@ pub fn forking_engine(dir: &std::path::Path, tourney: &str, marker: &str) -> std
     .expect("the engine script is written");
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))
         .expect("the engine script is made executable");
-    program
-}
-
-/// Waits up to `seconds` for `done`, checking every 50 ms.
-///
-/// # Panics
-/// `done` is still false after that: the message says what never happened.
-pub fn wait_until(seconds: u64, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
-    while !done() {
-        assert!(std::time::Instant::now() < until, "{}", what());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    (program, EngineChild(format!("sleep {marker}")))
 }

@@ -132,6 +132,7 @@ fn row(label: &str, m: &Measured) {
 /// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`.
 pub(crate) fn outside(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
     crate::play_cmd::own_engines();
+    crate::play_cmd::end_engines_on_stop();
     let exe = std::env::current_exe().context("finding this program")?;
     let command = format!("\"{}\" engine random", exe.display());
     println!(

@@ -149,8 +149,35 @@ pub(crate) fn own_engines() {
     });
 }
 
+/// Ends the outside engines, and the program with exit status 130, when it is stopped
+/// (Ctrl-C, SIGTERM) in a command that plays them on its own threads: they run in sessions
+/// of their own, so the signal does not reach them, and they would outlive it. The
+/// handlers are in place when this returns.
+pub(crate) fn end_engines_on_stop() {
+    let (ready, handlers_installed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        let Ok(runtime) = runtime else {
+            let _ = ready.send(());
+            return;
+        };
+        runtime.block_on(async {
+            let stop = crate::serve_cmd::stop_signal();
+            let _ = ready.send(());
+            stop.await;
+        });
+        tourney_runner::confine::end_engines();
+        eprintln!("Interrupted: the engines are stopped.");
+        std::process::exit(130);
+    });
+    let _ = handlers_installed.recv();
+}
+
 pub(crate) fn play(args: &PlayArgs) -> Result<()> {
     own_engines();
+    end_engines_on_stop();
     with_position!(args.game, P => play_game::<P>(args))
 }
 

@@ -52,6 +52,7 @@ pub(crate) struct ReplayArgs {
 /// The game cannot be fetched or replayed, or the engine fails again (exit status 1).
 pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
     crate::play_cmd::own_engines();
+    crate::play_cmd::end_engines_on_stop();
     if args.game > 1 {
         bail!("game {}: a pair has games 0 and 1", args.game);
     }

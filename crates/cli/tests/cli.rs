@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use tourney_tests::process::{forking_engine, running_with, wait_until};
+use tourney_tests::process::forking_engine;
 use tourney_tests::tournaments::MatchFile;
 
 fn tourney(args: &[&str], stdin: &str) -> Output {
@@ -779,8 +779,7 @@ fn start_run(
 fn run_stopped_with_sigterm_ends_its_outside_engines_and_what_they_started() {
     let dir = tempfile::tempdir().unwrap();
     // Unique to this test process: the engine's child is found by it.
-    let marker = format!("900.{}", std::process::id());
-    let engine = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"), &marker);
+    let (engine, engine_child) = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"));
     let file = dir.path().join("outside.toml");
     let outside = format!("cmd:{}", engine.display());
     std::fs::write(
@@ -797,12 +796,7 @@ fn run_stopped_with_sigterm_ends_its_outside_engines_and_what_they_started() {
     )
     .unwrap();
     let (mut child, err) = start_run(&file, &dir.path().join("data"));
-    let sleeper = format!("sleep {marker}");
-    wait_until(
-        30,
-        || "the engine never started".into(),
-        || !running_with(&sleeper).is_empty(),
-    );
+    engine_child.wait_started();
     // As systemd or `kill` stops it: the engines, in sessions of their own, get nothing.
     // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
@@ -810,16 +804,40 @@ fn run_stopped_with_sigterm_ends_its_outside_engines_and_what_they_started() {
     let err = err.join().unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
     // SIGKILL is delivered at once; give the kernel a moment to let them go.
-    wait_until(
-        5,
-        || {
-            format!(
-                "the engine's child outlived the run: {:?}",
-                running_with(&sleeper)
-            )
-        },
-        || running_with(&sleeper).is_empty(),
+    engine_child.wait_gone("the run");
+}
+
+#[test]
+fn play_stopped_with_ctrl_c_ends_its_outside_engine_and_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, engine_child) = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"));
+    let child = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args([
+            "play",
+            "--game",
+            "loa",
+            "--movetime",
+            "500",
+            "--quiet",
+            "--white",
+        ])
+        .arg(format!("cmd:{}", engine.display()))
+        .args(["--black", "ab"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    engine_child.wait_started();
+    // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the engines are stopped"),
+        "{}",
+        stderr(&out)
     );
+    engine_child.wait_gone("play");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tourney_tests::http::get;
-use tourney_tests::process::{forking_engine, running_with, spawn_listening, wait_until};
+use tourney_tests::process::{forking_engine, spawn_listening};
 use tourney_tests::tournaments::MatchFile;
 use tourney_tests::webdriver::{self, Browser};
 
@@ -408,8 +408,7 @@ fn a_worker_stopped_twice_quits_at_once_and_ends_its_engines() {
     let dir = tempfile::tempdir().unwrap();
     let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
     let _coordinator = Reaped(coordinator);
-    let marker = format!("901.{}", std::process::id());
-    let engine = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"), &marker);
+    let (engine, engine_child) = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"));
     let outside = format!("cmd:{}", engine.display());
     // Games of a minute or more: the first signal leaves the worker finishing one.
     let text = MatchFile {
@@ -433,12 +432,7 @@ fn a_worker_stopped_twice_quits_at_once_and_ends_its_engines() {
             .spawn()
             .unwrap(),
     );
-    let sleeper = format!("sleep {marker}");
-    wait_until(
-        30,
-        || "the engine never started".into(),
-        || !running_with(&sleeper).is_empty(),
-    );
+    engine_child.wait_started();
     let pid = worker.0.id() as i32;
     // SAFETY: sends a signal to a child process this test started and has not reaped.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
@@ -450,16 +444,7 @@ fn a_worker_stopped_twice_quits_at_once_and_ends_its_engines() {
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let status = exits_within(&mut worker.0, 10);
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{status:?}");
-    wait_until(
-        5,
-        || {
-            format!(
-                "the engine's child outlived the worker: {:?}",
-                running_with(&sleeper)
-            )
-        },
-        || running_with(&sleeper).is_empty(),
-    );
+    engine_child.wait_gone("the worker");
 }
 
 /// `target/test-artifacts/<name>`, its directory created.
