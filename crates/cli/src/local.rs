@@ -112,12 +112,18 @@ impl AdminTarget {
         }
     }
 
-    /// The coordinator's URL as the user knows it, for links to its dashboard; empty with
-    /// `data` (no dashboard serves them then, so the links are relative).
-    pub(crate) fn coordinator_url(&self) -> String {
+    /// Where tournament `id` is shown: its page on the coordinator's dashboard or, with
+    /// `data` (no dashboard serves it), the HTML report `tourney run` wrote into the data
+    /// directory, if there is one.
+    pub(crate) fn tournament_link(&self, id: u64) -> Option<String> {
         match &self.data {
-            None => self.client.coordinator.trim_end_matches('/').to_string(),
-            Some(_) => String::new(),
+            None => Some(format!(
+                "{}/#t={id}",
+                self.client.coordinator.trim_end_matches('/')
+            )),
+            Some(data) => std::fs::canonicalize(crate::run_cmd::report_path(data, id))
+                .ok()
+                .map(|path| format!("file://{}", path.display())),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -252,6 +252,11 @@ async fn follow(
     Ok(status)
 }
 
+/// The HTML report `run` writes for tournament `id` into its data directory.
+pub(crate) fn report_path(data: &Path, id: u64) -> PathBuf {
+    data.join(format!("report-{id}.html"))
+}
+
 /// Becomes true at the first SIGINT (Ctrl-C) or SIGTERM: `run` then stops and reports
 /// what is stored. The second quits at once.
 fn interrupts() -> tokio::sync::watch::Receiver<bool> {
@@ -312,7 +317,7 @@ async fn print_report(
         _ => String::new(),
     };
     print!("{text}");
-    let html_path = data.join(format!("report-{id}.html"));
+    let html_path = report_path(data, id);
     std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
     println!(
         "\nTournament {id}: {} pairs, {} games{sprt_note}. HTML report: {}",

@@ -201,8 +201,7 @@ pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
                 .collect(),
         };
         if let Some(path) = &args.html {
-            let coordinator = args.client.coordinator_url();
-            std::fs::write(path, report.html(|id| format!("{coordinator}/#t={id}")))
+            std::fs::write(path, report.html(|id| args.client.tournament_link(id)))
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         if args.json {

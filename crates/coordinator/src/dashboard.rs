@@ -70,7 +70,7 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
                 async move {
                     let page = tokio::task::spawn_blocking(move || {
                         c.timeline(None)
-                            .map(|t| t.report().html(|id| format!("/#t={id}")))
+                            .map(|t| t.report().html(|id| Some(format!("/#t={id}"))))
                     })
                     .await;
                     match page {

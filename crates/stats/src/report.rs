@@ -905,7 +905,7 @@ impl Report {
         }
         if let Some(t) = &self.timeline {
             page += "<section id=\"timeline\"><h2>Versions timeline</h2>\n";
-            page += &t.body_html(|id| format!("/#t={id}"));
+            page += &t.body_html(|id| Some(format!("/#t={id}")));
             page += "</section>\n";
         }
         page += "</body></html>\n";
@@ -1193,8 +1193,8 @@ impl TimelineReport {
     }
 
     /// A self-contained HTML page: the chart of Elo by version with its intervals, and the
-    /// table, each tournament linked by `link` (its URL).
-    pub fn html(&self, link: impl Fn(u64) -> String) -> String {
+    /// table, each tournament linked by `link` (its URL; `None`: shown unlinked).
+    pub fn html(&self, link: impl Fn(u64) -> Option<String>) -> String {
         let mut page = String::from(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Engine versions: timeline</title>\n<style>\
              body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
@@ -1208,7 +1208,7 @@ impl TimelineReport {
 
     /// What the page shows, without the page: a line saying what was rated, the chart and
     /// the table (each tournament linked by `link`).
-    pub fn body_html(&self, link: impl Fn(u64) -> String) -> String {
+    pub fn body_html(&self, link: impl Fn(u64) -> Option<String>) -> String {
         let anchor = if self.anchor.is_empty() {
             "nothing"
         } else {
@@ -1223,8 +1223,9 @@ impl TimelineReport {
         )
     }
 
-    /// The versions as an HTML table, each tournament linked by `link` (its URL).
-    pub fn table_html(&self, link: impl Fn(u64) -> String) -> String {
+    /// The versions as an HTML table, each tournament linked by `link` (its URL; `None`:
+    /// shown unlinked).
+    pub fn table_html(&self, link: impl Fn(u64) -> Option<String>) -> String {
         let mut table = String::from(
             "<table id=\"versions\"><tr><th>Version</th><th>Parent</th><th>Elo</th><th>95 %</th><th>Games</th><th>Score</th><th>Measured by</th><th>Plays</th></tr>\n",
         );
@@ -1232,7 +1233,10 @@ impl TimelineReport {
             let links: Vec<String> = r
                 .tournaments
                 .iter()
-                .map(|&id| format!("<a href=\"{}\">#{id}</a>", escape(&link(id))))
+                .map(|&id| match link(id) {
+                    Some(url) => format!("<a href=\"{}\">#{id}</a>", escape(&url)),
+                    None => format!("#{id}"),
+                })
                 .collect();
             let (elo, interval) = match r.elo {
                 Some(elo) => (

@@ -267,8 +267,19 @@ fn a_timeline_shows_every_version_oldest_first_with_its_interval_and_tournaments
     assert_eq!(lines[0], "60 games between versions; v1 at 0");
     assert!(lines[3].starts_with("v2") && lines[3].contains("35.2") && lines[3].ends_with("#3 #7"));
     assert!(lines[4].contains("no games"), "{text}");
-    let html = report.html(|id| format!("/#t={id}"));
+    let html = report.html(|id| Some(format!("/#t={id}")));
     assert!(html.contains("<a href=\"/#t=7\">#7</a>"), "{html}");
+    // Where a tournament has no address (a stopped coordinator's data without its report
+    // file), it is named without a link.
+    let plain = report.html(|id| (id == 7).then(|| "report-7.html".to_string()));
+    assert!(
+        plain.contains("<a href=\"report-7.html\">#7</a>"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("#3 <a href=\"report-7.html\">#7</a>") && !plain.contains("/#t="),
+        "{plain}"
+    );
     assert!(
         html.contains("v3&lt;x&gt;") && !html.contains("v3<x>"),
         "escaped"
