@@ -19,8 +19,9 @@ const WIN: i32 = 1_000_000;
 const MATE_BOUND: i32 = WIN - 10_000;
 const INFINITY: i32 = WIN + 1;
 const MAX_PLY: usize = 128;
-/// How often (in nodes) the clock and the stop flag are looked at.
-const POLL_EVERY: u64 = 1024;
+/// How often (in nodes and evaluations) the clock and the stop flag are looked at: in
+/// Amazons about a millisecond of work, against some 25 ns to read the clock.
+const POLL_EVERY: u64 = 256;
 
 /// Settings of the alpha-beta player.
 #[derive(Debug, Clone)]
@@ -42,6 +43,9 @@ pub(crate) struct AlphaBeta<P: Heuristics> {
     table: Table<P::Move>,
     history: Vec<i32>,
     killers: Vec<[Option<P::Move>; 2]>,
+    /// About the longest a ranking of moves by evaluation took lately (the clock is not read
+    /// during one): a ranking is not begun with less time than this left.
+    ranking: Duration,
 }
 
 impl<P: Heuristics> AlphaBeta<P> {
@@ -51,6 +55,7 @@ impl<P: Heuristics> AlphaBeta<P> {
             config,
             history: vec![0; P::MOVE_INDICES],
             killers: vec![[None; 2]; MAX_PLY + 1],
+            ranking: Duration::ZERO,
         }
     }
 }
@@ -133,9 +138,24 @@ impl<'a, P: Heuristics> Search<'a, P> {
             } else {
                 usize::MAX
             };
+            // A ranking runs without reading the clock (thousands of evaluations in Amazons,
+            // milliseconds): the search ends here if the last ones would not fit before the
+            // deadline. The caller sees `aborted` and discards this node.
+            let began = Instant::now();
+            if self
+                .deadline
+                .is_some_and(|d| began + self.player.ranking >= d)
+            {
+                self.aborted = true;
+                return Vec::new();
+            }
             // Every move evaluated, not a game's cheaper ranking: measured no faster to a
             // depth, and its pruning unproven.
             let (best, evaluated) = position.best_moves(&config.weights, usize::MAX);
+            // The estimate follows the longest recent ranking, and fades as moves get fewer.
+            let took = began.elapsed();
+            let ranking = &mut self.player.ranking;
+            *ranking = took.max(*ranking - *ranking / 16);
             // Each of these cost an evaluation: the clock is read as often as for nodes.
             self.work += evaluated;
             let mut moves: Vec<P::Move> = tt_move.into_iter().collect();
@@ -209,6 +229,9 @@ impl<'a, P: Heuristics> Search<'a, P> {
             }
         }
         let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply, depth);
+        if self.aborted {
+            return 0;
+        }
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
@@ -451,13 +474,7 @@ mod tests {
 
     #[test]
     fn moves_below_the_root_are_ordered_by_evaluation_and_pruned() {
-        let mut player = AlphaBeta::<Amazons>::new(AbConfig {
-            weights: Default::default(),
-            limits: Limits::default(),
-            tt_megabytes: 1,
-            eval_order: 2,
-            prune: 7,
-        });
+        let mut player = amazons_player();
         let stop = AtomicBool::new(false);
         let mut search = Search::new(
             &mut player,
@@ -487,5 +504,71 @@ mod tests {
         // The root keeps every move; so does a node nearer the leaves than the ordering depth.
         assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
         assert_eq!(search.ordered_moves(&position, None, 1, 1).len(), all);
+    }
+
+    /// Amazons' `ab` ordering by evaluation from 2 plies from the leaves, the best 7 kept.
+    fn amazons_player() -> AlphaBeta<Amazons> {
+        AlphaBeta::<Amazons>::new(AbConfig {
+            weights: Default::default(),
+            limits: Limits::default(),
+            tt_megabytes: 1,
+            eval_order: 2,
+            prune: 7,
+        })
+    }
+
+    /// A search from now with `left` until its deadline.
+    fn search_with<'a>(
+        player: &'a mut AlphaBeta<Amazons>,
+        stop: &'a AtomicBool,
+        left: Duration,
+    ) -> Search<'a, Amazons> {
+        let now = Instant::now();
+        let rules = Default::default();
+        Search::new(
+            player,
+            rules,
+            stop,
+            u64::MAX,
+            now,
+            Some(now + left),
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn a_ranking_that_would_end_past_the_deadline_is_not_begun() {
+        let position = Amazons::start();
+        let stop = AtomicBool::new(false);
+        let mut player = amazons_player();
+        // Rankings took 50 ms lately, and 20 ms are left: the search ends at once.
+        player.ranking = Duration::from_millis(50);
+        let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
+        assert!(search.ordered_moves(&position, None, 1, 2).is_empty());
+        assert!(search.aborted);
+        // The node whose ranking was not begun is discarded, not stored as a bound.
+        let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
+        assert_eq!(search.negamax(&position, 3, -INFINITY, INFINITY, 0), 0);
+        assert!(search.aborted);
+        assert!(player.table.probe(position.zobrist_hash()).is_none());
+    }
+
+    #[test]
+    fn the_cost_of_a_ranking_is_learned_and_fades() {
+        let position = Amazons::start();
+        let all = position.legal_moves().len();
+        let stop = AtomicBool::new(false);
+        let mut player = amazons_player();
+        // Unknown at first: the ranking runs, and its time is remembered.
+        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
+        assert!(!search.aborted);
+        assert!(player.ranking > Duration::ZERO);
+        // A slow ranking long ago fades by a sixteenth with each faster one.
+        player.ranking = Duration::from_secs(1);
+        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
+        let faded = Duration::from_secs(1) * 15 / 16;
+        assert!(player.ranking >= faded && player.ranking < Duration::from_secs(1));
     }
 }
