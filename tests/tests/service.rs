@@ -223,6 +223,7 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
     let report = |format: &str| pb::GetReportRequest {
         id,
         format: format.into(),
+        tournament_link: String::new(),
     };
     let json = admin.get_report(report("json")).await.unwrap().into_inner();
     let json: serde_json::Value = serde_json::from_str(&json.content).unwrap();
@@ -261,10 +262,26 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
     let wrong = admin.get_report(report("pdf")).await.unwrap_err();
     assert_eq!(wrong.code(), tonic::Code::InvalidArgument);
     assert!(wrong.message().contains("'pdf'"), "{}", wrong.message());
+    // Links to other tournaments: an address with `{id}` in it, of bounded length.
+    for template in [
+        "report.html".to_string(),
+        format!("{}{{id}}", "x".repeat(2000)),
+    ] {
+        let refused = admin
+            .get_report(pb::GetReportRequest {
+                tournament_link: template,
+                ..report("html")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        assert!(refused.message().contains("tournament_link"), "{refused:?}");
+    }
     let missing = admin
         .get_report(pb::GetReportRequest {
             id: id + 100,
             format: "text".into(),
+            tournament_link: String::new(),
         })
         .await
         .unwrap_err();
@@ -1198,6 +1215,7 @@ async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
         .get_report(pb::GetReportRequest {
             id,
             format: "text".into(),
+            tournament_link: String::new(),
         })
         .await
         .unwrap()

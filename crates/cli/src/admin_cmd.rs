@@ -238,6 +238,8 @@ enum ReportFormat {
     Text,
     Json,
     Csv,
+    /// A page that links the other tournaments it names (an SPSA run's verification, the
+    /// versions') to their dashboard pages, or with --data to the reports `run` wrote.
     Html,
 }
 
@@ -265,7 +267,8 @@ pub(crate) fn report(args: &ReportArgs) -> Result<()> {
             ReportFormat::Csv => "csv",
             ReportFormat::Html => "html",
         };
-        let out = fetch_report(&mut admin, args.id, format).await?;
+        let links = args.client.tournament_links();
+        let out = fetch_report(&mut admin, args.id, format, &links).await?;
         match &args.output {
             Some(p) => {
                 std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?

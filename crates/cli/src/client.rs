@@ -247,11 +247,17 @@ pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
 }
 
 /// A tournament's report, rendered by the coordinator in `format`.
-pub(crate) async fn fetch_report(admin: &mut Admin, id: u64, format: &str) -> Result<String> {
+pub(crate) async fn fetch_report(
+    admin: &mut Admin,
+    id: u64,
+    format: &str,
+    tournament_link: &str,
+) -> Result<String> {
     Ok(admin
         .get_report(pb::GetReportRequest {
             id,
             format: format.into(),
+            tournament_link: tournament_link.into(),
         })
         .await
         .map_err(status_error)?

@@ -11,11 +11,13 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tokio::net::TcpListener;
 use tourney_coordinator::auth::Tokens;
+use tourney_coordinator::dashboard::{TOURNAMENT_PAGE, tournament_link};
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::{DEFAULT_CACHE_MB, Store};
 
 use crate::client::{Admin, ClientArgs};
+use crate::run_cmd::{REPORT_FILE, report_path};
 
 /// A random-enough token for the loopback connections.
 fn local_token() -> String {
@@ -112,19 +114,30 @@ impl AdminTarget {
         }
     }
 
-    /// Where tournament `id` is shown: its page on the coordinator's dashboard or, with
-    /// `data` (no dashboard serves it), the HTML report `tourney run` wrote into the data
-    /// directory, if there is one.
-    pub(crate) fn tournament_link(&self, id: u64) -> Option<String> {
+    /// Where tournaments are shown, `{id}` standing for one's number: their pages on the
+    /// coordinator's dashboard or, with `data` (no dashboard serves it), the HTML reports
+    /// `tourney run` writes into the data directory.
+    pub(crate) fn tournament_links(&self) -> String {
         match &self.data {
-            None => Some(format!(
-                "{}/#t={id}",
+            None => format!(
+                "{}{TOURNAMENT_PAGE}",
                 self.client.coordinator.trim_end_matches('/')
-            )),
-            Some(data) => std::fs::canonicalize(crate::run_cmd::report_path(data, id))
-                .ok()
-                .map(|path| format!("file://{}", path.display())),
+            ),
+            Some(data) => {
+                let data = std::fs::canonicalize(data).unwrap_or_else(|_| data.clone());
+                format!("file://{}/{REPORT_FILE}", data.display())
+            }
         }
+    }
+
+    /// Where tournament `id` is shown (see [`AdminTarget::tournament_links`]); `None` with
+    /// `data` when `tourney run` wrote no report for it.
+    pub(crate) fn tournament_link(&self, id: u64) -> Option<String> {
+        let shown = self
+            .data
+            .as_ref()
+            .is_none_or(|data| report_path(data, id).exists());
+        shown.then(|| tournament_link(&self.tournament_links(), id))
     }
 }
 

@@ -199,7 +199,8 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         Format::Text => report.text(),
         Format::Json => serde_json::to_string_pretty(&report.ratings)? + "\n",
         Format::Csv => report.csv(),
-        Format::Html => report.html(),
+        // Games from files, of no tournament: nothing to link.
+        Format::Html => report.html(|_| None),
     };
     match &args.output {
         Some(file) => {

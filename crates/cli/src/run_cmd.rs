@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use tourney_coordinator::dashboard::tournament_link;
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_store::Store;
@@ -252,9 +253,13 @@ async fn follow(
     Ok(status)
 }
 
+/// The name of the HTML report `run` writes for a tournament into its data directory,
+/// `{id}` standing for the tournament's number.
+pub(crate) const REPORT_FILE: &str = "report-{id}.html";
+
 /// The HTML report `run` writes for tournament `id` into its data directory.
 pub(crate) fn report_path(data: &Path, id: u64) -> PathBuf {
-    data.join(format!("report-{id}.html"))
+    data.join(tournament_link(REPORT_FILE, id))
 }
 
 /// Becomes true at the first SIGINT (Ctrl-C) or SIGTERM: `run` then stops and reports
@@ -279,7 +284,7 @@ fn interrupts() -> tokio::sync::watch::Receiver<bool> {
 async fn verification_of(admin: &mut crate::client::Admin, id: u64) -> Result<Option<u64>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let json = fetch_report(admin, id, "json").await?;
+        let json = fetch_report(admin, id, "json", "").await?;
         let report: serde_json::Value = serde_json::from_str(&json)?;
         let spsa = &report["spsa"];
         if let Some(vid) = spsa["verification"].as_u64() {
@@ -301,9 +306,10 @@ async fn print_report(
     data: &std::path::Path,
 ) -> Result<()> {
     let (text, html, json) = (
-        fetch_report(admin, id, "text").await?,
-        fetch_report(admin, id, "html").await?,
-        fetch_report(admin, id, "json").await?,
+        fetch_report(admin, id, "text", "").await?,
+        // Other tournaments (an SPSA run's verification, versions) by their reports beside it.
+        fetch_report(admin, id, "html", REPORT_FILE).await?,
+        fetch_report(admin, id, "json", "").await?,
     );
     // An SPRT counts the pairs up to its decision; pairs finished after it count in the
     // standings only. The closing line says so when they differ.

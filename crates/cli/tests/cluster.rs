@@ -1141,6 +1141,25 @@ fn versions_registered_by_name_play_and_come_out_on_the_timeline() {
         "{page}"
     );
     assert!(page.contains(&format!("href=\"/#t={id}\"")), "{page}");
+    // A report written from the admin command links the tournaments on its timeline to
+    // their pages on that coordinator's dashboard, not to a path of the file's own.
+    let report = dir.path().join("report.html");
+    let args = [
+        "report",
+        &id,
+        "--format",
+        "html",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+    admin(port, &args);
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        page.contains(&format!(
+            "href=\"http://127.0.0.1:{port}/#t={id}\">#{id}</a>"
+        )),
+        "{page}"
+    );
     let (_, json) = get(&format!("127.0.0.1:{port}"), "/api/v1/timeline").unwrap();
     let api: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(api["rows"][1]["name"], "r2");

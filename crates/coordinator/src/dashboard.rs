@@ -42,6 +42,15 @@ const EVENT_EVERY: Duration = Duration::from_secs(2);
 /// Shortest time between two overview events.
 const EVENT_THROTTLE: Duration = Duration::from_millis(500);
 
+/// A tournament's page on the dashboard, relative to the dashboard's address, `{id}`
+/// standing for its number.
+pub const TOURNAMENT_PAGE: &str = "/#t={id}";
+
+/// Tournament `id`'s address by `template`, in which `{id}` stands for its number.
+pub fn tournament_link(template: &str, id: u64) -> String {
+    template.replace("{id}", &id.to_string())
+}
+
 /// The dashboard's routes, to merge into the coordinator's HTTP router. Event streams end
 /// when `closing` turns true.
 pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> axum::Router {
@@ -69,8 +78,10 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
                 let c = Arc::clone(&timeline);
                 async move {
                     let page = tokio::task::spawn_blocking(move || {
-                        c.timeline(None)
-                            .map(|t| t.report().html(|id| Some(format!("/#t={id}"))))
+                        c.timeline(None).map(|t| {
+                            t.report()
+                                .html(|id| Some(tournament_link(TOURNAMENT_PAGE, id)))
+                        })
                     })
                     .await;
                     match page {

@@ -13,6 +13,7 @@ use tourney_stats::Bound;
 
 use crate::auth::token_name;
 use crate::commit::{Refusal, Reported};
+use crate::dashboard::{TOURNAMENT_PAGE, tournament_link};
 use crate::state::{Coordinator, CoordinatorError, Status};
 
 /// The worker service.
@@ -109,6 +110,8 @@ pub const MAX_GAMES_JSON: usize = 8 << 20;
 /// The most a whole report's games may take uncompressed: what one report can make the
 /// coordinator hold in memory, whatever its compressed size on the wire.
 pub const MAX_REPORT_JSON: usize = 64 << 20;
+/// The longest address template a report request may give for its links.
+pub const MAX_LINK_TEMPLATE: usize = 1024;
 
 /// A pair result's games JSON, plain or decompressed, taken from what is left of the
 /// report's `budget` (`None`: the compressed form is corrupt, more than [`MAX_GAMES_JSON`]
@@ -605,10 +608,23 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::GetReportRequest>,
     ) -> Result<Response<pb::GetReportResponse>, GrpcStatus> {
-        let pb::GetReportRequest { id, format } = request.into_inner();
+        let pb::GetReportRequest {
+            id,
+            format,
+            tournament_link: link_template,
+        } = request.into_inner();
         if !matches!(format.as_str(), "text" | "json" | "csv" | "html") {
             return Err(GrpcStatus::invalid_argument(format!(
                 "format '{format}': expected text, json, csv or html"
+            )));
+        }
+        if link_template.len() > MAX_LINK_TEMPLATE
+            || !(link_template.is_empty() || link_template.contains("{id}"))
+        {
+            return Err(GrpcStatus::invalid_argument(format!(
+                "tournament_link: expected an address with {{id}} in it, of at most \
+                 {MAX_LINK_TEMPLATE} bytes (got {} bytes)",
+                link_template.len()
             )));
         }
         let (_, report) = self
@@ -618,7 +634,13 @@ impl pb::admin_server::Admin for AdminService {
         let content = match format.as_str() {
             "text" => report.text(),
             "csv" => report.csv(),
-            "html" => report.html(),
+            "html" => {
+                let template = match link_template.as_str() {
+                    "" => TOURNAMENT_PAGE,
+                    given => given,
+                };
+                report.html(|t| Some(tournament_link(template, t)))
+            }
             _ => {
                 serde_json::to_string_pretty(&report)
                     .map_err(|e| GrpcStatus::internal(e.to_string()))?

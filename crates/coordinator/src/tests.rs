@@ -1260,9 +1260,9 @@ async fn versions_are_used_by_name_never_changed_once_played_and_rated_on_one_ti
         None,
         "the live view does without"
     );
-    let html = report.html();
+    let html = report.html(|id| Some(format!("report-{id}.html")));
     assert!(html.contains("<section id=\"timeline\">"), "{html}");
-    assert!(html.contains(&format!("<a href=\"/#t={first}\">#{first}</a>")));
+    assert!(html.contains(&format!("<a href=\"report-{first}.html\">#{first}</a>")));
 
     // Listed oldest first.
     let versions = c.versions();
@@ -1473,10 +1473,19 @@ async fn a_tuning_run_moves_its_parameters_by_the_results_and_then_verifies_them
             .text()
             .contains(&format!("Tuned: ab:depth=1,concentration={rounded}"))
     );
-    assert!(report.html().contains("<section id=\"spsa\">"));
+    let html = report.html(|id| Some(format!("/#t={id}")));
+    assert!(html.contains("<section id=\"spsa\">"));
 
     // The verification SPRT: tuned against start, linked both ways.
     let vid = spsa.verification.expect("a verification SPRT");
+    assert!(
+        html.contains(&format!(
+            "Verification SPRT: <a href=\"/#t={vid}\">tournament #{vid}</a>"
+        )),
+        "{html}"
+    );
+    let unlinked = report.html(|_| None);
+    assert!(unlinked.contains(&format!("Verification SPRT: tournament #{vid}</p>")));
     let v = c.status(vid).unwrap();
     assert_eq!(v.config.format, tourney_model::tournament::Format::Sprt);
     let engines: Vec<(&str, &str)> = (v.config.engines.iter())

@@ -411,8 +411,9 @@ impl SpsaReport {
     }
 
     /// The section as HTML: the table, the result, the link to the verification and one
-    /// trajectory chart per parameter; `link` makes a tournament's address.
-    pub fn html(&self, link: impl Fn(u64) -> String) -> String {
+    /// trajectory chart per parameter; `link` makes a tournament's address (`None`: the
+    /// tournament named unlinked).
+    pub fn html(&self, link: impl Fn(u64) -> Option<String>) -> String {
         let mut page = format!(
             "<p>{} of {} pairs folded in.</p>\n<table><tr><th>Parameter</th><th>Start</th><th>Now</th><th>Min</th><th>Max</th><th>c<sub>k</sub></th><th>r<sub>k</sub></th></tr>\n",
             self.pairs, self.planned
@@ -438,11 +439,11 @@ impl SpsaReport {
         );
         match (self.verify, self.verification) {
             (_, Some(id)) => {
-                let _ = writeln!(
-                    page,
-                    "<p>Verification SPRT: <a href=\"{}\">tournament #{id}</a></p>",
-                    escape(&link(id))
-                );
+                let tournament = match link(id) {
+                    Some(url) => format!("<a href=\"{}\">tournament #{id}</a>", escape(&url)),
+                    None => format!("tournament #{id}"),
+                };
+                let _ = writeln!(page, "<p>Verification SPRT: {tournament}</p>");
             }
             (Some((elo0, elo1)), None) => {
                 let _ = writeln!(
@@ -729,8 +730,9 @@ impl Report {
         out
     }
 
-    /// A self-contained HTML page (inline CSS and SVG, no scripts or network).
-    pub fn html(&self) -> String {
+    /// A self-contained HTML page (inline CSS and SVG, no scripts or network); `link` makes
+    /// the address of another tournament it names (`None`: named unlinked).
+    pub fn html(&self, link: impl Fn(u64) -> Option<String>) -> String {
         let mut page = format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n<style>\
              body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:1em 0}}\
@@ -759,7 +761,7 @@ impl Report {
         }
         if let Some(s) = &self.spsa {
             page += "<section id=\"spsa\"><h2>Tuning (SPSA)</h2>\n";
-            page += &s.html(|id| format!("/#t={id}"));
+            page += &s.html(&link);
             page += "</section>\n";
         }
         page += "<section id=\"standings\"><h2>Standings</h2>\n<table><tr><th>Rank</th><th>Name</th><th>Elo</th><th>+</th><th>−</th><th>Games</th><th>Score</th><th>Draws</th><th>LOS</th></tr>\n";
@@ -905,7 +907,7 @@ impl Report {
         }
         if let Some(t) = &self.timeline {
             page += "<section id=\"timeline\"><h2>Versions timeline</h2>\n";
-            page += &t.body_html(|id| Some(format!("/#t={id}")));
+            page += &t.body_html(&link);
             page += "</section>\n";
         }
         page += "</body></html>\n";

@@ -82,7 +82,7 @@ fn report() -> Report {
 
 #[test]
 fn html_report_has_every_section_and_chart() {
-    let html = report().html();
+    let html = report().html(|_| None);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(
         html.contains("rr4 &lt;test&gt; &amp; co"),
@@ -222,7 +222,7 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
         "{text}"
     );
     assert!(
-        r.html()
+        r.html(|_| None)
             .contains("<strong>Note:</strong> a &lt;note&gt;</p>")
     );
     // Openings, most lopsided first.
@@ -236,7 +236,7 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
         lines[1].contains("#0") && lines[1].contains("50.0%"),
         "{lines:?}"
     );
-    assert!(r.html().contains("id=\"openings\""));
+    assert!(r.html(|_| None).contains("id=\"openings\""));
 }
 
 #[test]
