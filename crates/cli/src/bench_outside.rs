@@ -101,7 +101,7 @@ fn measure(
     }
     let wall = started.elapsed();
     // The engines' CPU time is counted once they are reaped.
-    tourney_worker::retire_engines();
+    tourney_worker::retire_engines(&metrics);
     let (cpu_after, children_after) = cpu_times();
     let mut plies = 0u64;
     for lz4 in records {

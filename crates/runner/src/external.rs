@@ -310,6 +310,8 @@ impl EngineProcess {
             .spawn()
             .map_err(|e| format!("cannot start '{command}': {e}"))?;
         if !confine::remember_engine(child.id(), dir.path()) {
+            // Killed already: reaped here, so that it leaves no zombie behind.
+            let _ = child.wait();
             return Err("not started: the program is quitting".into());
         }
         let stdin = child.stdin.take().ok_or("no stdin")?;

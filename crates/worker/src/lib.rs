@@ -43,9 +43,9 @@ pub fn play_here(job: &PairJob, metrics: &WorkerMetrics) -> Result<pb::PairResul
 }
 
 /// Ends the outside engine processes kept for next pairs (`quit`, then at most a second
-/// each), as a stopping worker does.
-pub fn retire_engines() {
-    play::retire_engines();
+/// each), as a stopping worker does; `metrics`' idle gauges then count what is left.
+pub fn retire_engines(metrics: &WorkerMetrics) {
+    play::retire_engines(metrics);
 }
 
 /// How a worker runs.
@@ -286,7 +286,8 @@ pub async fn run(
             && report_task.is_none()
         {
             // The engine processes kept for next pairs get `quit` now.
-            let _ = tokio::task::spawn_blocking(play::retire_engines).await;
+            let metrics = metrics.clone();
+            let _ = tokio::task::spawn_blocking(move || play::retire_engines(&metrics)).await;
             return Ok(());
         }
         queued_shown.set(desk.queued() as i64);

@@ -170,8 +170,11 @@ fn outside_key(
 
 /// Ends the kept engines' processes (when the worker stops), off the calling thread's
 /// clock: each gets `quit` and a second, in parallel.
-pub(crate) fn retire_engines() {
-    let kept = players().take_engines();
+pub(crate) fn retire_engines(metrics: &WorkerMetrics) {
+    let mut pool = players();
+    let kept = pool.take_engines();
+    show_pool(&pool, metrics);
+    drop(pool);
     let quitting: Vec<_> = kept
         .into_iter()
         .map(|e| std::thread::spawn(move || drop(e)))
@@ -179,6 +182,13 @@ pub(crate) fn retire_engines() {
     for q in quitting {
         let _ = q.join();
     }
+}
+
+/// Shows the pool's size on the idle gauges.
+fn show_pool(pool: &Pool, metrics: &WorkerMetrics) {
+    let (kept, bytes) = pool.size();
+    metrics.idle_players.set(kept as i64);
+    metrics.idle_player_bytes.set(bytes as i64);
 }
 
 fn players() -> std::sync::MutexGuard<'static, Pool> {
@@ -246,10 +256,8 @@ impl<P: Heuristics> Side<P> {
                 pool.keep_engine(key, engine)
             }
         };
-        let (kept, bytes) = pool.size();
+        show_pool(&pool, metrics);
         drop(pool);
-        metrics.idle_players.set(kept as i64);
-        metrics.idle_player_bytes.set(bytes as i64);
         if !evicted.is_empty() {
             std::thread::spawn(move || drop(evicted));
         }
