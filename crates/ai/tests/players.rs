@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use tourney_ai::{Heuristics, Limits, Player, PlayerSpec, Score};
+use tourney_ai::{Clock, Heuristics, Limits, Player, PlayerSpec, Score, budget};
 use tourney_rules::{Amazons, Game, Loa, Position};
 
 fn choose<P: Heuristics>(
@@ -297,19 +297,15 @@ fn searching_players_beat_random_play() {
     assert!(match_points::<Loa>("mcts:nodes=300", "random", 4) >= 3.5);
 }
 
-/// The longest one move of `spec` took under a movetime of `ms`: over a few positions
-/// along random games, one player asked at each in turn (its tree or table reused), then
-/// over the first plies of a game it plays against itself (what it keeps from one move to
-/// the next, an MCTS tree, carried along as in a tournament).
-fn slowest<P: Heuristics>(spec: &str, ms: u64) -> Duration {
+/// The longest one move of `spec` took under `limits`: over a few positions along random
+/// games, one player asked at each in turn (its tree or table reused), then over the first
+/// plies of a game it plays against itself (what it keeps from one move to the next, an
+/// MCTS tree, carried along as in a tournament).
+fn slowest<P: Heuristics>(spec: &str, limits: &Limits) -> Duration {
     let build = || spec.parse::<PlayerSpec>().unwrap().build::<P>().unwrap();
-    let limits = Limits {
-        movetime: Some(Duration::from_millis(ms)),
-        ..Limits::default()
-    };
     let timed = |player: &mut Box<dyn Player<P>>, game: &Game<P>| {
         let started = Instant::now();
-        let chosen = player.choose(game, &limits, &AtomicBool::new(false), &mut |_| {});
+        let chosen = player.choose(game, limits, &AtomicBool::new(false), &mut |_| {});
         (started.elapsed(), chosen.mv)
     };
     let mut player = build();
@@ -328,20 +324,37 @@ fn slowest<P: Heuristics>(spec: &str, ms: u64) -> Duration {
 }
 
 #[test]
-fn every_player_answers_within_its_movetime_in_both_games() {
+fn every_player_answers_within_its_movetime_and_its_clock_budget_in_both_games() {
     // The goal is 10 ms past the budget on an idle core; tests share the machine, so the
     // bound is generous, but a search that checks its clock too rarely (an Amazons MCTS
     // that overran by 250 ms) fails it.
     let slack = Duration::from_millis(90);
+    let movetime = Limits {
+        movetime: Some(Duration::from_millis(100)),
+        ..Limits::default()
+    };
+    // A clock of 3 s for the rest of the game: the player's own hard limit of it (300 ms)
+    // bounds every move.
+    let clock = Limits {
+        clock: Some(Clock {
+            time: Duration::from_secs(3),
+            increment: Duration::ZERO,
+            moves_to_go: None,
+        }),
+        ..Limits::default()
+    };
+    let hard = budget(&clock).unwrap().hard;
     for spec in ["ab", "mcts", "random"] {
-        for (game, ms, took) in [
-            ("loa", 100, slowest::<Loa>(spec, 100)),
-            ("amazons", 100, slowest::<Amazons>(spec, 100)),
-        ] {
-            assert!(
-                took < Duration::from_millis(ms) + slack,
-                "{spec} in {game} took {took:?} with {ms} ms"
-            );
+        for (limits, bound) in [(&movetime, Duration::from_millis(100)), (&clock, hard)] {
+            for (game, took) in [
+                ("loa", slowest::<Loa>(spec, limits)),
+                ("amazons", slowest::<Amazons>(spec, limits)),
+            ] {
+                assert!(
+                    took < bound + slack,
+                    "{spec} in {game} took {took:?} under {limits:?}"
+                );
+            }
         }
     }
 }
