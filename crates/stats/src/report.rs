@@ -439,10 +439,7 @@ impl SpsaReport {
         );
         match (self.verify, self.verification) {
             (_, Some(id)) => {
-                let tournament = match link(id) {
-                    Some(url) => format!("<a href=\"{}\">tournament #{id}</a>", escape(&url)),
-                    None => format!("tournament #{id}"),
-                };
+                let tournament = anchor(link(id), &format!("tournament #{id}"));
                 let _ = writeln!(page, "<p>Verification SPRT: {tournament}</p>");
             }
             (Some((elo0, elo1)), None) => {
@@ -524,6 +521,14 @@ fn rating_text(elo: f64, bound: Option<Bound>) -> String {
 
 fn percent(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
+}
+
+/// `text` (plain HTML) linked to `url`, or alone without one.
+fn anchor(url: Option<String>, text: &str) -> String {
+    match url {
+        Some(url) => format!("<a href=\"{}\">{text}</a>", escape(&url)),
+        None => text.to_string(),
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -1235,10 +1240,7 @@ impl TimelineReport {
             let links: Vec<String> = r
                 .tournaments
                 .iter()
-                .map(|&id| match link(id) {
-                    Some(url) => format!("<a href=\"{}\">#{id}</a>", escape(&url)),
-                    None => format!("#{id}"),
-                })
+                .map(|&id| anchor(link(id), &format!("#{id}")))
                 .collect();
             let (elo, interval) = match r.elo {
                 Some(elo) => (
