@@ -59,7 +59,8 @@ impl Kind {
 /// 0.8), `width` (when not 0, a new node keeps only its best this many moves by
 /// evaluation, the root all of them, best first, and selection widens with visits; a new
 /// leaf is valued by its best child instead of a playout; default 15 for Amazons, 0 for
-/// LOA), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
+/// LOA), `expand` (a leaf is expanded on this visit, valued by its evaluation until then;
+/// default 1), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerSpec {
     /// The kind of player.
@@ -156,11 +157,14 @@ impl PlayerSpec {
         let mut bias = 0.0f64;
         let mut minimax = 0.8;
         let mut solver = true;
+        let mut expand_at = 1u32;
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
             Kind::AlphaBeta => &["tt", "eval", "order", "prune"],
-            Kind::Mcts => &["c", "playout", "bias", "minimax", "solver", "width", "mem"],
+            Kind::Mcts => &[
+                "c", "playout", "bias", "minimax", "solver", "width", "expand", "mem",
+            ],
         };
         for (key, value) in &self.params {
             let key = key.as_str();
@@ -197,6 +201,14 @@ impl PlayerSpec {
                     }
                 }
                 (Kind::Mcts, "width") => width = number(kind, key, value, "a whole number")?,
+                (Kind::Mcts, "expand") => {
+                    expand_at = number(kind, key, value, "a visit count from 1")?;
+                    if expand_at == 0 {
+                        return Err(SpecError(format!(
+                            "mcts: expand={value}: expected a visit count from 1"
+                        )));
+                    }
+                }
                 (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
                 (Kind::Mcts, "solver") => solver = switch(kind, key, value)?,
                 (Kind::Mcts, "playout") => {
@@ -249,6 +261,7 @@ impl PlayerSpec {
                 minimax,
                 solver,
                 width,
+                expand_at,
                 seed,
                 max_nodes: Mcts::<P>::nodes_in(mem << 20),
             })),

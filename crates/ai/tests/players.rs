@@ -33,7 +33,7 @@ fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
     game
 }
 
-const SPECS: [&str; 7] = [
+const SPECS: [&str; 8] = [
     "random:seed=3",
     "ab:depth=2",
     "ab:depth=4,order=2,prune=6",
@@ -41,6 +41,7 @@ const SPECS: [&str; 7] = [
     "mcts:nodes=200,playout=eval2,bias=1",
     "mcts:nodes=200,width=3,c=0.3",
     "mcts:nodes=200,width=0,minimax=0",
+    "mcts:nodes=200,expand=3",
 ];
 
 #[test]
@@ -217,6 +218,14 @@ fn spec_errors_list_the_accepted_keys() {
         ("ab:prune=-3", "ab: prune=-3 is not a whole number"),
         ("mcts:solver=yes", "mcts: solver=yes: expected on or off"),
         ("mcts:width=wide", "mcts: width=wide is not a whole number"),
+        (
+            "mcts:expand=0",
+            "mcts: expand=0: expected a visit count from 1",
+        ),
+        (
+            "mcts:expand=-1",
+            "mcts: expand=-1 is not a visit count from 1",
+        ),
     ] {
         let err = spec.parse::<PlayerSpec>().unwrap().build::<Loa>().err();
         assert_eq!(err.map(|e| e.0).as_deref(), Some(expected), "{spec}");

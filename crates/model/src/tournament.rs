@@ -1183,7 +1183,7 @@ options = { Hash = 64 }
                 files += 1;
             }
         }
-        assert_eq!(files, 13);
+        assert_eq!(files, 15);
     }
 
     fn error(text: &str) -> ConfigError {

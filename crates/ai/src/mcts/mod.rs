@@ -38,6 +38,10 @@ pub(crate) struct MctsConfig<W> {
     /// root (all at the root, best first); a node then selects among its first `width +
     /// sqrt(visits)` children, and a new leaf is valued by its best child's evaluation.
     pub(crate) width: usize,
+    /// A leaf below the root is expanded on this visit (1: the first); until then it is
+    /// valued by its evaluation, known from its parent's expansion. Only with priors
+    /// (`width`, `minimax` or `bias`): saves the expansion of leaves visited once.
+    pub(crate) expand_at: u32,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
 }
@@ -293,6 +297,11 @@ impl<P: Heuristics> Mcts<P> {
         }
     }
 
+    /// Whether expansions evaluate each child (its prior and first minimax value).
+    fn has_priors(&self) -> bool {
+        self.config.width > 0 || self.config.bias > 0.0 || self.config.minimax > 0.0
+    }
+
     /// Creates the children of `node` (at `position`, not decided): all of them, or with a
     /// `width` its best moves below the root; none when all would not fit in the tree's
     /// `max_nodes` (the node stays a leaf).
@@ -307,20 +316,19 @@ impl<P: Heuristics> Mcts<P> {
         let first = self.tree.len() as u32;
         let width = self.config.width;
         // Priors are for the mover: the negated evaluation of each child, best first.
-        let scored: Vec<(f32, P::Move)> =
-            if width > 0 || self.config.bias > 0.0 || self.config.minimax > 0.0 {
-                let keep = if width > 0 && node != 0 {
-                    width
-                } else {
-                    usize::MAX
-                };
-                let (best, _) = position.best_moves(&self.config.weights, keep);
-                best.into_iter()
-                    .map(|(value, mv)| (Self::squash(value) as f32, mv))
-                    .collect()
+        let scored: Vec<(f32, P::Move)> = if self.has_priors() {
+            let keep = if width > 0 && node != 0 {
+                width
             } else {
-                moves.iter().map(|&mv| (0.5, mv)).collect()
+                usize::MAX
             };
+            let (best, _) = position.best_moves(&self.config.weights, keep);
+            best.into_iter()
+                .map(|(value, mv)| (Self::squash(value) as f32, mv))
+                .collect()
+        } else {
+            moves.iter().map(|&mv| (0.5, mv)).collect()
+        };
         let count = scored.len() as u32;
         for (prior, mv) in scored {
             self.tree.push(Node::leaf(Some(mv), node as u32, prior));
@@ -426,13 +434,15 @@ impl<P: Heuristics> Mcts<P> {
                 }
             }
         } else {
-            if depth < depth_limit {
+            let n = &self.tree[node];
+            let lazy = node != 0 && n.visits + 1 < self.config.expand_at && self.has_priors();
+            if depth < depth_limit && !lazy {
                 self.expand(node, &position);
                 if self.config.minimax > 0.0 || self.config.width > 0 {
                     self.back_up_minimax(node);
                 }
             }
-            if self.config.width > 0 && self.tree[node].child_count > 0 {
+            if lazy || self.config.width > 0 && self.tree[node].child_count > 0 {
                 self.tree[node].minimax as f64
             } else {
                 1.0 - self.playout(&position, rules)
@@ -609,6 +619,7 @@ mod tests {
             minimax: 0.0,
             solver: true,
             width,
+            expand_at: 1,
             seed: 1,
             max_nodes,
         })
@@ -682,6 +693,42 @@ mod tests {
             assert_eq!(kept, expected, "at {position}");
         }
         assert!(expanded > 20, "{expanded} nodes expanded below the root");
+    }
+
+    #[test]
+    fn a_leaf_is_expanded_on_its_expand_at_visit_and_valued_by_its_evaluation_before() {
+        for (width, minimax) in [(4, 0.8), (0, 0.8)] {
+            let mut mcts = mcts::<Loa>(width, 1 << 20);
+            mcts.config.minimax = minimax;
+            mcts.config.expand_at = 3;
+            let limits = Limits {
+                nodes: Some(600),
+                ..Limits::default()
+            };
+            let game = Game::new(Loa::start(), Default::default());
+            mcts.choose(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            let (mut expanded, mut lazy) = (0, 0);
+            for node in mcts.tree.iter().skip(1) {
+                if node.child_count > 0 {
+                    expanded += 1;
+                    assert!(node.visits >= 3, "expanded after {} visits", node.visits);
+                } else if node.visits > 0 && node.proven == UNKNOWN {
+                    lazy += 1;
+                    assert!(node.visits < 3, "a leaf visited {} times", node.visits);
+                    // Its only value is its evaluation, as often as it was visited.
+                    let mean = node.value / node.visits as f64;
+                    assert!(
+                        (mean - node.prior as f64).abs() < 1e-6,
+                        "{mean} {}",
+                        node.prior
+                    );
+                }
+            }
+            assert!(
+                expanded > 10 && lazy > 10,
+                "{expanded} expanded, {lazy} lazy"
+            );
+        }
     }
 
     impl<P: Heuristics> Mcts<P> {
