@@ -39,8 +39,10 @@ pub(crate) struct MctsConfig<W> {
     /// sqrt(visits)` children, and a new leaf is valued by its best child's evaluation.
     pub(crate) width: usize,
     /// A leaf below the root is expanded on this visit (1: the first); until then it is
-    /// valued by its evaluation, known from its parent's expansion. Only with priors
-    /// (`width`, `minimax` or `bias`): saves the expansion of leaves visited once.
+    /// valued by its evaluation, known from its parent's expansion, which counts as its
+    /// first visit without an iteration spent on it (prior knowledge as equivalent
+    /// experience, Gelly and Silver 2007). Only with priors (`width`, `minimax` or `bias`):
+    /// saves the expansion of leaves selected once.
     pub(crate) expand_at: u32,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
@@ -247,7 +249,7 @@ impl<P: Heuristics> Mcts<P> {
                     self.tree[c].parent = DETACHED;
                     copy
                 }
-                None => Node::leaf(Some(mv), 0, Self::squash(value) as f32),
+                None => self.new_leaf(mv, 0, Self::squash(value) as f32),
             };
             self.tree.push(node);
         }
@@ -302,6 +304,21 @@ impl<P: Heuristics> Mcts<P> {
         self.config.width > 0 || self.config.bias > 0.0 || self.config.minimax > 0.0
     }
 
+    /// Whether leaves are expanded lazily: their evaluation is their first visit.
+    fn lazy(&self) -> bool {
+        self.config.expand_at > 1 && self.has_priors()
+    }
+
+    /// A new child of `parent`; with lazy expansion its evaluation counts as a visit.
+    fn new_leaf(&self, mv: P::Move, parent: u32, prior: f32) -> Node<P::Move> {
+        let mut leaf = Node::leaf(Some(mv), parent, prior);
+        if self.lazy() {
+            leaf.visits = 1;
+            leaf.value = prior as f64;
+        }
+        leaf
+    }
+
     /// Creates the children of `node` (at `position`, not decided): all of them, or with a
     /// `width` its best moves below the root; none when all would not fit in the tree's
     /// `max_nodes` (the node stays a leaf).
@@ -331,7 +348,8 @@ impl<P: Heuristics> Mcts<P> {
         };
         let count = scored.len() as u32;
         for (prior, mv) in scored {
-            self.tree.push(Node::leaf(Some(mv), node as u32, prior));
+            let leaf = self.new_leaf(mv, node as u32, prior);
+            self.tree.push(leaf);
         }
         self.moves = moves;
         self.tree[node].first_child = first;
@@ -435,7 +453,7 @@ impl<P: Heuristics> Mcts<P> {
             }
         } else {
             let n = &self.tree[node];
-            let lazy = node != 0 && n.visits + 1 < self.config.expand_at && self.has_priors();
+            let lazy = node != 0 && self.lazy() && n.visits + 1 < self.config.expand_at;
             if depth < depth_limit && !lazy {
                 self.expand(node, &position);
                 if self.config.minimax > 0.0 || self.config.width > 0 {
@@ -707,6 +725,12 @@ mod tests {
             };
             let game = Game::new(Loa::start(), Default::default());
             mcts.choose(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            // Each child's first visit, its evaluation, took no iteration.
+            let root = &mcts.tree[0];
+            let children =
+                root.first_child as usize..(root.first_child + root.child_count) as usize;
+            let visits: u32 = children.map(|c| mcts.tree[c].visits).sum();
+            assert_eq!((root.visits, visits), (600, 600 + root.child_count));
             let (mut expanded, mut lazy) = (0, 0);
             for node in mcts.tree.iter().skip(1) {
                 if node.child_count > 0 {
