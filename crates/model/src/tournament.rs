@@ -1183,7 +1183,7 @@ options = { Hash = 64 }
                 files += 1;
             }
         }
-        assert_eq!(files, 15);
+        assert_eq!(files, 16);
     }
 
     fn error(text: &str) -> ConfigError {
