@@ -60,7 +60,7 @@ impl Kind {
 /// evaluation, the root all of them, best first, and selection widens with visits; a new
 /// leaf is valued by its best child instead of a playout; default 15 for Amazons, 0 for
 /// LOA), `expand` (a leaf is expanded on this visit, valued by its evaluation until then, which
-/// counts as its first visit; default 1), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
+/// counts as its first visit; default 3, 1 expands at once), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerSpec {
     /// The kind of player.
@@ -157,7 +157,9 @@ impl PlayerSpec {
         let mut bias = 0.0f64;
         let mut minimax = 0.8;
         let mut solver = true;
-        let mut expand_at = 1u32;
+        // Both games: lazy expansion, a leaf expanded on its third visit (against expanding
+        // at once, 200 ms a move: LOA +45 ± 29, Amazons +63 ± 36; bench/strength/README.md).
+        let mut expand_at = 3u32;
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],

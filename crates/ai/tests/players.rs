@@ -41,7 +41,7 @@ const SPECS: [&str; 8] = [
     "mcts:nodes=200,playout=eval2,bias=1",
     "mcts:nodes=200,width=3,c=0.3",
     "mcts:nodes=200,width=0,minimax=0",
-    "mcts:nodes=200,expand=3",
+    "mcts:nodes=200,expand=1",
 ];
 
 #[test]
