@@ -18,7 +18,7 @@
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::sync::{Mutex, OnceLock};
 
 use tourney_model::tournament::EngineLimits;
@@ -277,19 +277,22 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Records a started engine (the group `pid` leads, working in `dir`) until
-/// [`forget_engine`]; `false`, and the engine killed, once the program is quitting.
-pub(crate) fn remember_engine(pid: u32, dir: &Path) -> bool {
+/// Starts an engine (`command`, working in `dir`) and records it until [`forget_engine`];
+/// refused once the program is quitting. The record is held while the engine starts, so
+/// [`end_engines`], called meanwhile by another thread, waits for it and ends it too: an
+/// engine cannot start unrecorded while the program exits.
+pub(crate) fn start_engine(command: &mut Command, dir: &Path) -> Result<Child, String> {
     let mut running = running();
     if running.quitting {
-        kill_group(pid);
-        return false;
+        return Err("not started: the program is quitting".into());
     }
-    running.engines.push((pid, dir.to_path_buf()));
-    true
+    let child = command.spawn().map_err(|e| e.to_string())?;
+    running.engines.push((child.id(), dir.to_path_buf()));
+    Ok(child)
 }
 
-/// An engine about to be killed and reaped: [`end_engines`] leaves it alone.
+/// An engine killed and about to be reaped (its pid soon free for another process):
+/// [`end_engines`] leaves it alone.
 pub(crate) fn forget_engine(pid: u32) {
     running().engines.retain(|(p, _)| *p != pid);
 }

@@ -303,17 +303,13 @@ impl EngineProcess {
         let program = own_program(program);
         let dir =
             WorkDir::new().map_err(|e| format!("no working directory for the engine: {e}"))?;
-        let mut child = confine::command(&program, args, limits, dir.path())
+        let mut engine = confine::command(&program, args, limits, dir.path());
+        engine
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut child = confine::start_engine(&mut engine, dir.path())
             .map_err(|e| format!("cannot start '{command}': {e}"))?;
-        if !confine::remember_engine(child.id(), dir.path()) {
-            // Killed already: reaped here, so that it leaves no zombie behind.
-            let _ = child.wait();
-            return Err("not started: the program is quitting".into());
-        }
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr")?;
@@ -382,8 +378,9 @@ impl EngineProcess {
 
     /// Kills the engine and everything in its process group, and reaps it.
     fn kill(&mut self) {
-        confine::forget_engine(self.child.id());
+        // Killed before it is forgotten: `end_engines` meanwhile kills it too, never misses it.
         confine::kill_group(self.child.id());
+        confine::forget_engine(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
