@@ -59,8 +59,9 @@ impl Kind {
 /// 0.8), `width` (when not 0, a new node keeps only its best this many moves by
 /// evaluation, the root all of them, best first, and selection widens with visits; a new
 /// leaf is valued by its best child instead of a playout; default 15 for Amazons, 0 for
-/// LOA), `expand` (a leaf is expanded on this visit, valued by its evaluation until then, which
-/// counts as its first visit; default 3, 1 expands at once), `solver` (`on`/`off`), `mem` (MiB of tree, default 256) and the weights.
+/// LOA), `expand` (a leaf is expanded on this visit, valued by its evaluation until then,
+/// which counts as its first visit; default 3, 1 expands at once), `solver` (`on`/`off`),
+/// `mem` (MiB of tree, default 256) and the weights.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerSpec {
     /// The kind of player.
