@@ -199,6 +199,8 @@ fn failed_handshakes_and_unsupported_games_make_the_engine_unfit() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("cannot start"), "{err}");
+    assert_eq!(missing.processes_started(), 0, "no process was started");
+    assert_eq!(missing.take_starts(), (0, 0));
 }
 
 #[test]

@@ -502,7 +502,8 @@ impl ExternalEngine {
         }
     }
 
-    /// How many processes were started: one, plus one per restart after a failure.
+    /// How many processes were started: one, plus one per restart after a failure (a start
+    /// that failed, such as a missing program, started none).
     pub fn processes_started(&self) -> u32 {
         self.started
     }
@@ -573,9 +574,10 @@ impl ExternalEngine {
     }
 
     fn start(&mut self) -> Result<(), Unfit> {
+        let process =
+            EngineProcess::spawn(&self.config.command, &self.config.limits).map_err(Unfit)?;
         self.started += 1;
-        self.process =
-            Some(EngineProcess::spawn(&self.config.command, &self.config.limits).map_err(Unfit)?);
+        self.process = Some(process);
         self.send_or_unfit(&Command::Ugi)?;
         let seen = self.await_line("ugiok", |m| *m == Message::UgiOk)?;
         self.name = seen.iter().find_map(|m| {
