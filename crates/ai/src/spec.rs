@@ -161,12 +161,14 @@ impl PlayerSpec {
         // Both games: lazy expansion, a leaf expanded on its third visit (against expanding
         // at once, 200 ms a move: LOA +45 ± 29, Amazons +63 ± 36; bench/strength/README.md).
         let mut expand_at = 3u32;
+        let (mut puct, mut temperature) = (0.0f64, 100.0f64);
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],
             Kind::AlphaBeta => &["tt", "eval", "order", "prune"],
             Kind::Mcts => &[
-                "c", "playout", "bias", "minimax", "solver", "width", "expand", "mem",
+                "c", "playout", "bias", "minimax", "solver", "width", "expand", "puct", "temp",
+                "mem",
             ],
         };
         for (key, value) in &self.params {
@@ -209,6 +211,22 @@ impl PlayerSpec {
                     if expand_at == 0 {
                         return Err(SpecError(format!(
                             "mcts: expand={value}: expected a visit count from 1"
+                        )));
+                    }
+                }
+                (Kind::Mcts, "puct") => {
+                    puct = number(kind, key, value, "a number")?;
+                    if !(puct >= 0.0 && puct.is_finite()) {
+                        return Err(SpecError(format!(
+                            "mcts: puct={value}: expected 0 (UCT) or a positive weight"
+                        )));
+                    }
+                }
+                (Kind::Mcts, "temp") => {
+                    temperature = number(kind, key, value, "a number")?;
+                    if !(temperature > 0.0 && temperature.is_finite()) {
+                        return Err(SpecError(format!(
+                            "mcts: temp={value}: expected a positive temperature"
                         )));
                     }
                 }
@@ -265,6 +283,8 @@ impl PlayerSpec {
                 solver,
                 width,
                 expand_at,
+                puct,
+                temperature,
                 seed,
                 max_nodes: Mcts::<P>::nodes_in(mem << 20),
             })),

@@ -226,6 +226,19 @@ fn spec_errors_list_the_accepted_keys() {
             "mcts:expand=-1",
             "mcts: expand=-1 is not a visit count from 1",
         ),
+        (
+            "mcts:puct=-1",
+            "mcts: puct=-1: expected 0 (UCT) or a positive weight",
+        ),
+        (
+            "mcts:temp=0",
+            "mcts: temp=0: expected a positive temperature",
+        ),
+        (
+            "mcts:temp=NaN",
+            "mcts: temp=NaN: expected a positive temperature",
+        ),
+        ("mcts:puct=high", "mcts: puct=high is not a number"),
     ] {
         let err = spec.parse::<PlayerSpec>().unwrap().build::<Loa>().err();
         assert_eq!(err.map(|e| e.0).as_deref(), Some(expected), "{spec}");

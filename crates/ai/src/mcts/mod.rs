@@ -44,6 +44,13 @@ pub(crate) struct MctsConfig<W> {
     /// experience, Gelly and Silver 2007). Only with priors (`width`, `minimax` or `bias`):
     /// saves the expansion of leaves selected once.
     pub(crate) expand_at: u32,
+    /// When above 0, selection is PUCT (Rosin 2011, as in AlphaZero) with this weight
+    /// instead of UCT: a child's exploration term is its share of a policy, the softmax of
+    /// the children's evaluations at `temperature`, times √(parent's visits) / (1 + its
+    /// visits), so the search goes deep along the moves the evaluation favours.
+    pub(crate) puct: f64,
+    /// The policy's temperature in evaluation units (higher: flatter).
+    pub(crate) temperature: f64,
     pub(crate) seed: u64,
     pub(crate) max_nodes: usize,
 }
@@ -65,6 +72,8 @@ struct Node<M> {
     value: f64,
     /// Progressive-bias heuristic in [0, 1] for that player.
     prior: f32,
+    /// Its share of its parent's policy (PUCT selection).
+    policy: f32,
     /// Implicit minimax value in [0, 1] for that player: its evaluation, then the minimax
     /// of its children's.
     minimax: f32,
@@ -82,6 +91,7 @@ impl<M> Node<M> {
             visits: 0,
             value: 0.0,
             prior,
+            policy: 0.0,
             minimax: prior,
             proven: UNKNOWN,
         }
@@ -237,6 +247,7 @@ impl<P: Heuristics> Mcts<P> {
         }
         let first = self.tree.len();
         let (best, _) = position.best_moves(&self.config.weights, usize::MAX);
+        let values: Vec<i32> = best.iter().map(|&(value, _)| value).collect();
         for (value, mv) in best {
             let index = self.tree.len() as u32;
             let node = match self.child_index(0, mv) {
@@ -255,6 +266,27 @@ impl<P: Heuristics> Mcts<P> {
         }
         self.tree[0].first_child = first as u32;
         self.tree[0].child_count = legal as u32;
+        self.set_policy(first, &values);
+    }
+
+    /// Gives the children from `first` on their policy: the softmax of their evaluations
+    /// `values` (for the mover) at the configured temperature.
+    fn set_policy(&mut self, first: usize, values: &[i32]) {
+        let Some(&top) = values.iter().max() else {
+            return;
+        };
+        let t = self.config.temperature.max(1e-3);
+        let weights: Vec<f64> = values
+            .iter()
+            .map(|&v| ((v - top) as f64 / t).exp())
+            .collect();
+        let sum: f64 = weights.iter().sum();
+        for (node, w) in self.tree[first..first + values.len()]
+            .iter_mut()
+            .zip(weights)
+        {
+            node.policy = (w / sum) as f32;
+        }
     }
 
     /// Win probability for the side to move from an evaluation.
@@ -333,23 +365,29 @@ impl<P: Heuristics> Mcts<P> {
         let first = self.tree.len() as u32;
         let width = self.config.width;
         // Priors are for the mover: the negated evaluation of each child, best first.
-        let scored: Vec<(f32, P::Move)> = if self.has_priors() {
+        let scored: Vec<(i32, P::Move)> = if self.has_priors() {
             let keep = if width > 0 && node != 0 {
                 width
             } else {
                 usize::MAX
             };
-            let (best, _) = position.best_moves(&self.config.weights, keep);
-            best.into_iter()
-                .map(|(value, mv)| (Self::squash(value) as f32, mv))
-                .collect()
+            position.best_moves(&self.config.weights, keep).0
         } else {
-            moves.iter().map(|&mv| (0.5, mv)).collect()
+            moves.iter().map(|&mv| (0, mv)).collect()
         };
         let count = scored.len() as u32;
-        for (prior, mv) in scored {
+        for &(value, mv) in &scored {
+            let prior = if self.has_priors() {
+                Self::squash(value) as f32
+            } else {
+                0.5
+            };
             let leaf = self.new_leaf(mv, node as u32, prior);
             self.tree.push(leaf);
+        }
+        if self.config.puct > 0.0 {
+            let values: Vec<i32> = scored.iter().map(|&(value, _)| value).collect();
+            self.set_policy(first as usize, &values);
         }
         self.moves = moves;
         self.tree[node].first_child = first;
@@ -367,16 +405,30 @@ impl<P: Heuristics> Mcts<P> {
         }
         let range = n.first_child as usize..(n.first_child + count) as usize;
         let log_n = (n.visits.max(1) as f64).ln();
+        let sqrt_n = (n.visits.max(1) as f64).sqrt();
+        let puct = self.config.puct;
         let mut best = (f64::NEG_INFINITY, range.start);
         for c in range {
             let child = &self.tree[c];
+            let alpha = self.config.minimax;
             let score = match child.proven {
                 PROVEN_WIN => return c,
                 PROVEN_LOSS => -1e9,
+                // PUCT: an untried child is valued by its evaluation (its first minimax).
+                _ if puct > 0.0 => {
+                    let visits = child.visits as f64;
+                    let mean = if child.visits == 0 {
+                        child.minimax as f64
+                    } else {
+                        child.value / visits
+                    };
+                    (1.0 - alpha) * mean
+                        + alpha * child.minimax as f64
+                        + puct * child.policy as f64 * sqrt_n / (1.0 + visits)
+                }
                 _ if child.visits == 0 => 1e9 + child.prior as f64,
                 _ => {
                     let visits = child.visits as f64;
-                    let alpha = self.config.minimax;
                     (1.0 - alpha) * child.value / visits
                         + alpha * child.minimax as f64
                         + self.config.exploration * (log_n / visits).sqrt()
@@ -638,6 +690,8 @@ mod tests {
             solver: true,
             width,
             expand_at: 1,
+            puct: 0.0,
+            temperature: 100.0,
             seed: 1,
             max_nodes,
         })
@@ -753,6 +807,51 @@ mod tests {
                 "{expanded} expanded, {lazy} lazy"
             );
         }
+    }
+
+    /// The most plies from the root to a node of the tree.
+    fn tree_depth<P: Heuristics>(mcts: &Mcts<P>) -> usize {
+        let mut depth = vec![0usize; mcts.tree.len()];
+        for i in 1..mcts.tree.len() {
+            // Parents come before their children.
+            depth[i] = depth[mcts.tree[i].parent as usize] + 1;
+        }
+        depth.into_iter().max().unwrap_or(0)
+    }
+
+    #[test]
+    fn puct_gives_children_a_policy_by_their_evaluations_and_searches_deeper_along_it() {
+        let game = Game::new(Loa::start(), Default::default());
+        let mut depths = vec![];
+        for puct in [0.0, 1.0] {
+            let mut mcts = mcts::<Loa>(0, 1 << 20);
+            mcts.config.minimax = 0.8;
+            mcts.config.expand_at = 3;
+            mcts.config.puct = puct;
+            search(&mut mcts, &game, 10_000);
+            depths.push(tree_depth(&mcts));
+            if puct == 0.0 {
+                continue;
+            }
+            let mut expanded = 0;
+            for node in mcts.tree.iter().filter(|n| n.child_count > 0) {
+                expanded += 1;
+                let children = &mcts.tree
+                    [node.first_child as usize..(node.first_child + node.child_count) as usize];
+                let sum: f32 = children.iter().map(|c| c.policy).sum();
+                assert!((sum - 1.0).abs() < 1e-4, "policies sum to {sum}");
+                // Children come best first, so their policies do not grow; a better
+                // evaluation has the larger share.
+                for pair in children.windows(2) {
+                    assert!(pair[0].policy >= pair[1].policy, "{pair:?}");
+                    if pair[0].prior > pair[1].prior + 1e-3 {
+                        assert!(pair[0].policy > pair[1].policy, "{pair:?}");
+                    }
+                }
+            }
+            assert!(expanded > 50, "{expanded} nodes expanded");
+        }
+        assert!(depths[1] > depths[0], "tree depths UCT, PUCT: {depths:?}");
     }
 
     impl<P: Heuristics> Mcts<P> {
