@@ -52,8 +52,10 @@ impl Kind {
 /// default 16), `eval` (`default`), `order` (from this depth, moves ordered by the
 /// evaluation of their positions; default 3 for Amazons, 0 (never) for LOA), `prune` (then
 /// only this many below the root; default 10 for Amazons, 0 (all) for LOA) and the
-/// evaluation weights of the game; `mcts` adds `c` (exploration, default 0.7 for LOA, 0.5
-/// for Amazons), `playout` (`random` or `evalN`: N random moves then the evaluation;
+/// evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
+/// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
+/// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves then the evaluation;
 /// default `eval0` for LOA, `eval4` for Amazons), `bias` (progressive-bias weight, default
 /// 0), `minimax` (weight of implicit minimax backups of the evaluation, 0 to 1; default
 /// 0.8), `width` (when not 0, a new node keeps only its best this many moves by
@@ -161,7 +163,14 @@ impl PlayerSpec {
         // Both games: lazy expansion, a leaf expanded on its third visit (against expanding
         // at once, 200 ms a move: LOA +45 ± 29, Amazons +63 ± 36; bench/strength/README.md).
         let mut expand_at = 3u32;
-        let (mut puct, mut temperature) = (0.0f64, 100.0f64);
+        // Both games: PUCT, its policy the softmax of the evaluations at a temperature for
+        // each game's scale (against `ab` at 200 ms a move, which UCT trailed by ~80 Elo in
+        // Amazons and more in LOA: LOA 41-6-33, Amazons 26-0-14; bench/strength/README.md).
+        let mut puct = 0.5f64;
+        let mut temperature = match P::GAME {
+            tourney_rules::GameKind::Loa => 100.0f64,
+            tourney_rules::GameKind::Amazons => 300.0,
+        };
         let mut mem = 256usize;
         let own: &[&str] = match kind {
             Kind::Random => &[],

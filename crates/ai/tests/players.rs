@@ -33,7 +33,7 @@ fn random_game<P: Position>(seed: u64, plies: usize) -> Game<P> {
     game
 }
 
-const SPECS: [&str; 8] = [
+const SPECS: [&str; 10] = [
     "random:seed=3",
     "ab:depth=2",
     "ab:depth=4,order=2,prune=6",
@@ -42,6 +42,8 @@ const SPECS: [&str; 8] = [
     "mcts:nodes=200,width=3,c=0.3",
     "mcts:nodes=200,width=0,minimax=0",
     "mcts:nodes=200,expand=1",
+    "mcts:nodes=200,puct=0",
+    "mcts:nodes=200,puct=1,temp=300",
 ];
 
 #[test]

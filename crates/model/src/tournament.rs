@@ -1166,7 +1166,7 @@ options = { Hash = 64 }
             let text = std::fs::read_to_string(&path).unwrap();
             TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
         }
-        // And the strength tests' SPRTs and tuning run.
+        // And the strength tests' SPRTs, tuning runs and screening gauntlets.
         let dir = format!("{}/../../bench/strength", env!("CARGO_MANIFEST_DIR"));
         let mut files = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -1176,14 +1176,14 @@ options = { Hash = 64 }
                 let c = TournamentConfig::parse(&text, &path.display().to_string())
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert!(
-                    matches!(c.format, Format::Sprt | Format::Spsa),
+                    matches!(c.format, Format::Sprt | Format::Spsa | Format::Gauntlet),
                     "{}",
                     path.display()
                 );
                 files += 1;
             }
         }
-        assert_eq!(files, 16);
+        assert_eq!(files, 18);
     }
 
     fn error(text: &str) -> ConfigError {

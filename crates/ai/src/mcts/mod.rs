@@ -1,8 +1,9 @@
-//! Monte-Carlo tree search: UCT on an arena tree (nodes addressed by index), MCTS-Solver
-//! backups of proven wins and losses, random or evaluation-cutoff playouts, optional
-//! progressive bias and implicit minimax backups from the evaluation, and optionally a
-//! narrow tree: each node keeps its best moves by evaluation and widens with visits. The
-//! subtree of the position reached keeps its statistics from one move to the next.
+//! Monte-Carlo tree search: UCT, or PUCT with the evaluation's softmax as its policy, on
+//! an arena tree (nodes addressed by index), MCTS-Solver backups of proven wins and
+//! losses, random or evaluation-cutoff playouts, optional progressive bias and implicit
+//! minimax backups from the evaluation, and optionally a narrow tree: each node keeps its
+//! best moves by evaluation and widens with visits. The subtree of the position reached
+//! keeps its statistics from one move to the next.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -27,6 +28,7 @@ pub(crate) enum Playout {
 pub(crate) struct MctsConfig<W> {
     pub(crate) weights: W,
     pub(crate) limits: Limits,
+    /// UCT's exploration constant (selection without `puct`).
     pub(crate) exploration: f64,
     pub(crate) playout: Playout,
     pub(crate) bias: f64,
@@ -425,6 +427,7 @@ impl<P: Heuristics> Mcts<P> {
                     (1.0 - alpha) * mean
                         + alpha * child.minimax as f64
                         + puct * child.policy as f64 * sqrt_n / (1.0 + visits)
+                        + self.config.bias * child.prior as f64 / (visits + 1.0)
                 }
                 _ if child.visits == 0 => 1e9 + child.prior as f64,
                 _ => {
