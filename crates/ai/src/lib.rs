@@ -8,8 +8,9 @@
 //! - [`random`](spec): uniform over the legal moves.
 //! - `ab`: alpha-beta with iterative deepening, principal-variation search, a transposition
 //!   table, TT-move/capture/killer/history ordering; evaluation per game ([`Heuristics`]).
-//! - `mcts`: UCT on an arena tree with MCTS-Solver backups, random or evaluation-cutoff
-//!   playouts and optional progressive bias.
+//! - `mcts`: PUCT (its policy the evaluation's softmax) or UCT on an arena tree with
+//!   MCTS-Solver backups, implicit minimax backups, lazy expansion, random or
+//!   evaluation-cutoff playouts and optional progressive bias.
 //!
 //! Players are named by spec strings such as `ab:depth=6`, `mcts:c=0.7,playout=eval4` or
 //! `random:seed=7`; see [`PlayerSpec`].
