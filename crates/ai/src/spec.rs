@@ -55,8 +55,8 @@ impl Kind {
 /// evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
-/// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves then the evaluation;
-/// default `eval0` for LOA, `eval4` for Amazons), `bias` (progressive-bias weight, default
+/// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves
+/// then the evaluation; default `eval0` for LOA, `eval4` for Amazons), `bias` (progressive-bias weight, default
 /// 0), `minimax` (weight of implicit minimax backups of the evaluation, 0 to 1; default
 /// 0.8), `width` (when not 0, a new node keeps only its best this many moves by
 /// evaluation, the root all of them, best first, and selection widens with visits; a new

@@ -249,8 +249,7 @@ impl<P: Heuristics> Mcts<P> {
         }
         let first = self.tree.len();
         let (best, _) = position.best_moves(&self.config.weights, usize::MAX);
-        let values: Vec<i32> = best.iter().map(|&(value, _)| value).collect();
-        for (value, mv) in best {
+        for &(value, mv) in &best {
             let index = self.tree.len() as u32;
             let node = match self.child_index(0, mv) {
                 Some(c) => {
@@ -268,26 +267,27 @@ impl<P: Heuristics> Mcts<P> {
         }
         self.tree[0].first_child = first as u32;
         self.tree[0].child_count = legal as u32;
-        self.set_policy(first, &values);
+        self.set_policy(first, best.iter().map(|&(value, _)| value));
     }
 
-    /// Gives the children from `first` on their policy: the softmax of their evaluations
-    /// `values` (for the mover) at the configured temperature.
-    fn set_policy(&mut self, first: usize, values: &[i32]) {
-        let Some(&top) = values.iter().max() else {
+    /// With PUCT, gives the children from `first` on (the tree's last nodes) their policy:
+    /// the softmax of their evaluations `values` (for the mover) at the temperature.
+    fn set_policy(&mut self, first: usize, values: impl Iterator<Item = i32> + Clone) {
+        if self.config.puct <= 0.0 {
+            return;
+        }
+        let Some(top) = values.clone().max() else {
             return;
         };
         let t = self.config.temperature.max(1e-3);
-        let weights: Vec<f64> = values
-            .iter()
-            .map(|&v| ((v - top) as f64 / t).exp())
-            .collect();
-        let sum: f64 = weights.iter().sum();
-        for (node, w) in self.tree[first..first + values.len()]
-            .iter_mut()
-            .zip(weights)
-        {
-            node.policy = (w / sum) as f32;
+        let mut sum = 0.0;
+        for (node, v) in self.tree[first..].iter_mut().zip(values) {
+            let weight = ((v - top) as f64 / t).exp();
+            sum += weight;
+            node.policy = weight as f32;
+        }
+        for node in &mut self.tree[first..] {
+            node.policy = (node.policy as f64 / sum) as f32;
         }
     }
 
@@ -378,8 +378,9 @@ impl<P: Heuristics> Mcts<P> {
             moves.iter().map(|&mv| (0, mv)).collect()
         };
         let count = scored.len() as u32;
+        let priors = self.has_priors();
         for &(value, mv) in &scored {
-            let prior = if self.has_priors() {
+            let prior = if priors {
                 Self::squash(value) as f32
             } else {
                 0.5
@@ -387,10 +388,7 @@ impl<P: Heuristics> Mcts<P> {
             let leaf = self.new_leaf(mv, node as u32, prior);
             self.tree.push(leaf);
         }
-        if self.config.puct > 0.0 {
-            let values: Vec<i32> = scored.iter().map(|&(value, _)| value).collect();
-            self.set_policy(first as usize, &values);
-        }
+        self.set_policy(first as usize, scored.iter().map(|&(value, _)| value));
         self.moves = moves;
         self.tree[node].first_child = first;
         self.tree[node].child_count = count;
