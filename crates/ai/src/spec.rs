@@ -35,6 +35,11 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether its moves come with a score: the searching players give one, `random` none.
+    pub fn reports_scores(self) -> bool {
+        !matches!(self, Kind::Random)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::Random => "random",

@@ -5,13 +5,16 @@ use prometheus::Histogram;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use tourney_model::GameSummary;
-use tourney_model::tournament::{PairOutcome, State};
+use tourney_model::job::{Identity, MoveLimits};
+use tourney_model::replay::{Rejection, Side};
+use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+use tourney_model::{GameRecord, GameSummary, MetaValue};
 use tourney_store::{PairDigest, PairRecord, Store};
 
 use tourney_rules::Color;
 
 use crate::scheduler::{LeaseId, ReportAck, TournamentId};
+use crate::ticket::Sealed;
 use crate::state::{Coordinator, CoordinatorError, Finished, Inner, StoreFault};
 
 pub(crate) struct CommitJob {
@@ -65,8 +68,8 @@ pub(crate) async fn committer(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The reporting registration does not hold the pair under that lease (or the
-    /// tournament is unknown).
-    #[error("the pair is not held by this worker under that lease")]
+    /// tournament is unknown), and its ticket is not the pair's.
+    #[error("the pair is not held by this worker under that lease, and its ticket is not the pair's")]
     NotHeld,
     /// The records are not two game records.
     #[error("records: {0}")]
@@ -75,6 +78,10 @@ pub enum Refusal {
     /// another.
     #[error("the games are not between the pair's engines, colours swapped, in its game")]
     Seats,
+    /// The records name the engines otherwise than they were leased (other specs, options
+    /// or programs), so they do not match the lease's ticket.
+    #[error("the records do not name the engines as they were leased (specs, options, programs)")]
+    Ticket,
     /// A game does not replay to what it claims.
     #[error("game {0}: {1}")]
     Game(usize, tourney_model::replay::Rejection),
@@ -85,23 +92,19 @@ pub enum Refusal {
 
 impl Refusal {
     /// Every [`Refusal::kind`].
-    pub const KINDS: [&'static str; 8] = [
-        "not-held",
-        "records",
-        "seats",
-        "start",
-        "move",
-        "ending",
-        "rules",
-        "half-points",
-    ];
+    pub fn kinds() -> impl Iterator<Item = &'static str> {
+        ["not-held", "records", "seats", "ticket", "half-points"]
+            .into_iter()
+            .chain(tourney_model::replay::Rejection::KINDS)
+    }
 
-    /// A short name for counting: one of [`Refusal::KINDS`].
+    /// A short name for counting: one of [`Refusal::kinds`].
     pub fn kind(&self) -> &'static str {
         match self {
             Refusal::NotHeld => "not-held",
             Refusal::Records(_) => "records",
             Refusal::Seats => "seats",
+            Refusal::Ticket => "ticket",
             Refusal::Game(_, e) => e.kind(),
             Refusal::HalfPoints => "half-points",
         }
@@ -121,27 +124,51 @@ pub struct Reported {
     pub half_points: [u32; 2],
     /// Both games' records, a JSON array.
     pub games_json: String,
+    /// The ticket of the pair's job.
+    pub ticket: String,
+}
+
+/// What the checks know of one of a tournament's engines: its own limits, and whether its
+/// player reports scores.
+fn side_of(config: &TournamentConfig, index: usize) -> Side {
+    let engine = &config.engines[index];
+    Side {
+        limits: engine.limits.as_ref().map(MoveLimits::of),
+        reports_scores: engine.player.as_deref().is_none_or(|spec| {
+            spec.parse::<tourney_ai::PlayerSpec>()
+                .is_ok_and(|s| s.kind.reports_scores())
+        }),
+    }
 }
 
 impl Coordinator {
-    /// Reads a reported pair once and checks it: the reporting registration holds it; its
-    /// records are two games between the pair's two engines with colours swapped, in the
-    /// tournament's game; each replays on the rules core from the pair's opening to the
-    /// ending it claims ([`tourney_model::replay::check`]); and the half-points agree with
-    /// the results. The colours come from the records.
+    /// Whether pair `pair` of tournament `id` is done: a result for it is a repeat.
+    pub fn is_done(&self, id: TournamentId, pair: u64) -> bool {
+        (self.lock().scheduler.tournament(id)).is_some_and(|t| t.is_done(pair))
+    }
+
+    /// Reads a reported pair once, into the typed records the exporters read, and checks
+    /// it: its records are two games between the pair's two engines with colours swapped,
+    /// in the tournament's game, named as they were leased (the ticket); the reporting
+    /// registration holds the pair, or its ticket is the pair's (a lease from before a
+    /// restart or a new registration, taken while the pair is open); each game replays on
+    /// the rules core from the pair's opening to the ending it claims within its clocks
+    /// ([`tourney_model::replay::check`]); and the half-points agree with the results.
+    /// The colours come from the records.
     ///
     /// # Errors
     /// The [`Refusal`]; the worker is told the result was rejected.
     pub fn check_reported(&self, worker: &str, r: Reported) -> Result<Finished, Refusal> {
-        let (config, settings, opening) = {
+        let (config, settings, opening, held, token) = {
             let inner = self.lock();
-            if !inner.scheduler.holds(worker, r.lease, r.tournament, r.pair) {
-                return Err(Refusal::NotHeld);
-            }
             let entry = inner
                 .tournaments
                 .get(&r.tournament)
                 .ok_or(Refusal::NotHeld)?;
+            if r.pair >= entry.config.max_pairs() {
+                return Err(Refusal::NotHeld);
+            }
+            let held = inner.scheduler.holds(worker, r.lease, r.tournament, r.pair);
             let openings = &entry.openings;
             let (_, _, round) = entry.config.pairing(r.pair);
             let opening = (openings.get((round % openings.len().max(1) as u64) as usize))
@@ -151,34 +178,87 @@ impl Coordinator {
                 Arc::clone(&entry.config),
                 Arc::clone(&entry.settings),
                 opening,
+                held,
+                inner.fleet.token_of(worker).unwrap_or_default().to_string(),
             )
         };
         let (first, second, _) = config.pairing(r.pair);
-        let summaries: Vec<GameSummary> =
+        let mut records: Vec<GameRecord> =
             serde_json::from_str(&r.games_json).map_err(|e| Refusal::Records(e.to_string()))?;
-        let [g0, g1] = summaries.as_slice() else {
+        if records.len() != 2 {
             return Err(Refusal::Records(format!(
                 "{} games, not 2",
-                summaries.len()
+                records.len()
             )));
-        };
+        }
         let index = |name: &str| {
             [first, second]
                 .into_iter()
                 .find(|&i| config.engines[i].name == name)
         };
+        // Each engine as the records name it, the same in both games.
+        let mut named: [Option<Identity>; 2] = [None, None];
         let mut white = [0; 2];
-        let mut half_points = [0u8; 2];
-        for (g, game) in [g0, g1].into_iter().enumerate() {
+        for (g, game) in records.iter().enumerate() {
             let (Some(w), Some(b)) = (index(&game.white.name), index(&game.black.name)) else {
                 return Err(Refusal::Seats);
             };
             if w == b || game.game != config.game {
                 return Err(Refusal::Seats);
             }
-            tourney_model::replay::check(game, &opening, &settings)
-                .map_err(|e| Refusal::Game(g, e))?;
             white[g] = w;
+            for (engine, player) in [(w, &game.white), (b, &game.black)] {
+                let seat = usize::from(engine == second);
+                let identity = Identity::of(player);
+                match &named[seat] {
+                    Some(known) if *known != identity => return Err(Refusal::Ticket),
+                    _ => named[seat] = Some(identity),
+                }
+            }
+        }
+        if white[0] == white[1] {
+            return Err(Refusal::Seats);
+        }
+        let [Some(first_named), Some(second_named)] = &named else {
+            return Err(Refusal::Seats);
+        };
+        let sealed = Sealed {
+            tournament: r.tournament,
+            pair: r.pair,
+            host: crate::scheduler::host(worker),
+            token: &token,
+            engines: [first_named, second_named],
+        };
+        if !sealed.matches(&self.lease_key, &r.ticket) {
+            return Err(if held {
+                Refusal::Ticket
+            } else {
+                Refusal::NotHeld
+            });
+        }
+        let mut half_points = [0u8; 2];
+        let mut summaries = Vec::with_capacity(2);
+        for (g, game) in records.iter_mut().enumerate() {
+            let w = white[g];
+            let b = if w == first { second } else { first };
+            let game_error = |e| Refusal::Game(g, e);
+            for (key, value) in [("pair", r.pair), ("game", g as u64)] {
+                match game.meta.get(key).map(MetaValue::as_u64) {
+                    None => {
+                        game.meta.insert(key.into(), value.into());
+                    }
+                    Some(Some(v)) if v == value => {}
+                    Some(_) => {
+                        return Err(game_error(Rejection::Record(format!(
+                            "meta {key} is not {value}"
+                        ))));
+                    }
+                }
+            }
+            let mut sides = [Side::default(); 2];
+            sides[Color::White.index()] = side_of(&config, w);
+            sides[Color::Black.index()] = side_of(&config, b);
+            tourney_model::replay::check(game, &opening, &settings, sides).map_err(game_error)?;
             let first_plays = if w == first {
                 Color::White
             } else {
@@ -188,10 +268,12 @@ impl Coordinator {
             if u32::from(half_points[g]) != r.half_points[g] {
                 return Err(Refusal::HalfPoints);
             }
+            summaries.push(GameSummary::of(game).map_err(Refusal::Records)?);
         }
-        if white[0] == white[1] {
-            return Err(Refusal::Seats);
-        }
+        // Stored as the typed records write themselves: whatever is stored exports,
+        // replays and archives.
+        let games = serde_json::value::to_raw_value(&records)
+            .map_err(|e| Refusal::Records(e.to_string()))?;
         Ok(Finished {
             tournament: r.tournament,
             lease: r.lease,
@@ -202,9 +284,9 @@ impl Coordinator {
                 half_points,
                 white,
             },
-            games: serde_json::value::RawValue::from_string(r.games_json)
-                .map_err(|e| Refusal::Records(e.to_string()))?,
+            games,
             summaries,
+            held,
         })
     }
 

@@ -29,6 +29,7 @@ impl Coordinator {
             .min(self.settings.max_pairs_per_lease)
             .min(tail_share(&inner, worker, now, self.settings.lease_ms));
         let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
+        let token = inner.fleet.token_of(worker).unwrap_or_default().to_string();
         self.metrics.leases_granted.inc();
         tracing::debug!(lease = lease.id, %worker, pairs = assignments.len(), "lease granted");
         let inner = &mut *inner;
@@ -44,6 +45,14 @@ impl Coordinator {
                 let scheduled = inner.scheduler.tournament(a.tournament).expect("leased");
                 // A tuning run's sides play with the values of their perturbation.
                 let [first, second] = crate::tuning::engines_of(t, scheduled, a.pair, engines);
+                let ticket = crate::ticket::Sealed {
+                    tournament: a.tournament,
+                    pair: a.pair,
+                    host: crate::scheduler::host(worker),
+                    token: &token,
+                    engines: [&first.identity(), &second.identity()],
+                }
+                .ticket(&self.lease_key);
                 PairJob {
                     tournament: a.tournament,
                     pair: a.pair,
@@ -55,6 +64,7 @@ impl Coordinator {
                         .to_string(),
                     opening_index,
                     seed: t.config.pair_seed(a.pair),
+                    ticket,
                 }
             })
             .collect();

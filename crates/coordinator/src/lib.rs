@@ -28,6 +28,7 @@ pub mod scheduler;
 pub mod server;
 pub mod service;
 pub mod state;
+mod ticket;
 mod tuning;
 
 mod commit;

@@ -48,8 +48,12 @@ pub struct CoordinatorMetrics {
     pub store_failing: IntGauge,
     /// `tourney_store_commit_duration_seconds`: one group commit, write and flush.
     pub commit_latency: Histogram,
-    /// `tourney_results_rejected_total{reason}`.
+    /// `tourney_results_rejected_total{reason}`: results that fail the checks (forged,
+    /// or from a broken worker).
     pub results_rejected: IntCounterVec,
+    /// `tourney_reports_deferred_total{reason}`: whole reports turned away for honest
+    /// reasons, to be sent again (`too-large`: in parts; `busy`: later).
+    pub reports_deferred: IntCounterVec,
     /// `tourney_games_duplicate_total{tournament}`.
     pub duplicate_games: IntCounterVec,
     pairs_pending: IntGaugeVec,
@@ -151,8 +155,11 @@ impl CoordinatorMetrics {
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
         let metrics = Self::register(registry);
-        for reason in crate::commit::Refusal::KINDS {
+        for reason in crate::commit::Refusal::kinds() {
             metrics.results_rejected.with_label_values(&[reason]);
+        }
+        for reason in ["too-large", "busy"] {
+            metrics.reports_deferred.with_label_values(&[reason]);
         }
         // Every reason exported from 0, so that an alert fires on the first failure.
         let failures = Termination::ALL.into_iter().filter(|t| t.is_failure());
@@ -304,7 +311,13 @@ impl CoordinatorMetrics {
             results_rejected: counter_vec(
                 r,
                 "tourney_results_rejected_total",
-                "Reported pairs refused, by reason: not-held, records, seats, start, move, ending, rules, half-points.",
+                "Reported pairs refused by the checks, by reason: not-held, records, seats, ticket, start, move, clock, scores, ending, record, rules, half-points.",
+                &["reason"],
+            ),
+            reports_deferred: counter_vec(
+                r,
+                "tourney_reports_deferred_total",
+                "Whole reports turned away for the worker to send again, by reason: too-large (in parts), busy (later). Honest, not rejections.",
                 &["reason"],
             ),
             duplicate_games: counter_vec(

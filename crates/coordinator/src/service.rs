@@ -105,34 +105,35 @@ impl From<&Status> for pb::TournamentStatus {
     }
 }
 
-/// The most a pair's games may take uncompressed.
-pub const MAX_GAMES_JSON: usize = 8 << 20;
-/// The most a whole report's games may take uncompressed: what one report can make the
-/// coordinator hold in memory, whatever its compressed size on the wire.
-pub const MAX_REPORT_JSON: usize = 64 << 20;
+pub use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
 /// The longest address template a report request may give for its links.
 pub const MAX_LINK_TEMPLATE: usize = 1024;
+/// After a report that held this many decompressed bytes, the allocator is asked to give
+/// its free memory back to the system at once.
+const BIG_REPORT: usize = 8 << 20;
 
-/// A pair result's games JSON, plain or decompressed, taken from what is left of the
-/// report's `budget` (`None`: the compressed form is corrupt, more than [`MAX_GAMES_JSON`]
-/// or the budget, or not UTF-8). The size a compressed block claims is checked before
-/// anything is allocated.
-pub fn games_json(plain: String, lz4: &[u8], budget: &mut usize) -> Option<String> {
-    let size = if lz4.is_empty() {
-        plain.len()
-    } else {
-        lz4_flex::block::uncompressed_size(lz4).ok()?.0
-    };
-    if size > MAX_GAMES_JSON || size > *budget {
-        *budget = 0;
-        return None;
-    }
-    *budget -= size;
+/// A pair result's games JSON, plain or decompressed (`None`: the compressed form is
+/// corrupt, more than [`MAX_GAMES_JSON`], or not UTF-8). The size a compressed block claims
+/// is checked before anything is allocated.
+pub fn games_json(plain: String, lz4: &[u8]) -> Option<String> {
     if lz4.is_empty() {
-        return Some(plain);
+        return (plain.len() <= MAX_GAMES_JSON).then_some(plain);
     }
     let (size, block) = lz4_flex::block::uncompressed_size(lz4).ok()?;
+    if size > MAX_GAMES_JSON {
+        return None;
+    }
     String::from_utf8(lz4_flex::block::decompress(block, size).ok()?).ok()
+}
+
+/// A RESOURCE_EXHAUSTED refusal of a whole report, telling the worker to send it again
+/// after `retry_ms`.
+fn deferred(message: String, retry_ms: u64) -> GrpcStatus {
+    let mut status = GrpcStatus::resource_exhausted(message);
+    if let Ok(value) = retry_ms.to_string().parse() {
+        status.metadata_mut().insert(RETRY_PUSHBACK, value);
+    }
+    status
 }
 
 #[tonic::async_trait]
@@ -174,12 +175,56 @@ impl pb::worker_server::Worker for WorkerService {
     ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
         self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        // The whole report's decompressed size, from what its blocks claim: over the
+        // budget it is turned away whole (the worker sends it again in parts), never pair
+        // by pair.
+        let claimed = (r.results.iter())
+            .map(|result| result.games_size().unwrap_or(0))
+            .fold(0usize, usize::saturating_add);
+        let metrics = self.0.metrics();
+        if claimed > MAX_REPORT_JSON {
+            metrics
+                .reports_deferred
+                .with_label_values(&["too-large"])
+                .inc();
+            return Err(deferred(
+                format!(
+                    "report too large: {} MiB of records in {} pair results, at most {} MiB a \
+                     report: send it in parts",
+                    claimed.div_ceil(1 << 20),
+                    r.results.len(),
+                    MAX_REPORT_JSON >> 20
+                ),
+                0,
+            ));
+        }
+        // Room among all reports in flight: concurrent reports share one budget.
+        let kib = u32::try_from(claimed.div_ceil(1 << 10)).unwrap_or(u32::MAX);
+        let room = tokio::time::timeout(
+            crate::state::REPORT_ROOM_WAIT,
+            self.0.report_room.acquire_many(kib),
+        )
+        .await;
+        let Ok(Ok(_room)) = room else {
+            metrics.reports_deferred.with_label_values(&["busy"]).inc();
+            return Err(deferred(
+                format!(
+                    "busy: {} MiB of reports are being read; send this one again later",
+                    crate::state::REPORTS_IN_FLIGHT >> 20
+                ),
+                1_000,
+            ));
+        };
         let mut finished = Vec::with_capacity(r.results.len());
-        let mut malformed = 0;
-        let mut budget = MAX_REPORT_JSON;
+        let (mut malformed, mut repeated) = (0, 0);
         for result in r.results {
+            // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
+            if self.0.is_done(result.tournament, result.pair) {
+                repeated += 1;
+                continue;
+            }
             let checked = match (
-                games_json(result.games_json, &result.games_lz4, &mut budget),
+                games_json(result.games_json, &result.games_lz4),
                 result.half_points.as_slice(),
             ) {
                 (Some(games_json), &[h0, h1]) => self.0.check_reported(
@@ -190,13 +235,12 @@ impl pb::worker_server::Worker for WorkerService {
                         lease: result.lease_id,
                         half_points: [h0, h1],
                         games_json,
+                        ticket: result.ticket,
                     },
                 ),
                 _ => Err(Refusal::Records(format!(
-                    "not decodable within {} MiB a pair and {} MiB a report, or not two \
-                     half-points",
+                    "not decodable within {} MiB a pair, or not two half-points",
                     MAX_GAMES_JSON >> 20,
-                    MAX_REPORT_JSON >> 20
                 ))),
             };
             match checked {
@@ -227,19 +271,20 @@ impl pb::worker_server::Worker for WorkerService {
             }
         }
         for failure in &r.failures {
-            // A failure pauses only what the reporting registration holds.
+            // A failure pauses only what the reporting registration holds: one of a lease
+            // it no longer holds (lost in a restart, expired) is past, and ignored.
             if !self.0.holds(
                 &r.worker_id,
                 failure.lease_id,
                 failure.tournament,
                 failure.pair,
             ) {
-                malformed += 1;
-                self.0.refused(
-                    &r.worker_id,
-                    failure.tournament,
-                    failure.pair,
-                    &Refusal::NotHeld,
+                tracing::info!(
+                    worker = %r.worker_id,
+                    tournament = failure.tournament,
+                    pair = failure.pair,
+                    reason = %failure.reason,
+                    "failure of a pair no longer held: ignored"
                 );
                 continue;
             }
@@ -253,9 +298,12 @@ impl pb::worker_server::Worker for WorkerService {
                 .await?;
         }
         let ack = self.0.report(&r.worker_id, finished).await?;
+        if claimed >= BIG_REPORT {
+            crate::state::return_free_memory();
+        }
         Ok(Response::new(pb::ReportResponse {
             accepted: ack.accepted,
-            duplicates: ack.duplicates,
+            duplicates: ack.duplicates + repeated,
             rejected: ack.rejected + malformed,
         }))
     }
@@ -658,8 +706,7 @@ mod tests {
     #[test]
     fn games_arrive_plain_or_compressed_and_corrupt_or_oversized_ones_are_refused() {
         let json = r#"[{"game":"loa"},{"game":"loa"}]"#;
-        let mut budget = MAX_REPORT_JSON;
-        let mut read = |plain: &str, lz4: &[u8]| games_json(plain.into(), lz4, &mut budget);
+        let read = |plain: &str, lz4: &[u8]| games_json(plain.into(), lz4);
         assert_eq!(read(json, &[]).as_deref(), Some(json));
         let lz4 = lz4_flex::compress_prepend_size(json.as_bytes());
         assert_eq!(read("", &lz4).as_deref(), Some(json));
@@ -674,21 +721,21 @@ mod tests {
     }
 
     #[test]
-    fn a_report_decompresses_no_more_than_its_budget() {
-        // Forty blocks of 7 MiB of zeros: about 30 KiB each on the wire, 280 MiB inflated.
+    fn a_reports_size_is_known_before_anything_is_inflated() {
+        // 7 MiB of spaces: about 30 KiB on the wire.
         let block = lz4_flex::compress_prepend_size(&vec![b' '; 7 << 20]);
         assert!(block.len() < 64 << 10);
-        let mut budget = MAX_REPORT_JSON;
-        let taken = (0..40)
-            .filter(|_| games_json(String::new(), &block, &mut budget).is_some())
-            .count();
-        assert_eq!(taken, MAX_REPORT_JSON / (7 << 20));
-        assert_eq!(budget, 0, "once over budget, nothing more is inflated");
-        // A pair's games over the per-pair bound are refused whatever the budget.
+        let result = |lz4: Vec<u8>, plain: &str| pb::PairResult {
+            games_lz4: lz4,
+            games_json: plain.into(),
+            ..Default::default()
+        };
+        assert_eq!(result(block.clone(), "").games_size(), Some(7 << 20));
+        assert_eq!(result(Vec::new(), "[1,2]").games_size(), Some(5));
+        assert_eq!(result(vec![1, 0], "").games_size(), None, "no size");
+        // A pair's games over the per-pair bound are refused.
         let big = lz4_flex::compress_prepend_size(&vec![b' '; MAX_GAMES_JSON + 1]);
-        assert_eq!(
-            games_json(String::new(), &big, &mut MAX_REPORT_JSON.clone()),
-            None
-        );
+        assert_eq!(games_json(String::new(), &big), None);
+        assert_eq!(games_json(" ".repeat(MAX_GAMES_JSON + 1), &[]), None);
     }
 }

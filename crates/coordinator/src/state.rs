@@ -88,6 +88,9 @@ pub struct Finished {
     pub games: Box<serde_json::value::RawValue>,
     /// What the coordinator reads of them, parsed once when they came in.
     pub summaries: Vec<GameSummary>,
+    /// Whether the reporting registration held the pair under its lease (else it came on
+    /// its ticket: a lease from before a restart, or of an earlier registration).
+    pub held: bool,
 }
 
 /// A tournament's status as clients see it.
@@ -225,7 +228,28 @@ pub struct Coordinator {
     pub(crate) generating: tokio::sync::Semaphore,
     /// Why the store fails, while it does: leasing stops and health says NOT_SERVING.
     pub(crate) fault: StoreFault,
+    /// The key of lease tickets ([`crate::ticket`]), kept in the store.
+    pub(crate) lease_key: [u8; 32],
+    /// Decompressed report bytes in flight, in KiB, within [`REPORTS_IN_FLIGHT`].
+    pub(crate) report_room: tokio::sync::Semaphore,
 }
+
+/// The most decompressed report bytes all reports together may hold at once: a report
+/// waits for room (and is refused RESOURCE_EXHAUSTED, to retry later, when none comes
+/// within [`REPORT_ROOM_WAIT`]), so concurrent reports cannot multiply the per-report
+/// budget.
+pub const REPORTS_IN_FLIGHT: usize = 96 << 20;
+
+/// Gives the allocator's free memory back to the system now (after a big report), rather
+/// than after its purge delay: mimalloc's, which the `tourney` binary runs on (with
+/// another allocator, mimalloc holds nothing and this does nothing).
+pub(crate) fn return_free_memory() {
+    // SAFETY: mi_collect takes no pointers; forcing it only frees what is unused.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// How long a report waits for room among the reports in flight.
+pub const REPORT_ROOM_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Coordinator {
     /// A coordinator over `store`, restoring every stored tournament, with its group-commit
@@ -307,6 +331,7 @@ impl Coordinator {
             };
             tournaments.insert(entry.record.id, entry);
         }
+        let lease_key = store.lease_key()?;
         let (commits, rx) = mpsc::channel(4096);
         let fault = StoreFault::default();
         tokio::spawn(committer(
@@ -330,6 +355,8 @@ impl Coordinator {
             metrics,
             generating: tokio::sync::Semaphore::new(1),
             fault,
+            lease_key,
+            report_room: tokio::sync::Semaphore::new(REPORTS_IN_FLIGHT >> 10),
         });
         for id in coordinator.ids() {
             // A tournament whose stored pairs complete it (played while no coordinator saw

@@ -21,7 +21,7 @@ use crate::views::RATINGS_EVERY;
 fn match_file() -> String {
     MatchFile {
         name: "late",
-        limits: "{ nodes = 1 }",
+        limits: "{ nodes = 1, tc = \"10+0.1\" }",
         engines: [("a", "random"), ("b", "random:seed=2")],
         ..Default::default()
     }
@@ -52,6 +52,17 @@ async fn on_manual_clock(
         .await
         .unwrap();
     (c, id, clock)
+}
+
+/// A record's player: the job's engine named `name`, as a worker names it.
+fn player(job: &PairJob, name: &str) -> String {
+    let engine = [&job.first, &job.second]
+        .into_iter()
+        .find(|e| e.name == name)
+        .expect("an engine of the job");
+    let mut player = tourney_model::PlayerRecord::default();
+    engine.describe(&mut player);
+    serde_json::to_string(&player).unwrap()
 }
 
 /// The records of a pair `a` wins both games of, from the job's opening: in each the
@@ -85,8 +96,16 @@ fn pair_json(job: &PairJob, winners: [&str; 2], endings: [&str; 2]) -> String {
         } else {
             "0-1"
         };
+        // A time forfeit says how long the losing move took: past a 10 s clock.
+        let meta = if ending == "time-forfeit" {
+            r#","meta":{"forfeit_ms":10200}"#
+        } else {
+            ""
+        };
         format!(
-            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"{black}"}},"start":"{}","moves":[{moves}],"result":"{result}","termination":"{ending}"}}"#,
+            r#"{{"game":"loa","white":{},"black":{},"time_control":"10+0.1","start":"{}","moves":[{moves}],"result":"{result}","termination":"{ending}"{meta}}}"#,
+            player(job, white),
+            player(job, black),
             job.opening
         )
     };
@@ -116,6 +135,7 @@ fn pair_won_by(
             lease,
             half_points: winners.map(|w| if w == first { 2 } else { 0 }),
             games_json: pair_json(job, winners, endings),
+            ticket: job.ticket.clone(),
         },
     )
     .expect("a consistent result")
@@ -252,7 +272,7 @@ async fn reports_say_what_was_played_and_when() {
     let d = details(&c);
     assert_eq!(d["Game"], "loa");
     assert_eq!(d["Format"], "match: 4 pairs, 8 games");
-    assert_eq!(d["Limits"], "1 nodes per move");
+    assert_eq!(d["Limits"], "clock 10+0.1 (margin 100 ms), 1 nodes per move");
     assert!(
         d["Openings"].starts_with("4 generated: 2 random plies, seed 1"),
         "{d:?}"
@@ -491,6 +511,7 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
         lease,
         half_points,
         games_json,
+        ticket: job.ticket.clone(),
     };
     let good = won_by_a_json(job, ["crash", "crash"]);
     let checked = c
@@ -723,7 +744,7 @@ fn a_file(pairs: u64) -> String {
     MatchFile {
         name: "odd",
         pairs,
-        limits: "{ nodes = 1 }",
+        limits: "{ nodes = 1, tc = \"10+0.1\" }",
         engines: [("a", "random"), ("b", "random:seed=2")],
         ..Default::default()
     }
@@ -1551,7 +1572,9 @@ fn adjudicated_pair(
     }
     let game = |white: &str, black: &str, end: &str| {
         format!(
-            r#"{{"game":"loa","white":{{"name":"{white}"}},"black":{{"name":"{black}"}},"start":"{}","moves":[{}],"result":"1-0","termination":"adjudication","meta":{{"played_on":"{end}"}}}}"#,
+            r#"{{"game":"loa","white":{},"black":{},"time_control":"nodes=1","start":"{}","moves":[{}],"result":"1-0","termination":"adjudication","meta":{{"played_on":"{end}"}}}}"#,
+            player(job, white),
+            player(job, black),
             job.opening,
             moves.join(",")
         )
@@ -1569,6 +1592,7 @@ fn adjudicated_pair(
             lease,
             half_points: [0, 2],
             games_json,
+            ticket: job.ticket.clone(),
         },
     )
     .expect("a consistent result")
@@ -1584,6 +1608,7 @@ async fn adjudicated_games_played_on_say_how_often_adjudication_was_wrong() {
         pairs: 3,
         limits: "{ nodes = 1 }",
         adjudication: Some("{ resign = { score = 600, moves = 1 }, play_on = 0.5 }"),
+        engines: [("a", "ab:depth=1"), ("b", "ab:depth=2")],
         ..Default::default()
     }
     .toml();
@@ -1632,6 +1657,7 @@ async fn adjudicated_games_played_on_say_how_often_adjudication_was_wrong() {
             lease,
             half_points: [0, 2],
             games_json: json,
+            ticket: jobs[0].ticket.clone(),
         },
     );
     assert!(refused.is_err());

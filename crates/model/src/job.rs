@@ -2,7 +2,10 @@
 //! whom. The wire form (`tourney.v1.PairJob`) converts to and from these types in the proto
 //! crate; coordinator and worker work on these.
 
+use std::collections::BTreeMap;
+
 use crate::TimeControl;
+use crate::record::PlayerRecord;
 use crate::tournament::TournamentConfig;
 use tourney_rules::GameKind;
 
@@ -58,6 +61,10 @@ impl GameSettings {
         }
     }
 }
+
+/// The most a worker's speed scales a clock (`limits.scale = "nps"`), either way: the
+/// bound of `tourney_ai::speed::clock_scale`, which a worker's test holds to this one.
+pub const MOST_CLOCK_SCALE: f64 = 4.0;
 
 /// An engine's own clock and per-move limits (time odds), in place of the tournament's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +152,40 @@ impl Engine {
 }
 
 impl Engine {
+    /// How a game record names this engine's player ([`Identity`]).
+    pub fn identity(&self) -> Identity {
+        let (spec, artifact, options) = match &self.kind {
+            EngineKind::BuiltIn(spec) => (spec.clone(), None, BTreeMap::new()),
+            EngineKind::Outside {
+                command,
+                artifact_sha256,
+                options,
+            } => (
+                format!("cmd:{command}"),
+                artifact_sha256.clone(),
+                options.iter().cloned().collect(),
+            ),
+        };
+        Identity {
+            name: self.name.clone(),
+            spec,
+            artifact,
+            options,
+        }
+    }
+
+    /// Writes this engine's [`identity`](Engine::identity) into a record's player.
+    pub fn describe(&self, player: &mut PlayerRecord) {
+        let Identity {
+            name,
+            spec,
+            artifact,
+            options,
+        } = self.identity();
+        (player.name, player.spec, player.artifact, player.options) =
+            (name, spec, artifact, options);
+    }
+
     /// This engine with parameters set (a tuning run's values): weights added to a built-in
     /// player's spec, or `setoption` values of an outside engine, replacing those it has.
     pub fn with_values(mut self, values: &[(&str, i64)]) -> Engine {
@@ -156,6 +197,33 @@ impl Engine {
             }
         }
         self
+    }
+}
+
+/// How a game record names an engine: its name, its built-in spec or `cmd:` and its
+/// command line as the tournament gave it, its artifact's sha256 and its options (a tuning
+/// run's values included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The name in the tournament.
+    pub name: String,
+    /// `ab:depth=6`, or `cmd:./engine --fast`.
+    pub spec: String,
+    /// The sha256 of an outside engine's uploaded program.
+    pub artifact: Option<String>,
+    /// An outside engine's options.
+    pub options: BTreeMap<String, String>,
+}
+
+impl Identity {
+    /// The identity a record's player gives.
+    pub fn of(player: &PlayerRecord) -> Identity {
+        Identity {
+            name: player.name.clone(),
+            spec: player.spec.clone(),
+            artifact: player.artifact.clone(),
+            options: player.options.clone(),
+        }
     }
 }
 
@@ -180,4 +248,8 @@ pub struct PairJob {
     /// The pair's seed: game `g` is played with
     /// [`game_seed`](crate::tournament::game_seed)`(seed, g)`.
     pub seed: u64,
+    /// The coordinator's seal of this pair as leased (its tournament, pair, host and both
+    /// engines' identities): sent back with the result, it lets the coordinator take a
+    /// result of a lease it no longer knows (after a restart), and only as leased.
+    pub ticket: String,
 }

@@ -87,6 +87,10 @@ pub struct PlayerRecord {
     /// The sha256 of an outside engine's artifact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
+    /// An outside engine's options (`setoption`), as the tournament (or its tuning run)
+    /// gave them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
     /// The last lines the engine wrote to stderr, kept on failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stderr: Vec<String>,
@@ -96,6 +100,61 @@ pub struct PlayerRecord {
     /// (its first and last lines, those between counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<String>,
+}
+
+/// The most stderr lines a record keeps of a player (its last ones).
+pub const MAX_STDERR_LINES: usize = 50;
+/// The longest stderr line a record keeps, in characters (a longer one is cut).
+pub const MAX_STDERR_LINE_CHARS: usize = 4096;
+/// The most bytes of a game's protocol a record keeps of a player (its first and last
+/// lines, those between counted).
+pub const MAX_TRANSCRIPT_BYTES: usize = 64 << 10;
+/// The most lines of a transcript: each takes at least 16 bytes of the budget.
+pub const MAX_TRANSCRIPT_LINES: usize = MAX_TRANSCRIPT_BYTES / 16 + 1;
+/// The longest transcript line a record keeps, in characters, with its time and
+/// direction (a longer one is cut, its length said).
+pub const MAX_TRANSCRIPT_LINE_CHARS: usize = 1024 + 64;
+
+impl PlayerRecord {
+    /// Whether its stderr and transcript stay within what a worker keeps
+    /// ([`MAX_STDERR_LINES`], [`MAX_TRANSCRIPT_BYTES`], ...); what is wrong if not.
+    ///
+    /// # Errors
+    /// The bound it goes past.
+    pub fn check_bounds(&self) -> Result<(), String> {
+        if self.stderr.len() > MAX_STDERR_LINES {
+            return Err(format!(
+                "{} stderr lines, at most {MAX_STDERR_LINES}",
+                self.stderr.len()
+            ));
+        }
+        if let Some(line) = (self.stderr.iter()).find(|l| l.chars().count() > MAX_STDERR_LINE_CHARS)
+        {
+            return Err(format!(
+                "a stderr line of {} characters, at most {MAX_STDERR_LINE_CHARS}",
+                line.chars().count()
+            ));
+        }
+        // Each line counts its text and 16 bytes (time and direction); the line that counts
+        // those left out comes on top.
+        let bytes: usize = self.transcript.iter().map(|l| l.len().max(16)).sum();
+        if self.transcript.len() > MAX_TRANSCRIPT_LINES || bytes > MAX_TRANSCRIPT_BYTES + 256 {
+            return Err(format!(
+                "a transcript of {} lines and {bytes} bytes, at most {} KiB",
+                self.transcript.len(),
+                MAX_TRANSCRIPT_BYTES >> 10
+            ));
+        }
+        if let Some(line) =
+            (self.transcript.iter()).find(|l| l.chars().count() > MAX_TRANSCRIPT_LINE_CHARS)
+        {
+            return Err(format!(
+                "a transcript line of {} characters, at most {MAX_TRANSCRIPT_LINE_CHARS}",
+                line.chars().count()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One move as played.
@@ -397,6 +456,41 @@ fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 impl GameSummary {
+    /// What the coordinator keeps of a whole record.
+    ///
+    /// # Errors
+    /// A move's notation longer than any move's (15 bytes): no game has such a move.
+    pub fn of(record: &GameRecord) -> Result<GameSummary, String> {
+        let moves = (record.moves.iter())
+            .map(|m| {
+                Ok(MoveCost {
+                    time_ms: m.time_ms,
+                    nodes: m.nodes,
+                    notation: m.mv.parse()?,
+                    score: m.score.as_deref().and_then(crate::adjudication::centi),
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let played_on = record.meta.get("played_on").and_then(|v| match v {
+            MetaValue::Text(t) => GameResult::parse(t),
+            MetaValue::Number(_) => None,
+        });
+        Ok(GameSummary {
+            game: record.game,
+            white: PlayerName {
+                name: record.white.name.clone(),
+            },
+            black: PlayerName {
+                name: record.black.name.clone(),
+            },
+            start: record.start.clone(),
+            moves,
+            result: record.result,
+            termination: record.termination,
+            meta: SummaryMeta { played_on },
+        })
+    }
+
     /// How the game ended when played on past its adjudication, against it.
     pub fn played_on(&self) -> crate::adjudication::PlayedOn {
         let adjudicated = self.termination == Termination::Adjudication;

@@ -214,6 +214,7 @@ impl From<&PairJob> for pb::PairJob {
             opening: j.opening.clone(),
             opening_index: j.opening_index,
             seed: j.seed,
+            ticket: j.ticket.clone(),
         }
     }
 }
@@ -233,6 +234,7 @@ impl TryFrom<pb::PairJob> for PairJob {
             opening: j.opening,
             opening_index: j.opening_index,
             seed: j.seed,
+            ticket: j.ticket,
         })
     }
 }
@@ -333,6 +335,7 @@ mod tests {
             opening: "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w".into(),
             opening_index: 4,
             seed: 99,
+            ticket: "seal".into(),
         }
     }
 

@@ -18,3 +18,28 @@ pub mod v1 {
 pub const MAX_ARTIFACT_BYTES: usize = 64 << 20;
 /// The most bytes of an artifact one upload or fetch message carries.
 pub const ARTIFACT_CHUNK: usize = 1 << 20;
+
+/// The most a pair's games may take decompressed.
+pub const MAX_GAMES_JSON: usize = 8 << 20;
+/// The most a whole report's games may take decompressed: what one report can make the
+/// coordinator hold in memory, whatever its compressed size on the wire. The coordinator
+/// turns a report over it away whole (RESOURCE_EXHAUSTED, "send it in parts"); workers
+/// send theirs in parts of at most [`REPORT_PART_JSON`].
+pub const MAX_REPORT_JSON: usize = 64 << 20;
+/// The metadata key of a RESOURCE_EXHAUSTED report refusal that says how long to wait
+/// before sending the report again, in milliseconds (gRPC's retry pushback): 0 for a
+/// report too large, to be sent again at once in smaller parts.
+pub const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+/// The most a worker puts in one report, decompressed: well inside [`MAX_REPORT_JSON`].
+pub const REPORT_PART_JSON: usize = MAX_REPORT_JSON / 4;
+
+impl v1::PairResult {
+    /// The size its games take decompressed, as its LZ4 block claims it (or the plain
+    /// JSON's length): known before anything is allocated. `None`: not an LZ4 block.
+    pub fn games_size(&self) -> Option<usize> {
+        if self.games_lz4.is_empty() {
+            return Some(self.games_json.len());
+        }
+        Some(lz4_flex::block::uncompressed_size(&self.games_lz4).ok()?.0)
+    }
+}

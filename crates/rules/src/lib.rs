@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod adjudicate;
 pub mod amazons;
 mod board_text;
 mod error;
@@ -36,6 +37,7 @@ mod position;
 mod square;
 mod zobrist;
 
+pub use adjudicate::Adjudicate;
 pub use amazons::Amazons;
 pub use error::{IllegalMoveError, MoveError, ParseError};
 pub use game::Game;

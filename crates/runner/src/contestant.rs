@@ -48,6 +48,11 @@ pub trait Contestant<P: Position>: Send {
     /// The player spec or command line, for the record.
     fn spec(&self) -> String;
 
+    /// The options it was given (`setoption`), for the record; none for a built-in player.
+    fn options(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Gets ready for a new game under `rules`.
     ///
     /// # Errors

@@ -25,9 +25,10 @@ use crate::contestant::{Contestant, Failure, Reply, Unfit};
 use crate::protocol::{Command, Go, Message, parse_message};
 
 /// Stderr lines kept for the record.
-const STDERR_LINES: usize = 50;
-/// The longest stderr line kept (longer ones are cut).
-const STDERR_LINE_BYTES: usize = 4096;
+const STDERR_LINES: usize = tourney_model::MAX_STDERR_LINES;
+/// The longest stderr line kept, in bytes (longer ones are cut; read lossily, it is at
+/// most as many characters).
+const STDERR_LINE_BYTES: usize = tourney_model::MAX_STDERR_LINE_CHARS;
 /// The longest stdout line read (the rest of a longer one is skipped: no protocol message
 /// is that long).
 const STDOUT_LINE_BYTES: usize = 64 << 10;
@@ -81,7 +82,7 @@ fn read_lines(
 
 /// The most bytes of a game's protocol a [`Transcript`] keeps: the first lines up to a
 /// quarter of it, then the last lines; those between are counted, not kept.
-pub(crate) const TRANSCRIPT_BYTES: usize = 64 << 10;
+pub(crate) const TRANSCRIPT_BYTES: usize = tourney_model::MAX_TRANSCRIPT_BYTES;
 /// The longest line a transcript keeps (a longer one is cut, its length said).
 const TRANSCRIPT_LINE_BYTES: usize = 1024;
 
@@ -623,6 +624,10 @@ impl ExternalEngine {
 impl<P: Position> Contestant<P> for ExternalEngine {
     fn spec(&self) -> String {
         format!("cmd:{}", self.config.command)
+    }
+
+    fn options(&self) -> Vec<(String, String)> {
+        self.config.options.clone()
     }
 
     fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {

@@ -8,37 +8,11 @@ use tourney_ai::Limits;
 use tourney_model::adjudication::{ScoreRules, centi};
 use tourney_model::job::GameSettings;
 use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination, TimeControl};
-use tourney_rules::{Amazons, Color, EndReason, Game, Loa, Position};
+pub use tourney_rules::Adjudicate;
+use tourney_rules::{Color, EndReason, Game, Position};
 
 use crate::contestant::{Contestant, Failure, Unfit};
 use crate::protocol::Go;
-
-/// Game-specific early endings the referee may apply.
-pub trait Adjudicate: Position {
-    /// The winner if the position can be decided before its end (`None`: play on).
-    fn adjudicate(&self) -> Option<Color> {
-        None
-    }
-}
-
-impl Adjudicate for Loa {}
-
-impl Adjudicate for Amazons {
-    /// Once no region holds amazons of both sides, the side with more free squares in its
-    /// regions wins (each turn fills one square of the mover's own regions); on equal
-    /// counts the side to move runs out first and loses.
-    fn adjudicate(&self) -> Option<Color> {
-        let territory = self.separated_territory()?;
-        let me = self.turn();
-        Some(
-            if territory[me.index()] > territory[me.opponent().index()] {
-                me
-            } else {
-                me.opponent()
-            },
-        )
-    }
-}
 
 /// Rule options that do not parse for the game.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -312,6 +286,8 @@ pub fn play<'a, P: Adjudicate>(
     // A score adjudication of a game that is played on: the verdict and its ply.
     let plays_on = setup.score_rules.plays_on(setup.seed);
     let mut adjudicated: Option<(Option<Color>, String, usize)> = None;
+    // How long the move that lost on time took (the coordinator checks it on the clock).
+    let mut forfeit_ms = None;
     let (winner, termination, detail) = loop {
         if let Some(outcome) = game.outcome() {
             let termination = match outcome.reason {
@@ -381,7 +357,12 @@ pub fn play<'a, P: Adjudicate>(
             Err(Failure {
                 termination,
                 detail,
-            }) => break (Some(mover.opponent()), termination, Some(detail)),
+            }) => {
+                if termination == Termination::TimeForfeit {
+                    forfeit_ms = Some(ms(elapsed));
+                }
+                break (Some(mover.opponent()), termination, Some(detail));
+            }
         };
         if let Some(allowed) = allowed
             && elapsed > allowed + setup.time_margin
@@ -391,6 +372,7 @@ pub fn play<'a, P: Adjudicate>(
                 elapsed.as_secs_f64(),
                 allowed.as_secs_f64()
             );
+            forfeit_ms = Some(ms(elapsed));
             break (
                 Some(mover.opponent()),
                 Termination::TimeForfeit,
@@ -455,6 +437,7 @@ pub fn play<'a, P: Adjudicate>(
             name: seat.name.clone(),
             spec: seat.player.spec(),
             artifact: None,
+            options: seat.player.options().into_iter().collect(),
             stderr: if lost {
                 seat.player.stderr_tail()
             } else {
@@ -483,6 +466,9 @@ pub fn play<'a, P: Adjudicate>(
         meta: {
             if setup.seed != 0 {
                 meta.insert("seed".into(), setup.seed.into());
+            }
+            if let (Termination::TimeForfeit, Some(took)) = (termination, forfeit_ms) {
+                meta.insert(tourney_model::replay::FORFEIT_MS.into(), took.into());
             }
             meta
         },

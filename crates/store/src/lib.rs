@@ -72,6 +72,9 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The lease key could not be made or read.
+    #[error("store lease key: {0}")]
+    LeaseKey(String),
     /// The data was written by an incompatible version.
     #[error("store at {path} has schema version {found}, this build reads version {expected}")]
     Schema {
@@ -596,6 +599,29 @@ impl Store {
             .values()
             .map(|v| Ok(serde_json::from_slice(&v?)?))
             .collect()
+    }
+
+    /// The coordinator's key for sealing leases: 32 random bytes made when the store is
+    /// first opened and kept in it, so that a seal outlives a restart.
+    ///
+    /// # Errors
+    /// sled errors, or no randomness to make the key from.
+    pub fn lease_key(&self) -> Result<[u8; 32], StoreError> {
+        let meta = &self.t().meta;
+        if let Some(key) = meta.get("lease_key")?
+            && let Ok(key) = <[u8; 32]>::try_from(key.as_ref())
+        {
+            return Ok(key);
+        }
+        let mut key = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut key))
+            .map_err(|e| StoreError::LeaseKey(format!("no randomness: {e}")))?;
+        // Another opener's key wins the race: every seal is made with one key.
+        let _ = meta.compare_and_swap("lease_key", None as Option<&[u8]>, Some(&key[..]))?;
+        let stored = meta.get("lease_key")?.unwrap_or_default();
+        <[u8; 32]>::try_from(stored.as_ref())
+            .map_err(|_| StoreError::LeaseKey("not 32 bytes".into()))
     }
 
     /// A new tournament number (never reused).

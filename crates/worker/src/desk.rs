@@ -25,8 +25,10 @@ use crate::{Outcome, WorkerMetrics};
 pub(crate) struct Queued {
     /// The lease it came in.
     pub(crate) lease: u64,
-    /// What to play.
+    /// What to play (outside engines' programs at their cached copies).
     pub(crate) job: PairJob,
+    /// The pair's engines as leased: how its records name them.
+    pub(crate) leased: [tourney_model::job::Engine; 2],
     /// Set when the coordinator drops the lease.
     pub(crate) cancelled: Arc<AtomicBool>,
 }
@@ -171,7 +173,7 @@ impl Desk {
             )
             .entered();
             let started = Instant::now();
-            let result = play_pair(&queued.job, &queued.cancelled, metrics);
+            let result = play_pair(&queued.job, &queued.leased, &queued.cancelled, metrics);
             let took = started.elapsed();
             tracing::debug!(
                 ms = took.as_millis() as u64,
@@ -247,6 +249,7 @@ mod tests {
     fn queued(lease: u64, pair: u64) -> Queued {
         Queued {
             lease,
+            leased: [engine("a"), engine("b")],
             job: PairJob {
                 tournament: 1,
                 pair,
@@ -270,6 +273,7 @@ mod tests {
                 opening: "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into(),
                 opening_index: 0,
                 seed: 1,
+                ticket: String::new(),
             },
             cancelled: Arc::default(),
         }

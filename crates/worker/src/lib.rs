@@ -39,7 +39,9 @@ pub use play::PlayError;
 /// # Errors
 /// No game could be played (an engine unfit, a malformed job).
 pub fn play_here(job: &PairJob, metrics: &WorkerMetrics) -> Result<pb::PairResult, PlayError> {
-    play::play_pair(job, &AtomicBool::new(false), metrics).map(|r| r.expect("never cancelled"))
+    let leased = [job.first.clone(), job.second.clone()];
+    play::play_pair(job, &leased, &AtomicBool::new(false), metrics)
+        .map(|r| r.expect("never cancelled"))
 }
 
 /// Ends the outside engine processes kept for next pairs (`quit`, then at most a second
@@ -207,6 +209,32 @@ const REPORT_EVERY: Duration = Duration::from_millis(200);
 /// How long a report that failed waits before it is sent again.
 const REPORT_RETRY: Duration = Duration::from_secs(1);
 
+/// The smallest part a report is split into (a pair's games alone can take more: it goes
+/// alone).
+const MIN_PART_BYTES: usize = 256 << 10;
+
+/// The most results one report carries, whatever their size.
+const MAX_PART_RESULTS: usize = 4096;
+
+/// Takes the first results of `unreported` that fit in `bytes` decompressed (at least
+/// one), at most [`MAX_PART_RESULTS`]: one report's part.
+fn take_part(unreported: &mut Vec<Outcome>, bytes: usize) -> Vec<Outcome> {
+    let mut total = 0usize;
+    let mut n = 0;
+    for outcome in unreported.iter() {
+        let size = match outcome {
+            Outcome::Played(r) => r.games_size().unwrap_or(0),
+            Outcome::Failed(f) => f.reason.len(),
+        };
+        if n > 0 && (total.saturating_add(size) > bytes || n == MAX_PART_RESULTS) {
+            break;
+        }
+        total = total.saturating_add(size);
+        n += 1;
+    }
+    unreported.drain(..n).collect()
+}
+
 /// What a worker tells the coordinator about a pair.
 #[derive(Clone)]
 enum Outcome {
@@ -238,8 +266,13 @@ pub async fn run(
     let mut leases: HashMap<u64, usize> = HashMap::new();
     // Cancellation flag of each lease, set when the coordinator says to drop it.
     let mut cancels: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
-    // The report under way, with the results it carries (returned if it fails).
-    type Reporting = tokio::task::JoinHandle<Result<(), (tonic::Code, Vec<Outcome>)>>;
+    // The report under way, with the results it carries (returned if it fails, with how
+    // long the coordinator asked to wait before sending them again).
+    type Reporting =
+        tokio::task::JoinHandle<Result<(), (tonic::Code, Option<Duration>, Vec<Outcome>)>>;
+    // The most a report carries decompressed: well inside the coordinator's budget, halved
+    // if it still says a report is too large.
+    let mut part_bytes = tourney_proto::REPORT_PART_JSON;
     let mut report_task: Option<Reporting> = None;
     let mut stopping = false;
     let mut backoff = Duration::from_millis(100);
@@ -317,7 +350,7 @@ pub async fn run(
         // REPORT_EVERY, so fast games share RPCs and commits.
         if report_task.is_none() && !unreported.is_empty() && report_due {
             next_report = tokio::time::Instant::now() + REPORT_EVERY;
-            let batch = std::mem::take(&mut unreported);
+            let batch = take_part(&mut unreported, part_bytes);
             let mut client = s.client.clone();
             let worker_id = s.worker_id.clone();
             let rejected = metrics.results_rejected.clone();
@@ -347,7 +380,12 @@ pub async fn run(
                         }
                         Ok(())
                     }
-                    Err(e) => Err((e.code(), batch)),
+                    Err(e) => {
+                        let pushback = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
+                            .and_then(|v| v.to_str().ok()?.parse().ok())
+                            .map(Duration::from_millis);
+                        Err((e.code(), pushback, batch))
+                    }
                 }
             }));
         }
@@ -392,17 +430,20 @@ pub async fn run(
                         // be played here: reported like an engine that cannot start.
                         let prepared = match PairJob::try_from(job) {
                             Ok(job) => {
+                                let leased = [job.first.clone(), job.second.clone()];
                                 play::prepare(&mut s.client, &s.worker_id, &options.cache_dir, job)
                                     .await
+                                    .map(|job| (job, leased))
                             }
                             Err(e) => Err(e.into()),
                         };
                         match prepared {
-                            Ok(job) => {
+                            Ok((job, leased)) => {
                                 *leases.entry(lease.lease_id).or_default() += 1;
                                 desk.push(desk::Queued {
                                     lease: lease.lease_id,
                                     job,
+                                    leased,
                                     cancelled: Arc::clone(&cancel),
                                 });
                             }
@@ -450,20 +491,71 @@ pub async fn run(
             () = desk.woken() => {}
             outcome = async { report_task.as_mut().expect("guarded").await }, if report_task.is_some() => {
                 report_task = None;
-                if let Ok(Err((code, batch))) = outcome {
+                if let Ok(Err((code, pushback, batch))) = outcome {
                     if code == tonic::Code::Unauthenticated {
                         return Err(WorkerError::Refused);
                     }
-                    // Kept, and sent again a little later. The session stays: a
-                    // coordinator whose store fails answers, and takes the results once
-                    // it recovers (a lost connection shows in the next heartbeat).
+                    // A report turned away whole for its size goes again in smaller parts.
+                    if code == tonic::Code::ResourceExhausted && pushback == Some(Duration::ZERO) {
+                        part_bytes = (part_bytes / 2).max(MIN_PART_BYTES);
+                    }
+                    // Kept, and sent again a little later (first, in order). The session
+                    // stays: a coordinator whose store fails answers, and takes the results
+                    // once it recovers (a lost connection shows in the next heartbeat).
                     tracing::warn!(%code, pairs = batch.len(), "report failed: sent again later");
-                    unreported.extend(batch);
-                    next_report = tokio::time::Instant::now() + REPORT_RETRY;
+                    unreported.splice(0..0, batch);
+                    next_report = tokio::time::Instant::now() + pushback.unwrap_or(REPORT_RETRY);
                 }
             }
             _ = &mut shutdown, if !stopping => stopping = true,
             _ = tokio::time::sleep_until(wake) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(bytes: usize) -> Outcome {
+        Outcome::Played(pb::PairResult {
+            games_lz4: lz4_flex::compress_prepend_size(&vec![b' '; bytes]),
+            ..Default::default()
+        })
+    }
+
+    fn sizes(part: &[Outcome]) -> Vec<usize> {
+        part.iter()
+            .map(|o| match o {
+                Outcome::Played(r) => r.games_size().unwrap_or(0),
+                Outcome::Failed(_) => 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_coordinator_checks_clocks_with_the_scale_a_worker_uses() {
+        assert_eq!(
+            tourney_ai::speed::MOST_SCALE,
+            tourney_model::job::MOST_CLOCK_SCALE
+        );
+    }
+
+    #[test]
+    fn reports_go_in_parts_within_the_budget_in_order() {
+        let mut unreported: Vec<Outcome> = [3, 4, 2, 9, 1].map(|k| played(k << 10)).into();
+        let part = take_part(&mut unreported, 8 << 10);
+        assert_eq!(sizes(&part), [3 << 10, 4 << 10]);
+        // One result larger than a part still goes, alone.
+        let part = take_part(&mut unreported, 2 << 10);
+        assert_eq!(sizes(&part), [2 << 10]);
+        let part = take_part(&mut unreported, 2 << 10);
+        assert_eq!(sizes(&part), [9 << 10]);
+        assert_eq!(sizes(&take_part(&mut unreported, 2 << 10)), [1 << 10]);
+        assert!(take_part(&mut unreported, 2 << 10).is_empty());
+        // Many small results: at most MAX_PART_RESULTS a report.
+        let mut many: Vec<Outcome> = (0..MAX_PART_RESULTS + 5).map(|_| played(10)).collect();
+        assert_eq!(take_part(&mut many, usize::MAX).len(), MAX_PART_RESULTS);
+        assert_eq!(many.len(), 5);
     }
 }

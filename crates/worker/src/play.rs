@@ -282,6 +282,7 @@ fn clock_scale() -> f64 {
 
 fn play_typed<P: Heuristics + Adjudicate>(
     job: &PairJob,
+    leased: &[Engine; 2],
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
@@ -345,7 +346,16 @@ fn play_typed<P: Heuristics + Adjudicate>(
         setup.meta.insert("game".into(), (game as u64).into());
         setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
         match play(&setup, white, black, &mut |_| {}) {
-            Ok(record) => {
+            Ok(mut record) => {
+                // Named as leased (an outside engine by its command, not by this worker's
+                // copy of its program): the coordinator checks the seats against the lease.
+                let [white, black] = if first_has == tourney_rules::Color::White {
+                    [&leased[0], &leased[1]]
+                } else {
+                    [&leased[1], &leased[0]]
+                };
+                white.describe(&mut record.white);
+                black.describe(&mut record.black);
                 points.push(u32::from(record.result.half_points(first_has)));
                 games.push(record);
             }
@@ -365,6 +375,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
         games_json: String::new(),
         // The lease is the caller's to fill in.
         lease_id: 0,
+        ticket: job.ticket.clone(),
         games_lz4: lz4_flex::compress_prepend_size(&serde_json::to_vec(&games)?),
     }))
 }
@@ -380,8 +391,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
 /// reports the failure and the coordinator pauses the tournament.
 pub(crate) fn play_pair(
     job: &PairJob,
+    leased: &[Engine; 2],
     cancelled: &AtomicBool,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
-    with_position!(job.settings.game, P => play_typed::<P>(job, cancelled, metrics))
+    with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, metrics))
 }
