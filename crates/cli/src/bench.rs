@@ -231,8 +231,8 @@ fn play_a_b<P: Adjudicate + Heuristics>(
 /// Plays typical LOA tournament games, then reads and replays them as the coordinator
 /// checks reported games, for `--seconds`; prints games validated per second.
 fn validate(args: &BenchArgs) -> Result<()> {
-    use tourney_model::GameSummary;
     use tourney_model::job::GameSettings;
+    use tourney_model::{GameRecord, GameSummary};
     let settings = OpeningSettings {
         plies: 4,
         count: 100,
@@ -260,6 +260,10 @@ fn validate(args: &BenchArgs) -> Result<()> {
         scale_by_speed: false,
         score_rules: Default::default(),
     };
+    let searcher = tourney_model::replay::Side {
+        limits: None,
+        reports_scores: true,
+    };
     let mut records = Vec::new();
     for opening in &openings {
         let mut setup = Setup::<Loa>::from_settings(&rules)?;
@@ -269,21 +273,23 @@ fn validate(args: &BenchArgs) -> Result<()> {
     }
     let plies: usize = records
         .iter()
-        .map(|(json, _)| serde_json::from_str::<GameSummary>(json).map_or(0, |g| g.plies()))
+        .map(|(json, _)| serde_json::from_str::<GameRecord>(json).map_or(0, |g| g.moves.len()))
         .sum();
     let bytes: usize = records.iter().map(|(json, _)| json.len()).sum();
     let started = Instant::now();
     let mut validated = 0u64;
     while started.elapsed().as_secs_f64() < args.seconds {
         for (json, opening) in &records {
-            let game: GameSummary = serde_json::from_str(json)?;
-            tourney_model::replay::check(&game, opening, &rules)?;
+            let game: GameRecord = serde_json::from_str(json)?;
+            tourney_model::replay::check(&game, opening, &rules, [searcher; 2])?;
+            GameSummary::of(&game).map_err(anyhow::Error::msg)?;
             validated += 1;
         }
     }
     let seconds = started.elapsed().as_secs_f64();
     println!(
-        "game validation (read the record, replay it on the rules core), one thread: \
+        "game validation (read the record, replay it on the rules core, check its clocks and \
+         scores, summarise it), one thread: \
          {validated} LOA games in {seconds:.2} s = {:.0} games/s ({:.0} plies and {:.0} \
          bytes of JSON a game)",
         validated as f64 / seconds,

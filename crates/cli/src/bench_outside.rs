@@ -52,6 +52,7 @@ fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
         second: engine("b"),
         opening: Loa::start().to_string(),
         opening_index: 0,
+        ticket: String::new(),
         seed: pair + 1,
     }
 }

@@ -48,9 +48,7 @@ fn random_game(start: &Loa, white: &str, black: &str, rng: &mut Rng) -> GameReco
     let player = |name: &str| PlayerRecord {
         name: name.into(),
         spec: format!("random:seed={}", if name == "a" { 1 } else { 2 }),
-        artifact: None,
-        stderr: Vec::new(),
-        transcript: Vec::new(),
+        ..Default::default()
     };
     GameRecord {
         game: tourney_rules::GameKind::Loa,

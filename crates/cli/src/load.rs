@@ -259,6 +259,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
                             games_json: String::new(),
                             lease_id: lease.lease_id,
                             games_lz4: games.to_vec(),
+                            ticket: j.ticket.clone(),
                         })
                         .collect();
                     let request = pb::ReportRequest {
@@ -551,6 +552,7 @@ mod tests {
             lease,
             half_points,
             games_json: String::from_utf8(json).unwrap(),
+            ticket: jobs[0].ticket.clone(),
         };
         if let Err(refusal) = coordinator.check_reported(&worker, reported) {
             panic!("{refusal}");

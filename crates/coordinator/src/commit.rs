@@ -14,8 +14,8 @@ use tourney_store::{PairDigest, PairRecord, Store};
 use tourney_rules::Color;
 
 use crate::scheduler::{LeaseId, ReportAck, TournamentId};
-use crate::ticket::Sealed;
 use crate::state::{Coordinator, CoordinatorError, Finished, Inner, StoreFault};
+use crate::ticket::Sealed;
 
 pub(crate) struct CommitJob {
     records: Vec<PairRecord>,
@@ -69,7 +69,9 @@ pub(crate) async fn committer(
 pub enum Refusal {
     /// The reporting registration does not hold the pair under that lease (or the
     /// tournament is unknown), and its ticket is not the pair's.
-    #[error("the pair is not held by this worker under that lease, and its ticket is not the pair's")]
+    #[error(
+        "the pair is not held by this worker under that lease, and its ticket is not the pair's"
+    )]
     NotHeld,
     /// The records are not two game records.
     #[error("records: {0}")]
@@ -186,10 +188,7 @@ impl Coordinator {
         let mut records: Vec<GameRecord> =
             serde_json::from_str(&r.games_json).map_err(|e| Refusal::Records(e.to_string()))?;
         if records.len() != 2 {
-            return Err(Refusal::Records(format!(
-                "{} games, not 2",
-                records.len()
-            )));
+            return Err(Refusal::Records(format!("{} games, not 2", records.len())));
         }
         let index = |name: &str| {
             [first, second]

@@ -272,7 +272,10 @@ async fn reports_say_what_was_played_and_when() {
     let d = details(&c);
     assert_eq!(d["Game"], "loa");
     assert_eq!(d["Format"], "match: 4 pairs, 8 games");
-    assert_eq!(d["Limits"], "clock 10+0.1 (margin 100 ms), 1 nodes per move");
+    assert_eq!(
+        d["Limits"],
+        "clock 10+0.1 (margin 100 ms), 1 nodes per move"
+    );
     assert!(
         d["Openings"].starts_with("4 generated: 2 random plies, seed 1"),
         "{d:?}"

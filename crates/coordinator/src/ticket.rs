@@ -106,7 +106,10 @@ mod tests {
             }
             .identity()
         };
-        let (a, b) = (engine("a", "ab:connectedness=8"), engine("b", "ab:connectedness=32"));
+        let (a, b) = (
+            engine("a", "ab:connectedness=8"),
+            engine("b", "ab:connectedness=32"),
+        );
         let sealed = |pair, host, engines| Sealed {
             tournament: 3,
             pair,
@@ -125,7 +128,10 @@ mod tests {
         ] {
             assert!(!other.matches(&key, &ticket), "{what}");
         }
-        assert!(!sealed(5, "w1", [&a, &b]).matches(&[8u8; 32], &ticket), "another key");
+        assert!(
+            !sealed(5, "w1", [&a, &b]).matches(&[8u8; 32], &ticket),
+            "another key"
+        );
         let outside = Engine {
             name: "x".into(),
             kind: EngineKind::Outside {

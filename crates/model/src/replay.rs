@@ -66,8 +66,9 @@ pub enum Rejection {
 
 impl Rejection {
     /// Every [`Rejection::kind`].
-    pub const KINDS: [&'static str; 7] =
-        ["start", "move", "clock", "scores", "ending", "record", "rules"];
+    pub const KINDS: [&'static str; 7] = [
+        "start", "move", "clock", "scores", "ending", "record", "rules",
+    ];
 
     /// A short name for counting: one of [`Rejection::KINDS`].
     pub fn kind(&self) -> &'static str {
@@ -133,9 +134,7 @@ impl Clock {
             moves,
             base,
             increment,
-            movetime: limits
-                .movetime_ms
-                .map(|t| scaled(Duration::from_millis(t))),
+            movetime: limits.movetime_ms.map(|t| scaled(Duration::from_millis(t))),
             left: base.unwrap_or_default(),
             played: 0,
         }
@@ -260,11 +259,10 @@ fn check_typed<P: Position + Adjudicate>(
         }
         clock.spend(m.time_ms);
         split_before |= settings.adjudicate && game.position().adjudicate().is_some();
-        game.play_text(m.mv.as_str())
-            .map_err(|e| Rejection::Move {
-                ply,
-                message: e.to_string(),
-            })?;
+        game.play_text(m.mv.as_str()).map_err(|e| Rejection::Move {
+            ply,
+            message: e.to_string(),
+        })?;
         scores.push(score);
     }
     let ending = |actual: String| Rejection::Ending {
@@ -387,13 +385,22 @@ fn adjudication<P: Adjudicate>(
             };
             settings.score_rules.verdict(first, scores).map(|(w, _)| w)
         }
-        None => return Err(ending("the tournament does not adjudicate this game".into())),
+        None if settings.adjudicate => {
+            return Err(ending(format!(
+                "the board is not split after {plies} plies"
+            )));
+        }
+        None => return Err(ending("the tournament does not adjudicate".into())),
     };
     match verdict {
         Some(winner) if GameResult::of_winner(winner) == record.result => Ok(()),
         Some(winner) => Err(ending(format!(
             "the {} calls it {}",
-            if split.is_some() { "split board" } else { "scores" },
+            if split.is_some() {
+                "split board"
+            } else {
+                "scores"
+            },
             GameResult::of_winner(winner).as_str()
         ))),
         None if settings.adjudicate => Err(ending(format!(
@@ -413,5 +420,343 @@ fn failure_loses(record: &GameRecord, loser: Color) -> Result<(), Rejection> {
             result: record.result.as_str(),
             actual: format!("{loser} was to move, so {loser} lost"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adjudication::{ResignRule, ScoreRules};
+    use crate::record::{MoveRecord, PlayerRecord};
+    use tourney_rules::{Amazons, GameKind, Loa};
+
+    const AMAZONS_ALMOST_SPLIT: &str = "3b2b3/10/10/b8b/xxxxxxxxx1/10/w8w/10/10/3w2w3 w";
+
+    fn settings(game: GameKind, tc: &str) -> GameSettings {
+        GameSettings {
+            tournament_name: "t".into(),
+            game,
+            rules: String::new(),
+            time_control: tc.parse().unwrap(),
+            nodes: None,
+            depth: None,
+            movetime_ms: None,
+            max_plies: None,
+            adjudicate: false,
+            margin_ms: 100,
+            scale_by_speed: false,
+            score_rules: ScoreRules::default(),
+            engine_limits: Default::default(),
+        }
+    }
+
+    /// A record of `moves` (each taking `time_ms`) from `start`, ending as said.
+    fn record(
+        game: GameKind,
+        start: &str,
+        moves: &[&str],
+        time_ms: u64,
+        termination: Termination,
+        result: GameResult,
+    ) -> GameRecord {
+        let player = |name: &str| PlayerRecord {
+            name: name.into(),
+            spec: "ab".into(),
+            ..Default::default()
+        };
+        GameRecord {
+            game,
+            rules: String::new(),
+            start: start.into(),
+            opening_plies: 0,
+            time_control: "10+0.1".into(),
+            white: player("a"),
+            black: player("b"),
+            moves: moves
+                .iter()
+                .map(|m| MoveRecord {
+                    mv: m.to_string(),
+                    time_ms,
+                    nodes: None,
+                    depth: None,
+                    score: None,
+                })
+                .collect(),
+            result,
+            termination,
+            detail: None,
+            started_ms: None,
+            meta: Default::default(),
+        }
+    }
+
+    /// The first legal move at each of `plies` plies of LOA from the start.
+    fn loa_moves(plies: usize) -> Vec<String> {
+        let mut position = Loa::start();
+        (0..plies)
+            .map(|_| {
+                let mv = position.legal_moves()[0];
+                position = position.play(mv).unwrap();
+                mv.to_string()
+            })
+            .collect()
+    }
+
+    fn searchers() -> [Side; 2] {
+        [Side {
+            limits: None,
+            reports_scores: true,
+        }; 2]
+    }
+
+    fn refs(moves: &[String]) -> Vec<&str> {
+        moves.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_board_adjudication_is_checked_on_the_board() {
+        let mut s = settings(GameKind::Amazons, "inf");
+        s.adjudicate = true;
+        let start = Amazons::start().to_string();
+        let mut position = Amazons::start();
+        let two: Vec<String> = (0..2)
+            .map(|_| {
+                let mv = position.legal_moves()[0];
+                position = position.play(mv).unwrap();
+                mv.to_string()
+            })
+            .collect();
+        let early = record(
+            GameKind::Amazons,
+            &start,
+            &refs(&two),
+            1,
+            Termination::Adjudication,
+            GameResult::WhiteWins,
+        );
+        let refused = check(&early, &start, &s, searchers());
+        assert!(
+            matches!(&refused, Err(Rejection::Ending { actual, .. }) if actual.contains("not split")),
+            "{refused:?}"
+        );
+        // One arrow closes the wall: the board is split, White's side the larger.
+        let split = |result| {
+            record(
+                GameKind::Amazons,
+                AMAZONS_ALMOST_SPLIT,
+                &["j4-j5/j6"],
+                1,
+                Termination::Adjudication,
+                result,
+            )
+        };
+        let start = AMAZONS_ALMOST_SPLIT;
+        assert_eq!(
+            check(&split(GameResult::WhiteWins), start, &s, searchers()),
+            Ok(())
+        );
+        assert!(check(&split(GameResult::BlackWins), start, &s, searchers()).is_err());
+        // Without the setting, no adjudication is believed.
+        s.adjudicate = false;
+        assert!(check(&split(GameResult::WhiteWins), start, &s, searchers()).is_err());
+        // A game played on past the split (a crash later) should have ended there.
+        s.adjudicate = true;
+        let mut later = split(GameResult::WhiteWins);
+        later.moves.push(MoveRecord {
+            mv: "a7-a8/a9".into(),
+            ..later.moves[0].clone()
+        });
+        later.termination = Termination::Crash;
+        later.result = GameResult::BlackWins;
+        assert!(check(&later, start, &s, searchers()).is_err());
+    }
+
+    #[test]
+    fn time_forfeits_only_under_a_clock_that_ran_out() {
+        let start = Loa::start().to_string();
+        let moves = loa_moves(3);
+        // After 3 plies Black (who moved first in LOA) has moved twice: White is to move.
+        let forfeit = |forfeit_ms: Option<u64>| {
+            let mut r = record(
+                GameKind::Loa,
+                &start,
+                &refs(&moves),
+                1,
+                Termination::TimeForfeit,
+                GameResult::BlackWins,
+            );
+            if let Some(ms) = forfeit_ms {
+                r.meta.insert(FORFEIT_MS.into(), ms.into());
+            }
+            r
+        };
+        let clock = settings(GameKind::Loa, "10+0.1");
+        let refused = |r: Result<(), Rejection>| matches!(r, Err(Rejection::Clock(_)));
+        assert!(refused(check(&forfeit(None), &start, &clock, searchers())));
+        assert!(refused(check(
+            &forfeit(Some(3)),
+            &start,
+            &clock,
+            searchers()
+        )));
+        // White has 10 s plus an increment after its one move, less 1 ms: it must have
+        // taken more than that and the margin.
+        assert!(refused(check(
+            &forfeit(Some(10_050)),
+            &start,
+            &clock,
+            searchers()
+        )));
+        assert_eq!(
+            check(&forfeit(Some(10_300)), &start, &clock, searchers()),
+            Ok(())
+        );
+        // No clock: no time forfeit at all.
+        let none = settings(GameKind::Loa, "inf");
+        assert!(refused(check(
+            &forfeit(Some(60_000)),
+            &start,
+            &none,
+            searchers()
+        )));
+        // A movetime: a move past it and the margin.
+        let mut movetime = none.clone();
+        movetime.movetime_ms = Some(200);
+        assert_eq!(
+            check(&forfeit(Some(350)), &start, &movetime, searchers()),
+            Ok(())
+        );
+        assert!(refused(check(
+            &forfeit(Some(250)),
+            &start,
+            &movetime,
+            searchers()
+        )));
+        // An engine's own clock (time odds) replaces the tournament's for its side.
+        let mut sides = searchers();
+        sides[Color::White.index()].limits = Some(MoveLimits {
+            time_control: "1+0".parse().unwrap(),
+            nodes: None,
+            depth: None,
+            movetime_ms: None,
+        });
+        assert_eq!(check(&forfeit(Some(1_200)), &start, &clock, sides), Ok(()));
+        assert!(refused(check(
+            &forfeit(Some(1_200)),
+            &start,
+            &clock,
+            searchers()
+        )));
+    }
+
+    #[test]
+    fn every_move_fits_its_sides_clock() {
+        let start = Loa::start().to_string();
+        let moves = loa_moves(2);
+        let clock = settings(GameKind::Loa, "10+0.1");
+        let game = |time_ms| {
+            record(
+                GameKind::Loa,
+                &start,
+                &refs(&moves),
+                time_ms,
+                Termination::Crash,
+                GameResult::WhiteWins,
+            )
+        };
+        assert_eq!(check(&game(9_000), &start, &clock, searchers()), Ok(()));
+        // An hour a move under 10+0.1: it would have lost on time at its first move.
+        let refused = check(&game(3_600_000), &start, &clock, searchers());
+        assert!(
+            matches!(&refused, Err(Rejection::Clock(m)) if m.starts_with("ply 1:")),
+            "{refused:?}"
+        );
+        // Without a clock any time goes.
+        let none = settings(GameKind::Loa, "inf");
+        assert_eq!(check(&game(3_600_000), &start, &none, searchers()), Ok(()));
+        // A scaled tournament's game says its factor, within the bounds.
+        let mut scaled = clock.clone();
+        scaled.scale_by_speed = true;
+        let mut slow = game(30_000);
+        assert!(
+            check(&slow, &start, &scaled, searchers()).is_err(),
+            "no factor"
+        );
+        slow.meta.insert("clock_scale".into(), "4.000".into());
+        assert_eq!(check(&slow, &start, &scaled, searchers()), Ok(()));
+        slow.meta.insert("clock_scale".into(), "400.000".into());
+        assert!(check(&slow, &start, &scaled, searchers()).is_err());
+    }
+
+    #[test]
+    fn scores_come_only_from_players_that_report_them() {
+        let start = Loa::start().to_string();
+        let mut s = settings(GameKind::Loa, "inf");
+        s.score_rules = ScoreRules {
+            resign: Some(ResignRule {
+                score: 600,
+                moves: 1,
+            }),
+            ..Default::default()
+        };
+        let mut game = record(
+            GameKind::Loa,
+            &start,
+            &refs(&loa_moves(2)),
+            1,
+            Termination::Adjudication,
+            GameResult::WhiteWins,
+        );
+        // Black moved first, seeing itself 7 down; White 7 up.
+        game.moves[0].score = Some("cp -700".into());
+        game.moves[1].score = Some("cp 700".into());
+        assert_eq!(check(&game, &start, &s, searchers()), Ok(()));
+        let random = Side::default();
+        for sides in [[random, searchers()[1]], [searchers()[0], random]] {
+            assert!(matches!(
+                check(&game, &start, &s, sides),
+                Err(Rejection::Scores(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn a_record_is_its_tournaments_and_within_a_workers_bounds() {
+        let start = Loa::start().to_string();
+        let s = settings(GameKind::Loa, "inf");
+        let good = record(
+            GameKind::Loa,
+            &start,
+            &refs(&loa_moves(1)),
+            1,
+            Termination::Crash,
+            GameResult::BlackWins,
+        );
+        assert_eq!(check(&good, &start, &s, searchers()), Ok(()));
+        let mut other_rules = good.clone();
+        other_rules.rules = "double-connection=draw".into();
+        let mut opening = good.clone();
+        opening.opening_plies = 1;
+        let mut stderr = good.clone();
+        stderr.white.stderr = vec!["x".into(); crate::MAX_STDERR_LINES + 1];
+        let mut long_line = good.clone();
+        long_line.white.stderr = vec!["x".repeat(crate::MAX_STDERR_LINE_CHARS + 1)];
+        let mut transcript = good.clone();
+        transcript.black.transcript = vec!["y".repeat(1000); 100];
+        for (what, r) in [
+            ("rules", other_rules),
+            ("opening plies", opening),
+            ("stderr lines", stderr),
+            ("a stderr line", long_line),
+            ("transcript", transcript),
+        ] {
+            assert!(
+                matches!(
+                    check(&r, &start, &s, searchers()),
+                    Err(Rejection::Record(_))
+                ),
+                "{what}"
+            );
+        }
     }
 }
