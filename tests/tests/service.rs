@@ -37,7 +37,19 @@ struct Running {
 
 async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
     let dir = store_dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
-    let store = Store::open(dir.path()).unwrap();
+    // A stopped coordinator's tasks let go of the store a moment after it stops serving.
+    let mut tries = 0;
+    let store = loop {
+        match Store::open(dir.path()) {
+            Ok(store) => break store,
+            Err(e) if tries < 100 => {
+                tries += 1;
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
     let coordinator = Coordinator::open(
         store,
         Settings {
@@ -1239,5 +1251,138 @@ async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
     );
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
+
+/// A registration of `name` and its client.
+async fn registered(
+    addr: &str,
+    name: &str,
+) -> (
+    pb::RegisterResponse,
+    tourney_proto::v1::worker_client::WorkerClient<
+        tonic::service::interceptor::InterceptedService<
+            tonic::transport::Channel,
+            TokenInterceptor,
+        >,
+    >,
+) {
+    let registration = worker_client(addr, None)
+        .await
+        .register(pb::RegisterRequest {
+            name: name.into(),
+            slots: 2,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let client = worker_client(addr, Some(&registration.session)).await;
+    (registration, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair() {
+    let server = start(None).await;
+    let mut admin_client = admin(&server.addr, "a-secret").await;
+    let id = submit_match(&mut admin_client).await;
+    let (first, mut client) = registered(&server.addr, "honest").await;
+    let granted = client
+        .lease(pb::LeaseRequest {
+            worker_id: first.worker_id.clone(),
+            max_pairs: 2,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(granted.jobs.len(), 2);
+    // Both pairs played as a worker plays them.
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let results: Vec<pb::PairResult> = granted
+        .jobs
+        .iter()
+        .map(|job| {
+            let job = tourney_model::job::PairJob::try_from(job.clone()).unwrap();
+            let mut result = tourney_worker::play_here(&job, &metrics).unwrap();
+            result.lease_id = granted.lease_id;
+            result
+        })
+        .collect();
+    // A report over the coordinator's budget (nine pairs claiming 8 MiB each, with the
+    // honest ones) is turned away whole, to be sent in parts: nothing refused, nobody
+    // barred, nothing paused.
+    let padding = lz4_flex::compress_prepend_size(&vec![b' '; tourney_proto::MAX_GAMES_JSON]);
+    let mut oversized: Vec<pb::PairResult> = (0..9)
+        .map(|_| pb::PairResult {
+            games_lz4: padding.clone(),
+            ..results[0].clone()
+        })
+        .collect();
+    oversized.extend(results.iter().cloned());
+    let e = client
+        .report(pb::ReportRequest {
+            worker_id: first.worker_id.clone(),
+            results: oversized,
+            failures: Vec::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("send it in parts"), "{}", e.message());
+    assert_eq!(
+        e.metadata().get(tourney_proto::RETRY_PUSHBACK).unwrap(),
+        "0"
+    );
+    let report = |worker: &str, results: Vec<pb::PairResult>| pb::ReportRequest {
+        worker_id: worker.to_string(),
+        results,
+        failures: Vec::new(),
+    };
+    let ack = client
+        .report(report(&first.worker_id, vec![results[0].clone()]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((ack.accepted, ack.duplicates, ack.rejected), (1, 0, 0));
+    // The coordinator restarts: its leases are gone, the worker registers again and
+    // reports the other pair of its old lease, and the first again (its acknowledgement
+    // lost): taken, and a duplicate, neither rejected.
+    drop(client);
+    let _ = server.stop.send(());
+    server.served.await.unwrap().unwrap();
+    let server = start(Some(server._dir)).await;
+    let (second, mut client) = registered(&server.addr, "honest").await;
+    let ack = client
+        .report(report(&second.worker_id, results.clone()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((ack.accepted, ack.duplicates, ack.rejected), (1, 1, 0));
+    // Another host cannot use the ticket: it was sealed for this one.
+    let (other, mut other_client) = registered(&server.addr, "other").await;
+    let mut admin_client = admin(&server.addr, "a-secret").await;
+    let granted = client
+        .lease(pb::LeaseRequest {
+            worker_id: second.worker_id.clone(),
+            max_pairs: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let job = tourney_model::job::PairJob::try_from(granted.jobs[0].clone()).unwrap();
+    let mut stolen = tourney_worker::play_here(&job, &metrics).unwrap();
+    stolen.lease_id = granted.lease_id;
+    let ack = other_client
+        .report(report(&other.worker_id, vec![stolen]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((ack.accepted, ack.rejected), (0, 1));
+    let status = admin_client
+        .status(pb::StatusRequest { id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((status.state.as_str(), status.pairs_done), ("running", 2));
     let _ = server.stop.send(());
 }

@@ -369,9 +369,16 @@ pub(crate) fn pgn_of_line(line: &str) -> Result<String> {
 /// The game record of an export line (the worker that played it in its meta).
 pub(crate) fn record_of_line(line: &str) -> Result<tourney_model::GameRecord> {
     let mut value: serde_json::Value = serde_json::from_str(line)?;
-    // The worker that played it is PGN's Site.
-    let worker = value["worker"].clone();
-    if let Some(meta) = value["meta"].as_object_mut() {
+    let object = value
+        .as_object_mut()
+        .context("an export line is a JSON object")?;
+    // The worker that played it is PGN's Site (a record may come without a meta).
+    let worker = object.get("worker").cloned().unwrap_or_default();
+    if let Some(meta) = object
+        .entry("meta")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+    {
         meta.insert("worker".into(), worker);
     }
     // Restore the record's own shape (players as objects) for the PGN writer.

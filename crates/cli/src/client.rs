@@ -28,8 +28,13 @@ pub(crate) struct ClientArgs {
     /// The admin (or, for `worker`, the worker) token [default: TOURNEY_TOKEN, else the
     /// coordinator's own TOURNEY_ADMIN_TOKEN (for `worker`: TOURNEY_WORKER_TOKEN), so that
     /// commands run inside the coordinator's container or pod need no extra setting].
+    /// (A token given here shows in the process list: prefer `--token-file` or the
+    /// environment; `tourney` blanks it from its own command line as it starts.)
     #[arg(long, env = "TOURNEY_TOKEN", hide_env_values = true)]
     pub(crate) token: Option<String>,
+    /// A file holding the token (its first line), in place of `--token`.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub(crate) token_file: Option<PathBuf>,
     /// CA certificate (PEM) for a TLS coordinator (`https://` URLs).
     #[arg(long)]
     pub(crate) tls_ca: Option<PathBuf>,
@@ -45,11 +50,22 @@ impl ClientArgs {
 
     /// The token given, else the one in `role_env` (`TOURNEY_ADMIN_TOKEN`,
     /// `TOURNEY_WORKER_TOKEN`).
-    pub(crate) fn token_or(&self, role_env: &str) -> Option<String> {
-        self.token
+    ///
+    /// # Errors
+    /// The `--token-file` cannot be read, or is empty.
+    pub(crate) fn token_or(&self, role_env: &str) -> Result<Option<String>> {
+        if let Some(file) = &self.token_file {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("--token-file {}", file.display()))?;
+            let token = text.lines().next().unwrap_or_default().trim();
+            anyhow::ensure!(!token.is_empty(), "--token-file {}: empty", file.display());
+            return Ok(Some(token.to_string()));
+        }
+        Ok(self
+            .token
             .clone()
             .or_else(|| std::env::var(role_env).ok())
-            .filter(|t| !t.is_empty())
+            .filter(|t| !t.is_empty()))
     }
 
     pub(crate) async fn admin(&self) -> Result<Admin> {
@@ -58,7 +74,7 @@ impl ClientArgs {
             .with_context(|| format!("connecting to {}", self.coordinator))?;
         Ok(AdminClient::with_interceptor(
             channel,
-            TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN").as_deref()),
+            TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN")?.as_deref()),
         )
         .max_decoding_message_size(64 << 20))
     }
@@ -263,4 +279,47 @@ pub(crate) async fn fetch_report(
         .map_err(status_error)?
         .into_inner()
         .content)
+}
+
+/// Blanks every occurrence of `secret` in this process's command line (what
+/// `/proc/PID/cmdline` shows every user, engines included), in place: a token given with
+/// `--token` stays readable only to this process's own memory. Linux only; elsewhere, or
+/// when the kernel does not say where the command line is, nothing is done.
+pub(crate) fn blank_from_command_line(secret: &str) {
+    if secret.is_empty() {
+        return;
+    }
+    let blanked = (|| -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let stat = std::fs::read_to_string("/proc/self/stat")?;
+        // The fields after the command's name in parentheses, from field 3 on: the command
+        // line's start and end are fields 48 and 49.
+        let rest = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        let field = |n: usize| {
+            rest.split(' ')
+                .nth(n - 3)
+                .and_then(|f| f.parse::<u64>().ok())
+        };
+        let (Some(start), Some(end)) = (field(48), field(49)) else {
+            return Ok(());
+        };
+        let mut memory = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/proc/self/mem")?;
+        let mut line = vec![0u8; end.saturating_sub(start) as usize];
+        memory.seek(SeekFrom::Start(start))?;
+        memory.read_exact(&mut line)?;
+        let secret = secret.as_bytes();
+        let mut at = 0;
+        while let Some(found) = line[at..].windows(secret.len()).position(|w| w == secret) {
+            line[at + found..at + found + secret.len()].fill(b'x');
+            at += found + secret.len();
+        }
+        memory.seek(SeekFrom::Start(start))?;
+        memory.write_all(&line)
+    })();
+    if let Err(e) = blanked {
+        tracing::warn!(error = %e, "the token could not be blanked from the command line");
+    }
 }

@@ -69,6 +69,7 @@ impl LocalCoordinator {
             client: ClientArgs {
                 coordinator: format!("http://{addr}"),
                 token: Some(token),
+                token_file: None,
                 tls_ca: None,
             },
             addr,

@@ -470,9 +470,13 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         .clone()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "worker".into());
+    let token = args.client.token_or("TOURNEY_WORKER_TOKEN")?;
+    if let Some(given) = &args.client.token {
+        crate::client::blank_from_command_line(given);
+    }
     let options = WorkerOptions {
         coordinator: args.client.coordinator.clone(),
-        token: args.client.token_or("TOURNEY_WORKER_TOKEN"),
+        token,
         name,
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: args.client.ca()?,

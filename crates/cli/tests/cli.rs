@@ -948,3 +948,46 @@ fn logs_are_json_lines_with_span_fields_when_asked() {
         "{err}"
     );
 }
+
+#[test]
+fn a_workers_token_never_shows_on_its_command_line() {
+    // A coordinator that is not there: the worker keeps trying, long enough to look.
+    let secret = "s3cret-token-of-the-worker";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args([
+            "worker",
+            "--coordinator",
+            "http://127.0.0.1:9",
+            "--token",
+            secret,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cmdline = format!("/proc/{}/cmdline", child.id());
+    let mut blanked = false;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let line = std::fs::read(&cmdline).unwrap_or_default();
+        let text = String::from_utf8_lossy(&line).replace('\0', " ");
+        if text.contains("--token") && !text.contains(secret) {
+            blanked = true;
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(blanked, "the token still shows in {cmdline}");
+    // A token file works as well, and an empty one is an error that names it.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = tourney(&["worker", "--token-file", empty.to_str().unwrap()], "");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--token-file") && stderr.contains("empty"),
+        "{stderr}"
+    );
+}

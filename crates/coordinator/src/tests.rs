@@ -1677,3 +1677,81 @@ async fn adjudicated_games_played_on_say_how_often_adjudication_was_wrong() {
         "from the summary"
     );
 }
+
+#[tokio::test]
+async fn records_must_name_the_engines_as_leased_and_are_stored_as_typed_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 2).unwrap();
+    let reported = |job: &PairJob, games_json: String| Reported {
+        tournament: id,
+        pair: job.pair,
+        lease,
+        half_points: [2, 2],
+        games_json,
+        ticket: job.ticket.clone(),
+    };
+    // Played with another spec than the one leased (as an SPSA run's games played at
+    // values other than their perturbation): refused.
+    let json = won_by_a_json(&jobs[0], ["crash", "crash"]);
+    let other_spec = json.replace(r#""spec":"random:seed=2""#, r#""spec":"random:seed=9""#);
+    assert_ne!(other_spec, json);
+    let refused = c.check_reported(&worker, reported(&jobs[0], other_spec));
+    assert_eq!(refused.unwrap_err(), crate::commit::Refusal::Ticket);
+    // Another pair's ticket does not do either.
+    let mut swapped = reported(&jobs[0], json.clone());
+    swapped.ticket = jobs[1].ticket.clone();
+    assert!(c.check_reported(&worker, swapped).is_err());
+    // No meta (as `tourney play --json` writes records) and a field the records do not
+    // have, in a shape the exporters cannot read: stored as the typed record writes itself.
+    let odd = json.replacen(r#""game":"loa""#, r#""game":"loa","white_stderr":"x""#, 2);
+    let checked = c.check_reported(&worker, reported(&jobs[0], odd)).unwrap();
+    c.report(&worker, vec![checked]).await.unwrap();
+    let (lines, _) = c
+        .export_page(id, &crate::ExportFilter::default(), 0)
+        .unwrap();
+    assert_eq!(lines.len(), 2);
+    for (g, line) in lines.iter().enumerate() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(value.get("white_stderr").is_none(), "{line}");
+        assert_eq!(value["meta"]["pair"], jobs[0].pair, "{line}");
+        assert_eq!(value["meta"]["game"], g, "{line}");
+    }
+}
+
+#[tokio::test]
+async fn results_of_leases_from_before_a_restart_are_taken_while_their_pair_is_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 2, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 2).unwrap();
+    drop(c);
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    let again = c.register("w", "test", 2, "t").unwrap().0;
+    let taken = won_by_a(&c, &again, &jobs[0], lease);
+    assert!(!taken.held, "taken on its ticket");
+    let ack = c.report(&again, vec![taken]).await.unwrap();
+    assert_eq!((ack.accepted, ack.rejected), (1, 0));
+    assert_eq!(c.status(id).unwrap().pairs_done, 1);
+    // Another host's registration cannot use it, nor one of another token.
+    let other = c.register("x", "test", 2, "t").unwrap().0;
+    let result = |worker: &str| Reported {
+        tournament: id,
+        pair: jobs[1].pair,
+        lease,
+        half_points: [2, 2],
+        games_json: won_by_a_json(&jobs[1], ["crash", "crash"]),
+        ticket: jobs[1].ticket.clone(),
+    };
+    assert_eq!(
+        c.check_reported(&other, result(&other)).unwrap_err(),
+        crate::commit::Refusal::NotHeld
+    );
+    let other_token = c.register("w", "test", 2, "u").unwrap().0;
+    assert!(
+        c.check_reported(&other_token, result(&other_token))
+            .is_err()
+    );
+    assert!(c.check_reported(&again, result(&again)).is_ok());
+}

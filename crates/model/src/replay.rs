@@ -195,12 +195,6 @@ fn check_typed<P: Position + Adjudicate>(
             found: record.start.clone(),
         });
     }
-    if record.game != settings.game || record.rules != settings.rules {
-        return Err(Rejection::Record(format!(
-            "game {} with rules '{}', not {} with '{}'",
-            record.game, record.rules, settings.game, settings.rules
-        )));
-    }
     // A tournament's opening is its start position: the players make every move.
     if record.opening_plies != 0 {
         return Err(Rejection::Record(format!(
@@ -221,6 +215,13 @@ fn check_typed<P: Position + Adjudicate>(
         .rules
         .parse()
         .map_err(|e: tourney_rules::ParseError| Rejection::Rules(e.to_string()))?;
+    // The same rules, however written (the referee writes them out in full).
+    if record.game != settings.game || record.rules.parse::<P::Rules>().ok() != Some(rules) {
+        return Err(Rejection::Record(format!(
+            "game {} with rules '{}', not {} with '{rules}'",
+            record.game, record.rules, settings.game
+        )));
+    }
     let scale = clock_scale(record, settings)?;
     let own = |c: Color| {
         sides[c.index()].limits.unwrap_or(MoveLimits {
