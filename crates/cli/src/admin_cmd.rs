@@ -468,84 +468,102 @@ impl Drop for GzipFile {
 /// PGN-style files, reads the JSON Lines back, and only then has the coordinator remove
 /// the games from its store.
 pub(crate) fn archive(args: &ArchiveArgs) -> Result<()> {
-    use std::io::BufRead;
     tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let status = admin
-            .status(pb::StatusRequest { id: args.id })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        if !matches!(status.state.as_str(), "finished" | "cancelled") {
-            bail!(
-                "tournament {} is {}: only a finished or cancelled tournament is archived",
-                args.id,
-                status.state
-            );
-        }
-        std::fs::create_dir_all(&args.out)
-            .with_context(|| format!("cannot create {}", args.out.display()))?;
-        let name = |ext: &str| args.out.join(format!("tournament-{}.{ext}.gz", args.id));
-        let (mut jsonl, mut pgn) = (GzipFile::create(name("jsonl"))?, GzipFile::create(name("pgn"))?);
-        let bar = indicatif::ProgressBar::new(2 * status.pairs_done);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games  {per_sec}")
-                .expect("the template is valid")
-                .progress_chars("=> "),
-        );
-        let mut stream = admin
-            .export(pb::ExportRequest {
-                id: args.id,
-                ..Default::default()
-            })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        let mut games = 0u64;
-        while let Some(chunk) = stream.message().await.map_err(status_error)? {
-            for line in &chunk.lines {
-                jsonl.write_all(line.as_bytes())?;
-                jsonl.write_all(b"\n")?;
-                pgn.write_all(pgn_of_line(line)?.as_bytes())?;
-            }
-            games += chunk.lines.len() as u64;
-            bar.set_position(games);
-        }
-        bar.finish_and_clear();
-        let (jsonl_path, pgn_path) = (jsonl.path.clone(), pgn.path.clone());
-        let sizes = (jsonl.finish()?, pgn.finish()?);
-        // What is on disk, read back, before anything is removed.
-        let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(
-            &jsonl_path,
-        )?))
-        .lines()
-        .try_fold(0u64, |n, line| line.map(|_| n + 1))
-        .with_context(|| format!("{} does not read back", jsonl_path.display()))?;
-        if lines != games {
-            bail!(
-                "{} reads back {lines} games of {games}: nothing removed from the store",
-                jsonl_path.display()
-            );
-        }
-        let answer = admin
-            .archive(pb::ArchiveRequest {
-                id: args.id,
-                games,
-            })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        println!(
-            "tournament {}: {games} games archived to {} ({:.1} MiB) and {} ({:.1} MiB); the games of {} pairs removed from the store (its report and ratings stay)",
-            args.id,
-            jsonl_path.display(),
-            sizes.0 as f64 / (1 << 20) as f64,
-            pgn_path.display(),
-            sizes.1 as f64 / (1 << 20) as f64,
-            answer.pairs
-        );
-        Ok(())
+        // Stopped (Ctrl-C, SIGTERM), the archive under way is dropped with its partial
+        // files; a part an earlier, killed archive left is replaced when it starts again.
+        let stop = crate::serve_cmd::stop_signal();
+        let archived = tokio::select! {
+            archived = archive_games(args) => Some(archived),
+            () = stop => None,
+        };
+        // The archive's future, with its files, is dropped by now.
+        archived.unwrap_or_else(|| {
+            eprintln!("archive stopped: nothing removed from the store, no file left");
+            std::process::exit(130);
+        })
     })
+}
+
+/// The work of `tourney archive`.
+async fn archive_games(args: &ArchiveArgs) -> Result<()> {
+    use std::io::BufRead;
+    let mut admin = args.client.admin().await?;
+    let status = admin
+        .status(pb::StatusRequest { id: args.id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    if !matches!(status.state.as_str(), "finished" | "cancelled") {
+        bail!(
+            "tournament {} is {}: only a finished or cancelled tournament is archived",
+            args.id,
+            status.state
+        );
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let name = |ext: &str| args.out.join(format!("tournament-{}.{ext}.gz", args.id));
+    let (mut jsonl, mut pgn) = (
+        GzipFile::create(name("jsonl"))?,
+        GzipFile::create(name("pgn"))?,
+    );
+    let bar = indicatif::ProgressBar::new(2 * status.pairs_done);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games  {per_sec}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    let mut stream = admin
+        .export(pb::ExportRequest {
+            id: args.id,
+            ..Default::default()
+        })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let mut games = 0u64;
+    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+        for line in &chunk.lines {
+            jsonl.write_all(line.as_bytes())?;
+            jsonl.write_all(b"\n")?;
+            pgn.write_all(pgn_of_line(line)?.as_bytes())?;
+        }
+        games += chunk.lines.len() as u64;
+        bar.set_position(games);
+    }
+    bar.finish_and_clear();
+    let (jsonl_path, pgn_path) = (jsonl.path.clone(), pgn.path.clone());
+    let sizes = (jsonl.finish()?, pgn.finish()?);
+    // What is on disk, read back, before anything is removed.
+    let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(
+        &jsonl_path,
+    )?))
+    .lines()
+    .try_fold(0u64, |n, line| line.map(|_| n + 1))
+    .with_context(|| format!("{} does not read back", jsonl_path.display()))?;
+    if lines != games {
+        bail!(
+            "{} reads back {lines} games of {games}: nothing removed from the store",
+            jsonl_path.display()
+        );
+    }
+    let answer = admin
+        .archive(pb::ArchiveRequest { id: args.id, games })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    println!(
+        "tournament {}: {games} games archived to {} ({:.1} MiB) and {} ({:.1} MiB); the games of {} pairs removed from the store (its report and ratings stay)",
+        args.id,
+        jsonl_path.display(),
+        sizes.0 as f64 / (1 << 20) as f64,
+        pgn_path.display(),
+        sizes.1 as f64 / (1 << 20) as f64,
+        answer.pairs
+    );
+    Ok(())
 }
 
 /// Arguments of `tourney cancel` and `tourney resume`.

@@ -379,7 +379,7 @@ fn adjudication<P: Adjudicate>(
     let verdict = match split {
         Some(winner) => Some(Some(winner)),
         None if settings.score_rules.any() => {
-            let first = if plies % 2 == 0 {
+            let first = if plies.is_multiple_of(2) {
                 last.turn()
             } else {
                 last.turn().opponent()

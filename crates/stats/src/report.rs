@@ -495,9 +495,15 @@ impl SpsaReport {
 /// The most openings a report lists.
 pub const OPENINGS_SHOWN: usize = 200;
 
+/// The fewest games from an opening for the report to list it: fewer say nothing about
+/// it (a tuning run of 600 openings plays each twice, and "0 % of 2 games" is noise).
+pub const OPENING_MIN_GAMES: u64 = 10;
+
 impl Report {
-    /// Sorts `openings` most lopsided first and keeps [`OPENINGS_SHOWN`] of them.
+    /// Sorts `openings` most lopsided first and keeps [`OPENINGS_SHOWN`] of those with at
+    /// least [`OPENING_MIN_GAMES`] games.
     pub fn most_lopsided(mut openings: Vec<OpeningResult>) -> Vec<OpeningResult> {
+        openings.retain(|o| o.games >= OPENING_MIN_GAMES);
         openings.sort_by(|a, b| {
             let tilt = |o: &OpeningResult| (o.white_score() - 0.5).abs();
             tilt(b)
@@ -648,7 +654,10 @@ impl Report {
         }
         out += &self.workers_text();
         if !self.openings.is_empty() {
-            out += "\nOpenings, most lopsided first (White's score)\n";
+            let _ = writeln!(
+                out,
+                "\nOpenings, most lopsided first (White's score; those with {OPENING_MIN_GAMES} games or more)"
+            );
             for o in self.openings.iter().take(10) {
                 let _ = writeln!(
                     out,
@@ -897,7 +906,10 @@ impl Report {
             page += "</table></section>\n";
         }
         if !self.openings.is_empty() {
-            page += "<section id=\"openings\"><h2>Openings</h2>\n<p>White's score from each opening, most lopsided first.</p>\n<table><tr><th>#</th><th>Position</th><th>Games</th><th>White's score</th></tr>\n";
+            let _ = writeln!(
+                page,
+                "<section id=\"openings\"><h2>Openings</h2>\n<p>White's score from each opening with {OPENING_MIN_GAMES} games or more, most lopsided first.</p>\n<table><tr><th>#</th><th>Position</th><th>Games</th><th>White's score</th></tr>"
+            );
             for o in self.openings.iter().take(50) {
                 let _ = writeln!(
                     page,

@@ -51,8 +51,15 @@ fn report() -> Report {
             tourney_stats::report::OpeningResult {
                 index: 1,
                 position: "white's".into(),
-                games: 4,
-                white_points: 3.5,
+                games: 12,
+                white_points: 10.5,
+            },
+            // Too few games to say anything: not listed.
+            tourney_stats::report::OpeningResult {
+                index: 2,
+                position: "two games".into(),
+                games: 2,
+                white_points: 0.0,
             },
         ]),
         engine_failures: vec![("Kilo".into(), "time-forfeit".into(), 3)],
@@ -236,6 +243,7 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
         lines[1].contains("#0") && lines[1].contains("50.0%"),
         "{lines:?}"
     );
+    assert!(!text.contains("two games"), "{text}");
     assert!(r.html(|_| None).contains("id=\"openings\""));
 }
 
