@@ -201,7 +201,7 @@ impl pb::worker_server::Worker for WorkerService {
         // Room among all reports in flight: concurrent reports share one budget.
         let kib = u32::try_from(claimed.div_ceil(1 << 10)).unwrap_or(u32::MAX);
         let room = tokio::time::timeout(
-            crate::state::REPORT_ROOM_WAIT,
+            std::time::Duration::from_millis(self.0.settings.report_room_wait_ms),
             self.0.report_room.acquire_many(kib),
         )
         .await;

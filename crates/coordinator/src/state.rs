@@ -49,6 +49,9 @@ pub struct Settings {
     /// [`tourney_plan::openings::JUDGE_NODES`]). A judge too slow for it
     /// (`balanced = "ab:depth=60"`) gets a smaller suite, said at submission.
     pub judge_budget: u64,
+    /// How long a report waits for room among the reports in flight
+    /// ([`REPORTS_IN_FLIGHT`]) before it is turned away, to be sent again.
+    pub report_room_wait_ms: u64,
 }
 
 impl Default for Settings {
@@ -61,6 +64,7 @@ impl Default for Settings {
             max_pairs_per_lease: 512,
             registrations_per_token: 1_000,
             judge_budget: 50_000_000,
+            report_room_wait_ms: 10_000,
         }
     }
 }
@@ -236,9 +240,11 @@ pub struct Coordinator {
 
 /// The most decompressed report bytes all reports together may hold at once: a report
 /// waits for room (and is refused RESOURCE_EXHAUSTED, to retry later, when none comes
-/// within [`REPORT_ROOM_WAIT`]), so concurrent reports cannot multiply the per-report
-/// budget.
+/// within [`Settings::report_room_wait_ms`]), so concurrent reports cannot multiply the
+/// per-report budget.
 pub const REPORTS_IN_FLIGHT: usize = 96 << 20;
+// A report the budget allows always fits in the room.
+const _: () = assert!(REPORTS_IN_FLIGHT >= tourney_proto::MAX_REPORT_JSON);
 
 /// Gives the allocator's free memory back to the system now (after a big report), rather
 /// than after its purge delay: mimalloc's, which the `tourney` binary runs on (with
@@ -247,9 +253,6 @@ pub(crate) fn return_free_memory() {
     // SAFETY: mi_collect takes no pointers; forcing it only frees what is unused.
     unsafe { libmimalloc_sys::mi_collect(true) };
 }
-
-/// How long a report waits for room among the reports in flight.
-pub const REPORT_ROOM_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Coordinator {
     /// A coordinator over `store`, restoring every stored tournament, with its group-commit

@@ -1752,3 +1752,64 @@ async fn results_of_leases_from_before_a_restart_are_taken_while_their_pair_is_o
     assert!(c.check_reported(&other_token, result()).is_err());
     assert!(c.check_reported(&again, result()).is_ok());
 }
+
+#[tokio::test]
+async fn reports_in_flight_share_one_budget_and_are_deferred_when_it_is_full() {
+    use tonic::Request;
+    use tourney_proto::v1 as pb;
+    use tourney_proto::v1::worker_server::Worker;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let settings = Settings {
+        report_room_wait_ms: 100,
+        ..Settings::default()
+    };
+    let c = Coordinator::open(store, settings, &Registry::new()).unwrap();
+    let id = c
+        .submit(&match_file(), "late.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let (worker, session) = c.register("w", "test", 1, "open").unwrap();
+    let service = crate::service::WorkerService(Arc::clone(&c));
+    // One pair result claiming 1 MiB of records (not records: refused once read).
+    let request = || {
+        let mut request = Request::new(pb::ReportRequest {
+            worker_id: worker.clone(),
+            results: vec![pb::PairResult {
+                tournament: id,
+                half_points: vec![1, 1],
+                games_lz4: lz4_flex::compress_prepend_size(&vec![b' '; 1 << 20]),
+                ..Default::default()
+            }],
+            failures: Vec::new(),
+        });
+        request
+            .metadata_mut()
+            .insert(crate::service::SESSION_HEADER, session.parse().unwrap());
+        request
+    };
+    // Every byte of room taken, as by reports being read: this one waits, then is
+    // deferred with a pushback, read not at all, counted apart from rejections.
+    let all = (crate::state::REPORTS_IN_FLIGHT >> 10) as u32;
+    let taken = c.report_room.acquire_many(all).await.unwrap();
+    let e = service.report(request()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert_eq!(
+        e.metadata().get(crate::service::RETRY_PUSHBACK).unwrap(),
+        "1000"
+    );
+    let m = c.metrics();
+    assert_eq!(m.reports_deferred.with_label_values(&["busy"]).get(), 1);
+    let rejected = |m: &crate::metrics::CoordinatorMetrics| {
+        crate::commit::Refusal::kinds()
+            .map(|k| m.results_rejected.with_label_values(&[k]).get())
+            .sum::<u64>()
+    };
+    assert_eq!(rejected(m), 0);
+    // With room again it is read (and its junk refused), and the room is given back.
+    drop(taken);
+    let ack = service.report(request()).await.unwrap().into_inner();
+    assert_eq!(ack.rejected, 1);
+    assert_eq!(rejected(c.metrics()), 1);
+    assert_eq!(c.report_room.available_permits(), all as usize);
+}

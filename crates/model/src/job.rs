@@ -248,8 +248,9 @@ pub struct PairJob {
     /// The pair's seed: game `g` is played with
     /// [`game_seed`](crate::tournament::game_seed)`(seed, g)`.
     pub seed: u64,
-    /// The coordinator's seal of this pair as leased (its tournament, pair, host and both
-    /// engines' identities): sent back with the result, it lets the coordinator take a
-    /// result of a lease it no longer knows (after a restart), and only as leased.
+    /// The coordinator's seal of this pair as leased (its tournament, pair, the worker's
+    /// host and token, both engines' identities): sent back with the result, it lets the
+    /// coordinator take a result of a lease it no longer knows (after a restart), and only
+    /// as leased.
     pub ticket: String,
 }

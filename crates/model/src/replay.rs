@@ -235,9 +235,9 @@ fn check_typed<P: Position + Adjudicate>(
     let margin = settings.margin_ms;
     let mut game = Game::new(start, rules);
     let mut scores = Vec::with_capacity(record.moves.len());
-    // Whether the referee would have ended the game before its last ply: the board split
-    // (regions), or the scores calling it.
-    let mut split_before = false;
+    // The position before the last move: a board split there (or earlier: a split board
+    // stays split, arrows only add walls) would have ended the game there.
+    let mut before_last = None;
     for (i, m) in record.moves.iter().enumerate() {
         let ply = i + 1;
         let mover = game.position().turn();
@@ -259,7 +259,7 @@ fn check_typed<P: Position + Adjudicate>(
             )));
         }
         clock.spend(m.time_ms);
-        split_before |= settings.adjudicate && game.position().adjudicate().is_some();
+        before_last = Some(*game.position());
         game.play_text(m.mv.as_str()).map_err(|e| Rejection::Move {
             ply,
             message: e.to_string(),
@@ -290,7 +290,7 @@ fn check_typed<P: Position + Adjudicate>(
     {
         return Err(ending(format!("the scores called it after {n} plies")));
     }
-    if split_before {
+    if settings.adjudicate && before_last.is_some_and(|p| p.adjudicate().is_some()) {
         return Err(ending("the board was split before its last ply".into()));
     }
     match record.termination {
@@ -322,9 +322,12 @@ fn check_typed<P: Position + Adjudicate>(
                 "the limit is {max:?} plies and a draw; the game has {plies}"
             ))),
         },
-        Termination::Adjudication => adjudication(record, settings, game.position(), &scores),
+        // The referee asks the ply limit before anything else.
         _ if settings.max_plies.is_some_and(|max| plies >= max as usize) => {
             Err(ending(format!("the ply limit was reached after {plies}")))
+        }
+        Termination::Adjudication => {
+            adjudication(record, settings, game.position(), first, &scores)
         }
         _ if settings.adjudicate && game.position().adjudicate().is_some() => {
             Err(ending(format!("the board is split after {plies} plies")))
@@ -357,13 +360,14 @@ fn check_typed<P: Position + Adjudicate>(
     }
 }
 
-/// An adjudication: the board split into regions (checked on the board), else the
-/// engines' scores calling it at its last ply with its result (earlier verdicts were ruled
-/// out before); never past the ply limit.
+/// An adjudication: the board split into regions (checked on the last position), else the
+/// engines' scores (the first mover's at even plies) calling it at its last ply with its
+/// result (earlier verdicts were ruled out before).
 fn adjudication<P: Adjudicate>(
     record: &GameRecord,
     settings: &GameSettings,
     last: &P,
+    first: Color,
     scores: &[Option<i32>],
 ) -> Result<(), Rejection> {
     let ending = |actual: String| Rejection::Ending {
@@ -372,18 +376,10 @@ fn adjudication<P: Adjudicate>(
         actual,
     };
     let plies = record.moves.len();
-    if settings.max_plies.is_some_and(|max| plies >= max as usize) {
-        return Err(ending(format!("the ply limit was reached after {plies}")));
-    }
     let split = settings.adjudicate.then(|| last.adjudicate()).flatten();
     let verdict = match split {
         Some(winner) => Some(Some(winner)),
         None if settings.score_rules.any() => {
-            let first = if plies.is_multiple_of(2) {
-                last.turn()
-            } else {
-                last.turn().opponent()
-            };
             settings.score_rules.verdict(first, scores).map(|(w, _)| w)
         }
         None if settings.adjudicate => {
