@@ -127,6 +127,23 @@ fn confined(base: &Path, name: &str) -> Result<std::path::PathBuf> {
     Ok(path)
 }
 
+/// Whether `path` is an executable regular file (after links): an engine's program.
+///
+/// # Errors
+/// It is missing, not a regular file, or executable by nobody.
+pub(crate) fn executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("program {} not found", path.display()))?;
+    if !meta.is_file() {
+        bail!("program {} is not a regular file", path.display());
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        bail!("program {} is not executable (chmod +x it)", path.display());
+    }
+    Ok(())
+}
+
 /// Reads a tournament file and what it refers to, and checks them as the coordinator will
 /// (player specs, the openings file), so that a mistake is reported with its line before
 /// anything is started, printed or created.
@@ -150,14 +167,11 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let mut uploads = Vec::new();
     for engine in &config.engines {
         if let Some(program) = engine.command.as_deref().and_then(program_path) {
-            let p = base.join(&program);
-            if !p.is_file() {
-                bail!(
-                    "{file}: engine '{}': program {} not found",
-                    engine.name,
-                    p.display()
-                );
-            }
+            // Like the openings: only a program beside or below the tournament file is
+            // read and uploaded (never `/etc/shadow`, `../x` or a link out of it).
+            let p = confined(base, &program)
+                .and_then(|p| executable(&p).map(|()| p))
+                .with_context(|| format!("{file}: engine '{}': command", engine.name))?;
             uploads.push((engine.name.clone(), p));
         }
     }

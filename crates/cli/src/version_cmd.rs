@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use tourney_proto::v1 as pb;
 use tourney_stats::report::{TimelineReport, TimelineRow};
@@ -87,12 +87,14 @@ pub(crate) fn version(args: &VersionArgs) -> Result<()> {
 }
 
 async fn add(args: &AddArgs) -> Result<()> {
+    let program = args.command.as_deref().and_then(program_path);
+    if let Some(program) = &program {
+        // Given here on the command line, it may be anywhere; it must be a program.
+        crate::client::executable(Path::new(program)).context("--command")?;
+    }
     let mut admin = args.client.admin().await?;
     let mut artifact = String::new();
-    if let Some(program) = args.command.as_deref().and_then(program_path) {
-        if !Path::new(&program).is_file() {
-            bail!("--command: program {program} not found");
-        }
+    if let Some(program) = program {
         artifact = upload(&mut admin, Path::new(&program)).await?;
     }
     let version = pb::EngineVersion {

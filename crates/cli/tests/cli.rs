@@ -991,3 +991,67 @@ fn a_workers_token_never_shows_on_its_command_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn engine_programs_are_read_only_from_beside_the_tournament_file_and_must_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "not for workers").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("link")).unwrap();
+    std::fs::write(dir.path().join("plain"), "#!/bin/sh\n").unwrap();
+    let file = dir.path().join("t.toml");
+    let data = dir.path().join("data");
+    for (command, says) in [
+        ("/etc/passwd", "no '..', not absolute"),
+        ("../x", "no '..', not absolute"),
+        ("./link", "leads out of the tournament file's directory"),
+        ("./plain", "is not executable"),
+        ("./missing", "reading"),
+    ] {
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"t\"\ngame = \"loa\"\nformat = \"match\"\npairs = 1\n\
+                 limits = {{ depth = 1 }}\n\
+                 [[engine]]\nname = \"a\"\nplayer = \"random\"\n\
+                 [[engine]]\nname = \"x\"\ncommand = \"{command}\"\n"
+            ),
+        )
+        .unwrap();
+        let out = tourney(
+            &[
+                "run",
+                file.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+            ],
+            "",
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command}: {stderr}");
+        assert!(
+            stderr.contains("engine 'x': command") && stderr.contains(says),
+            "{command}: {stderr}"
+        );
+        assert!(!data.exists(), "{command}: nothing is started");
+    }
+    // Given on the command line, a version's program may be anywhere, but must run.
+    let out = tourney(
+        &[
+            "version",
+            "add",
+            "v",
+            "--command",
+            "/etc/passwd",
+            "--coordinator",
+            "http://127.0.0.1:9",
+        ],
+        "",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--command") && stderr.contains("not executable"),
+        "{stderr}"
+    );
+}
