@@ -1386,3 +1386,75 @@ async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair
     assert_eq!((status.state.as_str(), status.pairs_done), ("running", 2));
     let _ = server.stop.send(());
 }
+
+/// Opens `/api/v1/events` from `from` (a loopback address); the connection and the
+/// response's status line.
+async fn open_events(addr: &str, from: &str) -> (tokio::net::TcpStream, String) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let server: std::net::SocketAddr = addr.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(server).await.unwrap();
+    stream
+        .write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reader = tokio::io::BufReader::new(&mut stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).await.unwrap();
+    (stream, status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_event_streams_are_bounded_in_all_and_per_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::open(
+        Store::open(dir.path()).unwrap(),
+        Settings {
+            dashboard_streams: 3,
+            dashboard_streams_per_address: 2,
+            ..Settings::default()
+        },
+        &prometheus::Registry::new(),
+    )
+    .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let options = ServerOptions {
+        worker_tokens: None,
+        admin_tokens: None,
+        tls: None,
+        insecure: false,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(serve(coordinator, listener, options, async {
+        let _ = stopped.await;
+    }));
+    let (first, status) = open_events(&addr, "127.0.0.1").await;
+    assert!(status.contains(" 200 "), "{status}");
+    let (_second, status) = open_events(&addr, "127.0.0.1").await;
+    assert!(status.contains(" 200 "), "{status}");
+    // A third from the same address: refused, saying why and when to come back.
+    let (_, status) = open_events(&addr, "127.0.0.1").await;
+    assert!(status.contains(" 503 "), "{status}");
+    let (_other, status) = open_events(&addr, "127.0.0.2").await;
+    assert!(status.contains(" 200 "), "{status}");
+    // Three open: the dashboard is full for everyone.
+    let (_, status) = open_events(&addr, "127.0.0.3").await;
+    assert!(status.contains(" 503 "), "{status}");
+    // One page goes away: its place is given back.
+    drop(first);
+    let mut admitted = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (stream, status) = open_events(&addr, "127.0.0.3").await;
+        if status.contains(" 200 ") {
+            admitted = true;
+            drop(stream);
+            break;
+        }
+    }
+    assert!(admitted, "a closed page's place was not given back");
+    let _ = stop.send(());
+    let _ = served.await;
+}

@@ -58,6 +58,7 @@ const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     crate::play_cmd::own_engines();
+    crate::serve_cmd::raise_open_files();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(run_embedded(args))
 }

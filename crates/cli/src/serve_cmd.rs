@@ -259,7 +259,40 @@ fn reload_on_sighup(services: Vec<(&'static str, TokenSource, Tokens)>) {
     });
 }
 
+/// Raises this process's soft limit of open files to its hard limit: a coordinator holds a
+/// descriptor per connection (workers, admin calls, dashboard pages), and systemd's soft
+/// default of 1,024 is reached long before the hard one (said in the log when it fails).
+pub(crate) fn raise_open_files() {
+    // SAFETY: getrlimit and setrlimit read and write the struct they are given.
+    let raised = unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return;
+        }
+        if limit.rlim_cur >= limit.rlim_max {
+            return;
+        }
+        let from = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        (
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0,
+            from,
+            limit.rlim_max,
+        )
+    };
+    match raised {
+        (true, from, to) => tracing::info!(from, to, "open files limit raised"),
+        (false, from, to) => tracing::warn!(
+            from,
+            to,
+            error = %std::io::Error::last_os_error(),
+            "open files limit not raised"
+        ),
+    }
+}
+
 pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
+    raise_open_files();
     let setup = args.setup()?;
     let worker_source = TokenSource::of(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN");
     let admin_source = TokenSource::of(&setup.admin_token_file, "TOURNEY_ADMIN_TOKEN");

@@ -1264,3 +1264,34 @@ fn a_crashed_game_keeps_its_transcript_and_replays_against_a_local_engine() {
     let bad = admin_fails(port, &["replay", &id, "7", "0"]);
     assert!(bad.contains("has no pair 7"), "{bad}");
 }
+
+#[test]
+fn a_coordinator_raises_its_open_files_limit_to_the_hard_one() {
+    use std::os::unix::process::CommandExt;
+    let data = tempfile::tempdir().unwrap();
+    let mut command = tourney();
+    command
+        .args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path());
+    // Started with a soft limit of 200 open files, as a service manager may start it.
+    // SAFETY: only setrlimit runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            limit.rlim_cur = 200.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let (mut child, _) = spawn_listening(command, "coordinator serving");
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers[0], numbers[1], "{line}");
+}

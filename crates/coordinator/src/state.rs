@@ -52,6 +52,11 @@ pub struct Settings {
     /// How long a report waits for room among the reports in flight
     /// ([`REPORTS_IN_FLIGHT`]) before it is turned away, to be sent again.
     pub report_room_wait_ms: u64,
+    /// The most dashboard event streams (`/api/v1/events`) open at once: each holds a
+    /// connection and its file descriptor.
+    pub dashboard_streams: usize,
+    /// The most of them one client address may hold.
+    pub dashboard_streams_per_address: usize,
 }
 
 impl Default for Settings {
@@ -65,6 +70,8 @@ impl Default for Settings {
             registrations_per_token: 1_000,
             judge_budget: 50_000_000,
             report_room_wait_ms: 10_000,
+            dashboard_streams: 256,
+            dashboard_streams_per_address: 16,
         }
     }
 }
