@@ -66,6 +66,10 @@ pub(crate) struct CoordinatorArgs {
     /// Live registrations per worker token [default: 1000].
     #[arg(long)]
     registrations_per_token: Option<usize>,
+    /// Tournaments queued, running or paused at once; a submission past it is refused
+    /// until one ends [default: 100].
+    #[arg(long)]
+    max_live_tournaments: Option<usize>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -84,6 +88,7 @@ struct CoordinatorFile {
     max_slots: Option<u32>,
     max_pairs_per_lease: Option<usize>,
     registrations_per_token: Option<usize>,
+    max_live_tournaments: Option<usize>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -100,6 +105,8 @@ struct CoordinatorSetup {
     cache_mb: u64,
     /// The bounds on workers: slots, pairs a lease, registrations a token.
     bounds: (u32, usize, usize),
+    /// Tournaments queued, running or paused at once.
+    max_live_tournaments: usize,
 }
 
 impl CoordinatorArgs {
@@ -170,6 +177,11 @@ impl CoordinatorArgs {
                         .max(1),
                 )
             },
+            max_live_tournaments: self
+                .max_live_tournaments
+                .or(file.max_live_tournaments)
+                .unwrap_or(Settings::default().max_live_tournaments)
+                .max(1),
         })
     }
 }
@@ -320,6 +332,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 max_slots: setup.bounds.0,
                 max_pairs_per_lease: setup.bounds.1,
                 registrations_per_token: setup.bounds.2,
+                max_live_tournaments: setup.max_live_tournaments,
                 ..Settings::default()
             },
             &prometheus::Registry::new(),
@@ -597,8 +610,11 @@ mod tests {
         let s = setup(&["--config", file, "--lease-seconds", "5", "--data", "d"]).unwrap();
         assert_eq!((s.lease_seconds, s.data), (5, PathBuf::from("d")));
         assert_eq!(s.bounds, (256, 512, 1000));
+        assert_eq!(s.max_live_tournaments, 100);
         let s = setup(&["--max-slots", "8", "--registrations-per-token", "3"]).unwrap();
         assert_eq!(s.bounds, (8, 512, 3));
+        let s = setup(&["--max-live-tournaments", "5"]).unwrap();
+        assert_eq!(s.max_live_tournaments, 5);
     }
 
     #[test]

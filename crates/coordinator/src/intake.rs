@@ -86,6 +86,16 @@ impl Coordinator {
         artifacts: BTreeMap<String, String>,
         tuned_by: Option<TournamentId>,
     ) -> Result<TournamentId, CoordinatorError> {
+        let live = (self.lock().scheduler.tournaments())
+            .filter(|t| matches!(t.state, State::Queued | State::Running | State::Paused))
+            .count();
+        let most = self.settings.max_live_tournaments;
+        if live >= most {
+            return Err(CoordinatorError::Exhausted(format!(
+                "{live} tournaments are queued, running or paused, the most this coordinator \
+                 takes: cancel one or wait until one ends"
+            )));
+        }
         let mut config = TournamentConfig::parse(text, file)?;
         let programs = {
             let inner = self.lock();

@@ -57,6 +57,9 @@ pub struct Settings {
     pub dashboard_streams: usize,
     /// The most of them one client address may hold.
     pub dashboard_streams_per_address: usize,
+    /// Tournaments queued, running or paused at once (each holds its opening suite, up
+    /// to 100,000 openings, in memory): a submission past it is refused until one ends.
+    pub max_live_tournaments: usize,
 }
 
 impl Default for Settings {
@@ -72,6 +75,7 @@ impl Default for Settings {
             report_room_wait_ms: 10_000,
             dashboard_streams: 256,
             dashboard_streams_per_address: 16,
+            max_live_tournaments: 100,
         }
     }
 }

@@ -1813,3 +1813,26 @@ async fn reports_in_flight_share_one_budget_and_are_deferred_when_it_is_full() {
     assert_eq!(rejected(c.metrics()), 1);
     assert_eq!(c.report_room.available_permits(), all as usize);
 }
+
+#[tokio::test]
+async fn live_tournaments_are_bounded_and_an_ended_one_makes_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        max_live_tournaments: 2,
+        ..Settings::default()
+    };
+    let c =
+        Coordinator::open(Store::open(dir.path()).unwrap(), settings, &Registry::new()).unwrap();
+    let file = match_file();
+    let submit = || c.submit(&file, "late.toml", "", BTreeMap::new());
+    let first = submit().await.unwrap();
+    submit().await.unwrap();
+    let refused = submit().await.unwrap_err();
+    assert!(
+        matches!(&refused, crate::state::CoordinatorError::Exhausted(m) if m.contains("2 tournaments")),
+        "{refused}"
+    );
+    assert_eq!(c.ids().len(), 2, "nothing stored for the refused one");
+    assert!(c.cancel(first).await.unwrap());
+    submit().await.unwrap();
+}
