@@ -225,7 +225,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<()> {
             println!("{out}");
         } else {
             for s in &list {
-                println!("{}", status_line(s));
+                say!("{}", status_line(s));
             }
         }
         Ok(())
@@ -269,10 +269,11 @@ pub(crate) fn report(args: &ReportArgs) -> Result<()> {
         };
         let links = args.client.tournament_links();
         let out = fetch_report(&mut admin, args.id, format, &links).await?;
+        // Names and notes come from others: no terminal control characters go out.
+        let out = tourney_model::printable(&out);
         match &args.output {
-            Some(p) => {
-                std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?
-            }
+            Some(p) => std::fs::write(p, out.as_bytes())
+                .with_context(|| format!("writing {}", p.display()))?,
             None => print!("{out}"),
         }
         Ok(())

@@ -1,5 +1,14 @@
 //! `tourney`: the command-line front end of the tournament runner.
 
+/// `println!` for text that carries what others wrote (names, notes, an engine's stderr
+/// and protocol): its terminal control characters are written out, not obeyed
+/// ([`tourney_model::printable`]).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", tourney_model::printable(&format!($($arg)*)))
+    };
+}
+
 mod admin_cmd;
 mod bench;
 mod bench_outside;

@@ -151,7 +151,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         Color::White => &record.white,
         Color::Black => &record.black,
     };
-    println!(
+    say!(
         "Tournament {}, pair {}, game {}: {} (White) vs {} (Black), {} by {}{}",
         args.id,
         args.pair,
@@ -166,24 +166,24 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
             .map_or(String::new(), |d| format!(": {d}"))
     );
     if !record.termination.is_failure() {
-        println!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
+        say!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
     }
     let recorded = &side.transcript;
     if !recorded.is_empty() {
         let from = recorded.len().saturating_sub(RECORDED_LINES_SHOWN);
-        println!(
+        say!(
             "\nRecorded protocol of {} (last {} of {} lines; seconds since the game began, > sent, < received, ! stderr):",
             side.name,
             recorded.len() - from,
             recorded.len()
         );
         for line in &recorded[from..] {
-            println!("  {line}");
+            say!("  {line}");
         }
     } else if !side.stderr.is_empty() {
-        println!("\nRecorded stderr of {}:", side.name);
+        say!("\nRecorded stderr of {}:", side.name);
         for line in &side.stderr {
-            println!("  {line}");
+            say!("  {line}");
         }
     }
     let go = go_for(args, record, recorded)?;
@@ -211,7 +211,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         || budget.map_or(Duration::from_secs(60), |b| b + Duration::from_secs(1)),
         Duration::from_secs_f64,
     );
-    println!(
+    say!(
         "\nReplaying {ply} plies with `{command}`, {mover} to move, then: {}",
         Command::Go(go.clone())
     );
@@ -222,9 +222,9 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
     let started = Instant::now();
     let answer = Contestant::<P>::go(&mut engine, &game, &go, wait);
     let took = started.elapsed();
-    println!("\nProtocol now:");
+    say!("\nProtocol now:");
     for line in Contestant::<P>::transcript(&engine) {
-        println!("  {line}");
+        say!("  {line}");
     }
     let within = budget.map_or(String::new(), |b| {
         let verdict = if took <= b { "within" } else { "over" };
@@ -233,7 +233,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
     let outcome = match answer {
         Ok(reply) => match game.clone().play_text(&reply.mv) {
             Ok(_) => {
-                println!(
+                say!(
                     "\nAnswer: {} (legal) in {:.3} s{within}",
                     reply.mv,
                     took.as_secs_f64()

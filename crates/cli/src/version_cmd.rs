@@ -132,13 +132,15 @@ async fn list(args: &ListArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(());
     }
-    println!(
+    say!(
         "{:<24} {:<24} {:<20} plays",
-        "version", "parent", "registered"
+        "version",
+        "parent",
+        "registered"
     );
     for v in versions {
         let described = tourney_model::version::EngineVersion::from(v.clone()).describe();
-        println!(
+        say!(
             "{:<24} {:<24} {:<20} {described}{}",
             v.name,
             v.parent,
@@ -209,7 +211,7 @@ pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
-            print!("{}", report.text());
+            print!("{}", tourney_model::printable(&report.text()));
         }
         Ok(())
     })

@@ -1055,3 +1055,32 @@ fn engine_programs_are_read_only_from_beside_the_tournament_file_and_must_run() 
         "{stderr}"
     );
 }
+
+#[test]
+fn what_others_wrote_is_printed_without_terminal_control_characters() {
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path().to_str().unwrap();
+    let note = "\u{1b}[2J\u{1b}]0;owned\u{7}fake line\rover";
+    let out = tourney(
+        &[
+            "version", "add", "v1", "--player", "random", "--note", note, "--data", data,
+        ],
+        "",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tourney(&["version", "list", "--data", data], "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\r') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("\\x1b[2J\\x1b]0;owned\\x07fake line\\x0dover"),
+        "{stdout}"
+    );
+}

@@ -42,6 +42,27 @@ pub mod game_kind {
 }
 pub use utc::{Utc, hms, unix_ms_now};
 
+/// `text` safe to print on a terminal: the control characters a terminal acts on
+/// (escape sequences, carriage returns, backspaces, bells: every control character but
+/// newline and tab) written out as `\x1b` (or `\u{9b}` past ASCII). Names, notes, stderr
+/// and transcripts come from engines and other people: printed raw, they could rewrite the
+/// screen or fake a line.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The sha256 of `bytes` as lowercase hex: how engine programs (artifacts) are named,
 /// stored by the coordinator and checked by the workers that fetch them.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -54,6 +75,19 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn printable_text_has_no_control_character_but_newline_and_tab() {
+        assert_eq!(super::printable("a\tb\nc"), "a\tb\nc");
+        assert!(matches!(
+            super::printable("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            super::printable("\u{1b}[2J\rfake\u{7}\u{9b}31m"),
+            "\\x1b[2J\\x0dfake\\x07\\u{9b}31m"
+        );
+    }
+
     #[test]
     fn sha256_hex_is_the_standard_digest() {
         assert_eq!(

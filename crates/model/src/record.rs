@@ -560,7 +560,10 @@ fn tag(out: &mut String, name: &str, value: &str) {
     let _ = writeln!(
         out,
         "[{name} \"{}\"]",
-        value.replace('\\', "\\\\").replace('"', "\\\"")
+        crate::printable(value)
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', " ")
     );
 }
 
@@ -758,6 +761,20 @@ mod tests {
         ] {
             assert_ne!(summary(&r).fingerprint(), print, "{what}");
         }
+    }
+
+    #[test]
+    fn pgn_tags_carry_no_terminal_escapes_or_line_breaks() {
+        let mut r = record();
+        r.white.name = "evil\u{1b}[2J".into();
+        r.detail = Some("line\nbreak\r".into());
+        let pgn = r.to_pgn();
+        assert!(!pgn.contains('\u{1b}') && !pgn.contains('\r'), "{pgn}");
+        assert!(pgn.contains("[White \"evil\\\\x1b[2J\"]"), "{pgn}");
+        assert!(
+            pgn.contains("[TerminationDetails \"line break\\\\x0d\"]"),
+            "{pgn}"
+        );
     }
 
     #[test]
