@@ -83,10 +83,6 @@ impl Default for Settings {
 /// How many of the pairs holding repeated games a status lists.
 pub const DUPLICATE_PAIRS_LISTED: usize = 5;
 
-/// Free space a failed store's disk needs before it is opened again (sled writes as it
-/// opens: it must not fail again halfway).
-pub const RECOVERY_RESERVE: u64 = 64 << 20;
-
 /// Why the store fails, while it does (shared with the group-commit task).
 pub(crate) type StoreFault = Arc<Mutex<Option<String>>>;
 
@@ -486,15 +482,15 @@ impl Coordinator {
         self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Tries to make a failed store take writes again, once its disk has
-    /// [`RECOVERY_RESERVE`] to spare: opens it again in place (what was not durable is
+    /// Tries to make a failed store take writes again, once its disk has room to spare
+    /// ([`tourney_store::recovery_reserve`]): opens it again in place (what was not durable is
     /// dropped, never shown) and writes a probe. Returns whether the
     /// store is healthy now.
     pub async fn recover(&self) -> bool {
         if self.store_fault().is_none() {
             return true;
         }
-        if !self.store.has_room(RECOVERY_RESERVE) {
+        if !self.store.has_room() {
             return false;
         }
         let store = self.store.clone();

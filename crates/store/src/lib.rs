@@ -87,6 +87,14 @@ pub enum StoreError {
     },
 }
 
+/// The room a failed store needs to spare before it is opened again, on a volume (or
+/// under a file-size limit) of `space` bytes: a sixteenth of it, within 1 and 64 MiB. A
+/// fixed 64 MiB could never be met on a small volume (40 MiB, say): it would stay failing
+/// however much was freed.
+pub fn recovery_reserve(space: u64) -> u64 {
+    (space / 16).clamp(1 << 20, 64 << 20)
+}
+
 /// A tournament as stored: its file and where it is (its opening suite is stored apart,
 /// see [`Store::openings`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1028,11 +1036,11 @@ impl Store {
         Ok(out)
     }
 
-    /// Whether the store's disk has `reserve` bytes to spare: free space on its file
-    /// system, and room under the process's file-size limit for its largest file. A store
-    /// that failed for want of space is opened again only then: sled writes as it opens, and
-    /// must not be made to fail again halfway.
-    pub fn has_room(&self, reserve: u64) -> bool {
+    /// Whether the store's disk has room to spare for it to be opened again after it
+    /// failed for want of space (sled writes as it opens, and must not be made to fail
+    /// again halfway): [`recovery_reserve`] of its space, on its file system and under
+    /// the process's file-size limit for its largest file.
+    pub fn has_room(&self) -> bool {
         let Some(path) = &self.path else {
             return true;
         };
@@ -1040,12 +1048,15 @@ impl Store {
             return false;
         };
         // SAFETY: statvfs writes into the zeroed struct it is given; getrlimit likewise.
-        let (free, limit) = unsafe {
+        let (free, size, limit) = unsafe {
             let mut fs: libc::statvfs = std::mem::zeroed();
-            let free = if libc::statvfs(c_path.as_ptr(), &mut fs) == 0 {
-                fs.f_bavail.saturating_mul(fs.f_frsize)
+            let (free, size) = if libc::statvfs(c_path.as_ptr(), &mut fs) == 0 {
+                (
+                    fs.f_bavail.saturating_mul(fs.f_frsize),
+                    fs.f_blocks.saturating_mul(fs.f_frsize),
+                )
             } else {
-                0
+                (0, 0)
             };
             let mut limit: libc::rlimit = std::mem::zeroed();
             let limit = if libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) == 0 {
@@ -1053,7 +1064,7 @@ impl Store {
             } else {
                 libc::RLIM_INFINITY
             };
-            (free, limit)
+            (free, size, limit)
         };
         let largest = std::fs::read_dir(path)
             .into_iter()
@@ -1063,6 +1074,12 @@ impl Store {
             .map(|m| m.len())
             .max()
             .unwrap_or(0);
+        let space = if limit == libc::RLIM_INFINITY {
+            size
+        } else {
+            size.min(limit)
+        };
+        let reserve = recovery_reserve(space);
         let under_limit = limit == libc::RLIM_INFINITY || limit.saturating_sub(largest) >= reserve;
         free >= reserve && under_limit
     }
@@ -1082,6 +1099,16 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_room_to_recover_scales_with_the_volume() {
+        // A 40 MiB volume with 32 MiB freed recovers; a large one keeps 64 MiB spare.
+        assert_eq!(recovery_reserve(40 << 20), 5 << 19);
+        assert!(recovery_reserve(40 << 20) <= 32 << 20);
+        assert_eq!(recovery_reserve(1 << 40), 64 << 20);
+        assert_eq!(recovery_reserve(4 << 20), 1 << 20);
+        assert_eq!(recovery_reserve(0), 1 << 20);
+    }
 
     /// Commits `records` durably, as the coordinator's group commit does.
     fn commit(store: &Store, records: &[PairRecord]) -> Result<Vec<bool>, StoreError> {
