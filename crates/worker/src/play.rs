@@ -1,5 +1,6 @@
 //! Playing one leased pair: both games of an opening, colours swapped.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,6 +81,12 @@ pub(crate) async fn prepare(
             continue;
         };
         let path = cache.join(&*sha);
+        // A cached program is used only while it is still the one named: an engine run as
+        // the worker's user could have rewritten it. One that is not is fetched again.
+        if path.exists() && !is_program(&path, sha) {
+            tracing::warn!(path = %path.display(), "a cached program changed: fetched again");
+            std::fs::remove_file(&path).map_err(|source| cache_error(&path, source))?;
+        }
         if !path.exists() {
             let mut content = Vec::new();
             loop {
@@ -116,15 +123,18 @@ pub(crate) async fn prepare(
             if tourney_model::sha256_hex(&content) != *sha {
                 return Err(PlayError::Mismatch(engine.name.clone()));
             }
+            // The worker's own: engines (as another user) may run its programs, not write
+            // them or list the directory.
             std::fs::create_dir_all(cache).map_err(|source| cache_error(cache, source))?;
+            std::fs::set_permissions(cache, std::fs::Permissions::from_mode(0o711))
+                .map_err(|source| cache_error(cache, source))?;
             let partial = path.with_extension("part");
+            let _ = std::fs::remove_file(&partial);
             std::fs::write(&partial, &content).map_err(|source| cache_error(&partial, source))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755));
-            }
+            std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o555))
+                .map_err(|source| cache_error(&partial, source))?;
             std::fs::rename(&partial, &path).map_err(|source| cache_error(&path, source))?;
+            remember_program(&path, sha);
         }
         // The program (first word) becomes the cached artifact; the arguments stay.
         let words = tourney_runner::split_command(command);
@@ -145,6 +155,57 @@ pub(crate) async fn prepare(
             .join(" ");
     }
     Ok(job)
+}
+
+/// What identifies a file's content without reading it: its inode and size, and when its
+/// content and its inode last changed (a change time no user can set back).
+type FileStamp = (u64, u64, u64, i64, i64, i64, i64);
+
+fn stamp(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.file_type().is_file().then(|| {
+        (
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )
+    })
+}
+
+/// Cached programs whose content was checked, by path: their stamp then and their sha256.
+static CHECKED: Mutex<Vec<(std::path::PathBuf, FileStamp, String)>> = Mutex::new(Vec::new());
+
+/// Notes that the cached program at `path` is `sha` now (it was just written).
+fn remember_program(path: &Path, sha: &str) {
+    let Some(now) = stamp(path) else {
+        return;
+    };
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    checked.retain(|(p, _, _)| p != path);
+    checked.push((path.to_path_buf(), now, sha.to_string()));
+}
+
+/// Whether the cached program at `path` is still the program of sha256 `sha`: read and
+/// hashed again unless its stamp is the one it had when last checked.
+fn is_program(path: &Path, sha: &str) -> bool {
+    let Some(now) = stamp(path) else {
+        return false;
+    };
+    let known = (CHECKED.lock().unwrap_or_else(|e| e.into_inner()).iter())
+        .any(|(p, s, h)| p == path && *s == now && h == sha);
+    if known {
+        return true;
+    }
+    let same = std::fs::read(path).is_ok_and(|content| tourney_model::sha256_hex(&content) == sha);
+    if same {
+        remember_program(path, sha);
+    }
+    same
 }
 
 fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
@@ -396,4 +457,24 @@ pub(crate) fn play_pair(
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
     with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, metrics))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_program_is_used_only_while_it_is_the_one_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = b"#!/bin/sh\necho engine\n";
+        let sha = tourney_model::sha256_hex(program);
+        let path = dir.path().join(&sha);
+        std::fs::write(&path, program).unwrap();
+        assert!(is_program(&path, &sha), "read and hashed");
+        assert!(is_program(&path, &sha), "known by its stamp");
+        // Rewritten in place (as an engine of the worker's user could): not used.
+        std::fs::write(&path, b"#!/bin/sh\necho poisoned\n").unwrap();
+        assert!(!is_program(&path, &sha));
+        assert!(!is_program(&dir.path().join("missing"), &sha));
+    }
 }
