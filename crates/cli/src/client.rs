@@ -99,18 +99,18 @@ pub(crate) struct TournamentFiles {
     pub(crate) uploads: Vec<(String, PathBuf)>,
 }
 
-/// `name`, a path relative to `base`, if it stays under `base` (no absolute path, no
+/// `name`, a path relative to `base` (or an absolute one), if it stays under `base` (no
 /// `..`, no link out of it): a tournament file names only files beside or below it.
 fn confined(base: &Path, name: &str) -> Result<std::path::PathBuf> {
     use std::path::Component;
     let relative = Path::new(name);
-    if !relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        bail!(
-            "'{name}' must be a path under the tournament file's directory (no '..', not absolute)"
-        );
+    if !relative.components().all(|c| {
+        matches!(
+            c,
+            Component::Normal(_) | Component::CurDir | Component::RootDir
+        )
+    }) {
+        bail!("'{name}' must be a path under the tournament file's directory (no '..')");
     }
     let path = base.join(relative);
     let (real_base, real) = (
