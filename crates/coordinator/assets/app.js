@@ -236,7 +236,8 @@ function renderDetail(t) {
     el("td", {}, x.residual.toFixed(2)), el("td", {}, x.time_losses), el("td", {}, x.engine_failures), el("td", {}, x.rejected),
     el("td", { class: "name" }, [x.excluded ? `excluded ${x.excluded}` : "", ...x.suspect].filter(Boolean).join("; ")))));
 
-  fillBody($("#openings"), r.openings.slice(0, 10).map((o) => el("tr", {},
+  // Openings with fewer than 10 games say nothing about them: not listed.
+  fillBody($("#openings"), r.openings.filter((o) => o.games >= 10).slice(0, 10).map((o) => el("tr", {},
     el("td", {}, o.index), el("td", { class: "name position" }, o.position), el("td", {}, o.games),
     el("td", {}, percent(o.white_points / Math.max(1, o.games))))));
 

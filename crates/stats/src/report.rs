@@ -500,10 +500,14 @@ pub const OPENINGS_SHOWN: usize = 200;
 pub const OPENING_MIN_GAMES: u64 = 10;
 
 impl Report {
-    /// Sorts `openings` most lopsided first and keeps [`OPENINGS_SHOWN`] of those with at
-    /// least [`OPENING_MIN_GAMES`] games.
+    /// The openings the tables list: those with at least [`OPENING_MIN_GAMES`] games.
+    fn telling_openings(&self) -> impl Iterator<Item = &OpeningResult> {
+        (self.openings.iter()).filter(|o| o.games >= OPENING_MIN_GAMES)
+    }
+
+    /// Sorts `openings` most lopsided first and keeps [`OPENINGS_SHOWN`] of them (the
+    /// text and HTML tables then list those with at least [`OPENING_MIN_GAMES`] games).
     pub fn most_lopsided(mut openings: Vec<OpeningResult>) -> Vec<OpeningResult> {
-        openings.retain(|o| o.games >= OPENING_MIN_GAMES);
         openings.sort_by(|a, b| {
             let tilt = |o: &OpeningResult| (o.white_score() - 0.5).abs();
             tilt(b)
@@ -653,12 +657,12 @@ impl Report {
             }
         }
         out += &self.workers_text();
-        if !self.openings.is_empty() {
+        if self.telling_openings().next().is_some() {
             let _ = writeln!(
                 out,
                 "\nOpenings, most lopsided first (White's score; those with {OPENING_MIN_GAMES} games or more)"
             );
-            for o in self.openings.iter().take(10) {
+            for o in self.telling_openings().take(10) {
                 let _ = writeln!(
                     out,
                     "  #{:<5} {:>6} of {:<4} games  {}",
@@ -905,12 +909,12 @@ impl Report {
             }
             page += "</table></section>\n";
         }
-        if !self.openings.is_empty() {
+        if self.telling_openings().next().is_some() {
             let _ = writeln!(
                 page,
                 "<section id=\"openings\"><h2>Openings</h2>\n<p>White's score from each opening with {OPENING_MIN_GAMES} games or more, most lopsided first.</p>\n<table><tr><th>#</th><th>Position</th><th>Games</th><th>White's score</th></tr>"
             );
-            for o in self.openings.iter().take(50) {
+            for o in self.telling_openings().take(50) {
                 let _ = writeln!(
                     page,
                     "<tr><td>{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td></tr>",
