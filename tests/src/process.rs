@@ -42,9 +42,9 @@ pub fn spawn_listening(mut command: Command, message: &str) -> (Child, u16) {
     (child, port)
 }
 
-/// Processes running now whose command line, arguments joined by spaces, contains
-/// `needle`; their pids.
-fn running_with(needle: &str) -> Vec<u32> {
+/// Processes running now (not zombies) whose command line, arguments joined by spaces,
+/// contains `needle`; their pids.
+pub fn running_with(needle: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -104,9 +104,10 @@ impl EngineChild {
     }
 }
 
-/// Writes an outside engine into `dir` that leaves a child of its own running (in the
-/// engine's process group) and then serves `tourney engine ab` with the `tourney` program
-/// given. Only killing the engine's whole group ends the child. The script's path, and the
+/// Writes an outside engine into `dir` that leaves a child of its own running, in a
+/// session of its own (`setsid`: out of the engine's process group, as a daemon), and then
+/// serves `tourney engine ab` with the `tourney` program given. Killing the engine's group
+/// does not end the child: only its PID namespace ending does. The script's path, and the
 /// child to look for.
 pub fn forking_engine(dir: &std::path::Path, tourney: &str) -> (std::path::PathBuf, EngineChild) {
     use std::os::unix::fs::PermissionsExt;
@@ -121,7 +122,7 @@ pub fn forking_engine(dir: &std::path::Path, tourney: &str) -> (std::path::PathB
     let program = dir.join("engine.sh");
     std::fs::write(
         &program,
-        format!("#!/bin/sh\nsleep {marker} &\nexec {tourney} engine ab\n"),
+        format!("#!/bin/sh\nsetsid sleep {marker} &\nexec {tourney} engine ab\n"),
     )
     .expect("the engine script is written");
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))

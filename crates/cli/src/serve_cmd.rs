@@ -477,7 +477,9 @@ fn user_ids(user: &str) -> Result<(u32, u32)> {
 
 /// Sets how this worker confines outside engines, and says in the log what it cannot do.
 fn confine_engines(args: &WorkerArgs) -> Result<()> {
-    use tourney_runner::confine::{EnginePolicy, network_isolation, set_policy};
+    use tourney_runner::confine::{
+        EnginePolicy, clean_stale_work_dirs, containment, network_isolation, set_policy,
+    };
     let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
     if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
         bail!("--engine-user is root: pass --allow-root-engines to mean it");
@@ -494,6 +496,20 @@ fn confine_engines(args: &WorkerArgs) -> Result<()> {
         allow_root: args.allow_root_engines,
         pass_env: args.engine_env.clone(),
     });
+    let stale = clean_stale_work_dirs();
+    if stale > 0 {
+        tracing::info!(
+            stale,
+            "removed the working directories of engines of dead workers"
+        );
+    }
+    if let Err(why) = containment() {
+        tracing::warn!(
+            reason = %why,
+            "outside engines cannot get PID and mount namespaces here: they run in process \
+             groups of their own, and what they start with setsid may outlive them"
+        );
+    }
     if let Err(why) = network_isolation() {
         tracing::warn!(
             reason = %why,

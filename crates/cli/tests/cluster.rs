@@ -1295,3 +1295,37 @@ fn a_coordinator_raises_its_open_files_limit_to_the_hard_one() {
     let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
     assert_eq!(numbers[0], numbers[1], "{line}");
 }
+
+#[test]
+fn a_worker_killed_with_sigkill_takes_its_engines_and_their_daemons_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    // The engine leaves a `setsid` daemon: out of its process group.
+    let (engine, engine_child) = forking_engine(dir.path(), env!("CARGO_BIN_EXE_tourney"));
+    let outside = format!("cmd:{}", engine.display());
+    let text = MatchFile {
+        name: "killed",
+        pairs: 10,
+        limits: "{ movetime = 300 }",
+        adjudication: Some("{ max_plies = 300 }"),
+        engines: [("outside", &outside), ("builtin", "ab")],
+        ..Default::default()
+    }
+    .toml();
+    let file = dir.path().join("killed.toml");
+    std::fs::write(&file, text).unwrap();
+    submit(port, &file);
+    let mut command = worker_command(port, "killed");
+    command.arg("--allow-root-engines");
+    let mut worker = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    engine_child.wait_started();
+    // No signal the worker could act on: the kernel ends what it started.
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    engine_child.wait_gone("the worker's SIGKILL");
+}

@@ -11,7 +11,16 @@
 //!   and file size;
 //! - when the worker runs as root, an unprivileged user ([`EnginePolicy::run_as`]);
 //! - a network namespace of its own when the tournament does not allow the network and
-//!   the system lets the worker make one (see [`network_isolation`]).
+//!   the system lets the worker make one (see [`network_isolation`]);
+//! - where the system allows namespaces ([`containment`]): a PID namespace of its own,
+//!   whose first process (a small init of ours) the kernel kills, with everything in the
+//!   namespace (`setsid` daemons included), once the engine exits, its game's group is
+//!   killed, or the worker dies (`kill -9` included: parent-death signals on every link
+//!   from the worker's spawning thread down); a mount namespace with a private `/tmp`
+//!   (a tmpfs the size of its file limit, gone with it, where it works and keeps its home)
+//!   and its own `/proc` (the worker's processes out of sight);
+//! - engines are started from one thread that lives as long as the program, so that a
+//!   parent-death signal means the program's death, not a thread's.
 //!
 //! Linux (and other Unix) only: the limits are set between `fork` and `exec`.
 
@@ -84,6 +93,371 @@ fn unshare_network() -> Result<(), i32> {
     }
 }
 
+/// Whether engines can be contained here (a PID and a mount namespace, as root directly,
+/// otherwise inside a user namespace): `Err` says why not (then they run in a process
+/// group of their own, which the worker logs at start).
+pub fn containment() -> &'static Result<(), String> {
+    static CONTAINMENT: OnceLock<Result<(), String>> = OnceLock::new();
+    CONTAINMENT.get_or_init(|| {
+        let Ok(plan) = Containment::plan(policy().run_as, 1, &[]) else {
+            return Err("no paths for the namespaces".into());
+        };
+        let mut probe = Command::new("/bin/sh");
+        // The engine's place in its private /tmp must be there, and be its directory.
+        probe.args(["-c", &format!("test \"$(pwd)\" = {ENGINE_HOME}")]);
+        probe.current_dir("/");
+        // SAFETY: `contain` makes only async-signal-safe calls between fork and exec.
+        unsafe {
+            probe.pre_exec(move || plan.contain(false));
+        }
+        match spawn(probe).and_then(|mut child| child.wait().map_err(|e| e.to_string())) {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("the probe exited with {status}")),
+            Err(e) => Err(format!("no PID or mount namespace: {e}")),
+        }
+    })
+}
+
+/// Where a contained engine works and keeps its home: a directory of its private `/tmp`.
+const ENGINE_HOME: &str = "/tmp/engine";
+
+/// What [`Containment::contain`] needs, made before the fork (no allocation after it).
+struct Containment {
+    /// The user and group engines run as (when the worker is root).
+    run_as: Option<(u32, u32)>,
+    /// The user namespace's maps (`0 <uid> 1`), when the worker is not root.
+    uid_map: Option<std::ffi::CString>,
+    gid_map: Option<std::ffi::CString>,
+    /// tmpfs options of the private /tmp.
+    tmp_options: std::ffi::CString,
+    /// The program's pid: a contained process whose parent is another has lost it.
+    worker: libc::pid_t,
+    paths: [std::ffi::CString; 7],
+    /// Directories under /tmp the engine needs (its program's, its arguments'), seen
+    /// through its private /tmp: each with the directories to make for it there, from the
+    /// top, itself last.
+    kept: Vec<Vec<std::ffi::CString>>,
+}
+
+/// The most directories under /tmp an engine keeps seeing through its private /tmp.
+const MOST_KEPT: usize = 8;
+
+/// The directories under /tmp that a contained engine needs to see: its program's and
+/// those of the existing paths among its arguments (made absolute by [`absolute`]).
+fn kept_dirs(program: &std::ffi::OsStr, args: &[String]) -> Vec<PathBuf> {
+    let tmp = Path::new("/tmp");
+    let mut kept: Vec<PathBuf> = Vec::new();
+    let paths = std::iter::once(Path::new(program).to_path_buf())
+        .chain(args.iter().map(|a| PathBuf::from(absolute(a))));
+    for path in paths.filter(|p| p.is_absolute() && p.exists()) {
+        let Ok(real) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        let dir = if real.is_dir() {
+            real
+        } else {
+            real.parent().map(Path::to_path_buf).unwrap_or(real)
+        };
+        if dir.starts_with(tmp) && dir != tmp && !kept.iter().any(|k| dir.starts_with(k)) {
+            kept.retain(|k| !k.starts_with(&dir));
+            kept.push(dir);
+        }
+    }
+    kept.truncate(MOST_KEPT);
+    kept
+}
+
+impl Containment {
+    /// The plan for engines run as `run_as`, with a private /tmp of `tmp_mb` MiB through
+    /// which they still see `kept` (directories under /tmp).
+    fn plan(
+        run_as: Option<(u32, u32)>,
+        tmp_mb: u64,
+        kept: &[PathBuf],
+    ) -> Result<Containment, std::ffi::NulError> {
+        use std::ffi::CString;
+        // SAFETY: geteuid, getuid, getgid and getpid have no preconditions.
+        let (root, uid, gid, worker) = unsafe {
+            (
+                libc::geteuid() == 0,
+                libc::getuid(),
+                libc::getgid(),
+                libc::getpid(),
+            )
+        };
+        Ok(Containment {
+            run_as,
+            uid_map: (!root)
+                .then(|| CString::new(format!("0 {uid} 1\n")))
+                .transpose()?,
+            gid_map: (!root)
+                .then(|| CString::new(format!("0 {gid} 1\n")))
+                .transpose()?,
+            tmp_options: CString::new(format!("size={}m,mode=1777", tmp_mb.max(1)))?,
+            worker,
+            paths: [
+                CString::new("/")?,
+                CString::new("/tmp")?,
+                CString::new("tmpfs")?,
+                CString::new("/proc")?,
+                CString::new("proc")?,
+                CString::new(ENGINE_HOME)?,
+                CString::new("/proc/self/setgroups")?,
+            ],
+            kept: kept
+                .iter()
+                .map(|dir| {
+                    let mut made = Vec::new();
+                    let mut path = PathBuf::from("/");
+                    for part in dir.components().skip(1) {
+                        path.push(part);
+                        if path.starts_with("/tmp") && path != Path::new("/tmp") {
+                            made.push(CString::new(path.as_os_str().as_encoded_bytes())?);
+                        }
+                    }
+                    Ok(made)
+                })
+                .collect::<Result<_, std::ffi::NulError>>()?,
+        })
+    }
+
+    /// Between fork and exec: puts the process in new namespaces and makes it a chain of
+    /// three: this process (the worker's child, which waits and then ends as the engine
+    /// ended), a small init (the namespace's first process: when it ends, the kernel kills
+    /// everything in the namespace), and the engine, which returns from here to be
+    /// exec'd. Each dies with its parent. With `network`, a network namespace too.
+    ///
+    /// # Safety
+    /// Only in a `pre_exec` closure: every call is async-signal-safe and nothing allocates.
+    unsafe fn contain(&self, network: bool) -> std::io::Result<()> {
+        let [root_dir, tmp, tmpfs, proc_dir, proc_fs, home, setgroups] = &self.paths;
+        let fail = || Err(std::io::Error::last_os_error());
+        let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        if network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if self.uid_map.is_some() {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        // SAFETY (all calls below): async-signal-safe system calls on values made before
+        // the fork.
+        unsafe {
+            if libc::unshare(flags) != 0 {
+                return fail();
+            }
+            if let (Some(uid_map), Some(gid_map)) = (&self.uid_map, &self.gid_map) {
+                let write = |path: &[u8], content: &std::ffi::CStr| {
+                    let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    let bytes = content.to_bytes();
+                    let ok = fd >= 0
+                        && libc::write(fd, bytes.as_ptr().cast(), bytes.len())
+                            == bytes.len() as isize;
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                    ok
+                };
+                if !write(setgroups.as_bytes_with_nul(), c"deny")
+                    || !write(b"/proc/self/uid_map\0", uid_map)
+                    || !write(b"/proc/self/gid_map\0", gid_map)
+                {
+                    return fail();
+                }
+            }
+            // This process dies with the program (it was forked by the spawning thread,
+            // which lives as long as the program).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                || libc::getppid() != self.worker
+            {
+                libc::_exit(1);
+            }
+            let init = libc::fork();
+            if init < 0 {
+                return fail();
+            }
+            if init > 0 {
+                close_all();
+                end_as(wait_for(init));
+            }
+            // The namespace's init.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The directories under /tmp the engine needs, held open while /tmp is
+            // covered, then seen again through the private one.
+            let mut held = [-1; MOST_KEPT];
+            for (fd, made) in held.iter_mut().zip(&self.kept) {
+                if let Some(dir) = made.last() {
+                    *fd = libc::open(
+                        dir.as_ptr(),
+                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                    );
+                }
+            }
+            if libc::mount(
+                std::ptr::null(),
+                root_dir.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+                || libc::mount(
+                    tmpfs.as_ptr(),
+                    tmp.as_ptr(),
+                    tmpfs.as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    self.tmp_options.as_ptr().cast(),
+                ) != 0
+                || libc::mkdir(home.as_ptr(), 0o700) != 0
+            {
+                libc::_exit(126);
+            }
+            for (&fd, made) in held.iter().zip(&self.kept) {
+                let Some(dir) = made.last() else { continue };
+                for step in made {
+                    libc::mkdir(step.as_ptr(), 0o755);
+                }
+                let mut source = [0u8; 32];
+                if fd < 0
+                    || libc::mount(
+                        fd_path(fd, &mut source).as_ptr(),
+                        dir.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    ) != 0
+                {
+                    libc::_exit(126);
+                }
+                libc::close(fd);
+            }
+            // The worker's processes out of sight (where the system lets a new /proc be
+            // mounted; else the old one stays).
+            libc::mount(
+                proc_fs.as_ptr(),
+                proc_dir.as_ptr(),
+                proc_fs.as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+            if let Some((uid, gid)) = self.run_as
+                && (libc::chown(home.as_ptr(), uid, gid) != 0
+                    || libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0)
+            {
+                libc::_exit(126);
+            }
+            // Set again: a change of user clears it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let engine = libc::fork();
+            if engine < 0 {
+                libc::_exit(126);
+            }
+            if engine > 0 {
+                close_all();
+                // Reaps whatever ends in the namespace until the engine does; its end then
+                // ends the namespace.
+                let status = loop {
+                    let mut status = 0;
+                    let pid = libc::waitpid(-1, &mut status, 0);
+                    if pid == engine {
+                        break status;
+                    }
+                    if pid < 0 && *libc::__errno_location() != libc::EINTR {
+                        break 0;
+                    }
+                };
+                let code = if libc::WIFSIGNALED(status) {
+                    128 + libc::WTERMSIG(status)
+                } else {
+                    libc::WEXITSTATUS(status)
+                };
+                libc::_exit(code);
+            }
+            // The engine.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::chdir(home.as_ptr()) != 0 {
+                libc::_exit(126);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `/proc/self/fd/<fd>` as a C string in `buffer`, written without allocating.
+fn fd_path(fd: libc::c_int, buffer: &mut [u8; 32]) -> &std::ffi::CStr {
+    let prefix = b"/proc/self/fd/";
+    buffer[..prefix.len()].copy_from_slice(prefix);
+    let mut digits = [0u8; 10];
+    let (mut n, mut count) = (fd.unsigned_abs(), 0);
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        count += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..count {
+        buffer[prefix.len() + i] = digits[count - 1 - i];
+    }
+    buffer[prefix.len() + count] = 0;
+    std::ffi::CStr::from_bytes_until_nul(&buffer[..]).unwrap_or(c"/")
+}
+
+/// Closes every file descriptor (the chain's waiting processes hold none of the engine's
+/// pipes, nor the pipe that tells the spawner the exec happened).
+///
+/// # Safety
+/// Between fork and exec, in a process that will not exec.
+unsafe fn close_all() {
+    // SAFETY: close_range and close are async-signal-safe.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+            for fd in 0..65_536 {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// Waits for child `pid`; its wait status.
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+    // SAFETY: waitpid is async-signal-safe.
+    unsafe {
+        loop {
+            let mut status = 0;
+            let got = libc::waitpid(pid, &mut status, 0);
+            if got == pid || (got < 0 && *libc::__errno_location() != libc::EINTR) {
+                return status;
+            }
+        }
+    }
+}
+
+/// Ends this process as the init said its engine ended: with its exit code, or by the
+/// signal that ended it (`128 + signal`), so that the worker reads the engine's end.
+///
+/// # Safety
+/// Between fork and exec, in a process that will not exec.
+unsafe fn end_as(init_status: libc::c_int) -> ! {
+    // SAFETY: signal, raise and _exit are async-signal-safe.
+    unsafe {
+        if libc::WIFEXITED(init_status) {
+            let code = libc::WEXITSTATUS(init_status);
+            if (129..=192).contains(&code) {
+                let signal = code - 128;
+                libc::signal(signal, libc::SIG_DFL);
+                libc::raise(signal);
+            }
+            libc::_exit(code);
+        }
+        libc::_exit(128 + libc::WTERMSIG(init_status));
+    }
+}
+
 /// Why an engine may not be started under the current policy.
 pub fn refuse_root() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
@@ -134,16 +508,33 @@ pub(crate) fn command(
     if std::env::var_os("PATH").is_none() {
         command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
     }
-    command.env("HOME", dir).env("TMPDIR", dir);
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;
-    // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
-    // may add `processes` to what that user runs already.
-    let tasks = if run_as.is_some() {
-        limits.processes
+    let contained = containment()
+        .is_ok()
+        .then(|| {
+            Containment::plan(
+                run_as,
+                limits.file_size_mb,
+                &kept_dirs(&absolute(program), args),
+            )
+            .ok()
+        })
+        .flatten();
+    if contained.is_some() {
+        command.env("HOME", ENGINE_HOME).env("TMPDIR", ENGINE_HOME);
     } else {
-        limits.processes.saturating_add(user_tasks())
+        command.env("HOME", dir).env("TMPDIR", dir);
+    }
+    // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
+    // may add `processes` to what that user runs already; a contained one has two waiting
+    // processes of ours before it.
+    let ours = if contained.is_some() { 2 } else { 0 };
+    let tasks = if run_as.is_some() {
+        limits.processes.saturating_add(ours)
+    } else {
+        limits.processes.saturating_add(user_tasks() + ours)
     };
     // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
     // setrlimit, unshare, setgroups, setgid, setuid), on values computed before the fork.
@@ -176,6 +567,10 @@ pub(crate) fn command(
                 if libc::setrlimit(resource, &limit) != 0 {
                     return fail();
                 }
+            }
+            if let Some(plan) = &contained {
+                // The user is changed inside, after the mounts.
+                return plan.contain(isolate);
             }
             if isolate {
                 // Probed at start; a failure now leaves the network as it was.
@@ -215,6 +610,31 @@ fn user_tasks() -> u64 {
         .sum()
 }
 
+/// The prefix of engines' working directories in the temporary directory, followed by
+/// the pid of the program that made them.
+const WORK_DIR_PREFIX: &str = "tourney-engine-";
+
+/// Removes the working directories that engines of programs no longer running left in the
+/// temporary directory (a worker killed with `kill -9` cannot remove its own); how many.
+pub fn clean_stale_work_dirs() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let pid = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(WORK_DIR_PREFIX))
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok());
+            pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .filter(|e| std::fs::remove_dir_all(e.path()).is_ok())
+        .count()
+}
+
 /// A private working directory for one engine process, removed (with whatever the engine
 /// left in it) when dropped; owned by the engines' user when they run as another.
 pub(crate) struct WorkDir(PathBuf);
@@ -226,7 +646,7 @@ impl WorkDir {
         let mut attempt = 0u32;
         let dir = loop {
             let name = format!(
-                "tourney-engine-{}-{}-{attempt}",
+                "{WORK_DIR_PREFIX}{}-{}-{attempt}",
                 std::process::id(),
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -281,14 +701,48 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
 /// refused once the program is quitting. The record is held while the engine starts, so
 /// [`end_engines`], called meanwhile by another thread, waits for it and ends it too: an
 /// engine cannot start unrecorded while the program exits.
-pub(crate) fn start_engine(command: &mut Command, dir: &Path) -> Result<Child, String> {
+pub(crate) fn start_engine(command: Command, dir: &Path) -> Result<Child, String> {
     let mut running = running();
     if running.quitting {
         return Err("not started: the program is quitting".into());
     }
-    let child = command.spawn().map_err(|e| e.to_string())?;
+    let child = spawn(command)?;
     running.engines.push((child.id(), dir.to_path_buf()));
     Ok(child)
+}
+
+/// Starts `command` from the spawning thread, which lives as long as the program: a
+/// contained engine's chain dies with the thread that forked it, so that thread must not
+/// be a game thread that ends when idle.
+fn spawn(command: Command) -> Result<Child, String> {
+    type Job = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
+    static SPAWNER: OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, waiting) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("engine-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in waiting {
+                    let _ = reply.send(command.spawn());
+                }
+                // Every sender is gone only when the program ends: stay for its end.
+                loop {
+                    std::thread::park();
+                }
+            })
+            .expect("a thread for spawning engines");
+        Mutex::new(jobs)
+    });
+    let (reply, answer) = std::sync::mpsc::channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((command, reply))
+        .map_err(|_| "the spawning thread is gone".to_string())?;
+    answer
+        .recv()
+        .map_err(|_| "the spawning thread is gone".to_string())?
+        .map_err(|e| e.to_string())
 }
 
 /// An engine killed and about to be reaped (its pid soon free for another process):
@@ -321,9 +775,24 @@ pub(crate) fn kill_group(pid: u32) {
     }
 }
 
-/// The CPU time process `pid` has used so far, in seconds (`None` where `/proc` does not
-/// tell).
+/// The CPU time process `pid` and everything it started and still runs have used so far,
+/// in seconds (`None` where `/proc` does not tell): a contained engine runs below two
+/// waiting processes of ours.
 pub(crate) fn cpu_seconds_used(pid: u32) -> Option<f64> {
+    let own = process_cpu_seconds(pid)?;
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    Some(
+        own + children
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .filter_map(cpu_seconds_used)
+            .sum::<f64>(),
+    )
+}
+
+/// The CPU time of process `pid` alone, in seconds.
+fn process_cpu_seconds(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command (which may hold spaces), from the third: utime and stime
     // are the 14th and 15th.

@@ -309,7 +309,7 @@ impl EngineProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = confine::start_engine(&mut engine, dir.path())
+        let mut child = confine::start_engine(engine, dir.path())
             .map_err(|e| format!("cannot start '{command}': {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;

@@ -12,7 +12,7 @@
 //! - `unsupported`: refuses every game with `error unsupported`.
 //! - `env`: at the handshake, writes to stderr `env: NAME,NAME,...` (its environment's
 //!   names) and `cwd: <its working directory>`; exits as `crash` does;
-//! - `fork`: starts `sleep 1000` (writing `child: <pid>` to stderr), then exits as `crash`
+//! - `fork`: starts `sleep 1000.N` (writing `child: sleep 1000.N` to stderr), then exits as `crash`
 //!   does, leaving the child behind;
 //! - `alloc`: allocates and touches 2 GiB;
 //! - `flood`: writes 50 MB to stderr without a newline;
@@ -136,10 +136,18 @@ fn main() {
                         }
                         "slow" => std::thread::sleep(Duration::from_secs(3)),
                         "fork" => {
-                            if let Ok(child) =
-                                std::process::Command::new("sleep").arg("1000").spawn()
+                            // A duration no other process sleeps: how the test finds it
+                            // (its pid may be one of a PID namespace of the engine's own).
+                            let nanos = std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map_or(0, |d| d.subsec_nanos());
+                            let marker = format!("1000.{nanos:09}");
+                            if std::process::Command::new("sleep")
+                                .arg(&marker)
+                                .spawn()
+                                .is_ok()
                             {
-                                eprintln!("child: {}", child.id());
+                                eprintln!("child: sleep {marker}");
                             }
                             std::process::exit(3);
                         }
