@@ -1329,3 +1329,134 @@ fn a_worker_killed_with_sigkill_takes_its_engines_and_their_daemons_with_it() {
     worker.wait().unwrap();
     engine_child.wait_gone("the worker's SIGKILL");
 }
+
+/// Sends the coordinator on `port`, as a worker of its own, one report over its budget
+/// (nine pair results claiming 8 MiB of records each); the error it answers.
+fn send_an_oversized_report(port: u16, tournament: u64) -> tonic::Status {
+    use tourney_proto::v1 as pb;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("http://127.0.0.1:{port}");
+        let channel = tourney_worker::connect(&url, None).await.unwrap();
+        let token = tourney_worker::TokenInterceptor::new(Some("worker-secret"));
+        let mut client =
+            pb::worker_client::WorkerClient::with_interceptor(channel.clone(), token.clone());
+        let registered = client
+            .register(pb::RegisterRequest {
+                name: "flooder".into(),
+                slots: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut client = pb::worker_client::WorkerClient::with_interceptor(
+            channel,
+            token.with_session(&registered.session).unwrap(),
+        );
+        let block = lz4_flex::compress_prepend_size(&vec![b' '; tourney_proto::MAX_GAMES_JSON]);
+        let results = (0..9)
+            .map(|pair| pb::PairResult {
+                tournament,
+                pair,
+                half_points: vec![1, 1],
+                games_lz4: block.clone(),
+                ..Default::default()
+            })
+            .collect();
+        client
+            .report(pb::ReportRequest {
+                worker_id: registered.worker_id,
+                results,
+                failures: Vec::new(),
+            })
+            .await
+            .unwrap_err()
+    })
+}
+
+/// Soak: two workers, the coordinator killed with SIGKILL and restarted three times, one
+/// worker stopped (SIGSTOP) past its lease and continued, a report over the budget: every
+/// pair is played and stored exactly once (both its games), no worker is told a result of
+/// it was refused, nothing pauses.
+#[test]
+fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("soak.toml");
+    let pairs = 40;
+    let text = MatchFile {
+        name: "soak",
+        pairs,
+        openings: "{ plies = 4, seed = 11 }",
+        limits: "{ movetime = 5 }",
+        adjudication: Some("{ max_plies = 120 }"),
+        engines: [("deep", "ab"), ("shallow", "ab:depth=1")],
+        ..Default::default()
+    }
+    .toml();
+    std::fs::write(&file, text).unwrap();
+    let (coordinator, port) = start_coordinator(0, &data);
+    let mut coordinator = Reaped(coordinator);
+    let id = submit(port, &file);
+    let (one, one_metrics) = start_worker_with_metrics(port, "one");
+    let (two, two_metrics) = start_worker_with_metrics(port, "two");
+    let (_one, two) = (Reaped(one), Reaped(two));
+    let done = |port| status(port, &id)["pairs_done"].as_u64().unwrap();
+    let mut reached = 0;
+    for round in 0..3 {
+        wait_for(port, &id, "more pairs before a restart", |s| {
+            s["pairs_done"].as_u64().unwrap() >= reached + 3
+        });
+        coordinator.0.kill().unwrap();
+        coordinator.0.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        coordinator = Reaped(start_coordinator(port, &data).0);
+        reached = done(port);
+        if round == 1 {
+            // A worker stopped past its lease (2 s), then continued: its pair is leased
+            // again and its result, when it comes, is late or a repeat, never refused.
+            let pid = two.0.id() as i32;
+            // SAFETY: signals to a child this test started and has not reaped.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+            std::thread::sleep(Duration::from_secs(5));
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+        }
+    }
+    let e = send_an_oversized_report(port, id.parse().unwrap());
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    assert_eq!(end["pairs_done"], pairs);
+    assert_eq!(end["paused_reason"].as_str().unwrap_or_default(), "");
+    let mut per_pair = std::collections::BTreeMap::new();
+    for g in exported(port, &id) {
+        *per_pair.entry(g["pair"].as_u64().unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(per_pair.len() as u64, pairs);
+    assert!(per_pair.values().all(|&n| n == 2), "{per_pair:?}");
+    // The oversized report was turned away as too large, not pair by pair.
+    let text = metrics_text(port);
+    assert_eq!(
+        series_value(
+            &text,
+            "tourney_reports_deferred_total{reason=\"too-large\"}"
+        ),
+        1.0
+    );
+    for reason in ["not-held", "records", "ticket"] {
+        let series = format!("tourney_results_rejected_total{{reason=\"{reason}\"}}");
+        assert_eq!(series_value(&text, &series), 0.0, "{reason}");
+    }
+    // Across every restart, neither worker was told a result was refused.
+    for metrics in [one_metrics, two_metrics] {
+        let text = metrics_text(metrics);
+        assert_eq!(
+            series_value(&text, "tourney_worker_results_rejected_total"),
+            0.0,
+            "{text}"
+        );
+    }
+}
