@@ -127,6 +127,10 @@ enum Suite {
     /// its moves as in a tournament), under `--movetime` and under a clock of
     /// `--clock-ms`; the worst and median overrun per player and game.
     Time,
+    /// A coordinator process flooded: `--reports` reports of `--report-mb` MiB of records
+    /// at once, then `--streams` dashboard event streams; its resident memory before, at
+    /// its peak and after, its threads, what it read, deferred and refused.
+    Flood,
     /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
     /// rules core; games validated per second.
@@ -185,6 +189,15 @@ pub(crate) struct BenchArgs {
     /// The longest game, plies (bench outside).
     #[arg(long, default_value_t = 200)]
     max_plies: u32,
+    /// Reports sent at once (bench flood).
+    #[arg(long, default_value_t = 16)]
+    reports: usize,
+    /// MiB of records in each (bench flood).
+    #[arg(long, default_value_t = 63)]
+    report_mb: usize,
+    /// Dashboard event streams opened (bench flood).
+    #[arg(long, default_value_t = 2000)]
+    streams: usize,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -198,6 +211,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Time => crate::bench_time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Outside => crate::bench_outside::outside(args.pairs, args.slots, args.max_plies)?,
         Suite::Store => crate::bench_store::store(args.pairs)?,
+        Suite::Flood => crate::bench_flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Selfplay => {
             selfplay::<Loa>(args)?;
             selfplay::<Amazons>(args)?;
@@ -283,13 +297,15 @@ fn validate(args: &BenchArgs) -> Result<()> {
             let game: GameRecord = serde_json::from_str(json)?;
             tourney_model::replay::check(&game, opening, &rules, [searcher; 2])?;
             GameSummary::of(&game).map_err(anyhow::Error::msg)?;
+            // Stored as the typed record writes itself.
+            serde_json::value::to_raw_value(&game)?;
             validated += 1;
         }
     }
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "game validation (read the record, replay it on the rules core, check its clocks and \
-         scores, summarise it), one thread: \
+         scores, summarise it, write it again to store it), one thread: \
          {validated} LOA games in {seconds:.2} s = {:.0} games/s ({:.0} plies and {:.0} \
          bytes of JSON a game)",
         validated as f64 / seconds,

@@ -11,6 +11,7 @@ macro_rules! say {
 
 mod admin_cmd;
 mod bench;
+mod bench_flood;
 mod bench_outside;
 mod bench_store;
 mod bench_time;
