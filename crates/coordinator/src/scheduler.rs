@@ -493,6 +493,9 @@ pub struct Scheduler {
     /// nobody else finished the pair), and from no one else.
     expired: HashMap<LeaseId, (Lease, u64)>,
     next_lease: LeaseId,
+    /// This scheduler's first lease id: a lower one is of an earlier run of the
+    /// coordinator (ids grow across restarts: [`Scheduler::starting_leases_at`]).
+    first_lease: LeaseId,
     /// How long a lease lasts without a heartbeat.
     pub lease_ms: u64,
 }
@@ -503,8 +506,18 @@ impl Scheduler {
         Scheduler {
             lease_ms,
             next_lease: 1,
+            first_lease: 1,
             ..Scheduler::default()
         }
+    }
+
+    /// This scheduler with its lease ids from `first` on: a coordinator starts them past
+    /// every id an earlier run of it gave, so that a worker's lease from before a restart
+    /// is never taken for another's.
+    pub fn starting_leases_at(mut self, first: LeaseId) -> Self {
+        self.next_lease = first.max(1);
+        self.first_lease = self.next_lease;
+        self
     }
 
     /// Adds a tournament (new, or restored with its completed pairs and state).
@@ -642,10 +655,12 @@ impl Scheduler {
     }
 
     /// Extends the worker's leases; returns the ids of its leases that are gone (expired,
-    /// unknown, or for tournaments that ended), which it should drop.
+    /// unknown, or for tournaments that ended), which it should drop. A lease of an earlier
+    /// run of the coordinator is not dropped: its pairs, if still open when they finish,
+    /// are taken on their tickets.
     pub fn heartbeat(&mut self, worker: &str, held: &[LeaseId], now: u64) -> Vec<LeaseId> {
         let mut drop = Vec::new();
-        for &id in held {
+        for &id in held.iter().filter(|&&id| id >= self.first_lease) {
             let alive = self.leases.get(&id).is_some_and(|l| {
                 l.worker == worker
                     && l.pairs

@@ -289,7 +289,10 @@ impl Coordinator {
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<Coordinator>, StoreError> {
         let metrics = CoordinatorMetrics::new(registry);
-        let mut scheduler = Scheduler::new(settings.lease_ms);
+        // Lease ids from this start's time in microseconds on: past every id an earlier
+        // run gave (a run gives fewer than a million a second).
+        let mut scheduler = Scheduler::new(settings.lease_ms)
+            .starting_leases_at(tourney_model::unix_ms_now().saturating_mul(1000));
         let mut tournaments = BTreeMap::new();
         let versions: BTreeMap<String, EngineVersion> = store
             .versions()?

@@ -1729,6 +1729,12 @@ async fn results_of_leases_from_before_a_restart_are_taken_while_their_pair_is_o
     drop(c);
     let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
     let again = c.register("w", "test", 2, "t").unwrap().0;
+    // Its lease is not dropped by the new run (its pairs are played on), and the new run's
+    // leases never take an old one's id.
+    assert_eq!(c.heartbeat(&again, &[lease]), Vec::<LeaseId>::new());
+    let (new_lease, _) = c.lease(&again, 1).unwrap();
+    assert!(new_lease > lease, "{new_lease} after {lease}");
+    assert_eq!(c.heartbeat(&again, &[new_lease + 1]), vec![new_lease + 1]);
     let taken = won_by_a(&c, &again, &jobs[0], lease);
     assert!(!taken.held, "taken on its ticket");
     let ack = c.report(&again, vec![taken]).await.unwrap();
