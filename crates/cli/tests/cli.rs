@@ -1087,3 +1087,59 @@ fn what_others_wrote_is_printed_without_terminal_control_characters() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_archive_stopped_halfway_leaves_no_part_file_and_removes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("many.toml");
+    // Enough games that writing the archive takes a while.
+    std::fs::write(
+        &file,
+        MatchFile {
+            name: "many",
+            pairs: 1500,
+            limits: "{ nodes = 1 }",
+            engines: [("a", "random"), ("b", "random:seed=2")],
+            ..Default::default()
+        }
+        .toml(),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let out = tourney(&["run", file.to_str().unwrap(), "--data", data], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let archive = dir.path().join("archive");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args(["archive", "1", "--data", data, "--out"])
+        .arg(&archive)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let parts = || {
+        std::fs::read_dir(&archive)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while parts() == 0 {
+        assert!(
+            std::time::Instant::now() < until,
+            "no part file was written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: a signal to a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(parts(), 0, "the part files are removed");
+    // Nothing was removed from the store: every game still exports.
+    let out = tourney(&["export", "1", "--data", data], "");
+    assert_eq!(stdout(&out).lines().count(), 3_000);
+}

@@ -1842,3 +1842,39 @@ async fn live_tournaments_are_bounded_and_an_ended_one_makes_room() {
     assert!(c.cancel(first).await.unwrap());
     submit().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_tuning_runs_games_must_be_played_at_the_values_leased() {
+    let c = on_temporary_store();
+    let id = c
+        .submit(&tuning_file(10), "tune.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let job = &jobs[0];
+    let specs = [&job.first, &job.second].map(|e| e.identity().spec);
+    assert!(
+        specs.iter().all(|s| s.contains("concentration=")),
+        "{specs:?}"
+    );
+    let (w, first) = (job.first.name.as_str(), job.first.name.clone());
+    let json = pair_json(job, [w, w], ["crash", "crash"]);
+    let reported = |games_json: String| Reported {
+        tournament: id,
+        pair: job.pair,
+        lease,
+        half_points: [2, 2],
+        games_json,
+        ticket: job.ticket.clone(),
+    };
+    // Played at other values than the perturbation leased: refused, not folded in.
+    let leased = &specs[0];
+    let other = json.replace(leased.as_str(), "ab:depth=1,concentration=59");
+    assert_ne!(other, json, "{leased}");
+    assert_eq!(
+        c.check_reported(&worker, reported(other)).unwrap_err(),
+        crate::commit::Refusal::Ticket
+    );
+    assert!(c.check_reported(&worker, reported(json)).is_ok(), "{first}");
+}
