@@ -16,9 +16,10 @@
 //!   whose first process (a small init of ours) the kernel kills, with everything in the
 //!   namespace (`setsid` daemons included), once the engine exits, its game's group is
 //!   killed, or the worker dies (`kill -9` included: parent-death signals on every link
-//!   from the worker's spawning thread down); a mount namespace with a private `/tmp`
-//!   (a tmpfs the size of its file limit, gone with it, where it works and keeps its home)
-//!   and its own `/proc` (the worker's processes out of sight);
+//!   from the worker's spawning thread down); a mount namespace in which `/tmp` is the real
+//!   one read through an overlay whose writes go to a private tmpfs (the size of its file
+//!   limit, gone with it: nothing it writes to /tmp, its working directory included, is
+//!   left on the host), and its own `/proc` (the worker's processes out of sight);
 //! - engines are started from one thread that lives as long as the program, so that a
 //!   parent-death signal means the program's death, not a thread's.
 //!
@@ -99,13 +100,16 @@ fn unshare_network() -> Result<(), i32> {
 pub fn containment() -> &'static Result<(), String> {
     static CONTAINMENT: OnceLock<Result<(), String>> = OnceLock::new();
     CONTAINMENT.get_or_init(|| {
-        let Ok(plan) = Containment::plan(policy().run_as, 1, &[]) else {
+        let Ok(dir) = WorkDir::new() else {
+            return Err("no working directory for the probe".into());
+        };
+        let Ok(plan) = Containment::plan(policy().run_as, 1, dir.path()) else {
             return Err("no paths for the namespaces".into());
         };
         let mut probe = Command::new("/bin/sh");
-        // The engine's place in its private /tmp must be there, and be its directory.
-        probe.args(["-c", &format!("test \"$(pwd)\" = {ENGINE_HOME}")]);
-        probe.current_dir("/");
+        // The engine works in its directory as its private /tmp shows it, and writes there.
+        probe.args(["-c", "mkdir \"$(pwd)/probe\""]);
+        probe.current_dir(dir.path());
         // SAFETY: `contain` makes only async-signal-safe calls between fork and exec.
         unsafe {
             probe.pre_exec(move || plan.contain(false));
@@ -118,9 +122,6 @@ pub fn containment() -> &'static Result<(), String> {
     })
 }
 
-/// Where a contained engine works and keeps its home: a directory of its private `/tmp`.
-const ENGINE_HOME: &str = "/tmp/engine";
-
 /// What [`Containment::contain`] needs, made before the fork (no allocation after it).
 struct Containment {
     /// The user and group engines run as (when the worker is root).
@@ -132,48 +133,21 @@ struct Containment {
     tmp_options: std::ffi::CString,
     /// The program's pid: a contained process whose parent is another has lost it.
     worker: libc::pid_t,
-    paths: [std::ffi::CString; 7],
-    /// Directories under /tmp the engine needs (its program's, its arguments'), seen
-    /// through its private /tmp: each with the directories to make for it there, from the
-    /// top, itself last.
-    kept: Vec<Vec<std::ffi::CString>>,
-}
-
-/// The most directories under /tmp an engine keeps seeing through its private /tmp.
-const MOST_KEPT: usize = 8;
-
-/// The directories under /tmp that a contained engine needs to see: its program's and
-/// those of the existing paths among its arguments (made absolute by [`absolute`]).
-fn kept_dirs(program: &std::ffi::OsStr, args: &[String]) -> Vec<PathBuf> {
-    let tmp = Path::new("/tmp");
-    let mut kept: Vec<PathBuf> = Vec::new();
-    let paths = std::iter::once(Path::new(program).to_path_buf())
-        .chain(args.iter().map(|a| PathBuf::from(absolute(a))));
-    for path in paths.filter(|p| p.is_absolute() && p.exists()) {
-        let Ok(real) = std::fs::canonicalize(&path) else {
-            continue;
-        };
-        let dir = if real.is_dir() {
-            real
-        } else {
-            real.parent().map(Path::to_path_buf).unwrap_or(real)
-        };
-        if dir.starts_with(tmp) && dir != tmp && !kept.iter().any(|k| dir.starts_with(k)) {
-            kept.retain(|k| !k.starts_with(&dir));
-            kept.push(dir);
-        }
-    }
-    kept.truncate(MOST_KEPT);
-    kept
+    paths: [std::ffi::CString; 6],
+    /// The engine's working directory on the host, which a private tmpfs covers: the
+    /// writable layer of its /tmp (`upper`, `work`).
+    layer: [std::ffi::CString; 3],
+    /// The overlay's options: the real /tmp below, the private layer above.
+    overlay: std::ffi::CString,
 }
 
 impl Containment {
-    /// The plan for engines run as `run_as`, with a private /tmp of `tmp_mb` MiB through
-    /// which they still see `kept` (directories under /tmp).
+    /// The plan for engines run as `run_as`, whose writes to /tmp go to a private layer
+    /// of `tmp_mb` MiB over the host's working directory `dir`.
     fn plan(
         run_as: Option<(u32, u32)>,
         tmp_mb: u64,
-        kept: &[PathBuf],
+        dir: &Path,
     ) -> Result<Containment, std::ffi::NulError> {
         use std::ffi::CString;
         // SAFETY: geteuid, getuid, getgid and getpid have no preconditions.
@@ -201,23 +175,18 @@ impl Containment {
                 CString::new("tmpfs")?,
                 CString::new("/proc")?,
                 CString::new("proc")?,
-                CString::new(ENGINE_HOME)?,
-                CString::new("/proc/self/setgroups")?,
+                CString::new("overlay")?,
             ],
-            kept: kept
-                .iter()
-                .map(|dir| {
-                    let mut made = Vec::new();
-                    let mut path = PathBuf::from("/");
-                    for part in dir.components().skip(1) {
-                        path.push(part);
-                        if path.starts_with("/tmp") && path != Path::new("/tmp") {
-                            made.push(CString::new(path.as_os_str().as_encoded_bytes())?);
-                        }
-                    }
-                    Ok(made)
-                })
-                .collect::<Result<_, std::ffi::NulError>>()?,
+            layer: [
+                CString::new(dir.as_os_str().as_encoded_bytes())?,
+                CString::new(dir.join("upper").as_os_str().as_encoded_bytes())?,
+                CString::new(dir.join("work").as_os_str().as_encoded_bytes())?,
+            ],
+            overlay: CString::new(format!(
+                "lowerdir=/tmp,upperdir={},workdir={}",
+                dir.join("upper").display(),
+                dir.join("work").display()
+            ))?,
         })
     }
 
@@ -230,7 +199,7 @@ impl Containment {
     /// # Safety
     /// Only in a `pre_exec` closure: every call is async-signal-safe and nothing allocates.
     unsafe fn contain(&self, network: bool) -> std::io::Result<()> {
-        let [root_dir, tmp, tmpfs, proc_dir, proc_fs, home, setgroups] = &self.paths;
+        let [root_dir, tmp, tmpfs, proc_dir, proc_fs, overlay] = &self.paths;
         let fail = || Err(std::io::Error::last_os_error());
         let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
         if network {
@@ -257,7 +226,7 @@ impl Containment {
                     }
                     ok
                 };
-                if !write(setgroups.as_bytes_with_nul(), c"deny")
+                if !write(b"/proc/self/setgroups\0", c"deny")
                     || !write(b"/proc/self/uid_map\0", uid_map)
                     || !write(b"/proc/self/gid_map\0", gid_map)
                 {
@@ -281,17 +250,9 @@ impl Containment {
             }
             // The namespace's init.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // The directories under /tmp the engine needs, held open while /tmp is
-            // covered, then seen again through the private one.
-            let mut held = [-1; MOST_KEPT];
-            for (fd, made) in held.iter_mut().zip(&self.kept) {
-                if let Some(dir) = made.last() {
-                    *fd = libc::open(
-                        dir.as_ptr(),
-                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                    );
-                }
-            }
+            // /tmp as the engine sees it: the real one below, read through; its writes
+            // in a private tmpfs over its host working directory, gone with it.
+            let [layer, upper, work] = &self.layer;
             if libc::mount(
                 std::ptr::null(),
                 root_dir.as_ptr(),
@@ -301,33 +262,22 @@ impl Containment {
             ) != 0
                 || libc::mount(
                     tmpfs.as_ptr(),
-                    tmp.as_ptr(),
+                    layer.as_ptr(),
                     tmpfs.as_ptr(),
                     libc::MS_NOSUID | libc::MS_NODEV,
                     self.tmp_options.as_ptr().cast(),
                 ) != 0
-                || libc::mkdir(home.as_ptr(), 0o700) != 0
+                || libc::mkdir(upper.as_ptr(), 0o755) != 0
+                || libc::mkdir(work.as_ptr(), 0o755) != 0
+                || libc::mount(
+                    overlay.as_ptr(),
+                    tmp.as_ptr(),
+                    overlay.as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    self.overlay.as_ptr().cast(),
+                ) != 0
             {
                 libc::_exit(126);
-            }
-            for (&fd, made) in held.iter().zip(&self.kept) {
-                let Some(dir) = made.last() else { continue };
-                for step in made {
-                    libc::mkdir(step.as_ptr(), 0o755);
-                }
-                let mut source = [0u8; 32];
-                if fd < 0
-                    || libc::mount(
-                        fd_path(fd, &mut source).as_ptr(),
-                        dir.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND | libc::MS_REC,
-                        std::ptr::null(),
-                    ) != 0
-                {
-                    libc::_exit(126);
-                }
-                libc::close(fd);
             }
             // The worker's processes out of sight (where the system lets a new /proc be
             // mounted; else the old one stays).
@@ -339,8 +289,7 @@ impl Containment {
                 std::ptr::null(),
             );
             if let Some((uid, gid)) = self.run_as
-                && (libc::chown(home.as_ptr(), uid, gid) != 0
-                    || libc::setgroups(0, std::ptr::null()) != 0
+                && (libc::setgroups(0, std::ptr::null()) != 0
                     || libc::setgid(gid) != 0
                     || libc::setuid(uid) != 0)
             {
@@ -373,35 +322,14 @@ impl Containment {
                 };
                 libc::_exit(code);
             }
-            // The engine.
+            // The engine, in its working directory as /tmp now shows it: its own.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::chdir(home.as_ptr()) != 0 {
+            if libc::chdir(self.layer[0].as_ptr()) != 0 {
                 libc::_exit(126);
             }
         }
         Ok(())
     }
-}
-
-/// `/proc/self/fd/<fd>` as a C string in `buffer`, written without allocating.
-fn fd_path(fd: libc::c_int, buffer: &mut [u8; 32]) -> &std::ffi::CStr {
-    let prefix = b"/proc/self/fd/";
-    buffer[..prefix.len()].copy_from_slice(prefix);
-    let mut digits = [0u8; 10];
-    let (mut n, mut count) = (fd.unsigned_abs(), 0);
-    loop {
-        digits[count] = b'0' + (n % 10) as u8;
-        count += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for i in 0..count {
-        buffer[prefix.len() + i] = digits[count - 1 - i];
-    }
-    buffer[prefix.len() + count] = 0;
-    std::ffi::CStr::from_bytes_until_nul(&buffer[..]).unwrap_or(c"/")
 }
 
 /// Closes every file descriptor (the chain's waiting processes hold none of the engine's
@@ -513,20 +441,9 @@ pub(crate) fn command(
     let run_as = policy.run_as;
     let contained = containment()
         .is_ok()
-        .then(|| {
-            Containment::plan(
-                run_as,
-                limits.file_size_mb,
-                &kept_dirs(&absolute(program), args),
-            )
-            .ok()
-        })
+        .then(|| Containment::plan(run_as, limits.file_size_mb, dir).ok())
         .flatten();
-    if contained.is_some() {
-        command.env("HOME", ENGINE_HOME).env("TMPDIR", ENGINE_HOME);
-    } else {
-        command.env("HOME", dir).env("TMPDIR", dir);
-    }
+    command.env("HOME", dir).env("TMPDIR", dir);
     // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
     // may add `processes` to what that user runs already; a contained one has two waiting
     // processes of ours before it.
