@@ -9,26 +9,9 @@ macro_rules! say {
     };
 }
 
-mod admin_cmd;
 mod bench;
-mod bench_flood;
-mod bench_outside;
-mod bench_store;
-mod bench_time;
-mod client;
-mod hash_cache;
-mod health_cmd;
-mod load;
-mod local;
-mod play_cmd;
-mod ratings_cmd;
-mod replay_cmd;
-mod rules_cmd;
-mod run_cmd;
-mod serve_cmd;
-mod stats_cmd;
-mod store_cmd;
-mod version_cmd;
+mod commands;
+mod support;
 
 use std::process::ExitCode;
 
@@ -107,13 +90,13 @@ enum Command {
     ///
     /// The node count is the last line of stdout; time and leaves/s go to stderr.
     /// Example: `tourney perft loa 5` prints 55963132.
-    Perft(rules_cmd::PerftArgs),
+    Perft(commands::perft::PerftArgs),
     /// Print the legal moves of positions, one line per position.
     ///
     /// With a position string, prints its legal moves separated by single spaces (sorted;
     /// a forced LOA pass prints `pass`, a finished game an empty line). Without one, reads
     /// position strings from stdin, one per line, and answers each with one line.
-    Legal(rules_cmd::LegalArgs),
+    Legal(commands::legal::LegalArgs),
     /// Measure speed: `tourney bench rules` prints perft and random-playout rates.
     Bench(bench::BenchArgs),
     /// Two-player statistics from result counts: Elo with its 95 % interval, LOS, nElo.
@@ -121,47 +104,47 @@ enum Command {
     /// `tourney stats --wdl 120,100,80` (wins, draws, losses of the tested player) or
     /// `tourney stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points).
     /// `tourney stats sprt ...` is an SPRT calculator like fishtest's.
-    Stats(stats_cmd::StatsArgs),
+    Stats(commands::stats::StatsArgs),
     /// Run a tournament on this machine: coordinator, workers and store in one process.
     ///
     /// Shows a progress bar, prints the rating report at the end and writes it as HTML
     /// into the data directory. Run again on the same data to resume; a finished
     /// tournament just prints its report. Example: `tourney run config/loa-quick.toml`.
-    Run(run_cmd::RunArgs),
+    Run(commands::run::RunArgs),
     /// Serve the coordinator of a cluster (gRPC, with health and reflection).
-    Coordinator(serve_cmd::CoordinatorArgs),
+    Coordinator(commands::coordinator::CoordinatorArgs),
     /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
-    Worker(serve_cmd::WorkerArgs),
+    Worker(commands::worker::WorkerArgs),
     /// Check that a coordinator (gRPC health) or a worker (`--http` its metrics URL)
     /// serves; exits 0 if so, for container health checks.
-    Health(health_cmd::HealthArgs),
+    Health(commands::health::HealthArgs),
     /// Submit a tournament file to a coordinator; prints the new tournament's id last.
-    Submit(admin_cmd::SubmitArgs),
+    Submit(commands::submit::SubmitArgs),
     /// Show tournaments with their standings (`--json` for scripts).
-    Status(admin_cmd::StatusArgs),
+    Status(commands::status::StatusArgs),
     /// A tournament's rating report as text, JSON, CSV or HTML.
-    Report(admin_cmd::ReportArgs),
+    Report(commands::report::ReportArgs),
     /// A tournament's games as PGN-style text or JSON lines.
-    Export(admin_cmd::ExportArgs),
+    Export(commands::export::ExportArgs),
     /// Move a finished tournament's games out of the coordinator's store into files.
     ///
     /// Writes `tournament-ID.jsonl.gz` and `tournament-ID.pgn.gz` (in `--out`, the current
     /// directory by default), reads them back, then removes the games from the store; the
     /// tournament's summary stays, so `status`, `report` and the dashboard are as before.
     /// Example: `tourney archive 12 --out /srv/tourney/archive`.
-    Archive(admin_cmd::ArchiveArgs),
+    Archive(commands::archive::ArchiveArgs),
     /// Register engine versions and list them (`tourney version add|list`).
     ///
     /// A version names what an engine is (a built-in spec, or an outside program by its
     /// sha256 with its options), so that tournament files say `version = "NAME"` and the
     /// timeline rates it across tournaments.
-    Version(version_cmd::VersionArgs),
+    Version(commands::version::VersionArgs),
     /// Every engine version rated on one scale from all tournaments between versions.
     ///
     /// BayesElo over every counted game between two registered versions, with 95 %
     /// intervals and the tournaments that measured each version; `--anchor` picks the
     /// version rated 0. Example: `tourney timeline --anchor ab-v1`.
-    Timeline(version_cmd::TimelineArgs),
+    Timeline(commands::timeline::TimelineArgs),
     /// Play a stored game again against a local engine, up to the ply where an engine
     /// failed, and show what the engine does there.
     ///
@@ -169,12 +152,12 @@ enum Command {
     /// replays the moves on a fresh engine (its own command by default, or `--engine`),
     /// sends the same `go` and shows the protocol and the answer; exit status 1 when the
     /// engine fails again. Example: `tourney replay 3 117 1 --engine "./build/engine"`.
-    Replay(replay_cmd::ReplayArgs),
+    Replay(commands::replay::ReplayArgs),
     /// Cancel a tournament.
-    Cancel(admin_cmd::TournamentArgs),
+    Cancel(support::local::TournamentArgs),
     /// Resume a tournament paused because a pair could not be played (e.g. an engine that
     /// does not start); see `tourney status` for why it paused.
-    Resume(admin_cmd::TournamentArgs),
+    Resume(support::local::TournamentArgs),
     /// Leave a worker's results out of a tournament's figures, or count them again.
     ///
     /// For a worker the report lists as suspect (its results unlike the others', many time
@@ -182,30 +165,30 @@ enum Command {
     /// standings, SPRT and report are made again without the worker's pairs, which are not
     /// played again. Example: `tourney exclude 3 box7 --reason "overclocked, loses on time"`;
     /// undo with `--include`.
-    Exclude(admin_cmd::ExcludeArgs),
+    Exclude(commands::exclude::ExcludeArgs),
     /// Check a data directory's store: `tourney store verify --data DIR` reads every
     /// record back and lists what is damaged (exit 1 if anything is).
-    Store(store_cmd::StoreArgs),
+    Store(commands::store::StoreArgs),
     /// Play one game between two players and print its record.
     ///
     /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
     /// outside engine as `cmd:<command line>` (`cmd:python3 my_engine.py --fast`).
     /// Example: `tourney play --game loa --white ab:depth=4 --black mcts --tc 10+0.1`.
-    Play(play_cmd::PlayArgs),
+    Play(commands::play::PlayArgs),
     /// Serve a built-in player over the engine protocol on stdin/stdout.
     ///
     /// Example: `tourney engine ab:depth=6`, then type `ugi`, `newgame loa`, `isready`,
     /// `position startpos`, `go movetime 500`.
-    Engine(play_cmd::EngineArgs),
+    Engine(commands::engine::EngineArgs),
     /// Write an opening suite: positions after random plies, one per line, deduplicated.
     ///
     /// With `--balanced ab:depth=3 --max-score 100`, only positions a quick search scores
     /// within ±100 are kept.
-    Openings(play_cmd::OpeningsArgs),
+    Openings(commands::openings::OpeningsArgs),
     /// Joint rating table of all players in a PGN file or tourney's JSON Lines records.
     ///
     /// BayesElo by default (`elo`, `mm`, `exactdist`, `ratings`), or an Ordo-style fit.
-    Ratings(ratings_cmd::RatingsArgs),
+    Ratings(commands::ratings::RatingsArgs),
 }
 
 fn main() -> ExitCode {
@@ -233,33 +216,36 @@ fn main() -> ExitCode {
     let serves = matches!(cli.command, Command::Coordinator(_) | Command::Worker(_));
     init_logging(cli.log_format, if serves { "info" } else { "warn" });
     let result = match cli.command {
-        Command::Perft(args) => rules_cmd::run_perft_command(&args),
-        Command::Legal(args) => rules_cmd::run_legal_command(&args),
+        Command::Perft(args) => commands::perft::run(&args),
+        Command::Legal(args) => commands::legal::run(&args),
         Command::Bench(args) => bench::run(&args),
-        Command::Stats(args) => stats_cmd::run(&args),
-        Command::Ratings(args) => ratings_cmd::run(&args),
-        Command::Play(args) => play_cmd::play(&args),
-        Command::Run(args) => run_cmd::run(&args),
-        Command::Coordinator(args) => serve_cmd::coordinator(&args),
-        Command::Worker(args) => serve_cmd::worker(&args),
-        Command::Health(args) => health_cmd::health(&args),
-        Command::Submit(args) => admin_cmd::submit(&args),
-        Command::Status(args) => admin_cmd::status(&args),
-        Command::Report(args) => admin_cmd::report(&args),
-        Command::Export(args) => admin_cmd::export(&args),
-        Command::Archive(args) => admin_cmd::archive(&args),
-        Command::Version(args) => version_cmd::version(&args),
-        Command::Timeline(args) => version_cmd::timeline(&args),
-        Command::Replay(args) => replay_cmd::replay(&args),
-        Command::Cancel(args) => admin_cmd::cancel(&args),
-        Command::Resume(args) => admin_cmd::resume(&args),
-        Command::Exclude(args) => admin_cmd::exclude(&args),
-        Command::Store(args) => store_cmd::run(&args),
-        Command::Engine(args) => play_cmd::engine(&args),
-        Command::Openings(args) => play_cmd::openings(&args),
+        Command::Stats(args) => commands::stats::run(&args),
+        Command::Ratings(args) => commands::ratings::run(&args),
+        Command::Play(args) => commands::play::play(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Coordinator(args) => commands::coordinator::coordinator(&args),
+        Command::Worker(args) => commands::worker::worker(&args),
+        Command::Health(args) => commands::health::health(&args),
+        Command::Submit(args) => commands::submit::submit(&args),
+        Command::Status(args) => commands::status::status(&args),
+        Command::Report(args) => commands::report::report(&args),
+        Command::Export(args) => commands::export::export(&args),
+        Command::Archive(args) => commands::archive::archive(&args),
+        Command::Version(args) => commands::version::version(&args),
+        Command::Timeline(args) => commands::timeline::timeline(&args),
+        Command::Replay(args) => commands::replay::replay(&args),
+        Command::Cancel(args) => commands::cancel::cancel(&args),
+        Command::Resume(args) => commands::resume::resume(&args),
+        Command::Exclude(args) => commands::exclude::exclude(&args),
+        Command::Store(args) => commands::store::run(&args),
+        Command::Engine(args) => commands::engine::engine(&args),
+        Command::Openings(args) => commands::openings::openings(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is::<support::signals::Interrupted>() => {
+            ExitCode::from(support::signals::INTERRUPTED_STATUS)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE

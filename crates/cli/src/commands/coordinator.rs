@@ -1,19 +1,17 @@
-//! Serving a cluster: `tourney coordinator` (with its settings file) and `tourney worker`;
-//! both stop cleanly on SIGTERM or Ctrl-C.
+//! `tourney coordinator`: serves a cluster's coordinator (with its settings file); stops
+//! cleanly on SIGTERM or Ctrl-C.
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-
+use crate::support::host::raise_open_files;
+use crate::support::signals::stop_signal;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use tokio::net::TcpListener;
 use tourney_coordinator::auth::Tokens;
 use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::Store;
-use tourney_worker::{WorkerMetrics, WorkerOptions};
-
-use crate::client::ClientArgs;
 
 /// Arguments of `tourney coordinator`; each can also be set in a `--config` file (flags win).
 #[derive(Args)]
@@ -271,38 +269,6 @@ fn reload_on_sighup(services: Vec<(&'static str, TokenSource, Tokens)>) {
     });
 }
 
-/// Raises this process's soft limit of open files to its hard limit: a coordinator holds a
-/// descriptor per connection (workers, admin calls, dashboard pages), and systemd's soft
-/// default of 1,024 is reached long before the hard one (said in the log when it fails).
-pub(crate) fn raise_open_files() {
-    // SAFETY: getrlimit and setrlimit read and write the struct they are given.
-    let raised = unsafe {
-        let mut limit: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return;
-        }
-        if limit.rlim_cur >= limit.rlim_max {
-            return;
-        }
-        let from = limit.rlim_cur;
-        limit.rlim_cur = limit.rlim_max;
-        (
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0,
-            from,
-            limit.rlim_max,
-        )
-    };
-    match raised {
-        (true, from, to) => tracing::info!(from, to, "open files limit raised"),
-        (false, from, to) => tracing::warn!(
-            from,
-            to,
-            error = %std::io::Error::last_os_error(),
-            "open files limit not raised"
-        ),
-    }
-}
-
 pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     raise_open_files();
     let setup = args.setup()?;
@@ -386,210 +352,6 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
         .await?;
         Ok(())
     })
-}
-
-/// Resolves at SIGTERM (`docker stop`, a pod's deletion, systemd) or SIGINT (Ctrl-C).
-/// As PID 1 in a container a process gets no default handling of SIGTERM: this is what
-/// stops it there. The handlers are installed by this call, not when the future is first
-/// polled, so a signal that comes while the process is still starting is not fatal; call
-/// it (in the runtime) before serving anything.
-pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut interrupt = signal(SignalKind::interrupt()).ok();
-    async move {
-        tokio::select! {
-            _ = received(term.as_mut()) => {}
-            _ = received(interrupt.as_mut()) => {}
-        }
-    }
-}
-
-/// The next delivery of `signal`; never without one.
-async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
-/// The machine's cores: games played at once by default.
-pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Arguments of `tourney worker`.
-#[derive(Args)]
-pub(crate) struct WorkerArgs {
-    #[command(flatten)]
-    client: ClientArgs,
-    /// Games played at once (default: the machine's cores).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// The worker's name (default: the host name).
-    #[arg(long)]
-    name: Option<String>,
-    /// Where outside engines' programs are cached.
-    #[arg(long, default_value = "tourney-worker-cache")]
-    cache: PathBuf,
-    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
-    #[arg(long, value_name = "ADDR")]
-    metrics: Option<SocketAddr>,
-    /// Run outside engines as this user (a name, or uid[:gid]); needed when the worker
-    /// runs as root.
-    #[arg(long, value_name = "USER")]
-    engine_user: Option<String>,
-    /// Let outside engines run as root when the worker does (not recommended).
-    #[arg(long)]
-    allow_root_engines: bool,
-    /// Pass this environment variable on to outside engines (repeatable); they get only
-    /// PATH, LANG, TZ, HOME and TMPDIR otherwise, and never TOURNEY_*.
-    #[arg(long, value_name = "NAME")]
-    engine_env: Vec<String>,
-}
-
-/// A user by name or `uid[:gid]`: its uid and gid.
-fn user_ids(user: &str) -> Result<(u32, u32)> {
-    if let Some((uid, gid)) = user.split_once(':') {
-        return Ok((
-            uid.parse()
-                .context("--engine-user: the uid is not a number")?,
-            gid.parse()
-                .context("--engine-user: the gid is not a number")?,
-        ));
-    }
-    if let Ok(uid) = user.parse::<u32>() {
-        return Ok((uid, uid));
-    }
-    let name = std::ffi::CString::new(user).context("--engine-user: a NUL in the name")?;
-    // SAFETY: getpwnam reads the user database; the pointer it returns is used at once,
-    // before any other call that could reuse its storage.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    if entry.is_null() {
-        bail!("--engine-user: no user '{user}'");
-    }
-    // SAFETY: non-null, as checked.
-    let entry = unsafe { &*entry };
-    Ok((entry.pw_uid, entry.pw_gid))
-}
-
-/// Sets how this worker confines outside engines, and says in the log what it cannot do.
-fn confine_engines(args: &WorkerArgs) -> Result<()> {
-    use tourney_runner::confine::{
-        EnginePolicy, clean_stale_work_dirs, containment, network_isolation, set_policy,
-    };
-    let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
-    if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
-        bail!("--engine-user is root: pass --allow-root-engines to mean it");
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 && run_as.is_none() && !args.allow_root_engines {
-        tracing::warn!(
-            "the worker runs as root without --engine-user: outside engines will be refused \
-             (give --engine-user nobody, or --allow-root-engines)"
-        );
-    }
-    set_policy(EnginePolicy {
-        run_as,
-        allow_root: args.allow_root_engines,
-        pass_env: args.engine_env.clone(),
-    });
-    let stale = clean_stale_work_dirs();
-    if stale > 0 {
-        tracing::info!(
-            stale,
-            "removed the working directories of engines of dead workers"
-        );
-    }
-    if let Err(why) = containment() {
-        tracing::warn!(
-            reason = %why,
-            "outside engines cannot get PID and mount namespaces here: they run in process \
-             groups of their own, and what they start with setsid may outlive them"
-        );
-    }
-    if let Err(why) = network_isolation() {
-        tracing::warn!(
-            reason = %why,
-            "outside engines cannot get a network namespace here: they share the worker's network"
-        );
-    }
-    Ok(())
-}
-
-pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
-    confine_engines(args)?;
-    // Games run on their own threads; the async side only talks to the coordinator, so
-    // one thread is plenty and leaves every core to the games.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
-    let name = args
-        .name
-        .clone()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "worker".into());
-    let token = args.client.token_or("TOURNEY_WORKER_TOKEN")?;
-    if let Some(given) = &args.client.token {
-        crate::client::blank_from_command_line(given);
-    }
-    let options = WorkerOptions {
-        coordinator: args.client.coordinator.clone(),
-        token,
-        name,
-        concurrency: args.concurrency.unwrap_or_else(cores).max(1),
-        tls_ca: args.client.ca()?,
-        cache_dir: args.cache.clone(),
-    };
-    runtime.block_on(async {
-        let stop = stop_signal();
-        let registry = prometheus::Registry::new();
-        let metrics = WorkerMetrics::new(&registry);
-        if let Some(addr) = args.metrics {
-            let listener = TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("--metrics: listening on {addr}"))?;
-            tracing::info!(listen = %listener.local_addr()?, "metrics serving");
-            tokio::spawn(serve_metrics(listener, registry));
-        }
-        let shutdown = async {
-            stop.await;
-            tracing::info!(
-                "stopping: finishing the games in progress (a second signal quits at once)"
-            );
-            let again = stop_signal();
-            tokio::spawn(async move {
-                again.await;
-                tracing::warn!(
-                    "quitting at once: the games in progress are dropped (the coordinator \
-                     leases them again when their leases expire) and their engines killed"
-                );
-                tourney_runner::confine::end_engines();
-                std::process::exit(130);
-            });
-        };
-        Ok(tourney_worker::run(options, metrics, shutdown).await?)
-    })
-}
-
-/// Serves `registry` at `/metrics` (Prometheus text format) on `listener`.
-async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
-    let page = axum::routing::get(move || {
-        let registry = registry.clone();
-        async move {
-            (
-                [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
-                tourney_coordinator::metrics::encode(&registry),
-            )
-        }
-    });
-    let app = axum::Router::new().route("/metrics", page);
-    if let Err(e) = axum::serve(listener, app).await {
-        tracing::error!(error = %e, "the metrics server stopped");
-    }
 }
 
 #[cfg(test)]

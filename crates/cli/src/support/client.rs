@@ -1,11 +1,10 @@
 //! Talking to a coordinator as a client: where it is and with which token, tournament
 //! files read, checked and submitted (with their engines' programs), reports fetched.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use tourney_model::tournament::TournamentConfig;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
@@ -196,10 +195,10 @@ pub(crate) fn program_path(command: &str) -> Option<String> {
 /// before from this machine, unchanged (path, size, modification time), that the
 /// coordinator still has is not read or sent again ([`crate::hash_cache`]).
 pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> {
-    let cache = crate::hash_cache::default_file();
-    let key = crate::hash_cache::FileKey::of(program);
+    let cache = crate::support::artifact_hashes::default_file();
+    let key = crate::support::artifact_hashes::FileKey::of(program);
     if let (Some(cache), Some(key)) = (&cache, &key)
-        && let Some(sha256) = crate::hash_cache::lookup(cache, key)
+        && let Some(sha256) = crate::support::artifact_hashes::lookup(cache, key)
     {
         let request = pb::HasArtifactRequest {
             sha256: sha256.clone(),
@@ -243,7 +242,7 @@ pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> 
         );
     }
     if let (Some(cache), Some(key)) = (&cache, &key) {
-        crate::hash_cache::remember(cache, key, &sha256);
+        crate::support::artifact_hashes::remember(cache, key, &sha256);
     }
     Ok(sha256)
 }

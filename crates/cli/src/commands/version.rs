@@ -1,15 +1,11 @@
-//! `tourney version add|list` and `tourney timeline`: engine versions registered with a
-//! coordinator, and every version rated on one timeline.
+//! `tourney version add|list`: registered engine versions.
 
-use std::path::Path;
-
+use crate::support::client::{program_path, status_error, upload};
+use crate::support::local::AdminTarget;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use std::path::Path;
 use tourney_proto::v1 as pb;
-use tourney_stats::report::{TimelineReport, TimelineRow};
-
-use crate::client::{program_path, status_error, upload};
-use crate::local::AdminTarget;
 
 /// Arguments of `tourney version`.
 #[derive(Args)]
@@ -90,7 +86,7 @@ async fn add(args: &AddArgs) -> Result<()> {
     let program = args.command.as_deref().and_then(program_path);
     if let Some(program) = &program {
         // Given here on the command line, it may be anywhere; it must be a program.
-        crate::client::executable(Path::new(program)).context("--command")?;
+        crate::support::client::executable(Path::new(program)).context("--command")?;
     }
     let mut admin = args.client.admin().await?;
     let mut artifact = String::new();
@@ -153,66 +149,4 @@ async fn list(args: &ListArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Arguments of `tourney timeline`.
-#[derive(Args)]
-pub(crate) struct TimelineArgs {
-    #[command(flatten)]
-    client: AdminTarget,
-    /// The version rated 0 [default: the oldest version with games].
-    #[arg(long)]
-    anchor: Option<String>,
-    /// JSON for scripts.
-    #[arg(long)]
-    json: bool,
-    /// Also write the timeline as an HTML page (chart and table, tournaments linked to
-    /// the coordinator's dashboard).
-    #[arg(long, value_name = "FILE")]
-    html: Option<std::path::PathBuf>,
-}
-
-pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let t = admin
-            .timeline(pb::TimelineRequest {
-                anchor: args.anchor.clone().unwrap_or_default(),
-            })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        let report = TimelineReport {
-            anchor: t.anchor,
-            games: t.games,
-            rows: t
-                .entries
-                .into_iter()
-                .map(|e| {
-                    let v = e.version.unwrap_or_default();
-                    TimelineRow {
-                        plays: tourney_model::version::EngineVersion::from(v.clone()).describe(),
-                        name: v.name,
-                        parent: v.parent,
-                        elo: e.elo,
-                        plus: e.plus,
-                        minus: e.minus,
-                        games: e.games,
-                        score: e.score,
-                        tournaments: e.tournaments,
-                    }
-                })
-                .collect(),
-        };
-        if let Some(path) = &args.html {
-            std::fs::write(path, report.html(|id| args.client.tournament_link(id)))
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            print!("{}", tourney_model::printable(&report.text()));
-        }
-        Ok(())
-    })
 }

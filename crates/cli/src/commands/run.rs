@@ -1,23 +1,22 @@
 //! `tourney run`: a tournament on this machine, coordinator, workers and store in one
 //! process, talking over loopback exactly as a cluster does.
 
-use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
+use crate::support::client::{fetch_report, read_tournament, status_error, submit_file};
+use crate::support::host::cores;
+use crate::support::local::LocalCoordinator;
+use crate::support::local::{REPORT_FILE, report_path};
+use crate::support::signals::{Interrupted, stop_signal};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tourney_coordinator::dashboard::tournament_link;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_store::Store;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
-
-use crate::client::{fetch_report, read_tournament, status_error, submit_file};
-use crate::local::LocalCoordinator;
-use crate::serve_cmd::{cores, stop_signal};
 
 /// Arguments of `tourney run`.
 #[derive(Args)]
@@ -57,15 +56,29 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
-    crate::play_cmd::own_engines();
-    crate::serve_cmd::raise_open_files();
+    crate::support::engines::own_engines();
+    crate::support::host::raise_open_files();
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(run_embedded(args))
+    let result = runtime.block_on(async {
+        let (interrupted, quit) = interrupts();
+        tokio::select! {
+            result = run_embedded(args, interrupted) => result,
+            _ = quit => Err(Interrupted.into()),
+        }
+    });
+    if result.as_ref().is_err_and(|e| e.is::<Interrupted>()) {
+        // The games under way are dropped, not waited for: they are played on resuming.
+        runtime.shutdown_background();
+    }
+    result
 }
 
 /// The coordinator and local workers in one process, talking over loopback exactly as a
 /// cluster does.
-async fn run_embedded(args: &RunArgs) -> Result<()> {
+async fn run_embedded(
+    args: &RunArgs,
+    mut interrupted: tokio::sync::watch::Receiver<bool>,
+) -> Result<()> {
     let text = read_tournament(&args.file)?.text;
     let store = Store::open_data_dir(&args.data, args.cache_mb)?;
     // The same file on the same data resumes its tournament.
@@ -123,7 +136,6 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
     let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
-    let mut interrupted = interrupts();
     let mut id = id;
     loop {
         let status = follow(&mut admin, id, &workers, &mut interrupted).await?;
@@ -149,7 +161,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
                 args.data.display(),
                 args.data.display()
             );
-            std::process::exit(130);
+            return Err(Interrupted.into());
         }
         if status.state == "paused" || workers.is_finished() {
             break;
@@ -193,7 +205,7 @@ async fn run_embedded(args: &RunArgs) -> Result<()> {
 /// workers stopped, or the run is interrupted): a progress bar, or a line every 10 s without a terminal. Returns its
 /// last status.
 async fn follow(
-    admin: &mut crate::client::Admin,
+    admin: &mut crate::support::client::Admin,
     id: u64,
     workers: &tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
     interrupted: &mut tokio::sync::watch::Receiver<bool>,
@@ -254,19 +266,15 @@ async fn follow(
     Ok(status)
 }
 
-/// The name of the HTML report `run` writes for a tournament into its data directory,
-/// `{id}` standing for the tournament's number.
-pub(crate) const REPORT_FILE: &str = "report-{id}.html";
-
-/// The HTML report `run` writes for tournament `id` into its data directory.
-pub(crate) fn report_path(data: &Path, id: u64) -> PathBuf {
-    data.join(tournament_link(REPORT_FILE, id))
-}
-
-/// Becomes true at the first SIGINT (Ctrl-C) or SIGTERM: `run` then stops and reports
-/// what is stored. The second quits at once.
-fn interrupts() -> tokio::sync::watch::Receiver<bool> {
+/// The stop signals (SIGINT, SIGTERM) of `run`: the first turns the watch true (`run` then
+/// stops and reports what is stored); the second ends the outside engines and resolves the
+/// other receiver (`run` then quits at once).
+fn interrupts() -> (
+    tokio::sync::watch::Receiver<bool>,
+    tokio::sync::oneshot::Receiver<()>,
+) {
     let (interrupt, interrupted) = tokio::sync::watch::channel(false);
+    let (quit, quitting) = tokio::sync::oneshot::channel();
     let first = stop_signal();
     tokio::spawn(async move {
         first.await;
@@ -275,14 +283,17 @@ fn interrupts() -> tokio::sync::watch::Receiver<bool> {
         second.await;
         eprintln!("Interrupted again: quitting at once.");
         tourney_runner::confine::end_engines();
-        std::process::exit(130);
+        let _ = quit.send(());
     });
-    interrupted
+    (interrupted, quitting)
 }
 
 /// The verification SPRT of tuning run `id`, if it has one: waits (up to 30 s) for the
 /// coordinator to submit it after the run finished.
-async fn verification_of(admin: &mut crate::client::Admin, id: u64) -> Result<Option<u64>> {
+async fn verification_of(
+    admin: &mut crate::support::client::Admin,
+    id: u64,
+) -> Result<Option<u64>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let json = fetch_report(admin, id, "json", "").await?;
@@ -301,7 +312,7 @@ async fn verification_of(admin: &mut crate::client::Admin, id: u64) -> Result<Op
 /// Prints tournament `id`'s report and a closing line, and writes its HTML report into
 /// the data directory.
 async fn print_report(
-    admin: &mut crate::client::Admin,
+    admin: &mut crate::support::client::Admin,
     id: u64,
     status: &pb::TournamentStatus,
     data: &std::path::Path,

@@ -1,10 +1,11 @@
 //! `tourney replay`: a stored game an engine lost by failing, played again against a local
 //! engine up to the failing ply, to see what the engine does there.
 
-use std::time::{Duration, Instant};
-
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use std::time::{Duration, Instant};
 use tourney_ai::Heuristics;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
@@ -12,14 +13,11 @@ use tourney_rules::{Color, Game, with_position};
 use tourney_runner::protocol::{Command, Go, parse_command};
 use tourney_runner::{Contestant, EngineConfig, ExternalEngine};
 
-use crate::client::status_error;
-use crate::local::AdminTarget;
-
 /// Lines of the recorded transcript shown before the replay.
 const RECORDED_LINES_SHOWN: usize = 20;
 
 /// Arguments of `tourney replay`.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub(crate) struct ReplayArgs {
     #[command(flatten)]
     client: AdminTarget,
@@ -51,13 +49,15 @@ pub(crate) struct ReplayArgs {
 /// # Errors
 /// The game cannot be fetched or replayed, or the engine fails again (exit status 1).
 pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
-    crate::play_cmd::own_engines();
-    crate::play_cmd::end_engines_on_stop();
+    crate::support::engines::own_engines();
     if args.game > 1 {
         bail!("game {}: a pair has games 0 and 1", args.game);
     }
-    let record = tokio::runtime::Runtime::new()?.block_on(fetch_game(args))?;
-    with_position!(record.game, P => replay_game::<P>(args, &record))
+    let args = args.clone();
+    crate::support::engines::until_stopped(move || {
+        let record = tokio::runtime::Runtime::new()?.block_on(fetch_game(&args))?;
+        with_position!(record.game, P => replay_game::<P>(&args, &record))
+    })
 }
 
 /// Game `args.game` of the pair, from the coordinator's export.
@@ -88,7 +88,7 @@ async fn fetch_game(args: &ReplayArgs) -> Result<GameRecord> {
             lines.len()
         )
     })?;
-    crate::admin_cmd::record_of_line(line).context("reading the stored game")
+    crate::support::records::record_of_line(line).context("reading the stored game")
 }
 
 /// The `go` of a transcript line (`12.345 > go wtime 1000 ...`).

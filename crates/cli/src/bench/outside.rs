@@ -4,29 +4,14 @@
 //! worker keeps them), then in process; plies per second and CPU time per ply, the
 //! runner's own and the engine processes' apart.
 
+use crate::bench::harness::cpu_times;
+use anyhow::{Context, Result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
 use tourney_rules::{GameKind, Loa, Position};
-
-/// CPU time used so far by this process and by its reaped children.
-fn cpu_times() -> (Duration, Duration) {
-    let of = |who| {
-        // SAFETY: getrusage fills the struct it is given; all-zero is a valid value of it.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid `who` and a pointer to a live rusage.
-        unsafe { libc::getrusage(who, &mut usage) };
-        let time = |t: libc::timeval| {
-            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-        };
-        time(usage.ru_utime) + time(usage.ru_stime)
-    };
-    (of(libc::RUSAGE_SELF), of(libc::RUSAGE_CHILDREN))
-}
 
 /// A pair of `random` against `random` in LOA from the start, to at most `max_plies`.
 fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
@@ -132,8 +117,12 @@ fn row(label: &str, m: &Measured) {
 
 /// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`.
 pub(crate) fn outside(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
-    crate::play_cmd::own_engines();
-    crate::play_cmd::end_engines_on_stop();
+    crate::support::engines::own_engines();
+    crate::support::engines::until_stopped(move || measure_both(pairs, slots, max_plies))
+}
+
+/// The two measurements of [`outside`]: outside engines, then in process.
+fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
     let exe = std::env::current_exe().context("finding this program")?;
     let command = format!("\"{}\" engine random", exe.display());
     println!(

@@ -4,12 +4,12 @@
 //! process on them and exports them: write rate, bytes per game, time until the restarted
 //! coordinator serves, its memory, and the export rate.
 
+use crate::bench::harness::status_value;
+use anyhow::{Context, Result};
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
-use serde_json::value::RawValue;
 use tourney_ai::Rng;
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_model::tournament::PairOutcome;
@@ -83,18 +83,6 @@ fn size_of(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-/// Resident memory of process `pid`, MiB.
-pub(crate) fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 pub(crate) fn store(pairs: usize) -> Result<()> {
@@ -188,10 +176,10 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
     // writes its summary; the next reads the summary, as after any restart.
     let restart = || -> Result<(std::process::Child, u16, f64, f64)> {
         let started = Instant::now();
-        let (child, port) = crate::load::coordinator_process(&dir, &[])?;
+        let (child, port) = crate::bench::harness::coordinator_process(&dir, &[])?;
         let serving = started.elapsed().as_secs_f64();
         std::thread::sleep(Duration::from_millis(200));
-        let rss = rss_mb(child.id());
+        let rss = status_value(child.id(), "VmRSS:");
         Ok((child, port, serving, rss))
     };
     let (mut first, _, first_serving, first_rss) = restart()?;
@@ -217,7 +205,7 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
         }
         Ok::<_, anyhow::Error>((games, started.elapsed().as_secs_f64()))
     });
-    let rss_after = rss_mb(child.id());
+    let rss_after = status_value(child.id(), "VmRSS:");
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);

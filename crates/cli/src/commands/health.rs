@@ -1,12 +1,11 @@
 //! `tourney health`: a container health check (Docker's HEALTHCHECK, compose) without curl
 //! or grpc_health_probe in the image.
 
+use anyhow::{Context, Result, bail};
+use clap::Args;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
-
-use anyhow::{Context, Result, bail};
-use clap::Args;
 
 /// Arguments of `tourney health`.
 #[derive(Args)]

@@ -1,28 +1,12 @@
 //! `tourney bench flood`: what a flood of big reports and of dashboard streams costs a
 //! coordinator process: its peak resident memory and its threads.
 
+use crate::bench::harness::coordinator_process;
+use crate::bench::harness::status_value;
 use anyhow::{Context, Result};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 use tourney_worker::{TokenInterceptor, connect};
-
-use crate::load::coordinator_process;
-
-/// A value of `/proc/<pid>/status` in MiB (`VmRSS`, `VmHWM`) or as it is (`Threads`).
-fn status_value(pid: u32, key: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            let value = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
-            let number = value.trim_end_matches(" kB").trim().parse::<f64>().ok()?;
-            Some(if value.ends_with("kB") {
-                number / 1024.0
-            } else {
-                number
-            })
-        })
-        .unwrap_or(0.0)
-}
 
 /// One registration of its own sends a report of `mb` MiB of records (pair results of
 /// at most 8 MiB each, spaces compressed to a few KiB): its answer's status code.

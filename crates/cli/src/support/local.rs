@@ -1,7 +1,7 @@
 //! A coordinator in this process, served on loopback and guarded by a random token: the
 //! one `tourney run` plays its tournament on, and the one an admin command opens over a
 //! stopped coordinator's data directory (`--data`). Clients talk to it over gRPC exactly
-//! as to a cluster's.
+//! as to a cluster's. Also where `run` writes its reports in a data directory.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,8 +16,7 @@ use tourney_coordinator::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::{DEFAULT_CACHE_MB, Store};
 
-use crate::client::{Admin, ClientArgs};
-use crate::run_cmd::{REPORT_FILE, report_path};
+use crate::support::client::{Admin, ClientArgs};
 
 /// A random-enough token for the loopback connections.
 fn local_token() -> String {
@@ -154,4 +153,22 @@ async fn open_stopped(data: &Path) -> Result<LocalCoordinator> {
     let coordinator = Coordinator::open(store, Settings::default(), &prometheus::Registry::new())
         .with_context(|| format!("reading the store in {}", data.display()))?;
     LocalCoordinator::start(coordinator, SocketAddr::from(([127, 0, 0, 1], 0))).await
+}
+
+/// The name of the HTML report `run` writes for a tournament into its data directory,
+/// `{id}` standing for the tournament's number.
+pub(crate) const REPORT_FILE: &str = "report-{id}.html";
+
+/// The HTML report `run` writes for tournament `id` into its data directory.
+pub(crate) fn report_path(data: &Path, id: u64) -> PathBuf {
+    data.join(tournament_link(REPORT_FILE, id))
+}
+
+/// Arguments of `tourney cancel` and `tourney resume`.
+#[derive(Args)]
+pub(crate) struct TournamentArgs {
+    #[command(flatten)]
+    pub(crate) client: AdminTarget,
+    /// The tournament id.
+    pub(crate) id: u64,
 }

@@ -1,0 +1,180 @@
+//! `tourney archive`: a finished tournament's games moved out of the store into files.
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+use crate::support::records::pgn_of_line;
+use crate::support::signals::Interrupted;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::path::PathBuf;
+use tourney_proto::v1 as pb;
+
+/// Arguments of `tourney archive`.
+#[derive(Args)]
+pub(crate) struct ArchiveArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The tournament id (finished or cancelled).
+    id: u64,
+    /// Where to write `tournament-ID.jsonl.gz` and `tournament-ID.pgn.gz`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+}
+
+/// A gzip file written under a temporary name, renamed into place once it is whole and
+/// on disk; removed if it is dropped before.
+struct GzipFile {
+    path: PathBuf,
+    part: PathBuf,
+    gz: Option<flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl GzipFile {
+    fn create(path: PathBuf) -> Result<GzipFile> {
+        if path.exists() {
+            bail!(
+                "{} exists already: move it away or pick another --out",
+                path.display()
+            );
+        }
+        let part = path.with_extension("gz.part");
+        let file = std::fs::File::create(&part)
+            .with_context(|| format!("cannot create {}", part.display()))?;
+        let gz = flate2::write::GzEncoder::new(
+            std::io::BufWriter::new(file),
+            flate2::Compression::default(),
+        );
+        Ok(GzipFile {
+            path,
+            part,
+            gz: Some(gz),
+        })
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        if let Some(gz) = &mut self.gz {
+            gz.write_all(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes it, syncs it and renames it into place; its size.
+    fn finish(mut self) -> Result<u64> {
+        let gz = self.gz.take().context("finished once")?;
+        let file = gz.finish()?.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&self.part, &self.path)?;
+        Ok(file.metadata()?.len())
+    }
+}
+
+impl Drop for GzipFile {
+    fn drop(&mut self) {
+        if self.gz.is_some() {
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+/// `tourney archive`: writes a finished tournament's games to gzipped JSON Lines and
+/// PGN-style files, reads the JSON Lines back, and only then has the coordinator remove
+/// the games from its store.
+pub(crate) fn archive(args: &ArchiveArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        // Stopped (Ctrl-C, SIGTERM), the archive under way is dropped with its partial
+        // files; a part an earlier, killed archive left is replaced when it starts again.
+        let stop = crate::support::signals::stop_signal();
+        let archived = tokio::select! {
+            archived = archive_games(args) => Some(archived),
+            () = stop => None,
+        };
+        // The archive's future, with its files, is dropped by now.
+        archived.unwrap_or_else(|| {
+            eprintln!("archive stopped: nothing removed from the store, no file left");
+            Err(Interrupted.into())
+        })
+    })
+}
+
+/// The work of `tourney archive`.
+async fn archive_games(args: &ArchiveArgs) -> Result<()> {
+    use std::io::BufRead;
+    let mut admin = args.client.admin().await?;
+    let status = admin
+        .status(pb::StatusRequest { id: args.id })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    if !matches!(status.state.as_str(), "finished" | "cancelled") {
+        bail!(
+            "tournament {} is {}: only a finished or cancelled tournament is archived",
+            args.id,
+            status.state
+        );
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let name = |ext: &str| args.out.join(format!("tournament-{}.{ext}.gz", args.id));
+    let (mut jsonl, mut pgn) = (
+        GzipFile::create(name("jsonl"))?,
+        GzipFile::create(name("pgn"))?,
+    );
+    let bar = indicatif::ProgressBar::new(2 * status.pairs_done);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games  {per_sec}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    let mut stream = admin
+        .export(pb::ExportRequest {
+            id: args.id,
+            ..Default::default()
+        })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    let mut games = 0u64;
+    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+        for line in &chunk.lines {
+            jsonl.write_all(line.as_bytes())?;
+            jsonl.write_all(b"\n")?;
+            pgn.write_all(pgn_of_line(line)?.as_bytes())?;
+        }
+        games += chunk.lines.len() as u64;
+        bar.set_position(games);
+    }
+    bar.finish_and_clear();
+    let (jsonl_path, pgn_path) = (jsonl.path.clone(), pgn.path.clone());
+    let sizes = (jsonl.finish()?, pgn.finish()?);
+    // What is on disk, read back, before anything is removed.
+    let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(
+        &jsonl_path,
+    )?))
+    .lines()
+    .try_fold(0u64, |n, line| line.map(|_| n + 1))
+    .with_context(|| format!("{} does not read back", jsonl_path.display()))?;
+    if lines != games {
+        bail!(
+            "{} reads back {lines} games of {games}: nothing removed from the store",
+            jsonl_path.display()
+        );
+    }
+    let answer = admin
+        .archive(pb::ArchiveRequest { id: args.id, games })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    println!(
+        "tournament {}: {games} games archived to {} ({:.1} MiB) and {} ({:.1} MiB); the games of {} pairs removed from the store (its report and ratings stay)",
+        args.id,
+        jsonl_path.display(),
+        sizes.0 as f64 / (1 << 20) as f64,
+        pgn_path.display(),
+        sizes.1 as f64 / (1 << 20) as f64,
+        answer.pairs
+    );
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `tourney exclude`: a worker's results left out of a tournament's figures, or counted again.
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+use anyhow::Result;
+use clap::Args;
+use tourney_proto::v1 as pb;
+
+/// Arguments of `tourney exclude`.
+#[derive(Args)]
+pub(crate) struct ExcludeArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The tournament id.
+    id: u64,
+    /// The worker, as the report and the dashboard name it.
+    worker: String,
+    /// Why (recorded and shown in the report).
+    #[arg(long)]
+    reason: String,
+    /// Count the worker's results again.
+    #[arg(long)]
+    include: bool,
+}
+
+pub(crate) fn exclude(args: &ExcludeArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let answer = admin
+            .exclude_worker(pb::ExcludeWorkerRequest {
+                id: args.id,
+                worker: args.worker.clone(),
+                reason: args.reason.clone(),
+                include: args.include,
+            })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        println!(
+            "{} pairs of {} in tournament {} {}",
+            answer.pairs,
+            args.worker,
+            args.id,
+            if args.include {
+                "counted again"
+            } else {
+                "excluded"
+            }
+        );
+        Ok(())
+    })
+}

@@ -1,0 +1,55 @@
+//! `tourney legal`: the legal moves of positions, one line each.
+
+use crate::support::parse_position;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::io::{BufRead, Write};
+use tourney_rules::{GameKind, Position, with_position};
+
+/// Arguments of `tourney legal`.
+#[derive(Args)]
+pub(crate) struct LegalArgs {
+    /// The game: `loa` or `amazons`.
+    game: GameKind,
+    /// Position string; without it, position strings are read from stdin, one per line.
+    position: Option<String>,
+}
+
+/// The legal moves of `position` as one line: sorted, separated by single spaces.
+fn legal_line<P: Position>(position: &P) -> String {
+    let mut moves: Vec<String> = position
+        .legal_moves()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    moves.sort_unstable();
+    moves.join(" ")
+}
+
+pub(crate) fn run(args: &LegalArgs) -> Result<()> {
+    with_position!(args.game, P => run_legal::<P>(args))
+}
+
+fn run_legal<P: Position>(args: &LegalArgs) -> Result<()> {
+    if let Some(text) = &args.position {
+        println!("{}", legal_line(&parse_position::<P>(text)?));
+        return Ok(());
+    }
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for (n, line) in stdin.lines().enumerate() {
+        let line = line.context("reading stdin")?;
+        let text = line.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            bail!(
+                "stdin line {}: empty line, expected a position string",
+                n + 1
+            );
+        }
+        let position =
+            parse_position::<P>(text).with_context(|| format!("stdin line {}", n + 1))?;
+        writeln!(out, "{}", legal_line(&position))?;
+        out.flush()?;
+    }
+    Ok(())
+}

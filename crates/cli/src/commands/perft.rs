@@ -1,0 +1,56 @@
+//! `tourney perft`: counts move sequences, to check a move generator.
+
+use crate::support::parse_position;
+use anyhow::Result;
+use clap::Args;
+use std::io::Write;
+use std::time::Instant;
+use tourney_rules::{GameKind, Position, perft, perft_divide, with_position};
+
+/// Arguments of `tourney perft`.
+#[derive(Args)]
+pub(crate) struct PerftArgs {
+    /// The game: `loa` or `amazons`.
+    game: GameKind,
+    /// Plies to count (one Amazons ply is a whole turn: move plus arrow).
+    depth: u32,
+    /// Position string to start from (default: the start position),
+    /// e.g. "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".
+    #[arg(long)]
+    position: Option<String>,
+    /// Also print each legal move with the count below it.
+    #[arg(long)]
+    divide: bool,
+}
+
+pub(crate) fn run(args: &PerftArgs) -> Result<()> {
+    with_position!(args.game, P => run_perft::<P>(args))
+}
+
+fn run_perft<P: Position>(args: &PerftArgs) -> Result<()> {
+    let position: P = match &args.position {
+        Some(text) => parse_position(text)?,
+        None => P::start(),
+    };
+    let started = Instant::now();
+    let nodes = if args.divide {
+        let mut out = std::io::stdout().lock();
+        let mut total = 0;
+        for (mv, n) in perft_divide(&position, args.depth) {
+            writeln!(out, "{mv}: {n}")?;
+            total += n;
+        }
+        if args.depth == 0 { 1 } else { total }
+    } else {
+        perft(&position, args.depth)
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    println!("{nodes}");
+    eprintln!(
+        "perft({}) of {} in {seconds:.3} s: {:.1} M leaves/s",
+        args.depth,
+        P::GAME,
+        nodes as f64 / seconds.max(1e-9) / 1e6
+    );
+    Ok(())
+}

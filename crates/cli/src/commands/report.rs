@@ -1,0 +1,55 @@
+//! `tourney report`: a tournament's rating report as text, JSON, CSV or HTML.
+
+use crate::support::client::fetch_report;
+use crate::support::local::AdminTarget;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Report formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
+    Csv,
+    /// A page that links the other tournaments it names (an SPSA run's verification, the
+    /// versions') to their dashboard pages, or with --data to the reports `run` wrote.
+    Html,
+}
+
+/// Arguments of `tourney report`.
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The tournament id.
+    id: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn report(args: &ReportArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let format = match args.format {
+            ReportFormat::Text => "text",
+            ReportFormat::Json => "json",
+            ReportFormat::Csv => "csv",
+            ReportFormat::Html => "html",
+        };
+        let links = args.client.tournament_links();
+        let out = fetch_report(&mut admin, args.id, format, &links).await?;
+        // Names and notes come from others: no terminal control characters go out.
+        let out = tourney_model::printable(&out);
+        match &args.output {
+            Some(p) => std::fs::write(p, out.as_bytes())
+                .with_context(|| format!("writing {}", p.display()))?,
+            None => print!("{out}"),
+        }
+        Ok(())
+    })
+}

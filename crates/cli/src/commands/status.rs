@@ -1,0 +1,252 @@
+//! `tourney status`: tournaments with their state, progress and standings.
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use tourney_proto::v1 as pb;
+
+/// Arguments of `tourney status`.
+#[derive(Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// A tournament id (default: the most recent ones, newest first).
+    id: Option<u64>,
+    /// Without an id: at most this many tournaments (0: all).
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    id: u64,
+    name: String,
+    game: String,
+    format: String,
+    state: String,
+    pairs_done: u64,
+    pairs_planned: Option<u64>,
+    games: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_reason: Option<String>,
+    openings: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    openings_note: Option<String>,
+    pairs_excluded: u64,
+    suspect_workers: u64,
+    standings: Vec<StandingJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llr: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lower_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upper_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<String>,
+}
+
+#[derive(Serialize)]
+struct StandingJson {
+    name: String,
+    elo: f64,
+    plus: f64,
+    minus: f64,
+    games: u64,
+    score: f64,
+    draws: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    los_next: Option<f64>,
+    /// `>` or `<` when the rating is only a bound, else empty.
+    bound: String,
+}
+
+fn status_json(s: &pb::TournamentStatus) -> StatusJson {
+    StatusJson {
+        id: s.id,
+        name: s.name.clone(),
+        game: s.game.clone(),
+        format: s.format.clone(),
+        state: s.state.clone(),
+        pairs_done: s.pairs_done,
+        pairs_planned: s.pairs_planned,
+        games: s.games,
+        paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
+        openings: s.openings,
+        openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
+        pairs_excluded: s.pairs_excluded,
+        suspect_workers: s.suspect_workers,
+        standings: s
+            .standings
+            .iter()
+            .map(|p| StandingJson {
+                name: p.name.clone(),
+                elo: p.elo,
+                plus: p.plus,
+                minus: p.minus,
+                games: p.games,
+                score: p.score,
+                draws: p.draws,
+                los_next: p.los_next,
+                bound: p.bound.clone(),
+            })
+            .collect(),
+        llr: s.sprt.as_ref().map(|x| x.llr),
+        lower_bound: s.sprt.as_ref().map(|x| x.lower_bound),
+        upper_bound: s.sprt.as_ref().map(|x| x.upper_bound),
+        decision: s.sprt.as_ref().map(|x| x.decision.clone()),
+    }
+}
+
+fn status_line(s: &pb::TournamentStatus) -> String {
+    let planned = s
+        .pairs_planned
+        .map_or("open".to_string(), |p| p.to_string());
+    let mut out = format!(
+        "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
+        s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
+    );
+    if !s.paused_reason.is_empty() {
+        out += &format!(
+            " ({}; fix it, then `tourney resume {}`)",
+            s.paused_reason, s.id
+        );
+    }
+    if !s.openings_note.is_empty() {
+        out += &format!(" (note: {})", s.openings_note);
+    }
+    if s.pairs_excluded > 0 {
+        out += &format!(", {} pairs excluded", s.pairs_excluded);
+    }
+    if s.suspect_workers > 0 {
+        out += &format!(
+            ", {} suspect workers (see `tourney report {}`)",
+            s.suspect_workers, s.id
+        );
+    }
+    if let Some(sprt) = &s.sprt {
+        out += &format!(
+            ", LLR {:.2} [{:.2}, {:.2}] {}",
+            sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.decision
+        );
+    }
+    for (rank, p) in s.standings.iter().enumerate() {
+        if p.games == 0 {
+            out += &format!("\n  {:>2}. {:<20} no games yet", rank + 1, p.name);
+            continue;
+        }
+        out += &format!(
+            "\n  {:>2}. {:<20} {:>6} +{:.0}/-{:.0}  {} games  {:.1}%  draws {:.1}%",
+            rank + 1,
+            p.name,
+            format!("{}{:.0}", p.bound, p.elo),
+            p.plus,
+            p.minus,
+            p.games,
+            p.score * 100.0,
+            p.draws * 100.0
+        );
+        if let Some(los) = p.los_next {
+            out += &format!("  LOS {:.1}%", los * 100.0);
+        }
+    }
+    out
+}
+
+pub(crate) fn status(args: &StatusArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let list = match args.id {
+            Some(id) => vec![
+                admin
+                    .status(pb::StatusRequest { id })
+                    .await
+                    .map_err(status_error)?
+                    .into_inner(),
+            ],
+            None => {
+                let wanted = if args.limit == 0 {
+                    usize::MAX
+                } else {
+                    args.limit
+                };
+                let mut all = Vec::new();
+                let mut page_token = String::new();
+                while all.len() < wanted {
+                    let page = admin
+                        .list(pb::ListRequest {
+                            page_size: (wanted - all.len()).min(1000) as u32,
+                            page_token,
+                        })
+                        .await
+                        .map_err(status_error)?
+                        .into_inner();
+                    all.extend(page.tournaments);
+                    if page.next_page_token.is_empty() {
+                        break;
+                    }
+                    page_token = page.next_page_token;
+                }
+                all
+            }
+        };
+        if args.json {
+            let json: Vec<StatusJson> = list.iter().map(status_json).collect();
+            let out = if args.id.is_some() {
+                serde_json::to_string_pretty(&json[0])?
+            } else {
+                serde_json::to_string_pretty(&json)?
+            };
+            println!("{out}");
+        } else {
+            for s in &list {
+                say!("{}", status_line(s));
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_show_bounds_and_players_without_games() {
+        let standing = |name: &str, elo: f64, games: u64, bound: &str| pb::Standing {
+            name: name.into(),
+            elo,
+            plus: 50.0,
+            minus: 60.0,
+            games,
+            score: 1.0,
+            draws: 0.0,
+            los_next: (games > 0).then_some(0.99),
+            bound: bound.into(),
+        };
+        let status = pb::TournamentStatus {
+            id: 3,
+            name: "t".into(),
+            state: "running".into(),
+            standings: vec![
+                standing("perfect", 400.0, 6, ">"),
+                standing("later", 64.0, 0, ""),
+            ],
+            ..Default::default()
+        };
+        let text = status_line(&status);
+        assert!(
+            text.contains("perfect") && text.contains(">400") && text.contains("LOS 99.0%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2. later                no games yet"),
+            "{text}"
+        );
+        assert!(!text.contains("+50/-60  0 games"), "{text}");
+    }
+}

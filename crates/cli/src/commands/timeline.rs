@@ -1,0 +1,70 @@
+//! `tourney timeline`: every engine version rated on one scale.
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+use anyhow::{Context, Result};
+use clap::Args;
+use tourney_proto::v1 as pb;
+use tourney_stats::report::{TimelineReport, TimelineRow};
+
+/// Arguments of `tourney timeline`.
+#[derive(Args)]
+pub(crate) struct TimelineArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The version rated 0 [default: the oldest version with games].
+    #[arg(long)]
+    anchor: Option<String>,
+    /// JSON for scripts.
+    #[arg(long)]
+    json: bool,
+    /// Also write the timeline as an HTML page (chart and table, tournaments linked to
+    /// the coordinator's dashboard).
+    #[arg(long, value_name = "FILE")]
+    html: Option<std::path::PathBuf>,
+}
+
+pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let t = admin
+            .timeline(pb::TimelineRequest {
+                anchor: args.anchor.clone().unwrap_or_default(),
+            })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        let report = TimelineReport {
+            anchor: t.anchor,
+            games: t.games,
+            rows: t
+                .entries
+                .into_iter()
+                .map(|e| {
+                    let v = e.version.unwrap_or_default();
+                    TimelineRow {
+                        plays: tourney_model::version::EngineVersion::from(v.clone()).describe(),
+                        name: v.name,
+                        parent: v.parent,
+                        elo: e.elo,
+                        plus: e.plus,
+                        minus: e.minus,
+                        games: e.games,
+                        score: e.score,
+                        tournaments: e.tournaments,
+                    }
+                })
+                .collect(),
+        };
+        if let Some(path) = &args.html {
+            std::fs::write(path, report.html(|id| args.client.tournament_link(id)))
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", tourney_model::printable(&report.text()));
+        }
+        Ok(())
+    })
+}

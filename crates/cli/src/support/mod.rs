@@ -1,0 +1,18 @@
+//! Plumbing the commands share: reaching a coordinator, the embedded one, artifact hashes,
+//! signals, the host, records and engines started on the user's command.
+
+pub(crate) mod artifact_hashes;
+pub(crate) mod client;
+pub(crate) mod engines;
+pub(crate) mod host;
+pub(crate) mod local;
+pub(crate) mod records;
+pub(crate) mod signals;
+
+use anyhow::{Context, Result};
+use tourney_rules::Position;
+
+pub(crate) fn parse_position<P: Position>(text: &str) -> Result<P> {
+    text.parse::<P>()
+        .with_context(|| format!("invalid {} position '{text}'", P::GAME))
+}
