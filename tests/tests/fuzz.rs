@@ -71,12 +71,12 @@ proptest! {
         bytes in proptest::collection::vec(any::<u8>(), 0..256),
         claimed in any::<u32>(),
     ) {
-        let _ = tourney_coordinator::service::games_json(String::new(), &bytes);
+        let _ = tourney_coordinator::api::service::games_json(String::new(), &bytes);
         // A block claiming any size: nothing over the bounds is inflated.
         let mut block = claimed.to_le_bytes().to_vec();
         block.extend_from_slice(&bytes);
-        if let Some(json) = tourney_coordinator::service::games_json(String::new(), &block) {
-            prop_assert!(json.len() <= tourney_coordinator::service::MAX_GAMES_JSON);
+        if let Some(json) = tourney_coordinator::api::service::games_json(String::new(), &block) {
+            prop_assert!(json.len() <= tourney_coordinator::api::service::MAX_GAMES_JSON);
             read_records(&json);
         }
         // A real compressed report with bytes flipped.
@@ -85,7 +85,7 @@ proptest! {
             let at = (usize::from(*b) * 7 + i) % real.len();
             real[at] ^= b | 1;
         }
-        if let Some(json) = tourney_coordinator::service::games_json(String::new(), &real) {
+        if let Some(json) = tourney_coordinator::api::service::games_json(String::new(), &real) {
             read_records(&json);
         }
     }

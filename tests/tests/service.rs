@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tourney_coordinator::auth::Tokens;
-use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::api::auth::Tokens;
+use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;

@@ -10,6 +10,8 @@ macro_rules! say {
 }
 
 mod bench;
+#[cfg(test)]
+mod cli_docs;
 mod commands;
 mod support;
 
@@ -42,10 +44,27 @@ use clap::{Parser, Subcommand};
 
 /// Self-play tournament runner for Lines of Action and Amazons.
 ///
+/// `tourney run FILE` plays a tournament on this machine; `tourney coordinator` and
+/// `tourney worker` make a cluster, which `submit`, `status`, `report` and the other admin
+/// commands drive. `tourney <command> --help` explains each command.
+///
+/// The admin commands (`submit`, `status`, `report`, `export`, `archive`, `cancel`,
+/// `resume`, `exclude`, `replay`, `version`, `timeline`) reach a coordinator at
+/// `--coordinator` (default `http://127.0.0.1:7070`) with `--token`, or with `--data DIR`
+/// open a stopped coordinator's (or `tourney run`'s) data directory in their own process:
+/// the same coordinator code over the same store, served on loopback behind a random
+/// token, so opening it does what a coordinator's restart does, and what a command changes
+/// there is stored as the coordinator stores it. A directory a running coordinator holds
+/// is refused, saying to ask that one instead.
+///
+/// What others wrote (tournament and engine names, version notes, an engine's stderr and
+/// protocol) is printed with its terminal control characters written out (`\x1b`,
+/// `\x0d`), never obeyed.
+///
 /// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=tourney_coordinator=debug`;
 /// default: `info` for `coordinator` and `worker`, `warn` otherwise).
 #[derive(Parser)]
-#[command(name = "tourney", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tourney", version, about, propagate_version = true)]
 struct Cli {
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(
@@ -86,108 +105,39 @@ fn init_logging(format: LogFormat, default: &str) {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Count move sequences of a given depth (checks a move generator).
-    ///
-    /// The node count is the last line of stdout; time and leaves/s go to stderr.
-    /// Example: `tourney perft loa 5` prints 55963132.
     Perft(commands::perft::PerftArgs),
-    /// Print the legal moves of positions, one line per position.
-    ///
-    /// With a position string, prints its legal moves separated by single spaces (sorted;
-    /// a forced LOA pass prints `pass`, a finished game an empty line). Without one, reads
-    /// position strings from stdin, one per line, and answers each with one line.
     Legal(commands::legal::LegalArgs),
-    /// Measure speed: `tourney bench rules` prints perft and random-playout rates.
     Bench(bench::BenchArgs),
-    /// Two-player statistics from result counts: Elo with its 95 % interval, LOS, nElo.
-    ///
-    /// `tourney stats --wdl 120,100,80` (wins, draws, losses of the tested player) or
-    /// `tourney stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points).
-    /// `tourney stats sprt ...` is an SPRT calculator like fishtest's.
     Stats(commands::stats::StatsArgs),
-    /// Run a tournament on this machine: coordinator, workers and store in one process.
-    ///
-    /// Shows a progress bar, prints the rating report at the end and writes it as HTML
-    /// into the data directory. Run again on the same data to resume; a finished
-    /// tournament just prints its report. Example: `tourney run config/loa-quick.toml`.
     Run(commands::run::RunArgs),
-    /// Serve the coordinator of a cluster (gRPC, with health and reflection).
     Coordinator(commands::coordinator::CoordinatorArgs),
-    /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
     Worker(commands::worker::WorkerArgs),
-    /// Check that a coordinator (gRPC health) or a worker (`--http` its metrics URL)
-    /// serves; exits 0 if so, for container health checks.
     Health(commands::health::HealthArgs),
-    /// Submit a tournament file to a coordinator; prints the new tournament's id last.
     Submit(commands::submit::SubmitArgs),
-    /// Show tournaments with their standings (`--json` for scripts).
     Status(commands::status::StatusArgs),
-    /// A tournament's rating report as text, JSON, CSV or HTML.
     Report(commands::report::ReportArgs),
-    /// A tournament's games as PGN-style text or JSON lines.
     Export(commands::export::ExportArgs),
-    /// Move a finished tournament's games out of the coordinator's store into files.
-    ///
-    /// Writes `tournament-ID.jsonl.gz` and `tournament-ID.pgn.gz` (in `--out`, the current
-    /// directory by default), reads them back, then removes the games from the store; the
-    /// tournament's summary stays, so `status`, `report` and the dashboard are as before.
-    /// Example: `tourney archive 12 --out /srv/tourney/archive`.
     Archive(commands::archive::ArchiveArgs),
-    /// Register engine versions and list them (`tourney version add|list`).
-    ///
-    /// A version names what an engine is (a built-in spec, or an outside program by its
-    /// sha256 with its options), so that tournament files say `version = "NAME"` and the
-    /// timeline rates it across tournaments.
     Version(commands::version::VersionArgs),
-    /// Every engine version rated on one scale from all tournaments between versions.
-    ///
-    /// BayesElo over every counted game between two registered versions, with 95 %
-    /// intervals and the tournaments that measured each version; `--anchor` picks the
-    /// version rated 0. Example: `tourney timeline --anchor ab-v1`.
     Timeline(commands::timeline::TimelineArgs),
-    /// Play a stored game again against a local engine, up to the ply where an engine
-    /// failed, and show what the engine does there.
-    ///
-    /// Shows the recorded protocol transcript of the side that failed (the last lines),
-    /// replays the moves on a fresh engine (its own command by default, or `--engine`),
-    /// sends the same `go` and shows the protocol and the answer; exit status 1 when the
-    /// engine fails again. Example: `tourney replay 3 117 1 --engine "./build/engine"`.
     Replay(commands::replay::ReplayArgs),
     /// Cancel a tournament.
+    ///
+    /// Cancels a queued, running or paused tournament; an unknown id, or one already
+    /// ended, is an error saying so. Example: `tourney cancel 7`.
     Cancel(support::local::TournamentArgs),
-    /// Resume a tournament paused because a pair could not be played (e.g. an engine that
-    /// does not start); see `tourney status` for why it paused.
+    /// Resume a tournament paused because a pair could not be played.
+    ///
+    /// A tournament pauses when no connected worker can play a pair (an engine that does
+    /// not start, a program that cannot be fetched); `tourney status` says why. After the
+    /// fix it goes on where it stopped, every worker host eligible again; an error when it
+    /// is not paused. Example: `tourney resume 7`.
     Resume(support::local::TournamentArgs),
-    /// Leave a worker's results out of a tournament's figures, or count them again.
-    ///
-    /// For a worker the report lists as suspect (its results unlike the others', many time
-    /// losses or refused reports). The decision is recorded with its time and reason; the
-    /// standings, SPRT and report are made again without the worker's pairs, which are not
-    /// played again. Example: `tourney exclude 3 box7 --reason "overclocked, loses on time"`;
-    /// undo with `--include`.
     Exclude(commands::exclude::ExcludeArgs),
-    /// Check a data directory's store: `tourney store verify --data DIR` reads every
-    /// record back and lists what is damaged (exit 1 if anything is).
     Store(commands::store::StoreArgs),
-    /// Play one game between two players and print its record.
-    ///
-    /// A player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an
-    /// outside engine as `cmd:<command line>` (`cmd:python3 my_engine.py --fast`).
-    /// Example: `tourney play --game loa --white ab:depth=4 --black mcts --tc 10+0.1`.
     Play(commands::play::PlayArgs),
-    /// Serve a built-in player over the engine protocol on stdin/stdout.
-    ///
-    /// Example: `tourney engine ab:depth=6`, then type `ugi`, `newgame loa`, `isready`,
-    /// `position startpos`, `go movetime 500`.
     Engine(commands::engine::EngineArgs),
-    /// Write an opening suite: positions after random plies, one per line, deduplicated.
-    ///
-    /// With `--balanced ab:depth=3 --max-score 100`, only positions a quick search scores
-    /// within ±100 are kept.
     Openings(commands::openings::OpeningsArgs),
-    /// Joint rating table of all players in a PGN file or tourney's JSON Lines records.
-    ///
-    /// BayesElo by default (`elo`, `mm`, `exactdist`, `ratings`), or an Ordo-style fit.
     Ratings(commands::ratings::RatingsArgs),
 }
 

@@ -13,14 +13,11 @@ use tourney_store::{PairDigest, PairRecord, Store};
 
 use tourney_rules::Color;
 
-use crate::scheduler::{LeaseId, ReportAck, TournamentId};
-use crate::state::{Coordinator, CoordinatorError, Finished, Inner, StoreFault};
+use crate::scheduler::{ReportAck, TournamentId};
+use crate::state::{Coordinator, Inner};
 use crate::ticket::Sealed;
-
-pub(crate) struct CommitJob {
-    records: Vec<PairRecord>,
-    reply: oneshot::Sender<Result<Vec<bool>, CoordinatorError>>,
-}
+use crate::types::{CommitJob, Refusal, Reported};
+use crate::types::{CoordinatorError, Finished, StoreFault};
 
 /// The group commit: takes every commit waiting, writes them in one transaction, flushes
 /// once, then answers them all.
@@ -62,72 +59,6 @@ pub(crate) async fn committer(
             let _ = job.reply.send(answer);
         }
     }
-}
-
-/// Why a reported pair is not taken.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
-    /// The reporting registration does not hold the pair under that lease (or the
-    /// tournament is unknown), and its ticket is not the pair's.
-    #[error(
-        "the pair is not held by this worker under that lease, and its ticket is not the pair's"
-    )]
-    NotHeld,
-    /// The records are not two game records.
-    #[error("records: {0}")]
-    Records(String),
-    /// The players are not the pair's two engines with colours swapped, or the game is
-    /// another.
-    #[error("the games are not between the pair's engines, colours swapped, in its game")]
-    Seats,
-    /// The records name the engines otherwise than they were leased (other specs, options
-    /// or programs), so they do not match the lease's ticket.
-    #[error("the records do not name the engines as they were leased (specs, options, programs)")]
-    Ticket,
-    /// A game does not replay to what it claims.
-    #[error("game {0}: {1}")]
-    Game(usize, tourney_model::replay::Rejection),
-    /// The half-points reported are not the games' results.
-    #[error("the half-points contradict the games' results")]
-    HalfPoints,
-}
-
-impl Refusal {
-    /// Every [`Refusal::kind`].
-    pub fn kinds() -> impl Iterator<Item = &'static str> {
-        ["not-held", "records", "seats", "ticket", "half-points"]
-            .into_iter()
-            .chain(tourney_model::replay::Rejection::KINDS)
-    }
-
-    /// A short name for counting: one of [`Refusal::kinds`].
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Refusal::NotHeld => "not-held",
-            Refusal::Records(_) => "records",
-            Refusal::Seats => "seats",
-            Refusal::Ticket => "ticket",
-            Refusal::Game(_, e) => e.kind(),
-            Refusal::HalfPoints => "half-points",
-        }
-    }
-}
-
-/// A pair result as a worker reported it (its games decompressed), not yet checked.
-#[derive(Debug, Clone)]
-pub struct Reported {
-    /// The tournament.
-    pub tournament: TournamentId,
-    /// The pair.
-    pub pair: u64,
-    /// The lease it was played under.
-    pub lease: LeaseId,
-    /// Half-points of the pairing's first engine in game 0 and game 1, as the worker says.
-    pub half_points: [u32; 2],
-    /// Both games' records, a JSON array.
-    pub games_json: String,
-    /// The ticket of the pair's job.
-    pub ticket: String,
 }
 
 /// What the checks know of one of a tournament's engines: its own limits, and whether its

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tourney_model::tournament::{Format, TournamentConfig};
 use tourney_model::{Utc, hms};
 
-use crate::state::Status;
+use crate::types::Status;
 
 /// The labelled lines of a tournament's details. `openings`: the size of its suite;
 /// `artifacts`: uploaded programs' sha256 by engine name; `now_ms`: Unix milliseconds.

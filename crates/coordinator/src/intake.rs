@@ -9,7 +9,8 @@ use tourney_rules::with_position;
 use tourney_store::{OpeningSuite, TournamentRecord, WorkerExclusion};
 
 use crate::scheduler::TournamentId;
-use crate::state::{Coordinator, CoordinatorError, Entry};
+use crate::state::{Coordinator, Entry};
+use crate::types::CoordinatorError;
 
 /// The most openings generated for a tournament: one per pair up to this many. A suite
 /// of `plies` random plies holds 40 bytes or so an opening.

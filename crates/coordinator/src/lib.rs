@@ -1,49 +1,53 @@
 //! The coordinator: what to play next, who plays it, and what is known so far.
 //!
+//! The domain, with no network:
 //! - [`scheduler`]: the scheduling state machine, with no I/O: tournaments, their pairs,
 //!   leases to workers, expiry, exactly-once results, SPRT stopping on the longest prefix
 //!   of completed pairs. Driven by events and `tick(now)`.
-//! - [`state`]: the [`Coordinator`]: scheduler, tournaments and workers behind one lock,
-//!   beside the store; its work is split by job into `intake` (submit, cancel, pause,
-//!   resume), `leasing` (leases, heartbeats, expiry), `commit` (the group commit that makes
-//!   every acknowledged result durable) and `views` (status, reports, exports, metrics).
-//! - [`service`]: the gRPC adapters (`tourney.v1` Worker and Admin) and token checks.
-//! - [`fleet`]: workers, throughput and recent games, as the dashboard shows them.
+//! - `types`: the coordinator's types ([`Settings`], [`CoordinatorError`], [`Reported`],
+//!   [`ExportFilter`], ...), shared by its jobs and importing none of them.
+//! - `state`: the [`Coordinator`]: scheduler, tournaments and workers behind one lock,
+//!   beside the store; opened by `open` (what a restart reads back). Its work is split by
+//!   job into `intake` (submit, cancel, pause, resume), `leasing` (leases, heartbeats,
+//!   expiry), `commit` (the group commit that makes every acknowledged result durable),
+//!   `views` (status, reports, exports), `tuning` (SPSA runs), `versions` (engine versions
+//!   and the timeline) and `history` (what a restart reads of a tournament's pairs).
+//! - [`fleet`]: the live worker list, throughput and recent games; [`workers`]: each
+//!   worker host's results in a tournament, the homogeneity test and suspects.
 //! - [`details`]: how a report's numbers were made (settings, engines, times).
 //! - [`metrics`]: the Prometheus metrics it exports.
 //! - [`clock`]: the time the coordinator goes by, real or (in tests) moved by hand.
-//! - [`dashboard`]: the live web dashboard and its JSON API, served beside `/metrics`.
-//! - [`server`]: serving it all, with health checking, reflection, `/metrics` and optional
-//!   TLS.
+//!
+//! The adapters, in [`api`]: the gRPC services and their token checks, the live web
+//! dashboard and its JSON API, and the server that serves it all on one port with health
+//! checking, reflection, `/metrics` and optional TLS.
 
 #![deny(missing_docs)]
 
-pub mod auth;
+pub mod api;
 pub mod clock;
-pub mod dashboard;
 pub mod details;
 pub mod fleet;
 pub mod metrics;
 pub mod scheduler;
-pub mod server;
-pub mod service;
-pub mod state;
-mod ticket;
-mod tuning;
+pub mod workers;
 
 mod commit;
 mod history;
 mod intake;
 mod leasing;
+mod open;
 mod pair_map;
+mod state;
+mod ticket;
+mod tuning;
+mod types;
 mod versions;
 mod views;
-pub mod workers;
 
 #[cfg(test)]
 mod tests;
 
-pub use commit::Reported;
-pub use state::{Coordinator, Settings};
+pub use state::Coordinator;
+pub use types::{CoordinatorError, ExportFilter, Finished, Reported, Settings, Status};
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};
-pub use views::ExportFilter;

@@ -155,7 +155,7 @@ impl CoordinatorMetrics {
     /// The registry already holds metrics of these names.
     pub fn new(registry: &Registry) -> Self {
         let metrics = Self::register(registry);
-        for reason in crate::commit::Refusal::kinds() {
+        for reason in crate::types::Refusal::kinds() {
             metrics.results_rejected.with_label_values(&[reason]);
         }
         for reason in ["too-large", "busy"] {

@@ -11,102 +11,13 @@ use std::collections::BTreeMap;
 use tourney_model::job::Engine;
 use tourney_model::spsa::{self, SpsaSettings};
 use tourney_model::tournament::{
-    EngineEntry, Format, OpeningSettings, OpeningsFormat, OpeningsOrder, PairOutcome, State,
-    TournamentConfig,
+    EngineEntry, Format, OpeningSettings, OpeningsFormat, OpeningsOrder, State, TournamentConfig,
 };
-use tourney_stats::report::{SpsaParamRow, SpsaPoint, SpsaReport};
+use tourney_stats::report::{SpsaParamRow, SpsaReport};
 
 use crate::scheduler::{Tournament, TournamentId};
-use crate::state::{Coordinator, CoordinatorError, Entry};
-
-/// A report's trajectory keeps between this many and twice this many points, evenly
-/// spaced over the pairs (all of them while there are fewer), then the latest values.
-pub(crate) const TRAJECTORY_POINTS: usize = 200;
-
-/// A run's parameters, folded over its completed prefix so far, with their trajectory.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Tuning {
-    /// The values after pairs `0..through`.
-    theta: Vec<f64>,
-    through: u64,
-    /// Excluded pairs when last folded: an exclusion changes the past, so the fold starts
-    /// again.
-    excluded: u64,
-    /// The values after every `stride` pairs, from the start; when they pass twice
-    /// [`TRAJECTORY_POINTS`], every other one goes and the stride doubles. A report then
-    /// costs nothing of the run's length, and this stays bounded.
-    samples: Vec<SpsaPoint>,
-    stride: u64,
-}
-
-/// The first engine's score minus the second's over a pair, in games (−2 to 2).
-fn pair_score(o: &PairOutcome) -> f64 {
-    f64::from(o.half_points[0] + o.half_points[1]) - 2.0
-}
-
-/// Folds `theta` over the counted pairs `from..to` of `t`, calling `each` after each pair.
-fn fold(
-    s: &SpsaSettings,
-    t: &Tournament,
-    theta: &mut [f64],
-    from: u64,
-    to: u64,
-    mut each: impl FnMut(u64, &[f64]),
-) {
-    for pair in from..to {
-        if let Some(o) = t.counted_outcome(pair) {
-            s.update(theta, t.config.seed, pair, pair_score(&o));
-        }
-        each(pair, theta);
-    }
-}
-
-impl Tuning {
-    /// The values after the completed prefix of `t` (folding only what is new).
-    pub(crate) fn current(&mut self, s: &SpsaSettings, t: &Tournament) -> &[f64] {
-        if self.theta.len() != s.params.len() || self.excluded != t.pairs_excluded() {
-            *self = Tuning {
-                theta: s.start(),
-                through: 0,
-                excluded: t.pairs_excluded(),
-                samples: vec![SpsaPoint {
-                    pairs: 0,
-                    values: s.start(),
-                }],
-                stride: 1,
-            };
-        }
-        let to = t.prefix().max(self.through);
-        let (samples, stride) = (&mut self.samples, &mut self.stride);
-        fold(s, t, &mut self.theta, self.through, to, |pair, theta| {
-            if (pair + 1) % *stride != 0 {
-                return;
-            }
-            samples.push(SpsaPoint {
-                pairs: pair + 1,
-                values: theta.to_vec(),
-            });
-            if samples.len() > 2 * TRAJECTORY_POINTS {
-                *stride *= 2;
-                samples.retain(|p| p.pairs % *stride == 0);
-            }
-        });
-        self.through = to;
-        &self.theta
-    }
-
-    /// The sampled values, then the current ones (as last folded).
-    fn trajectory(&self) -> Vec<SpsaPoint> {
-        let mut points = self.samples.clone();
-        if points.last().is_some_and(|p| p.pairs != self.through) {
-            points.push(SpsaPoint {
-                pairs: self.through,
-                values: self.theta.clone(),
-            });
-        }
-        points
-    }
-}
+use crate::state::{Coordinator, Entry};
+use crate::types::CoordinatorError;
 
 /// The settings of a tuning run (`None` for other formats).
 fn settings_of(config: &TournamentConfig) -> Option<&SpsaSettings> {

@@ -10,7 +10,8 @@ use tourney_stats::report::{Report, TimelineReport, TimelineRow};
 use tourney_stats::{BayesElo, GameTable, PlayerRating};
 
 use crate::scheduler::TournamentId;
-use crate::state::{Coordinator, CoordinatorError, Status};
+use crate::state::Coordinator;
+use crate::types::{CoordinatorError, Status};
 
 /// The most versions a coordinator registers.
 pub const MAX_VERSIONS: usize = 10_000;

@@ -2,7 +2,6 @@
 //! while a tournament runs), reports, stored games, exports and the metrics text.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use std::collections::HashMap;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
@@ -11,32 +10,13 @@ use tourney_model::{GameRecord, Termination};
 use tourney_stats::report::{
     AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
 };
-use tourney_stats::{BayesElo, GameResult, GameTable, RatingTable};
+use tourney_stats::{BayesElo, GameResult, GameTable};
 
 use crate::metrics::TournamentGauges;
 use crate::scheduler::{TournamentId, sprt_of};
-use crate::state::{Coordinator, CoordinatorError, Status};
-
-/// How long a running tournament's ratings are shown before they are computed again: a
-/// rating takes longer than a report of fast games, and many reports come in a second.
-pub(crate) const RATINGS_EVERY: Duration = Duration::from_millis(250);
-
-/// Ratings as computed at a number of completed pairs.
-pub(crate) struct CachedRatings {
-    pairs: u64,
-    /// When they were computed, the coordinator's milliseconds.
-    at_ms: u64,
-    ratings: RatingTable,
-}
-
-impl CachedRatings {
-    /// Whether these ratings can be shown for `pairs` completed pairs: exactly those pairs,
-    /// or, while the tournament runs, computed within [`RATINGS_EVERY`].
-    fn fresh(&self, pairs: u64, active: bool, now_ms: u64) -> bool {
-        self.pairs == pairs
-            || (active && now_ms.saturating_sub(self.at_ms) < RATINGS_EVERY.as_millis() as u64)
-    }
-}
+use crate::state::Coordinator;
+use crate::types::{CachedRatings, ExportFilter};
+use crate::types::{CoordinatorError, Status};
 
 pub(crate) fn game_table(config: &TournamentConfig, outcomes: &[PairOutcome]) -> GameTable {
     let mut table = GameTable::new();
@@ -83,32 +63,6 @@ pub(crate) fn add_games<'a>(
                 table.add_many(white, black, *result, k);
             }
         }
-    }
-}
-
-/// Which games an export keeps (all by default).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExportFilter {
-    /// Pairs `from..=to`.
-    pub pairs: Option<(u64, u64)>,
-    /// Games this engine played (either colour).
-    pub engine: Option<String>,
-    /// Games started at or after this Unix millisecond.
-    pub since_ms: Option<u64>,
-}
-
-impl ExportFilter {
-    /// Whether a game between `white` and `black` that started at `started_ms` is kept
-    /// (its pair was chosen by range already).
-    fn keeps(&self, white: &str, black: &str, started_ms: Option<u64>) -> bool {
-        let engine = self
-            .engine
-            .as_ref()
-            .is_none_or(|e| white == e || black == e);
-        let since = self
-            .since_ms
-            .is_none_or(|since| started_ms.is_some_and(|at| at >= since));
-        engine && since
     }
 }
 
@@ -344,7 +298,7 @@ impl Coordinator {
         let openings = entry.openings.len() as u64;
         let duplicate_games = entry.games.repeats;
         let duplicate_pairs: Vec<u64> = (entry.games.pairs.iter().copied())
-            .take(crate::state::DUPLICATE_PAIRS_LISTED)
+            .take(crate::types::DUPLICATE_PAIRS_LISTED)
             .collect();
         let duplicate_pair_count = entry.games.pairs.len() as u64;
         let workers = entry.workers.assess(&record.excluded_workers());

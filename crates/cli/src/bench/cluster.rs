@@ -6,7 +6,7 @@ use anyhow::Result;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpListener;
-use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;

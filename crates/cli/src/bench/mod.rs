@@ -56,7 +56,52 @@ enum Suite {
     Validate,
 }
 
-/// Arguments of `tourney bench`.
+/// Measure speed: each suite prints the figures it measures.
+///
+/// `rules`, `search`, `selfplay`, `time` and `validate` measure the rules core, the players
+/// and the coordinator's check on one thread; `coordinator`, `cluster`, `store`, `outside`
+/// and `flood` measure the service under load. Run them on your own hardware; the figures
+/// in docs/operations.md come from a 2-core VM.
+///
+/// `coordinator` load-tests a `tourney coordinator` process: simulated workers (sharing 8
+/// HTTP/2 connections) register, then lease and report instant games (the side to move
+/// crashes at once: games that pass the checks in no time); it prints durable pair
+/// results/s, lease latency p50/p99 (`--rate` paces them to a given load), and the
+/// coordinator's resident memory before the workers, with all of them registered (KiB a
+/// worker) and at the end.
+///
+/// `cluster` (10,000 pairs by default, about 20 s) plays the same pairs (`ab:depth=D`
+/// against `ab:depth=D-1`, LOA) by the referee alone (2 threads) and by a 2-worker cluster
+/// over loopback, timed from submission to the last result; it prints games/s, CPU per game
+/// and how busy the cores were for both, and the coordinator's lease and group-commit
+/// counts.
+///
+/// `store` (10,000 pairs by default) writes synthetic, valid random LOA games (about 214
+/// plies each) through the store's commit path in commits of 64 pairs, then restarts a
+/// `tourney coordinator` process on them and exports every game: write rate, bytes a game
+/// on disk, time until the restarted coordinator serves, its resident memory, export
+/// games/s.
+///
+/// `outside` plays the same pairs of `random` against `random` (LOA, from the start)
+/// through a worker's game slots, first as outside engines (`tourney engine random`,
+/// processes kept across pairs as a worker keeps them), then in process: plies/s and CPU µs
+/// per ply in all, the runner's own and the engine processes' apart.
+///
+/// `time` has every built-in player (`ab`, `mcts`, `random`) of both games play the first
+/// `--moves` plies of a game against itself (two instances, each kept across its moves, so
+/// an MCTS tree carried from one move to the next is timed too) under `--movetime` and
+/// under a clock: the worst overrun (ms past the limit, or past the player's own budget of
+/// the clock) with the ply it was at, and the median. Goal: at most +10 ms on an idle core.
+///
+/// `flood` floods a `tourney coordinator` process: `--reports` reports of `--report-mb` MiB
+/// of records at once (each from a registration of its own), then `--streams` dashboard
+/// event streams from one address, each part against a fresh process: its resident memory
+/// before, at its peak (`VmHWM`) and after, its threads, and how many reports were read or
+/// deferred and streams served or refused.
+///
+/// `validate` runs the coordinator's check of reported games on one thread (read the typed
+/// record, replay it on the rules core with its clocks and scores, summarise it, write it
+/// again as stored): games validated per second, with their length.
 #[derive(Args)]
 pub(crate) struct BenchArgs {
     /// The benchmark suite.

@@ -9,7 +9,19 @@ use clap::Args;
 use std::path::PathBuf;
 use tourney_proto::v1 as pb;
 
-/// Arguments of `tourney archive`.
+/// Move a finished tournament's games out of the coordinator's store into files.
+///
+/// Writes `tournament-ID.jsonl.gz` (as `export --format jsonl`) and `tournament-ID.pgn.gz`
+/// (in `--out`, the current directory by default) with a progress bar, reads the JSON Lines
+/// back, and only then has the coordinator remove the games (Admin `Archive`, which refuses
+/// unless the archive holds every stored game). The tournament's summary stays: `status`,
+/// `report`, the dashboard and restarts are as before; its `export` then says the games
+/// were archived.
+///
+/// Existing files are never overwritten; a failed archive leaves none, and one stopped with
+/// Ctrl-C or SIGTERM removes its partial `.gz.part` files and exits 130.
+///
+/// Example: `tourney archive 12 --out /srv/tourney/archive`.
 #[derive(Args)]
 pub(crate) struct ArchiveArgs {
     #[command(flatten)]

@@ -8,12 +8,27 @@ use clap::Args;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use tokio::net::TcpListener;
-use tourney_coordinator::auth::Tokens;
-use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::api::auth::Tokens;
+use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::Store;
 
-/// Arguments of `tourney coordinator`; each can also be set in a `--config` file (flags win).
+/// Serve the coordinator of a cluster (gRPC, with health and reflection).
+///
+/// Serves gRPC `tourney.v1` (health, and reflection as `v1` and `v1alpha`) and, on the same
+/// port, `/metrics` and the live dashboard at `/`. Every setting can also come from a
+/// `--config` file (flags win).
+///
+/// Closed by default: without both tokens it serves loopback only (default
+/// `127.0.0.1:7070`; with both, `0.0.0.0:7070`), and another address is refused unless
+/// `--insecure`, which it warns about and shows as `tourney_insecure 1`. Tokens come from
+/// `--worker-token-file`/`--admin-token-file` or
+/// `TOURNEY_WORKER_TOKEN`/`TOURNEY_ADMIN_TOKEN`; the files are read again on SIGHUP.
+///
+/// It raises its soft limit of open files to the hard limit as it starts (systemd's soft
+/// default is 1,024), and stops cleanly on SIGTERM or Ctrl-C.
+///
+/// Example: `tourney coordinator --listen 0.0.0.0:7070 --data /var/lib/tourney`.
 #[derive(Args)]
 pub(crate) struct CoordinatorArgs {
     /// Settings file (TOML, keys as the flags with `_`: see config/coordinator.toml);

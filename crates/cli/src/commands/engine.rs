@@ -4,7 +4,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tourney_ai::PlayerSpec;
 
-/// Arguments of `tourney engine`.
+/// Serve a built-in player over the engine protocol on stdin/stdout.
+///
+/// One search thread for the session (`random` answers on the protocol thread); the player
+/// is built once per game kind and kept across `newgame`, and each `position` advances it
+/// by its new moves only. See docs/engine-protocol.md.
+///
+/// Example: `tourney engine ab:depth=6`, then type `ugi`, `newgame loa`, `isready`,
+/// `position startpos`, `go movetime 500`.
 #[derive(Args)]
 pub(crate) struct EngineArgs {
     /// The built-in player to serve, e.g. `ab:depth=6` or `mcts`.

@@ -6,7 +6,15 @@ use anyhow::Result;
 use clap::Args;
 use tourney_proto::v1 as pb;
 
-/// Arguments of `tourney exclude`.
+/// Leave a worker's results out of a tournament's figures, or count them again.
+///
+/// For a worker the report lists as suspect (its results unlike the others', many time
+/// losses or refused reports). Its pairs are left out of every figure (standings, SPRT,
+/// report, terminations, openings); they stay stored and are not played again. The decision
+/// is recorded with its time and reason, shown in the report and kept across restarts;
+/// `--include` counts the results again. See docs/workers.md.
+///
+/// Example: `tourney exclude 3 box7 --reason "overclocked, loses on time"`.
 #[derive(Args)]
 pub(crate) struct ExcludeArgs {
     #[command(flatten)]

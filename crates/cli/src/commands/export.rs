@@ -16,7 +16,13 @@ enum ExportFormat {
     Jsonl,
 }
 
-/// Arguments of `tourney export`.
+/// A tournament's games as PGN-style text or JSON Lines.
+///
+/// All games, or those of pairs A to B (`--pairs`), of one engine (`--engine`), or started
+/// since a UTC moment (`--since`): one JSON record per line (with `tournament`, `pair`,
+/// `white`, `black`, and the `worker` that played it) or PGN-style (see docs/records.md).
+///
+/// Example: `tourney export 3 --format pgn --since 2026-12-01T08:30 > games.pgn`.
 #[derive(Args)]
 pub(crate) struct ExportArgs {
     #[command(flatten)]

@@ -7,7 +7,11 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-/// Arguments of `tourney health`.
+/// Check that a coordinator or a worker serves; exits 0 if so (container health checks).
+///
+/// Exits 0 when a coordinator's gRPC health says serving (`--grpc`, default
+/// `http://127.0.0.1:7070`), or when an HTTP URL (`--http`, a worker's `--metrics`) answers
+/// 200: the image's HEALTHCHECK.
 #[derive(Args)]
 pub(crate) struct HealthArgs {
     /// The coordinator whose gRPC health to check (the standard `grpc.health.v1` service).

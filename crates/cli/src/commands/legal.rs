@@ -6,7 +6,14 @@ use clap::Args;
 use std::io::{BufRead, Write};
 use tourney_rules::{GameKind, Position, with_position};
 
-/// Arguments of `tourney legal`.
+/// Print the legal moves of positions, one line per position.
+///
+/// With a position string, prints its legal moves on one line, sorted, separated by single
+/// spaces (`pass` for a forced LOA pass, an empty line for a finished game). Without one,
+/// reads position strings from stdin, one per line, answers each with one line, and stops
+/// with an error naming the line and column at the first malformed one.
+///
+/// Example: `echo "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b" | tourney legal loa`.
 #[derive(Args)]
 pub(crate) struct LegalArgs {
     /// The game: `loa` or `amazons`.

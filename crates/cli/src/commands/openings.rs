@@ -9,7 +9,16 @@ use tourney_rules::GameKind;
 use tourney_rules::with_position;
 use tourney_stats::report::OpeningResult;
 
-/// Arguments of `tourney openings`.
+/// Write an opening suite: generated positions, or the openings that played balanced.
+///
+/// Generated (`--game`, `--plies`, `--count`, `--seed`): positions after random plies,
+/// deduplicated, one position string per line; with `--balanced ab:depth=3 --max-score 100`
+/// only those a quick search scores within ±100 are kept.
+///
+/// From games (`--from-games FILE`, `-` for stdin, as `tourney export --format jsonl`
+/// writes them): each start position (in the order first played) whose White score is
+/// within ½ ± `--max-tilt` over at least `--min-games` games; says on stderr how many it
+/// kept. Use the result as a tournament's `openings = { file = ... }`.
 #[derive(Args)]
 pub(crate) struct OpeningsArgs {
     /// The game: `loa` or `amazons`.

@@ -13,7 +13,15 @@ use tourney_runner::{
     play as referee_play,
 };
 
-/// Arguments of `tourney play`.
+/// Play one game between two players and print its record.
+///
+/// Shows the board on stderr as it goes and prints the PGN-style record (or `--json`). A
+/// player is a built-in spec (`ab:depth=6`, `mcts:c=0.7`, `random:seed=7`) or an outside
+/// engine as `cmd:<command line>` (`cmd:python3 my_engine.py --fast`). `--seed` replays a
+/// tournament game (its `meta.seed`). Ctrl-C (or SIGTERM) ends an outside engine with
+/// whatever it started and exits 130.
+///
+/// Example: `tourney play --game loa --white ab:depth=4 --black mcts --tc 10+0.1`.
 #[derive(Args, Clone)]
 pub(crate) struct PlayArgs {
     /// The game: `loa` or `amazons`.

@@ -39,7 +39,14 @@ enum Format {
     Html,
 }
 
-/// Arguments of `tourney ratings`.
+/// Joint rating table of all players in a PGN file or tourney's JSON Lines records.
+///
+/// Every player's rank, name, Elo, +/−, games, score, draws and LOS to the next, with the
+/// cross-table: BayesElo by default (`elo`, `mm`, `exactdist`, `ratings`), or an Ordo-style
+/// fit (`--method ordo`). `--format json` gives `{"players": [{name, elo, plus, minus,
+/// games, score, draws, ...}]}`.
+///
+/// Example: `tourney ratings games.pgn --format html -o report.html`.
 #[derive(Args)]
 pub(crate) struct RatingsArgs {
     /// A PGN file (White, Black and Result tags are read) or JSON Lines game records (one

@@ -16,7 +16,17 @@ use tourney_runner::{Contestant, EngineConfig, ExternalEngine};
 /// Lines of the recorded transcript shown before the replay.
 const RECORDED_LINES_SHOWN: usize = 20;
 
-/// Arguments of `tourney replay`.
+/// Play a stored game again against a local engine, up to the ply where an engine failed,
+/// and show what the engine does there.
+///
+/// Fetches the game, shows the last lines of the failing side's recorded protocol
+/// transcript, starts the engine (its recorded command, `tourney engine SPEC` for a
+/// built-in player, or `--engine`, e.g. a debug build), replays the moves up to the failing
+/// ply (`--ply` for another one), sends the same `go` (from the transcript, else the
+/// record's limits, or `--go`) and shows the protocol and the answer: a legal move and its
+/// time against the budget (exit 0), or the failure again (exit 1).
+///
+/// Example: `tourney replay 3 117 1 --engine "./build/engine"`.
 #[derive(Args, Clone)]
 pub(crate) struct ReplayArgs {
     #[command(flatten)]

@@ -17,7 +17,16 @@ enum ReportFormat {
     Html,
 }
 
-/// Arguments of `tourney report`.
+/// A tournament's rating report as text, JSON, CSV or HTML.
+///
+/// The report: standings, cross-table, SPRT with its trajectory, terminations, engine
+/// failures by engine, workers with their homogeneity test and suspects, and results per
+/// opening with 10 games or more. The coordinator renders it from what it holds in memory
+/// (Admin `GetReport`; the same report the dashboard shows). As HTML it links the
+/// tournaments it names (an SPSA run's verification, the versions') to their dashboard
+/// pages, or with `--data` to the reports `tourney run` wrote.
+///
+/// Example: `tourney report 3 --format html -o report.html`.
 #[derive(Args)]
 pub(crate) struct ReportArgs {
     #[command(flatten)]

@@ -18,7 +18,26 @@ use tourney_proto::v1 as pb;
 use tourney_store::Store;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
-/// Arguments of `tourney run`.
+/// Run a tournament on this machine: coordinator, workers and store in one process.
+///
+/// The main job: the coordinator and local workers in one process, the same code as a
+/// cluster talking over loopback. Shows a progress bar (pairs, games/s, the leader or the
+/// LLR; without a terminal, as under CI or nohup, a line every 10 s instead), serves the
+/// live dashboard and `/metrics` on `--listen` (default: a free loopback port, printed
+/// first as `Live dashboard: http://127.0.0.1:PORT/`), and at the end prints the rating
+/// report (what was played, the rating table, the cross-table, how the games ended, a
+/// closing line with the same counts) and writes it as HTML into the data directory.
+///
+/// The tournament file, its player specs and its openings file are checked first: a mistake
+/// is reported with its file and line before anything starts or is created.
+///
+/// Ctrl-C (or SIGTERM) stops it at once: the games under way are dropped (never reported;
+/// they are played when it resumes) and their outside engines killed with whatever they
+/// started, the report of what is stored is printed, and it exits 130; a second Ctrl-C
+/// quits without the report. The same command resumes; a finished tournament just prints
+/// its report.
+///
+/// Example: `tourney run config/loa-quick.toml`.
 #[derive(Args)]
 pub(crate) struct RunArgs {
     /// The tournament file (see config/ for examples).

@@ -8,7 +8,17 @@ use tourney_stats::{
     Trinomial,
 };
 
-/// Arguments of `tourney stats`.
+/// Two-player statistics from result counts: Elo with its 95 % interval, LOS, nElo.
+///
+/// `tourney stats --wdl 120,100,80` (wins, draws, losses of the tested player) or `tourney
+/// stats --penta 10,40,100,45,12` (game pairs scoring 0, ½, 1, 1½, 2 points) prints the
+/// two-player summary with fishtest's conventions: Elo with its 95 % interval, nElo, LOS
+/// and the draw ratio; `--cutechess` adds cutechess-cli's line, `--json` prints stable
+/// field names.
+///
+/// `tourney stats sprt ...` is an SPRT calculator like fishtest's: the LLR, its bounds and
+/// the decision (`H0 accepted`, `H1 accepted`, `continue`), with bounds as
+/// `--elo0`/`--elo1` (normalized, logistic or BayesElo model) or a `--preset`.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct StatsArgs {

@@ -7,7 +7,12 @@ use clap::Args;
 use serde::Serialize;
 use tourney_proto::v1 as pb;
 
-/// Arguments of `tourney status`.
+/// Show tournaments with their standings (`--json` for scripts).
+///
+/// Without an id, the most recent tournaments, newest first (`--limit 0`: all, fetched a
+/// page at a time), with state, progress and standings: Elo with its bound mark (`>` or `<`
+/// for a 100 % or 0 % score), +/−, games, score, draws and LOS to the next; a player
+/// without games is listed last as "no games yet".
 #[derive(Args)]
 pub(crate) struct StatusArgs {
     #[command(flatten)]

@@ -5,7 +5,12 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use tourney_store::{DEFAULT_CACHE_MB, Store};
 
-/// Arguments of `tourney store`.
+/// Check a data directory's store: `tourney store verify --data DIR`.
+///
+/// Reads every record of a stopped coordinator's (or `run`'s) store back: tournaments and
+/// pairs decode, each pair belongs to a tournament, holds two games and has a digest that
+/// matches them, each tournament's count of pairs matches its digests, each artifact
+/// matches its sha256. Lists what is damaged and exits 1 if anything is.
 #[derive(Args)]
 pub(crate) struct StoreArgs {
     #[command(subcommand)]
@@ -14,6 +19,8 @@ pub(crate) struct StoreArgs {
 
 #[derive(Subcommand)]
 enum StoreCommand {
+    /// Read every record of a stopped coordinator's store back and say what is damaged.
+    ///
     /// Reads every record of a stopped coordinator's (or `run`'s) store and checks it:
     /// tournaments and pairs decode, each pair belongs to a tournament and holds two game
     /// records, each artifact matches its sha256. Changes nothing; exits 1 when something

@@ -6,7 +6,13 @@ use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Arguments of `tourney submit`.
+/// Submit a tournament file to a coordinator; prints the new tournament's id last.
+///
+/// The file, its player specs and its openings file are checked first; a program an
+/// `[[engine]]` names by path is uploaded (unless the coordinator already has it) and must
+/// lie beside or below the file.
+///
+/// Example: `tourney submit config/sprt-loa.toml`.
 #[derive(Args)]
 pub(crate) struct SubmitArgs {
     #[command(flatten)]

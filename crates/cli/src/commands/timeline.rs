@@ -7,7 +7,16 @@ use clap::Args;
 use tourney_proto::v1 as pb;
 use tourney_stats::report::{TimelineReport, TimelineRow};
 
-/// Arguments of `tourney timeline`.
+/// Every engine version rated on one scale from all tournaments between versions.
+///
+/// BayesElo over every counted game between two registered versions: each version's Elo
+/// with its 95 % interval, games, score and the tournaments that measured it; `--anchor`
+/// picks the version rated 0 (by default the oldest with games). `--html FILE` writes the
+/// page with its chart, tournaments linked to the dashboard (the dashboard serves the same
+/// page at `/timeline`); with `--data`, to the HTML reports `tourney run` wrote into the
+/// data directory.
+///
+/// Example: `tourney timeline --anchor ab-v1`.
 #[derive(Args)]
 pub(crate) struct TimelineArgs {
     #[command(flatten)]

@@ -7,7 +7,14 @@ use clap::{Args, Subcommand};
 use std::path::Path;
 use tourney_proto::v1 as pb;
 
-/// Arguments of `tourney version`.
+/// Register engine versions and list them (`tourney version add|list`).
+///
+/// A version names what an engine is: a built-in player spec (its weights and seed
+/// included), or an outside program (uploaded, known by its sha256) with its options, and
+/// optionally the version it was made from. Tournament files then say `version = "NAME"`,
+/// and the timeline rates it across tournaments. A program given as a path may lie anywhere
+/// (it is given on the command line), must be an executable file, and is uploaded. See
+/// docs/versions.md.
 #[derive(Args)]
 pub(crate) struct VersionArgs {
     #[command(subcommand)]
@@ -16,9 +23,11 @@ pub(crate) struct VersionArgs {
 
 #[derive(Subcommand)]
 enum VersionAction {
-    /// Register a version: a built-in player spec, or an outside engine's command (a
-    /// program given as a path is uploaded) with its options. A version that has played
-    /// never changes: register the changed engine under a new name, with `--parent`.
+    /// Register a version: a built-in player spec, or an outside engine's command.
+    ///
+    /// A program given as a path is uploaded, with its options. A version that has played
+    /// never changes (`--replace` works only before): register the changed engine under a
+    /// new name, with `--parent` saying where it came from.
     ///
     /// Examples: `tourney version add ab-v2 --player ab:connectedness=80 --parent ab-v1`;
     /// `tourney version add mine-17 --command "./build/engine --uci" --option Hash=64`.

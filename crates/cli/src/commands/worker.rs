@@ -11,7 +11,19 @@ use std::path::PathBuf;
 use tokio::net::TcpListener;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
-/// Arguments of `tourney worker`.
+/// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
+///
+/// Plays leased pairs, as many games at once as `--concurrency` (default: its cores), and
+/// reconnects with backoff. On SIGTERM (or Ctrl-C) it finishes its games and reports them;
+/// on a second one it quits at once (exit 130: its games are dropped, leased again when
+/// their leases expire, and their outside engines killed with whatever they started).
+///
+/// Outside engines are confined (see SECURITY.md): run as root, the worker refuses them
+/// unless given `--engine-user` (a user for them) or `--allow-root-engines`.
+///
+/// The token comes from `--token-file`, `TOURNEY_TOKEN` or `TOURNEY_WORKER_TOKEN`; a
+/// `--token` given on the command line is blanked from it as the worker starts, so
+/// `/proc/PID/cmdline` never shows it.
 #[derive(Args)]
 pub(crate) struct WorkerArgs {
     #[command(flatten)]

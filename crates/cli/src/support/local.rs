@@ -10,9 +10,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use tokio::net::TcpListener;
-use tourney_coordinator::auth::Tokens;
-use tourney_coordinator::dashboard::{TOURNAMENT_PAGE, tournament_link};
-use tourney_coordinator::server::{ServerOptions, serve};
+use tourney_coordinator::api::auth::Tokens;
+use tourney_coordinator::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
+use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::{DEFAULT_CACHE_MB, Store};
 

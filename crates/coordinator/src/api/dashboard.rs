@@ -30,11 +30,12 @@ use tourney_rules::{GameKind, Position, with_position};
 use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
 
 use crate::fleet::{RecentGame, Throughput};
-use crate::state::{Coordinator, CoordinatorError, Status};
+use crate::state::Coordinator;
+use crate::types::{CoordinatorError, Status};
 
-const INDEX_HTML: &str = include_str!("../assets/index.html");
-const APP_JS: &str = include_str!("../assets/app.js");
-const APP_CSS: &str = include_str!("../assets/app.css");
+const INDEX_HTML: &str = include_str!("../../assets/index.html");
+const APP_JS: &str = include_str!("../../assets/app.js");
+const APP_CSS: &str = include_str!("../../assets/app.css");
 
 /// Seconds per point of the throughput chart.
 const HISTORY_BUCKET_S: u64 = 5;

@@ -11,10 +11,11 @@ use tourney_model::tournament::{SprtModel, State};
 use tourney_proto::v1 as pb;
 use tourney_stats::Bound;
 
-use crate::auth::token_name;
-use crate::commit::{Refusal, Reported};
-use crate::dashboard::{TOURNAMENT_PAGE, tournament_link};
-use crate::state::{Coordinator, CoordinatorError, Status};
+use crate::api::auth::token_name;
+use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
+use crate::state::Coordinator;
+use crate::types::{CoordinatorError, Status};
+use crate::types::{Refusal, Reported};
 
 /// The worker service.
 pub struct WorkerService(pub Arc<Coordinator>);

@@ -13,8 +13,8 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tourney_proto::v1 as pb;
 
-use crate::auth::{Auth, Tokens};
-use crate::service::{AdminService, WorkerService};
+use crate::api::auth::{Auth, Tokens};
+use crate::api::service::{AdminService, WorkerService};
 use crate::state::Coordinator;
 
 /// How the server guards its services.
@@ -178,7 +178,7 @@ fn with_http(
     coordinator: Arc<Coordinator>,
     closing: tokio::sync::watch::Receiver<bool>,
 ) -> axum::Router {
-    let dashboard = crate::dashboard::router(Arc::clone(&coordinator), closing);
+    let dashboard = crate::api::dashboard::router(Arc::clone(&coordinator), closing);
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {

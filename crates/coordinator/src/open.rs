@@ -1,0 +1,215 @@
+//! Opening a coordinator on its store: what a restart reads back of every tournament, the
+//! committer started, ended tournaments summarised, and tuning runs' verifications sent.
+
+use crate::clock::{Clock, SystemClock};
+use crate::commit::committer;
+use crate::fleet::Fleet;
+use crate::history::Restored;
+use crate::metrics::CoordinatorMetrics;
+use crate::scheduler::{Scheduler, TournamentId};
+use crate::state::REPORTS_IN_FLIGHT;
+use crate::state::{Coordinator, Entry, Inner};
+use crate::types::{Settings, StoreFault};
+use prometheus::Registry;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, watch};
+use tourney_model::job::GameSettings;
+use tourney_model::tournament::{State, TournamentConfig};
+use tourney_model::version::EngineVersion;
+use tourney_store::{Store, StoreError};
+
+impl Coordinator {
+    /// A coordinator over `store`, restoring every stored tournament, with its group-commit
+    /// task running on the current tokio runtime and its metrics registered in `registry`.
+    ///
+    /// A stored tournament whose file no longer parses is left in the store and not
+    /// scheduled (the log says which and why).
+    ///
+    /// # Errors
+    /// The store could not be read.
+    pub fn open(
+        store: Store,
+        settings: Settings,
+        registry: &Registry,
+    ) -> Result<Arc<Coordinator>, StoreError> {
+        Self::open_with_clock(store, settings, registry, Arc::new(SystemClock::default()))
+    }
+
+    /// [`Coordinator::open`] going by `clock` (tests move a [`crate::clock::ManualClock`]).
+    ///
+    /// # Errors
+    /// The store could not be read.
+    pub fn open_with_clock(
+        store: Store,
+        settings: Settings,
+        registry: &Registry,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<Coordinator>, StoreError> {
+        let metrics = CoordinatorMetrics::new(registry);
+        // Lease ids from this start's time in microseconds on: past every id an earlier
+        // run gave (a run gives fewer than a million a second).
+        let mut scheduler = Scheduler::new(settings.lease_ms)
+            .starting_leases_at(tourney_model::unix_ms_now().saturating_mul(1000));
+        let mut tournaments = BTreeMap::new();
+        let versions: BTreeMap<String, EngineVersion> = store
+            .versions()?
+            .into_iter()
+            .map(|v| (v.name.clone(), v))
+            .collect();
+        for record in store.tournaments()? {
+            // A stored file that no longer parses (a rule tightened since it was submitted)
+            // is left in the store, untouched, and not scheduled: said in the log.
+            let parsed = TournamentConfig::parse(&record.config_text, &record.file)
+                .map_err(|e| e.to_string())
+                .and_then(|mut config| {
+                    config.resolve_versions(|name| versions.get(name).cloned())?;
+                    Ok(config)
+                });
+            let config = match parsed {
+                Ok(config) => config,
+                Err(e) => {
+                    tracing::warn!(
+                        tournament = record.id,
+                        error = %e,
+                        "stored tournament not scheduled: its file no longer parses"
+                    );
+                    continue;
+                }
+            };
+            let restored = Restored::read(&store, record.id, &config, true)?;
+            let workers = restored.workers;
+            scheduler.add(
+                record.id,
+                config.clone(),
+                record.state,
+                restored.done.outcomes(&config),
+            );
+            for host in record.excluded_workers().keys() {
+                scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
+            }
+            let entry = Entry {
+                openings: store.openings(record.id)?,
+                settings: Arc::new(GameSettings::of(&config)),
+                config: Arc::new(config),
+                artifacts: Arc::new(record.artifacts.clone()),
+                ratings: None,
+                workers,
+                games: restored.games,
+                tuning: Default::default(),
+                verifying: false,
+                record,
+            };
+            tournaments.insert(entry.record.id, entry);
+        }
+        let lease_key = store.lease_key()?;
+        let (commits, rx) = mpsc::channel(4096);
+        let fault = StoreFault::default();
+        tokio::spawn(committer(
+            store.clone(),
+            rx,
+            metrics.commit_latency.clone(),
+            Arc::clone(&fault),
+        ));
+        let coordinator = Arc::new(Coordinator {
+            inner: Mutex::new(Inner {
+                scheduler,
+                tournaments,
+                fleet: Fleet::new(),
+                versions,
+            }),
+            store,
+            commits,
+            clock,
+            settings,
+            changes: watch::channel(0).0,
+            metrics,
+            generating: tokio::sync::Semaphore::new(1),
+            fault,
+            lease_key,
+            report_room: tokio::sync::Semaphore::new(REPORTS_IN_FLIGHT >> 10),
+        });
+        for id in coordinator.ids() {
+            // A tournament whose stored pairs complete it (played while no coordinator saw
+            // it end) is stored as ended.
+            let ended = {
+                let mut inner = coordinator.lock();
+                let stored = inner.tournaments.get(&id).map(|e| e.record.state);
+                let now = inner.scheduler.tournament(id).map(|t| t.state);
+                match (stored, now, inner.tournaments.get_mut(&id)) {
+                    (Some(stored), Some(now), Some(entry)) if stored != now => {
+                        if matches!(now, State::Finished | State::Cancelled) {
+                            entry
+                                .record
+                                .ended_ms
+                                .get_or_insert_with(tourney_model::unix_ms_now);
+                        }
+                        inner.record(id)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(record) = ended {
+                coordinator.store.put_tournament(&record)?;
+            }
+            // Tournaments that ended without a summary (or with more pairs since) get one.
+            coordinator.summarise(id);
+        }
+        // A tuning run that ended without its verification SPRT (the coordinator stopped
+        // first) gets it now.
+        let pending: Vec<TournamentId> = {
+            let inner = coordinator.lock();
+            (inner.tournaments.iter())
+                .filter(|(_, e)| e.record.verification.is_none())
+                .filter(|(_, e)| e.config.spsa.as_ref().is_some_and(|s| s.verify.is_some()))
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        if !pending.is_empty() {
+            let c = Arc::clone(&coordinator);
+            tokio::spawn(async move {
+                for id in pending {
+                    if let Err(e) = c.verify_tuning(id).await {
+                        tracing::warn!(tuning = id, error = %e, "verification SPRT not submitted");
+                    }
+                }
+            });
+        }
+        Ok(coordinator)
+    }
+
+    /// Writes the summary of tournament `id` if it has ended, and lets go of its games'
+    /// fingerprints: a restart reads the summary instead of its pairs' digests. Nothing is
+    /// written while it runs, or once more pairs were counted than the store holds. A
+    /// summary is a shortcut: when the store fails to take it, the log says so and a
+    /// restart reads the digests.
+    pub(crate) fn summarise(&self, id: TournamentId) {
+        let (bytes, covers) = {
+            let inner = self.lock();
+            let (Some(t), Some(entry)) =
+                (inner.scheduler.tournament(id), inner.tournaments.get(&id))
+            else {
+                return;
+            };
+            if !matches!(t.state, State::Finished | State::Cancelled) || entry.games.is_folded() {
+                return;
+            }
+            let bytes = crate::history::summary(t.outcomes(), &entry.workers, &entry.games);
+            (bytes, t.pairs_done())
+        };
+        let stored = self.store.put_summary(id, covers, &bytes);
+        if let Err(e) = &stored {
+            tracing::warn!(tournament = id, error = %e, "its summary could not be stored");
+        }
+        if stored.unwrap_or(false) {
+            let mut inner = self.lock();
+            let still = inner
+                .scheduler
+                .tournament(id)
+                .is_some_and(|t| t.pairs_done() == covers);
+            if let (true, Some(entry)) = (still, inner.tournaments.get_mut(&id)) {
+                entry.games.fold();
+            }
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! The scheduling state machine, with no I/O and no clock of its own: time comes in as
+//! `now` (milliseconds on any monotonic scale) with each event.
+//!
+//! Work is leased in game pairs (one opening, colours swapped). A lease has a deadline that
+//! heartbeats extend; [`Scheduler::tick`] puts the unfinished pairs of expired leases back
+//! on offer. A result names its tournament and pair: the first result for a pair is kept,
+//! whoever sent it (a late result from an expired lease included), and every later one is
+//! acknowledged as a duplicate and ignored. An SPRT decides on the longest prefix of
+//! completed pairs in pair-index order, so quickly finished pairs cannot bias it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+
+mod pairs;
+mod tournament;
+
+pub(crate) use pairs::{Outcomes, PairSet};
+pub use tournament::{Tournament, sprt_of};
+
+/// A tournament's number.
+pub type TournamentId = u64;
+/// A lease's number.
+pub type LeaseId = u64;
+
+/// A pair handed to a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The pair's index.
+    pub pair: u64,
+    /// Engine indices: `first` moves first in game 0.
+    pub first: usize,
+    /// The other engine.
+    pub second: usize,
+    /// Index into the tournament's opening suite.
+    pub opening: u64,
+}
+
+/// A lease: pairs given to one worker until a deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The lease's number.
+    pub id: LeaseId,
+    /// The worker holding it.
+    pub worker: String,
+    /// Until when (`now` scale).
+    pub deadline: u64,
+    /// The pairs in it, by tournament.
+    pub pairs: Vec<(TournamentId, u64)>,
+}
+
+/// The answer to a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReportAck {
+    /// Results newly recorded.
+    pub accepted: u32,
+    /// Results for pairs already recorded (ignored).
+    pub duplicates: u32,
+    /// Results for unknown tournaments or pairs (ignored).
+    pub rejected: u32,
+}
+
+/// The host of a worker id (`name#n`, as the coordinator numbers sessions): what stays the
+/// same when a worker reconnects.
+pub fn host(worker: &str) -> &str {
+    worker.rsplit_once('#').map_or(worker, |(name, _)| name)
+}
+
+/// How many lease periods an expired lease is remembered for late results.
+pub const EXPIRED_KEPT: u64 = 10;
+
+/// The scheduler of all tournaments and leases.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    tournaments: BTreeMap<TournamentId, Tournament>,
+    leases: HashMap<LeaseId, Lease>,
+    /// Leases expired within the last [`EXPIRED_KEPT`] lease periods, with when they
+    /// expired: a late result is still taken from the worker that held the lease (if
+    /// nobody else finished the pair), and from no one else.
+    expired: HashMap<LeaseId, (Lease, u64)>,
+    next_lease: LeaseId,
+    /// This scheduler's first lease id: a lower one is of an earlier run of the
+    /// coordinator (ids grow across restarts: [`Scheduler::starting_leases_at`]).
+    first_lease: LeaseId,
+    /// How long a lease lasts without a heartbeat.
+    pub lease_ms: u64,
+}
+
+impl Scheduler {
+    /// A scheduler whose leases last `lease_ms` without a heartbeat.
+    pub fn new(lease_ms: u64) -> Self {
+        Scheduler {
+            lease_ms,
+            next_lease: 1,
+            first_lease: 1,
+            ..Scheduler::default()
+        }
+    }
+
+    /// This scheduler with its lease ids from `first` on: a coordinator starts them past
+    /// every id an earlier run of it gave, so that a worker's lease from before a restart
+    /// is never taken for another's.
+    pub fn starting_leases_at(mut self, first: LeaseId) -> Self {
+        self.next_lease = first.max(1);
+        self.first_lease = self.next_lease;
+        self
+    }
+
+    /// Adds a tournament (new, or restored with its completed pairs and state).
+    pub fn add(
+        &mut self,
+        id: TournamentId,
+        config: TournamentConfig,
+        state: State,
+        completed: impl IntoIterator<Item = PairOutcome>,
+    ) {
+        let mut t = Tournament::new(id, config);
+        t.state = state;
+        t.restore(completed);
+        self.tournaments.insert(id, t);
+    }
+
+    /// A tournament.
+    pub fn tournament(&self, id: TournamentId) -> Option<&Tournament> {
+        self.tournaments.get(&id)
+    }
+
+    /// All tournaments, oldest first.
+    pub fn tournaments(&self) -> impl Iterator<Item = &Tournament> {
+        self.tournaments.values()
+    }
+
+    /// Live leases.
+    pub fn leases(&self) -> impl Iterator<Item = &Lease> {
+        self.leases.values()
+    }
+
+    /// Pairs that can be offered now, over all tournaments.
+    pub fn offerable(&self) -> u64 {
+        self.tournaments.values().map(Tournament::offerable).sum()
+    }
+
+    /// Leases up to `max_pairs` pairs to `worker`, from the active tournaments by priority,
+    /// then by the fewest pairs (done or leased) per unit of weight. `None` when there is no
+    /// work.
+    pub fn lease(
+        &mut self,
+        worker: &str,
+        max_pairs: usize,
+        now: u64,
+    ) -> Option<(Lease, Vec<Assignment>)> {
+        let mut assignments = Vec::new();
+        let id = self.next_lease;
+        while assignments.len() < max_pairs {
+            let chosen = self
+                .tournaments
+                .values()
+                .filter(|t| {
+                    t.has_work()
+                        && !t.unfit.contains(host(worker))
+                        && !t.excluded_hosts.contains(host(worker))
+                })
+                .max_by(|a, b| {
+                    let load = |t: &Tournament| {
+                        (t.done.len as usize + t.leased.len()) as f64 / t.config.weight
+                    };
+                    a.config
+                        .priority
+                        .cmp(&b.config.priority)
+                        .then(load(b).total_cmp(&load(a)))
+                        .then(b.id.cmp(&a.id))
+                })
+                .map(|t| t.id);
+            let Some(tid) = chosen else { break };
+            let t = self.tournaments.get_mut(&tid).expect("chosen from the map");
+            let Some(pair) = t.take_pair() else { break };
+            t.leased.insert(pair, id);
+            if t.state == State::Queued {
+                t.state = State::Running;
+            }
+            assignments.push(t.assignment(pair));
+        }
+        if assignments.is_empty() {
+            return None;
+        }
+        self.next_lease += 1;
+        let lease = Lease {
+            id,
+            worker: worker.to_string(),
+            deadline: now + self.lease_ms,
+            pairs: assignments.iter().map(|a| (a.tournament, a.pair)).collect(),
+        };
+        self.leases.insert(id, lease.clone());
+        Some((lease, assignments))
+    }
+
+    /// Records pair results played by `worker`. Unknown pairs are rejected, repeated ones
+    /// acknowledged and ignored. Returns the counts and the tournaments whose state changed.
+    pub fn report(
+        &mut self,
+        worker: &str,
+        results: &[(TournamentId, PairOutcome)],
+    ) -> (ReportAck, Vec<TournamentId>) {
+        let mut ack = ReportAck::default();
+        let mut changed = Vec::new();
+        for &(tid, outcome) in results {
+            let Some(t) = self.tournaments.get_mut(&tid) else {
+                ack.rejected += 1;
+                continue;
+            };
+            if outcome.pair >= t.config.max_pairs() {
+                ack.rejected += 1;
+                continue;
+            }
+            let before = t.state;
+            if let Some(lease) = t.leased.get(&outcome.pair).copied()
+                && let Some(l) = self.leases.get_mut(&lease)
+            {
+                l.pairs.retain(|&(lt, lp)| (lt, lp) != (tid, outcome.pair));
+            }
+            if t.record(outcome, host(worker)) {
+                ack.accepted += 1;
+            } else {
+                ack.duplicates += 1;
+            }
+            if t.state != before && !changed.contains(&tid) {
+                changed.push(tid);
+            }
+        }
+        self.leases.retain(|_, l| !l.pairs.is_empty());
+        (ack, changed)
+    }
+
+    /// The lease that holds a pair now, if any.
+    pub fn lease_of(&self, tournament: TournamentId, pair: u64) -> Option<LeaseId> {
+        self.tournaments
+            .get(&tournament)?
+            .leased
+            .get(&pair)
+            .copied()
+    }
+
+    /// Extends the worker's leases; returns the ids of its leases that are gone (expired,
+    /// unknown, or for tournaments that ended), which it should drop. A lease of an earlier
+    /// run of the coordinator is not dropped: its pairs, if still open when they finish,
+    /// are taken on their tickets.
+    pub fn heartbeat(&mut self, worker: &str, held: &[LeaseId], now: u64) -> Vec<LeaseId> {
+        let mut drop = Vec::new();
+        for &id in held.iter().filter(|&&id| id >= self.first_lease) {
+            let alive = self.leases.get(&id).is_some_and(|l| {
+                l.worker == worker
+                    && l.pairs
+                        .iter()
+                        .any(|(t, _)| self.tournaments.get(t).is_some_and(|t| t.state.is_active()))
+            });
+            if alive {
+                if let Some(l) = self.leases.get_mut(&id) {
+                    l.deadline = now + self.lease_ms;
+                }
+            } else {
+                drop.push(id);
+            }
+        }
+        drop
+    }
+
+    /// Expires leases past their deadline: their unfinished pairs are offered again.
+    /// Returns the expired lease ids.
+    pub fn tick(&mut self, now: u64) -> Vec<LeaseId> {
+        let expired: Vec<LeaseId> = self
+            .leases
+            .values()
+            .filter(|l| l.deadline <= now)
+            .map(|l| l.id)
+            .collect();
+        let kept = EXPIRED_KEPT * self.lease_ms;
+        self.expired
+            .retain(|_, (_, at)| now.saturating_sub(*at) < kept);
+        for id in &expired {
+            if let Some(lease) = self.leases.remove(id) {
+                for &(tid, pair) in &lease.pairs {
+                    if let Some(t) = self.tournaments.get_mut(&tid)
+                        && t.leased.get(&pair) == Some(id)
+                    {
+                        t.leased.remove(&pair);
+                        if !t.done.contains(pair) {
+                            t.retry.insert(pair);
+                        }
+                    }
+                }
+                self.expired.insert(*id, (lease, now));
+            }
+        }
+        expired
+    }
+
+    /// Whether `worker` holds (or held, until its lease expired a short while ago) `pair`
+    /// of tournament `tournament` under lease `lease`: only then may it report the pair.
+    pub fn holds(&self, worker: &str, lease: LeaseId, tournament: TournamentId, pair: u64) -> bool {
+        let lease = self
+            .leases
+            .get(&lease)
+            .or_else(|| self.expired.get(&lease).map(|(l, _)| l));
+        lease.is_some_and(|l| l.worker == worker && l.pairs.contains(&(tournament, pair)))
+    }
+
+    /// Notes that `worker`'s host could not play `pair` of tournament `id`: the pair is
+    /// offered again, and the host no more pairs of it until it is resumed. Returns whether
+    /// the tournament is active.
+    pub fn unfit(&mut self, id: TournamentId, worker: &str, pair: u64) -> bool {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return false;
+        };
+        t.unfit.insert(host(worker).to_string());
+        if let Some(lease) = t.leased.remove(&pair) {
+            if let Some(l) = self.leases.get_mut(&lease) {
+                l.pairs.retain(|&p| p != (id, pair));
+            }
+            t.retry.insert(pair);
+        }
+        self.leases.retain(|_, l| !l.pairs.is_empty());
+        t.state.is_active()
+    }
+
+    /// Whether `worker`'s host could not play tournament `id`.
+    pub fn is_unfit(&self, id: TournamentId, worker: &str) -> bool {
+        self.tournaments
+            .get(&id)
+            .is_some_and(|t| t.unfit.contains(host(worker)))
+    }
+
+    /// Excludes the results of `host` (a worker name without its session number) from
+    /// tournament `id`, or counts them again; `pairs` are those it played. An excluded host
+    /// is offered none of the tournament's pairs. Returns whether the tournament's state
+    /// changed (an SPRT decided, or undecided, by the change).
+    pub fn set_excluded(
+        &mut self,
+        id: TournamentId,
+        host: &str,
+        excluded: bool,
+        pairs: &[u64],
+    ) -> bool {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return false;
+        };
+        let before = t.state;
+        t.set_excluded(host, excluded, pairs);
+        t.state != before
+    }
+
+    /// Pauses an active tournament: its leases are dropped at their next heartbeat and their
+    /// pairs offered again once it resumes. Returns whether it was active.
+    pub fn pause(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state.is_active() => {
+                t.state = State::Paused;
+                let leased: Vec<u64> = t.leased.drain().map(|(pair, _)| pair).collect();
+                for pair in leased {
+                    t.retry.insert(pair);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Resumes a paused tournament. Returns whether it was paused.
+    pub fn resume(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state == State::Paused => {
+                t.unfit.clear();
+                t.state = if t.done.len == 0 {
+                    State::Queued
+                } else {
+                    State::Running
+                };
+                t.update_state();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels an active or paused tournament; its leases are dropped at their next
+    /// heartbeat. Returns whether it was active or paused.
+    pub fn cancel(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state.is_active() || t.state == State::Paused => {
+                t.state = State::Cancelled;
+                t.leased.clear();
+                t.retry = PairSet::default();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,279 @@
+//! A tournament as the scheduler sees it: its pairs, their outcomes, its SPRT on the
+//! longest prefix of completed pairs, and whether it is done.
+
+use std::collections::{BTreeSet, HashMap};
+use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
+use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
+
+use super::pairs::DONE;
+use super::{Assignment, LeaseId, Outcomes, PairSet, TournamentId};
+
+/// One tournament's scheduling state.
+#[derive(Debug, Clone)]
+pub struct Tournament {
+    /// Its number.
+    pub id: TournamentId,
+    /// The file it was submitted with.
+    pub config: TournamentConfig,
+    /// Where it is.
+    pub state: State,
+    /// Pairs never handed out are `next_pair..`.
+    pub(super) next_pair: u64,
+    /// Pairs handed out before whose lease expired, to offer again first.
+    pub(super) retry: PairSet,
+    /// Pairs in a live lease.
+    pub(super) leased: HashMap<u64, LeaseId>,
+    /// Completed pairs.
+    pub(super) done: Outcomes,
+    /// Pairs `0..prefix` are all completed.
+    pub(super) prefix: u64,
+    /// What the SPRT counted: the pairs of `0..sprt_through` not excluded, up to its
+    /// decision.
+    pub(super) counts: SprtCounts,
+    /// Pairs of the prefix the SPRT has gone through.
+    pub(super) sprt_through: u64,
+    /// The SPRT on `counts`, for SPRT tournaments.
+    pub(super) sprt: Option<SprtStatus>,
+    /// Hosts (worker names) that could not play its pairs: they are offered none of them
+    /// until it is resumed.
+    pub(super) unfit: BTreeSet<String>,
+    /// Hosts whose results an operator excluded: offered none of its pairs, and their
+    /// pairs, though done, count in no figure.
+    pub(super) excluded_hosts: BTreeSet<String>,
+    /// Completed pairs played by excluded hosts.
+    pub(super) excluded: BTreeSet<u64>,
+}
+
+/// The SPRT of a tournament file.
+pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
+    let s = config
+        .sprt
+        .as_ref()
+        .filter(|_| config.format == Format::Sprt)?;
+    Some(Sprt {
+        elo0: s.elo0,
+        elo1: s.elo1,
+        alpha: s.alpha,
+        beta: s.beta,
+        model: match s.model {
+            SprtModel::Normalized => EloModel::Normalized,
+            SprtModel::Logistic => EloModel::Logistic,
+            SprtModel::BayesElo => EloModel::BayesElo,
+        },
+    })
+}
+
+impl Tournament {
+    /// A new tournament, queued.
+    pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
+        Tournament {
+            id,
+            config,
+            state: State::Queued,
+            next_pair: 0,
+            retry: PairSet::default(),
+            leased: HashMap::new(),
+            done: Outcomes::default(),
+            prefix: 0,
+            counts: SprtCounts::default(),
+            sprt_through: 0,
+            sprt: None,
+            unfit: BTreeSet::new(),
+            excluded_hosts: BTreeSet::new(),
+            excluded: BTreeSet::new(),
+        }
+    }
+
+    /// Completed pairs that count: all but those of excluded hosts, in pair order.
+    pub fn counted(&self) -> impl Iterator<Item = PairOutcome> + '_ {
+        self.done
+            .outcomes(&self.config)
+            .filter(|o| !self.excluded.contains(&o.pair))
+    }
+
+    /// Its completed pairs' outcomes, one byte a pair.
+    pub(crate) fn outcomes(&self) -> &Outcomes {
+        &self.done
+    }
+
+    /// The outcome of pair `pair` if it is completed and counts (not played by an
+    /// excluded host).
+    pub fn counted_outcome(&self, pair: u64) -> Option<PairOutcome> {
+        let code = self.done.codes.get(pair);
+        (code & DONE != 0 && !self.excluded.contains(&pair))
+            .then(|| Outcomes::outcome(pair, code, &self.config))
+    }
+
+    /// Completed pairs that do not count: played by a host an operator excluded.
+    pub fn pairs_excluded(&self) -> u64 {
+        self.excluded.len() as u64
+    }
+
+    /// Whether pair `pair` is completed.
+    pub fn is_done(&self, pair: u64) -> bool {
+        self.done.contains(pair)
+    }
+
+    /// Number of completed pairs.
+    pub fn pairs_done(&self) -> u64 {
+        self.done.len
+    }
+
+    /// Pairs `0..n` are all completed.
+    pub fn prefix(&self) -> u64 {
+        self.prefix
+    }
+
+    /// Pairs currently leased.
+    pub fn pairs_leased(&self) -> usize {
+        self.leased.len()
+    }
+
+    /// The SPRT state on the completed prefix.
+    pub fn sprt_status(&self) -> Option<SprtStatus> {
+        self.sprt
+    }
+
+    /// Pairs the SPRT counted (the completed prefix, up to the decision) and their counts.
+    pub fn sprt_counts(&self) -> SprtCounts {
+        self.counts
+    }
+
+    /// The next pair to hand out, if any.
+    pub(super) fn take_pair(&mut self) -> Option<u64> {
+        if !self.state.is_active() {
+            return None;
+        }
+        if let Some(p) = self.retry.first() {
+            self.retry.remove(p);
+            return Some(p);
+        }
+        (self.next_pair < self.config.max_pairs()).then(|| {
+            self.next_pair += 1;
+            self.next_pair - 1
+        })
+    }
+
+    /// Pairs that can be offered now: never handed out, or to be offered again.
+    pub(super) fn offerable(&self) -> u64 {
+        if self.state.is_active() {
+            self.retry.len() + self.config.max_pairs().saturating_sub(self.next_pair)
+        } else {
+            0
+        }
+    }
+
+    /// Whether a pair is still worth offering.
+    pub(super) fn has_work(&self) -> bool {
+        self.state.is_active()
+            && (!self.retry.is_empty() || self.next_pair < self.config.max_pairs())
+    }
+
+    pub(super) fn assignment(&self, pair: u64) -> Assignment {
+        let (first, second, opening) = self.config.pairing(pair);
+        Assignment {
+            tournament: self.id,
+            pair,
+            first,
+            second,
+            opening,
+        }
+    }
+
+    /// Records a completed pair played by `host`; returns whether it was new.
+    pub(super) fn record(&mut self, outcome: PairOutcome, host: &str) -> bool {
+        if outcome.pair >= self.config.max_pairs() || self.done.contains(outcome.pair) {
+            return false;
+        }
+        if self.excluded_hosts.contains(host) {
+            self.excluded.insert(outcome.pair);
+        }
+        self.leased.remove(&outcome.pair);
+        self.retry.remove(outcome.pair);
+        // Pairs skipped over (handed out to nobody) must still be played.
+        self.retry.insert_range(self.next_pair, outcome.pair);
+        self.next_pair = self.next_pair.max(outcome.pair + 1);
+        self.done.insert(&outcome);
+        while self.done.contains(self.prefix) {
+            self.prefix += 1;
+        }
+        if self.state == State::Queued {
+            self.state = State::Running;
+        }
+        self.update_state();
+        true
+    }
+
+    /// Finishes the tournament when its plan is complete or its SPRT decided.
+    pub(super) fn update_state(&mut self) {
+        let decided = |s: &Option<SprtStatus>| {
+            s.is_some_and(|s| s.decision != tourney_stats::Decision::Continue)
+        };
+        if let (Some(sprt), false) = (sprt_of(&self.config), decided(&self.sprt)) {
+            // Pair by pair along the prefix, stopping at the first decision (also when
+            // restoring a tournament that has already finished). Excluded pairs are
+            // skipped.
+            let mut through = self.sprt_through;
+            let new = (self.sprt_through..self.prefix)
+                .inspect(|&p| through = p + 1)
+                .filter(|p| !self.excluded.contains(p))
+                .map(|p| self.done.half_points(p));
+            if let Ok(Some(status)) = sprt.run(&mut self.counts, new, |_, _| {}) {
+                self.sprt = Some(status);
+            }
+            self.sprt_through = through;
+        }
+        if self.state.is_active() && (decided(&self.sprt) || self.prefix >= self.config.max_pairs())
+        {
+            self.state = State::Finished;
+        }
+    }
+
+    /// Excludes `host`'s results (`excluded`), or counts them again: `pairs` are the pairs
+    /// it played. The SPRT is run again over what counts, so a tournament it had decided
+    /// may run again, and one it had not may finish.
+    pub(super) fn set_excluded(&mut self, host: &str, excluded: bool, pairs: &[u64]) {
+        if excluded {
+            self.excluded_hosts.insert(host.to_string());
+            self.excluded
+                .extend(pairs.iter().filter(|&&p| self.done.contains(p)));
+        } else {
+            self.excluded_hosts.remove(host);
+            for p in pairs {
+                self.excluded.remove(p);
+            }
+        }
+        self.counts = SprtCounts::default();
+        self.sprt_through = 0;
+        self.sprt = None;
+        let planned_done = self.prefix >= self.config.max_pairs();
+        if self.state == State::Finished && !planned_done {
+            self.state = State::Running;
+        }
+        self.update_state();
+    }
+
+    /// Rebuilds state from completed pairs (after a restart): everything below the highest
+    /// completed pair that is missing is offered again.
+    pub(super) fn restore(&mut self, outcomes: impl IntoIterator<Item = PairOutcome>) {
+        for outcome in outcomes {
+            self.done.insert(&outcome);
+        }
+        self.next_pair = self.done.last().map_or(0, |p| p + 1);
+        // The gaps below the highest completed pair, in time proportional to the pairs
+        // done (not to their numbers).
+        self.retry = PairSet::default();
+        let mut expected = 0;
+        for p in self.done.pairs() {
+            self.retry.insert_range(expected, p);
+            expected = p + 1;
+        }
+        while self.done.contains(self.prefix) {
+            self.prefix += 1;
+        }
+        if self.done.len > 0 && self.state == State::Queued {
+            self.state = State::Running;
+        }
+        self.update_state();
+    }
+}

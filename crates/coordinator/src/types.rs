@@ -1,0 +1,402 @@
+//! The coordinator's types: its settings, errors, what it reports of a tournament, and the
+//! parts of its state that its jobs share. Imports none of the files that hold its behaviour.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tourney_model::GameSummary;
+use tourney_model::spsa::SpsaSettings;
+use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_stats::report::SpsaPoint;
+use tourney_stats::{RatingTable, SprtStatus};
+use tourney_store::{PairRecord, StoreError};
+
+use crate::scheduler::{LeaseId, Tournament, TournamentId};
+
+/// How long a running tournament's ratings are shown before they are computed again: a
+/// rating takes longer than a report of fast games, and many reports come in a second.
+pub(crate) const RATINGS_EVERY: Duration = Duration::from_millis(250);
+
+/// Settings of a coordinator.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a lease lasts without a heartbeat.
+    pub lease_ms: u64,
+    /// How often workers should send heartbeats.
+    pub heartbeat_ms: u64,
+    /// How long the series of a finished or cancelled tournament stay in `/metrics` (so
+    /// that Prometheus scrapes its final values), after which they are removed: the
+    /// `tournament` label takes only the values of live and recently ended tournaments.
+    pub metrics_retention_ms: u64,
+    /// Slots a worker may claim (more are cut to this): with the slots' share of the work
+    /// left, this bounds how many pairs one worker can take.
+    pub max_slots: u32,
+    /// Pairs one lease may hold.
+    pub max_pairs_per_lease: usize,
+    /// Live registrations per worker token.
+    pub registrations_per_token: usize,
+    /// The most search nodes a balance judge may spend on one tournament's opening suite
+    /// (seconds of one core; each judgement at most
+    /// [`tourney_plan::openings::JUDGE_NODES`]). A judge too slow for it
+    /// (`balanced = "ab:depth=60"`) gets a smaller suite, said at submission.
+    pub judge_budget: u64,
+    /// How long a report waits for room among the reports in flight
+    /// ([`REPORTS_IN_FLIGHT`]) before it is turned away, to be sent again.
+    pub report_room_wait_ms: u64,
+    /// The most dashboard event streams (`/api/v1/events`) open at once: each holds a
+    /// connection and its file descriptor.
+    pub dashboard_streams: usize,
+    /// The most of them one client address may hold.
+    pub dashboard_streams_per_address: usize,
+    /// Tournaments queued, running or paused at once (each holds its opening suite, up
+    /// to 100,000 openings, in memory): a submission past it is refused until one ends.
+    pub max_live_tournaments: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            lease_ms: 30_000,
+            heartbeat_ms: 5_000,
+            metrics_retention_ms: 15 * 60_000,
+            max_slots: 256,
+            max_pairs_per_lease: 512,
+            registrations_per_token: 1_000,
+            judge_budget: 50_000_000,
+            report_room_wait_ms: 10_000,
+            dashboard_streams: 256,
+            dashboard_streams_per_address: 16,
+            max_live_tournaments: 100,
+        }
+    }
+}
+
+/// How many of the pairs holding repeated games a status lists.
+pub(crate) const DUPLICATE_PAIRS_LISTED: usize = 5;
+
+/// Why the store fails, while it does (shared with the group-commit task).
+pub(crate) type StoreFault = Arc<Mutex<Option<String>>>;
+
+/// A finished pair as a worker reports it.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// What it contributes.
+    pub outcome: PairOutcome,
+    /// The lease it was played under.
+    pub lease: LeaseId,
+    /// Both games' records, a JSON array as the worker sent it.
+    pub games: Box<serde_json::value::RawValue>,
+    /// What the coordinator reads of them, parsed once when they came in.
+    pub summaries: Vec<GameSummary>,
+    /// Whether the reporting registration held the pair under its lease (else it came on
+    /// its ticket: a lease from before a restart, or of an earlier registration).
+    pub held: bool,
+}
+
+/// A tournament's status as clients see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// Its number.
+    pub id: TournamentId,
+    /// Its file.
+    pub config: Arc<TournamentConfig>,
+    /// Where it is.
+    pub state: State,
+    /// Completed pairs.
+    pub pairs_done: u64,
+    /// Pairs in live leases.
+    pub pairs_leased: u64,
+    /// Joint ratings of the completed games.
+    pub ratings: RatingTable,
+    /// The SPRT on the completed prefix.
+    pub sprt: Option<SprtStatus>,
+    /// Why it is paused, while it is.
+    pub paused_reason: Option<String>,
+    /// When it was submitted, Unix milliseconds.
+    pub created_ms: u64,
+    /// When it finished or was cancelled, Unix milliseconds.
+    pub ended_ms: Option<u64>,
+    /// Openings in its suite.
+    pub openings: u64,
+    /// Games identical to another game of the tournament (players, colours, start,
+    /// moves): repeated, not new, evidence.
+    pub duplicate_games: u64,
+    /// The first [`DUPLICATE_PAIRS_LISTED`] pairs holding such games (the later pair of
+    /// each two), in order.
+    pub duplicate_pairs: Vec<u64>,
+    /// How many pairs hold such games.
+    pub duplicate_pair_count: u64,
+    /// Completed pairs left out of every figure: played by workers an operator excluded.
+    pub pairs_excluded: u64,
+    /// Workers whose results look suspect (and are not excluded).
+    pub suspect_workers: u64,
+}
+
+impl Status {
+    /// `queued`, `running`, `finished`, `cancelled` or `paused`.
+    pub fn state_name(&self) -> &'static str {
+        self.state.name()
+    }
+
+    /// When the suite has fewer openings than the tournament may play pairs: what that
+    /// means. Pairs past the suite replay its openings in order (their games have their own
+    /// seeds, but deterministic players repeat them move for move).
+    pub fn openings_note(&self) -> Option<String> {
+        let most = self.config.max_pairs();
+        (self.openings < most).then(|| {
+            format!(
+                "the opening suite has {} openings for up to {most} pairs: pairs past {} replay \
+                 its openings",
+                self.openings, self.openings
+            )
+        })
+    }
+
+    /// Pairs planned, `None` for an open SPRT.
+    pub fn pairs_planned(&self) -> Option<u64> {
+        match self.config.format {
+            Format::Sprt => None,
+            _ => self.config.planned_pairs(),
+        }
+    }
+}
+
+/// What can go wrong in the coordinator; the gRPC service maps each to a status code in
+/// one place.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordinatorError {
+    /// A tournament file, or what it names, is not right (the message names the file, the
+    /// line and the key).
+    #[error("{0}")]
+    Invalid(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A group commit failed: nothing of it was acknowledged.
+    #[error("the group commit failed: {0}")]
+    Commit(String),
+    /// The store failed and has not recovered yet: nothing it holds is shown meanwhile.
+    #[error("the store is unavailable until it recovers: {0}")]
+    Unavailable(String),
+    /// A bound was reached (registrations of a token, say): the message says which.
+    #[error("{0}")]
+    Exhausted(String),
+    /// The group-commit task is gone (the coordinator is stopping).
+    #[error("the store is closed")]
+    Closed,
+    /// A stored record does not decode.
+    #[error("stored record: {0}")]
+    Record(#[from] serde_json::Error),
+}
+
+impl From<tourney_model::tournament::ConfigError> for CoordinatorError {
+    fn from(e: tourney_model::tournament::ConfigError) -> Self {
+        CoordinatorError::Invalid(e.to_string())
+    }
+}
+
+pub(crate) struct CommitJob {
+    pub(crate) records: Vec<PairRecord>,
+    pub(crate) reply: oneshot::Sender<Result<Vec<bool>, CoordinatorError>>,
+}
+
+/// Why a reported pair is not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The reporting registration does not hold the pair under that lease (or the
+    /// tournament is unknown), and its ticket is not the pair's.
+    #[error(
+        "the pair is not held by this worker under that lease, and its ticket is not the pair's"
+    )]
+    NotHeld,
+    /// The records are not two game records.
+    #[error("records: {0}")]
+    Records(String),
+    /// The players are not the pair's two engines with colours swapped, or the game is
+    /// another.
+    #[error("the games are not between the pair's engines, colours swapped, in its game")]
+    Seats,
+    /// The records name the engines otherwise than they were leased (other specs, options
+    /// or programs), so they do not match the lease's ticket.
+    #[error("the records do not name the engines as they were leased (specs, options, programs)")]
+    Ticket,
+    /// A game does not replay to what it claims.
+    #[error("game {0}: {1}")]
+    Game(usize, tourney_model::replay::Rejection),
+    /// The half-points reported are not the games' results.
+    #[error("the half-points contradict the games' results")]
+    HalfPoints,
+}
+
+impl Refusal {
+    /// Every [`Refusal::kind`].
+    pub fn kinds() -> impl Iterator<Item = &'static str> {
+        ["not-held", "records", "seats", "ticket", "half-points"]
+            .into_iter()
+            .chain(tourney_model::replay::Rejection::KINDS)
+    }
+
+    /// A short name for counting: one of [`Refusal::kinds`].
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::NotHeld => "not-held",
+            Refusal::Records(_) => "records",
+            Refusal::Seats => "seats",
+            Refusal::Ticket => "ticket",
+            Refusal::Game(_, e) => e.kind(),
+            Refusal::HalfPoints => "half-points",
+        }
+    }
+}
+
+/// A pair result as a worker reported it (its games decompressed), not yet checked.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The pair.
+    pub pair: u64,
+    /// The lease it was played under.
+    pub lease: LeaseId,
+    /// Half-points of the pairing's first engine in game 0 and game 1, as the worker says.
+    pub half_points: [u32; 2],
+    /// Both games' records, a JSON array.
+    pub games_json: String,
+    /// The ticket of the pair's job.
+    pub ticket: String,
+}
+
+/// Ratings as computed at a number of completed pairs.
+pub(crate) struct CachedRatings {
+    pub(crate) pairs: u64,
+    /// When they were computed, the coordinator's milliseconds.
+    pub(crate) at_ms: u64,
+    pub(crate) ratings: RatingTable,
+}
+
+impl CachedRatings {
+    /// Whether these ratings can be shown for `pairs` completed pairs: exactly those pairs,
+    /// or, while the tournament runs, computed within [`RATINGS_EVERY`].
+    pub(crate) fn fresh(&self, pairs: u64, active: bool, now_ms: u64) -> bool {
+        self.pairs == pairs
+            || (active && now_ms.saturating_sub(self.at_ms) < RATINGS_EVERY.as_millis() as u64)
+    }
+}
+
+/// Which games an export keeps (all by default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportFilter {
+    /// Pairs `from..=to`.
+    pub pairs: Option<(u64, u64)>,
+    /// Games this engine played (either colour).
+    pub engine: Option<String>,
+    /// Games started at or after this Unix millisecond.
+    pub since_ms: Option<u64>,
+}
+
+impl ExportFilter {
+    /// Whether a game between `white` and `black` that started at `started_ms` is kept
+    /// (its pair was chosen by range already).
+    pub(crate) fn keeps(&self, white: &str, black: &str, started_ms: Option<u64>) -> bool {
+        let engine = self
+            .engine
+            .as_ref()
+            .is_none_or(|e| white == e || black == e);
+        let since = self
+            .since_ms
+            .is_none_or(|since| started_ms.is_some_and(|at| at >= since));
+        engine && since
+    }
+}
+
+/// A report's trajectory keeps between this many and twice this many points, evenly
+/// spaced over the pairs (all of them while there are fewer), then the latest values.
+pub(crate) const TRAJECTORY_POINTS: usize = 200;
+
+/// A run's parameters, folded over its completed prefix so far, with their trajectory.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tuning {
+    /// The values after pairs `0..through`.
+    pub(crate) theta: Vec<f64>,
+    pub(crate) through: u64,
+    /// Excluded pairs when last folded: an exclusion changes the past, so the fold starts
+    /// again.
+    pub(crate) excluded: u64,
+    /// The values after every `stride` pairs, from the start; when they pass twice
+    /// [`TRAJECTORY_POINTS`], every other one goes and the stride doubles. A report then
+    /// costs nothing of the run's length, and this stays bounded.
+    pub(crate) samples: Vec<SpsaPoint>,
+    pub(crate) stride: u64,
+}
+
+/// The first engine's score minus the second's over a pair, in games (−2 to 2).
+fn pair_score(o: &PairOutcome) -> f64 {
+    f64::from(o.half_points[0] + o.half_points[1]) - 2.0
+}
+
+/// Folds `theta` over the counted pairs `from..to` of `t`, calling `each` after each pair.
+fn fold(
+    s: &SpsaSettings,
+    t: &Tournament,
+    theta: &mut [f64],
+    from: u64,
+    to: u64,
+    mut each: impl FnMut(u64, &[f64]),
+) {
+    for pair in from..to {
+        if let Some(o) = t.counted_outcome(pair) {
+            s.update(theta, t.config.seed, pair, pair_score(&o));
+        }
+        each(pair, theta);
+    }
+}
+
+impl Tuning {
+    /// The values after the completed prefix of `t` (folding only what is new).
+    pub(crate) fn current(&mut self, s: &SpsaSettings, t: &Tournament) -> &[f64] {
+        if self.theta.len() != s.params.len() || self.excluded != t.pairs_excluded() {
+            *self = Tuning {
+                theta: s.start(),
+                through: 0,
+                excluded: t.pairs_excluded(),
+                samples: vec![SpsaPoint {
+                    pairs: 0,
+                    values: s.start(),
+                }],
+                stride: 1,
+            };
+        }
+        let to = t.prefix().max(self.through);
+        let (samples, stride) = (&mut self.samples, &mut self.stride);
+        fold(s, t, &mut self.theta, self.through, to, |pair, theta| {
+            if (pair + 1) % *stride != 0 {
+                return;
+            }
+            samples.push(SpsaPoint {
+                pairs: pair + 1,
+                values: theta.to_vec(),
+            });
+            if samples.len() > 2 * TRAJECTORY_POINTS {
+                *stride *= 2;
+                samples.retain(|p| p.pairs % *stride == 0);
+            }
+        });
+        self.through = to;
+        &self.theta
+    }
+
+    /// The sampled values, then the current ones (as last folded).
+    pub(crate) fn trajectory(&self) -> Vec<SpsaPoint> {
+        let mut points = self.samples.clone();
+        if points.last().is_some_and(|p| p.pairs != self.through) {
+            points.push(SpsaPoint {
+                pairs: self.through,
+                values: self.theta.clone(),
+            });
+        }
+        points
+    }
+}

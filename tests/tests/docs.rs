@@ -1,0 +1,165 @@
+//! The documentation's relative links: every `[text](path)` and `[text](path#anchor)` in
+//! the repository's Markdown files names a file that exists, and an anchor a heading of
+//! that file (GitHub's slugs). Links to other sites are not fetched.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the repository")
+        .to_path_buf()
+}
+
+/// Every Markdown file of the repository, outside build output and hidden folders.
+fn markdown_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "target" || name == "tourney-data" {
+            continue;
+        }
+        if path.is_dir() {
+            markdown_files(&path, found);
+        } else if name.ends_with(".md") {
+            found.push(path);
+        }
+    }
+}
+
+/// The text of `markdown` outside fenced code blocks and inline code.
+fn prose(markdown: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            let mut inline = false;
+            for c in line.chars() {
+                if c == '`' {
+                    inline = !inline;
+                } else if !inline {
+                    out.push(c);
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The targets of the inline links `[text](target)` in `text`.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        if let Some(end) = rest.find(')') {
+            let target = rest[..end].split_whitespace().next().unwrap_or("");
+            targets.push(target.to_string());
+            rest = &rest[end..];
+        }
+    }
+    targets
+}
+
+/// GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of the headings of a Markdown file.
+fn anchors(markdown: &str) -> BTreeSet<String> {
+    let mut fenced = false;
+    let mut found = BTreeSet::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.insert(slug(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// The broken relative links of the file at `path`, as "file: target (why)".
+fn broken_links(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = path
+        .strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let mut broken = Vec::new();
+    for target in link_targets(&prose(&text)) {
+        if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+            continue;
+        }
+        let (file, anchor) = match target.split_once('#') {
+            Some((file, anchor)) => (file, Some(anchor)),
+            None => (target.as_str(), None),
+        };
+        let linked = if file.is_empty() {
+            path.to_path_buf()
+        } else {
+            path.parent().unwrap().join(file)
+        };
+        if !linked.exists() {
+            broken.push(format!("{name}: {target} (no such file)"));
+            continue;
+        }
+        if let Some(anchor) = anchor
+            && linked.extension().is_some_and(|e| e == "md")
+            && !anchors(&std::fs::read_to_string(&linked).unwrap()).contains(anchor)
+        {
+            broken.push(format!("{name}: {target} (no such heading)"));
+        }
+    }
+    broken
+}
+
+#[test]
+fn every_relative_link_of_the_documentation_resolves() {
+    let mut files = Vec::new();
+    markdown_files(&root(), &mut files);
+    assert!(
+        files.iter().any(|f| f.ends_with("docs/cli.md")),
+        "the documentation was not found under {}",
+        root().display()
+    );
+    let broken: Vec<String> = files.iter().flat_map(|f| broken_links(f)).collect();
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_link_checker_sees_what_is_broken() {
+    let dir = std::env::temp_dir().join(format!("tourney-links-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("b.md"), "# Some `code` title\n\ntext\n").unwrap();
+    let page = dir.join("a.md");
+    std::fs::write(
+        &page,
+        "[ok](b.md) [ok](b.md#some-code-title) [gone](c.md) [bad](b.md#nothing) \
+         `[code](x.md)` [web](https://example.invalid/x) [self](#top)\n\n## Top\n",
+    )
+    .unwrap();
+    let broken = broken_links(&page);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(broken.len(), 2, "{broken:?}");
+    assert!(broken[0].contains("c.md (no such file)"), "{broken:?}");
+    assert!(
+        broken[1].contains("b.md#nothing (no such heading)"),
+        "{broken:?}"
+    );
+}
