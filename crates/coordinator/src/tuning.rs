@@ -13,7 +13,7 @@ use tourney_model::spsa::{self, SpsaSettings};
 use tourney_model::tournament::{
     EngineEntry, Format, OpeningSettings, OpeningsFormat, OpeningsOrder, State, TournamentConfig,
 };
-use tourney_stats::report::{SpsaParamRow, SpsaReport};
+use tourney_report::{SpsaParamRow, SpsaReport};
 
 use crate::scheduler::{Tournament, TournamentId};
 use crate::state::{Coordinator, Entry};

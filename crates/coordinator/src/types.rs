@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 use tourney_model::GameSummary;
 use tourney_model::spsa::SpsaSettings;
 use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
-use tourney_stats::report::SpsaPoint;
+use tourney_report::SpsaPoint;
 use tourney_stats::{RatingTable, SprtStatus};
 use tourney_store::{PairRecord, StoreError};
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tourney_model::version::EngineVersion;
-use tourney_stats::report::{Report, TimelineReport, TimelineRow};
+use tourney_report::{Report, TimelineReport, TimelineRow};
 use tourney_stats::{BayesElo, GameTable, PlayerRating};
 
 use crate::scheduler::TournamentId;

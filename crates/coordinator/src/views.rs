@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
 use tourney_model::{GameRecord, Termination};
 
-use tourney_stats::report::{
+use tourney_report::{
     AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
 };
 use tourney_stats::{BayesElo, GameResult, GameTable};

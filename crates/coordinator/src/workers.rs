@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use tourney_model::Termination;
 use tourney_model::adjudication::PlayedOn;
 use tourney_model::tournament::PairOutcome;
+use tourney_report::{WorkerResult, WorkersReport};
 use tourney_stats::homogeneity;
-use tourney_stats::report::{WorkerResult, WorkersReport};
 use tourney_store::WorkerExclusion;
 
 use crate::pair_map::PairMap;

@@ -8,7 +8,8 @@
 //!   W/D/L ([`Trinomial`]) or game-pair ([`Pentanomial`]) counts.
 //! - [`Sprt`]: fishtest's generalized SPRT with logistic, normalized or BayesElo bounds.
 //! - [`BayesElo`] and [`Ordo`]: joint ratings of many players from a [`GameTable`].
-//! - [`report::Report`]: text, CSV and HTML (with SVG charts) renderings of all of it.
+//!
+//! Rendering (text, CSV, HTML with charts) lives in the `tourney-report` crate.
 //!
 //! ```
 //! use tourney_stats::{Pentanomial, Sprt, SprtInput, Summary};
@@ -30,7 +31,6 @@ pub mod homogeneity;
 mod mle;
 pub mod normal;
 mod ratings;
-pub mod report;
 mod sprt;
 mod summary;
 

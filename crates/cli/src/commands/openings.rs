@@ -5,9 +5,9 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use tourney_plan::openings::{OpeningSettings, generate};
+use tourney_report::OpeningResult;
 use tourney_rules::GameKind;
 use tourney_rules::with_position;
-use tourney_stats::report::OpeningResult;
 
 /// Write an opening suite: generated positions, or the openings that played balanced.
 ///

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tourney_stats::report::{Crosstable, Report};
+use tourney_report::{Crosstable, Report};
 use tourney_stats::{BayesElo, ErrorMethod, GameResult, GameTable, Ordo};
 
 /// Rating method.

@@ -5,7 +5,7 @@ use crate::support::local::AdminTarget;
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_proto::v1 as pb;
-use tourney_stats::report::{TimelineReport, TimelineRow};
+use tourney_report::{TimelineReport, TimelineRow};
 
 /// Every engine version rated on one scale from all tournaments between versions.
 ///

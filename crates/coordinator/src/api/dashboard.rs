@@ -26,8 +26,8 @@ use tokio::sync::watch;
 use tokio::task::JoinError;
 use tokio_stream::wrappers::ReceiverStream;
 use tourney_model::{GameRecord, GameResult, MoveRecord, Termination};
+use tourney_report::{Report, elo_chart, llr_chart, pentanomial_chart};
 use tourney_rules::{GameKind, Position, with_position};
-use tourney_stats::report::{Report, elo_chart, llr_chart, pentanomial_chart};
 
 use crate::fleet::{RecentGame, Throughput};
 use crate::state::Coordinator;

@@ -5,6 +5,5 @@ mod edges;
 mod oracle;
 mod properties;
 mod ratings;
-mod report;
 mod simulation;
 mod vectors;

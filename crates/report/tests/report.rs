@@ -1,12 +1,13 @@
-//! Rendering: every section of a report appears in each format, with real SVG charts.
+//! Rendering: every section of a report appears in each format, with real SVG charts. The
+//! games are the statistics crate's oracle tournament (`crates/stats/tests/data/`).
 
-use tourney_stats::report::{Crosstable, Report, SprtReport};
+use tourney_report::{Crosstable, Report, SprtReport};
 use tourney_stats::{BayesElo, GameTable, Sprt};
 
 fn report() -> Report {
     let pgn = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/rr4_240.pgn"
+        "/../stats/tests/data/rr4_240.pgn"
     ))
     .unwrap();
     let table = GameTable::from_pgn(&pgn).unwrap();
@@ -42,20 +43,20 @@ fn report() -> Report {
         sprt: Some(sprt),
         terminations: vec![("connection".into(), 200), ("repetition".into(), 40)],
         openings: Report::most_lopsided(vec![
-            tourney_stats::report::OpeningResult {
+            tourney_report::OpeningResult {
                 index: 0,
                 position: "even".into(),
                 games: 10,
                 white_points: 5.0,
             },
-            tourney_stats::report::OpeningResult {
+            tourney_report::OpeningResult {
                 index: 1,
                 position: "white's".into(),
                 games: 12,
                 white_points: 10.5,
             },
             // Too few games to say anything: not listed.
-            tourney_stats::report::OpeningResult {
+            tourney_report::OpeningResult {
                 index: 2,
                 position: "two games".into(),
                 games: 2,
@@ -63,12 +64,12 @@ fn report() -> Report {
             },
         ]),
         engine_failures: vec![("Kilo".into(), "time-forfeit".into(), 3)],
-        workers: tourney_stats::report::WorkersReport {
+        workers: tourney_report::WorkersReport {
             g: 31.5,
             dof: 8,
             p: 1.1e-4,
             suspects: 1,
-            workers: vec![tourney_stats::report::WorkerResult {
+            workers: vec![tourney_report::WorkerResult {
                 worker: "box<7>".into(),
                 pairs: 40,
                 games: 80,
@@ -249,7 +250,7 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
 
 #[test]
 fn a_timeline_shows_every_version_oldest_first_with_its_interval_and_tournaments() {
-    use tourney_stats::report::{TimelineReport, TimelineRow};
+    use tourney_report::{TimelineReport, TimelineRow};
     let row = |name: &str, parent: &str, elo: Option<f64>, tournaments: Vec<u64>| TimelineRow {
         name: name.into(),
         parent: parent.into(),
