@@ -163,3 +163,74 @@ fn the_link_checker_sees_what_is_broken() {
         "{broken:?}"
     );
 }
+
+/// The `tourney-*` crates a crate's `Cargo.toml` lists under `[dependencies]`, by short
+/// name (`tourney-rules` → `rules`).
+fn dependencies(manifest: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let mut in_dependencies = false;
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        if line.starts_with('[') {
+            in_dependencies = line.trim() == "[dependencies]";
+        } else if in_dependencies && let Some(name) = line.strip_prefix("tourney-") {
+            let name = name.split(['.', ' ', '=']).next().unwrap_or("");
+            found.insert(name.to_string());
+        }
+    }
+    found
+}
+
+/// The arrows of ARCHITECTURE.md's picture: each crate's short name and what it depends on.
+fn pictured_arrows(text: &str) -> Vec<(String, BTreeSet<String>)> {
+    let picture = text
+        .split("```text")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("ARCHITECTURE.md has a ```text picture");
+    picture
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let (left, right) = line.split_once("──►").unwrap_or((line, ""));
+            let name = left
+                .split_whitespace()
+                .last()
+                .unwrap()
+                .trim_matches(['(', ')'])
+                .to_string();
+            let targets = right
+                .split(['✗', '('])
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect();
+            (name, targets)
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_picture_is_the_workspace() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let arrows = pictured_arrows(&text);
+    let mut pictured: Vec<&str> = arrows.iter().map(|(name, _)| name.as_str()).collect();
+    pictured.sort_unstable();
+    let mut crates: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort_unstable();
+    assert_eq!(pictured, crates, "every crate is pictured, once");
+    for (name, targets) in &arrows {
+        let manifest = root().join("crates").join(name).join("Cargo.toml");
+        assert_eq!(
+            targets,
+            &dependencies(&manifest),
+            "ARCHITECTURE.md's arrows of {name} are not its Cargo.toml's"
+        );
+    }
+}
