@@ -37,10 +37,10 @@ fn read_records(json: &str) {
         return;
     };
     let settings = settings();
-    let sides = [tourney_model::replay::Side::default(); 2];
+    let sides = [tourney_model::check::Side::default(); 2];
     for game in &games {
         let checked =
-            tourney_model::replay::check(game, &Loa::start().to_string(), &settings, sides);
+            tourney_model::check::check(game, &Loa::start().to_string(), &settings, sides);
         if let Ok(summary) = GameSummary::of(game) {
             let _ = summary.fingerprint();
         }

@@ -5,8 +5,8 @@ use prometheus::Histogram;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
+use tourney_model::check::{Rejection, Side};
 use tourney_model::job::{Identity, MoveLimits};
-use tourney_model::replay::{Rejection, Side};
 use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, MetaValue};
 use tourney_store::{PairDigest, PairRecord, Store};
@@ -86,7 +86,7 @@ impl Coordinator {
     /// registration holds the pair, or its ticket is the pair's (a lease from before a
     /// restart or a new registration, taken while the pair is open); each game replays on
     /// the rules core from the pair's opening to the ending it claims within its clocks
-    /// ([`tourney_model::replay::check`]); and the half-points agree with the results.
+    /// ([`tourney_model::check::check`]); and the half-points agree with the results.
     /// The colours come from the records.
     ///
     /// # Errors
@@ -188,7 +188,7 @@ impl Coordinator {
             let mut sides = [Side::default(); 2];
             sides[Color::White.index()] = side_of(&config, w);
             sides[Color::Black.index()] = side_of(&config, b);
-            tourney_model::replay::check(game, &opening, &settings, sides).map_err(game_error)?;
+            tourney_model::check::check(game, &opening, &settings, sides).map_err(game_error)?;
             let first_plays = if w == first {
                 Color::White
             } else {

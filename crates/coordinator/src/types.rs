@@ -225,7 +225,7 @@ pub enum Refusal {
     Ticket,
     /// A game does not replay to what it claims.
     #[error("game {0}: {1}")]
-    Game(usize, tourney_model::replay::Rejection),
+    Game(usize, tourney_model::check::Rejection),
     /// The half-points reported are not the games' results.
     #[error("the half-points contradict the games' results")]
     HalfPoints,
@@ -236,7 +236,7 @@ impl Refusal {
     pub fn kinds() -> impl Iterator<Item = &'static str> {
         ["not-held", "records", "seats", "ticket", "half-points"]
             .into_iter()
-            .chain(tourney_model::replay::Rejection::KINDS)
+            .chain(tourney_model::check::Rejection::KINDS)
     }
 
     /// A short name for counting: one of [`Refusal::kinds`].

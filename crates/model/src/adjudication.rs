@@ -93,7 +93,7 @@ impl ScoreRules {
     /// Whether the game seeded `seed`, once adjudicated, is played on (a fixed share of
     /// games, chosen by their seeds).
     pub fn plays_on(&self, seed: u64) -> bool {
-        let draw = crate::tournament::game_seed(seed ^ 0xad7a_d1ca, 0) % 10_000;
+        let draw = crate::seed::game_seed(seed ^ 0xad7a_d1ca, 0) % 10_000;
         draw < u64::from(self.play_on)
     }
 

@@ -6,9 +6,10 @@
 #![deny(missing_docs)]
 
 pub mod adjudication;
+pub mod check;
 pub mod job;
 mod record;
-pub mod replay;
+mod seed;
 pub mod spsa;
 mod time_control;
 pub mod tournament;

@@ -32,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tournament::SprtSettings;
+use crate::tournament::settings::SprtSettings;
 
 /// The most parameters one run tunes.
 pub const MAX_PARAMS: usize = 64;
@@ -182,10 +182,10 @@ impl SpsaSettings {
     /// The perturbation signs of pair `pair` (0-based) of a tournament seeded `seed`: +1
     /// or −1 per parameter.
     pub fn flips(&self, seed: u64, pair: u64) -> Vec<f64> {
-        let base = crate::tournament::game_seed(seed ^ 0x5b5a_7e11, pair);
+        let base = crate::seed::game_seed(seed ^ 0x5b5a_7e11, pair);
         (0..self.params.len() as u64)
             .map(|i| {
-                if crate::tournament::game_seed(base, i) & 1 == 0 {
+                if crate::seed::game_seed(base, i) & 1 == 0 {
                     1.0
                 } else {
                     -1.0

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tournament::MAX_NAME_CHARS;
+use crate::tournament::settings::MAX_NAME_CHARS;
 
 /// The longest note of a version, in characters.
 pub const MAX_NOTE_CHARS: usize = 500;

@@ -468,7 +468,7 @@ pub fn play<'a, P: Adjudicate>(
                 meta.insert("seed".into(), setup.seed.into());
             }
             if let (Termination::TimeForfeit, Some(took)) = (termination, forfeit_ms) {
-                meta.insert(tourney_model::replay::FORFEIT_MS.into(), took.into());
+                meta.insert(tourney_model::check::FORFEIT_MS.into(), took.into());
             }
             meta
         },

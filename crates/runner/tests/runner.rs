@@ -524,28 +524,28 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
         serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap()
     };
     let start = record.start.clone();
-    let scored = [tourney_model::replay::Side {
+    let scored = [tourney_model::check::Side {
         limits: None,
         reports_scores: true,
     }; 2];
     assert_eq!(
-        tourney_model::replay::check(&record, &start, &settings, scored),
+        tourney_model::check::check(&record, &start, &settings, scored),
         Ok(())
     );
     // Scores from a player that reports none (`random`) are not believed.
     let mut unscored = scored;
     unscored[1].reports_scores = false;
     assert!(matches!(
-        tourney_model::replay::check(&record, &start, &settings, unscored),
-        Err(tourney_model::replay::Rejection::Scores(_))
+        tourney_model::check::check(&record, &start, &settings, unscored),
+        Err(tourney_model::check::Rejection::Scores(_))
     ));
     // A record whose scores do not call it, or call it otherwise, is refused.
     let mut doctored = record.clone();
     doctored.moves[1].score = Some("cp 100".into());
-    assert!(tourney_model::replay::check(&doctored, &start, &settings, scored).is_err());
+    assert!(tourney_model::check::check(&doctored, &start, &settings, scored).is_err());
     let mut reversed = record.clone();
     reversed.result = tourney_model::GameResult::BlackWins;
-    assert!(tourney_model::replay::check(&reversed, &start, &settings, scored).is_err());
+    assert!(tourney_model::check::check(&reversed, &start, &settings, scored).is_err());
     // Even scores draw, but not before ply 20.
     let record = play_with(&settings, "cp 3", "cp -2");
     assert_eq!(
@@ -557,7 +557,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
         (Termination::Adjudication, "1/2-1/2", 20)
     );
     assert_eq!(
-        tourney_model::replay::check(&record, &start, &settings, scored),
+        tourney_model::check::check(&record, &start, &settings, scored),
         Ok(())
     );
     // Played on (every game: the share is 10,000 in 10,000), the record is the same
@@ -588,7 +588,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
     };
     assert_eq!(summary_of.played_on(), expected);
     assert_eq!(
-        tourney_model::replay::check(&played_on, &start, &sampled, scored),
+        tourney_model::check::check(&played_on, &start, &sampled, scored),
         Ok(())
     );
     // With none sampled, nothing is played on.
@@ -605,7 +605,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
 
     // Without the rules the same record is refused, and the game plays on.
     settings.score_rules = ScoreRules::default();
-    assert!(tourney_model::replay::check(&record, &start, &settings, scored).is_err());
+    assert!(tourney_model::check::check(&record, &start, &settings, scored).is_err());
     assert_ne!(
         play_with(&settings, "cp 3", "cp -2").termination,
         Termination::Adjudication

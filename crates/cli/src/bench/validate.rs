@@ -40,7 +40,7 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
         scale_by_speed: false,
         score_rules: Default::default(),
     };
-    let searcher = tourney_model::replay::Side {
+    let searcher = tourney_model::check::Side {
         limits: None,
         reports_scores: true,
     };
@@ -61,7 +61,7 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
     while started.elapsed().as_secs_f64() < args.seconds {
         for (json, opening) in &records {
             let game: GameRecord = serde_json::from_str(json)?;
-            tourney_model::replay::check(&game, opening, &rules, [searcher; 2])?;
+            tourney_model::check::check(&game, opening, &rules, [searcher; 2])?;
             GameSummary::of(&game).map_err(anyhow::Error::msg)?;
             // Stored as the typed record writes itself.
             serde_json::value::to_raw_value(&game)?;

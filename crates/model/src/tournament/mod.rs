@@ -1,0 +1,226 @@
+//! Tournament files (TOML): what to play, between whom, under which limits, and when to
+//! stop. Errors name the file, the line and the key.
+//!
+//! ```toml
+//! name = "eval-v2-vs-v1"
+//! game = "loa"
+//! rules = { double-connection = "mover-wins" }
+//! format = "sprt"
+//! sprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, model = "normalized", max_pairs = 20000 }
+//! openings = { plies = 4, seed = 1 }
+//! limits = { nodes = 20000 }
+//! adjudication = { max_plies = 400 }
+//!
+//! [[engine]]
+//! name = "v2"
+//! player = "ab:connectedness=80"
+//!
+//! [[engine]]
+//! name = "v1"
+//! player = "ab"
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use tourney_rules::GameKind;
+
+mod engine;
+mod error;
+mod outcome;
+pub(crate) mod settings;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+pub use crate::seed::game_seed;
+use crate::seed::mix;
+pub use engine::EngineEntry;
+pub use error::{ConfigError, parse_toml};
+pub use outcome::{PairOutcome, State};
+pub use settings::{
+    AdjudicationSettings, ClockScale, EngineLimits, Format, LimitSettings, MAX_ENGINES,
+    MAX_NAME_CHARS, MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel,
+    SprtSettings,
+};
+
+/// A tournament file as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentConfig {
+    /// The tournament's name.
+    pub name: String,
+    /// `loa` or `amazons`.
+    #[serde(with = "crate::game_kind")]
+    pub game: GameKind,
+    /// Rule options, e.g. `{ double-connection = "draw" }`.
+    #[serde(default)]
+    pub rules: BTreeMap<String, String>,
+    /// How the engines meet.
+    pub format: Format,
+    /// Round-robin and gauntlet: rounds.
+    pub rounds: Option<u32>,
+    /// Match: pairs to play.
+    pub pairs: Option<u64>,
+    /// SPRT settings (format `sprt`).
+    pub sprt: Option<SprtSettings>,
+    /// Tuning settings (format `spsa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spsa: Option<crate::spsa::SpsaSettings>,
+    /// Openings.
+    #[serde(default)]
+    pub openings: OpeningSettings,
+    /// Limits.
+    #[serde(default)]
+    pub limits: LimitSettings,
+    /// Adjudication.
+    #[serde(default)]
+    pub adjudication: AdjudicationSettings,
+    /// What outside engines' processes may use.
+    #[serde(default)]
+    pub engine_limits: EngineLimits,
+    /// Scheduling priority: higher runs first.
+    #[serde(default)]
+    pub priority: i32,
+    /// Share of the workers among tournaments of equal priority.
+    #[serde(default = "one_f64")]
+    pub weight: f64,
+    /// Seed of the games: each game's seed derives from it, its pair and its game (see
+    /// [`TournamentConfig::pair_seed`]), and seeded built-in players mix it into their own.
+    #[serde(default = "settings::one")]
+    pub seed: u64,
+    /// The engines.
+    #[serde(default, rename = "engine")]
+    pub engines: Vec<EngineEntry>,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+/// The two sides of a tuning run: the engine moved one way (`NAME+`, first in each pair)
+/// and the other (`NAME-`).
+fn spsa_sides(engine: &EngineEntry) -> [EngineEntry; 2] {
+    let side = |sign: &str| EngineEntry {
+        name: format!("{}{sign}", engine.name),
+        ..engine.clone()
+    };
+    [side("+"), side("-")]
+}
+
+impl TournamentConfig {
+    /// Parses and checks a tournament file's text; `file` names it in errors.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the line and key of the first problem.
+    pub fn parse(text: &str, file: &str) -> Result<TournamentConfig, ConfigError> {
+        let mut config: TournamentConfig = parse_toml(text, file)?;
+        for engine in &mut config.engines {
+            if let (true, Some(version)) = (engine.name.is_empty(), &engine.version) {
+                engine.name = version.clone();
+            }
+        }
+        config.validate().map_err(|(table, key, message)| {
+            ConfigError::at_key(text, file, table, key, message)
+        })?;
+        if config.format == Format::Spsa {
+            config.engines = spsa_sides(&config.engines[0]).into();
+        }
+        Ok(config)
+    }
+
+    /// Fills in each engine given by `version` from the registered version `lookup`
+    /// finds: its player, or its command and options. Returns the outside programs'
+    /// sha256 by engine name.
+    ///
+    /// # Errors
+    /// An engine names a version `lookup` does not know.
+    pub fn resolve_versions(
+        &mut self,
+        lookup: impl Fn(&str) -> Option<crate::version::EngineVersion>,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let mut artifacts = BTreeMap::new();
+        for (i, engine) in self.engines.iter_mut().enumerate() {
+            let Some(name) = &engine.version else {
+                continue;
+            };
+            let version = lookup(name).ok_or_else(|| {
+                format!("engine[{i}].version: no version '{name}' (see `tourney version list`)")
+            })?;
+            engine.player = version.player;
+            engine.command = version.command;
+            engine.options = (version.options.into_iter())
+                .map(|(k, v)| (k, toml::Value::String(v)))
+                .collect();
+            if let Some(sha) = version.artifact {
+                artifacts.insert(engine.name.clone(), sha);
+            }
+        }
+        Ok(artifacts)
+    }
+
+    /// The version each engine is, by engine index (`None`: not a registered version, or
+    /// a version played with tuned parameters).
+    pub fn versions(&self) -> Vec<Option<&str>> {
+        (self.engines.iter())
+            .map(|e| e.version.as_deref().filter(|_| self.format != Format::Spsa))
+            .collect()
+    }
+
+    /// The rule options as `key=value,...` (the rules crate's text form).
+    pub fn rules_text(&self) -> String {
+        self.rules
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Pairs planned, or `None` for an SPRT (open-ended up to `max_pairs`).
+    pub fn planned_pairs(&self) -> Option<u64> {
+        let n = self.engines.len() as u64;
+        let rounds = u64::from(self.rounds.unwrap_or(1));
+        match self.format {
+            Format::RoundRobin => Some(rounds.saturating_mul(n * n.saturating_sub(1) / 2)),
+            Format::Gauntlet => Some(rounds.saturating_mul(n.saturating_sub(1))),
+            Format::Match => self.pairs,
+            Format::Spsa => self.spsa.as_ref().map(|s| s.pairs),
+            Format::Sprt => None,
+        }
+    }
+
+    /// The most pairs the tournament can play.
+    pub fn max_pairs(&self) -> u64 {
+        self.planned_pairs()
+            .unwrap_or_else(|| self.sprt.as_ref().map_or(0, |s| s.max_pairs))
+    }
+
+    /// The seed of pair `index`; its game `g` (0 or 1) has seed
+    /// [`game_seed`]`(pair_seed, g)`. Never 0.
+    pub fn pair_seed(&self, index: u64) -> u64 {
+        mix(self.seed, index.wrapping_add(1)).max(1)
+    }
+
+    /// The engines of pair `index` (indices into [`TournamentConfig::engines`]) and the
+    /// index of its opening. Each pair plays the opening twice with colours swapped.
+    pub fn pairing(&self, index: u64) -> (usize, usize, u64) {
+        let n = self.engines.len() as u64;
+        match self.format {
+            Format::RoundRobin => {
+                let per_round = n * (n - 1) / 2;
+                let (round, k) = (index / per_round, index % per_round);
+                let (mut a, mut k) = (0, k);
+                while k >= n - 1 - a {
+                    k -= n - 1 - a;
+                    a += 1;
+                }
+                (a as usize, (a + 1 + k) as usize, round)
+            }
+            Format::Gauntlet => {
+                let per_round = n - 1;
+                (0, (1 + index % per_round) as usize, index / per_round)
+            }
+            Format::Sprt | Format::Match | Format::Spsa => (0, 1, index),
+        }
+    }
+}

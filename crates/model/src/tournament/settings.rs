@@ -1,0 +1,350 @@
+//! The settings of a tournament file: format, SPRT, openings, limits, adjudication, what
+//! an outside engine may use, and the bounds on its size.
+
+use crate::TimeControl;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The most engines a tournament may have: its cross-table and ratings grow with the
+/// square of this.
+pub const MAX_ENGINES: usize = 128;
+
+/// The most pairs a tournament may plan (or an SPRT play).
+pub const MAX_PAIRS: u64 = 1_000_000_000;
+
+/// The longest tournament or engine name.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// How the engines meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Every engine against every other, `rounds` times (one pair per pairing per round).
+    RoundRobin,
+    /// The first engine against each of the others, `rounds` times.
+    Gauntlet,
+    /// Two engines until the SPRT decides (or `sprt.max_pairs`).
+    Sprt,
+    /// Two engines, a fixed number of `pairs`.
+    Match,
+    /// One engine tuned against itself: its parameters perturbed each pair, moved by the
+    /// results (`[spsa]`, see [`crate::spsa`]).
+    Spsa,
+}
+
+impl Format {
+    /// The name in tournament files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::RoundRobin => "round-robin",
+            Format::Gauntlet => "gauntlet",
+            Format::Sprt => "sprt",
+            Format::Match => "match",
+            Format::Spsa => "spsa",
+        }
+    }
+}
+
+/// The Elo scale of an SPRT's bounds, as fishtest names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SprtModel {
+    /// Normalized Elo (fishtest's default).
+    #[default]
+    Normalized,
+    /// Logistic Elo.
+    Logistic,
+    /// BayesElo, converted through the observed draw rate.
+    BayesElo,
+}
+
+impl SprtModel {
+    /// The name in tournament files: `normalized`, `logistic` or `bayeselo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SprtModel::Normalized => "normalized",
+            SprtModel::Logistic => "logistic",
+            SprtModel::BayesElo => "bayeselo",
+        }
+    }
+}
+
+impl fmt::Display for SprtModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An SPRT's hypotheses and error rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SprtSettings {
+    /// Elo under H0.
+    pub elo0: f64,
+    /// Elo under H1.
+    pub elo1: f64,
+    /// False-positive rate.
+    #[serde(default = "five_percent")]
+    pub alpha: f64,
+    /// False-negative rate.
+    #[serde(default = "five_percent")]
+    pub beta: f64,
+    /// The Elo scale of `elo0` and `elo1`.
+    #[serde(default)]
+    pub model: SprtModel,
+    /// Stop (undecided) after this many pairs.
+    #[serde(default = "default_max_pairs")]
+    pub max_pairs: u64,
+}
+
+fn five_percent() -> f64 {
+    0.05
+}
+
+fn default_max_pairs() -> u64 {
+    100_000
+}
+
+/// Where openings come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpeningSettings {
+    /// Random plies from the start (generated suite).
+    pub plies: Option<u32>,
+    /// Seed of the generated suite.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Keep only positions this player judges balanced.
+    pub balanced: Option<String>,
+    /// The balance threshold in centi-units.
+    #[serde(default = "hundred")]
+    pub max_score: i32,
+    /// A file of openings (relative to the tournament file).
+    pub file: Option<String>,
+    /// How the file writes them (default: `pgn` for a `.pgn` file, else `positions`).
+    pub format: Option<OpeningsFormat>,
+    /// The order pairs take them in.
+    #[serde(default)]
+    pub order: OpeningsOrder,
+    /// The opening the first pair plays (the suite starts there and wraps around).
+    #[serde(default)]
+    pub offset: u64,
+}
+
+/// How an openings file writes its openings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpeningsFormat {
+    /// One position string per line.
+    Positions,
+    /// One move sequence per line, from the game's start position (`b1-b3 a2-c2 ...`;
+    /// move numbers such as `1.` or `2...` are skipped).
+    Moves,
+    /// PGN-style games: each game's start (its `FEN` tag, or the start position) and
+    /// moves; results and comments are skipped.
+    Pgn,
+}
+
+/// The order pairs take the openings in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpeningsOrder {
+    /// As the file (or the generator) gives them.
+    #[default]
+    Sequential,
+    /// Shuffled by the openings' `seed`.
+    Random,
+}
+
+impl OpeningSettings {
+    /// The format of the openings file `name`, said or inferred.
+    pub fn file_format(&self, name: &str) -> OpeningsFormat {
+        self.format
+            .unwrap_or(if name.to_ascii_lowercase().ends_with(".pgn") {
+                OpeningsFormat::Pgn
+            } else {
+                OpeningsFormat::Positions
+            })
+    }
+}
+
+pub(super) fn one() -> u64 {
+    1
+}
+
+fn hundred() -> i32 {
+    100
+}
+
+impl Default for OpeningSettings {
+    fn default() -> Self {
+        OpeningSettings {
+            plies: Some(4),
+            seed: 1,
+            balanced: None,
+            max_score: 100,
+            file: None,
+            format: None,
+            order: OpeningsOrder::Sequential,
+            offset: 0,
+        }
+    }
+}
+
+/// Per-move limits and the clock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Time control, e.g. `10+0.1`.
+    pub tc: Option<String>,
+    /// Nodes per move.
+    pub nodes: Option<u64>,
+    /// Depth per move.
+    pub depth: Option<u32>,
+    /// Milliseconds per move.
+    pub movetime: Option<u64>,
+    /// Extra milliseconds over the clock before a time forfeit.
+    #[serde(default = "margin")]
+    pub margin: u64,
+    /// `"nps"`: every clock and movetime scaled by the worker's speed, measured by a fixed
+    /// built-in benchmark, so that a slower worker gets proportionally more time.
+    #[serde(default)]
+    pub scale: ClockScale,
+}
+
+/// How clocks are scaled on each worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockScale {
+    /// As written.
+    #[default]
+    None,
+    /// By the worker's speed against the reference machine's.
+    Nps,
+}
+
+fn margin() -> u64 {
+    100
+}
+
+impl LimitSettings {
+    /// What is wrong with these limits, if anything: a clock that does not parse, or no
+    /// limit at all.
+    pub(super) fn problem(&self) -> Option<(&'static str, String)> {
+        if let Some(tc) = &self.tc
+            && let Err(e) = tc.parse::<TimeControl>()
+        {
+            return Some(("tc", e.to_string()));
+        }
+        if self.scale == ClockScale::Nps && self.tc.is_none() && self.movetime.is_none() {
+            return Some((
+                "scale",
+                "scale = \"nps\" scales a clock or a movetime: give tc or movetime".into(),
+            ));
+        }
+        if self.tc.is_none()
+            && self.nodes.is_none()
+            && self.depth.is_none()
+            && self.movetime.is_none()
+        {
+            return Some((
+                "",
+                "set a clock (tc = \"10+0.1\") or per-move limits (nodes, depth, movetime)".into(),
+            ));
+        }
+        None
+    }
+}
+
+/// Early ends decided by the referee.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdjudicationSettings {
+    /// Draw after this many plies.
+    pub max_plies: Option<u32>,
+    /// Amazons: decide once the board is split into regions of one side each.
+    #[serde(default)]
+    pub regions: bool,
+    /// Resign when both engines' scores agree that one side wins.
+    pub resign: Option<crate::adjudication::ResignRule>,
+    /// Draw when both engines' scores agree that the game is even.
+    pub draw: Option<crate::adjudication::DrawRule>,
+    /// The share of score-adjudicated games played on to their end, to measure how often
+    /// adjudication is wrong (0 to 1; default 0).
+    #[serde(default)]
+    pub play_on: f64,
+}
+
+impl AdjudicationSettings {
+    /// The score rules of these settings.
+    pub fn score_rules(&self) -> crate::adjudication::ScoreRules {
+        crate::adjudication::ScoreRules {
+            resign: self.resign,
+            draw: self.draw,
+            play_on: (self.play_on.clamp(0.0, 1.0) * 10_000.0).round() as u32,
+        }
+    }
+}
+
+/// What an outside engine's process may use, on every worker: the tournament file's
+/// `engine_limits` table. A limit it hits ends its game, with the reason recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineLimits {
+    /// Address space, MiB (`RLIMIT_AS`).
+    pub memory_mb: u64,
+    /// CPU time over the process's life, seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Processes and threads it may start (`RLIMIT_NPROC`, which counts the whole user's:
+    /// over what the worker's user runs already, unless engines have a user of their own).
+    pub processes: u64,
+    /// Open files (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+    /// Largest file it may write, MiB (`RLIMIT_FSIZE`).
+    pub file_size_mb: u64,
+    /// Bytes of stderr read before it is stopped, KiB.
+    pub stderr_kb: u64,
+    /// May reach the network (`false`: a network namespace of its own where the OS allows
+    /// it).
+    pub network: bool,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        EngineLimits {
+            memory_mb: 4096,
+            cpu_seconds: 3600,
+            processes: 512,
+            open_files: 256,
+            file_size_mb: 64,
+            stderr_kb: 1024,
+            network: false,
+        }
+    }
+}
+
+impl EngineLimits {
+    /// The largest value each numeric limit may take in a tournament file.
+    pub const MAX: EngineLimits = EngineLimits {
+        memory_mb: 1 << 20,
+        cpu_seconds: 7 * 24 * 3600,
+        processes: 1 << 16,
+        open_files: 1 << 16,
+        file_size_mb: 1 << 20,
+        stderr_kb: 1 << 20,
+        network: true,
+    };
+
+    /// The limits as `(key, value, largest)`, for checks and reports.
+    pub fn numbers(&self) -> [(&'static str, u64, u64); 6] {
+        let max = Self::MAX;
+        [
+            ("memory_mb", self.memory_mb, max.memory_mb),
+            ("cpu_seconds", self.cpu_seconds, max.cpu_seconds),
+            ("processes", self.processes, max.processes),
+            ("open_files", self.open_files, max.open_files),
+            ("file_size_mb", self.file_size_mb, max.file_size_mb),
+            ("stderr_kb", self.stderr_kb, max.stderr_kb),
+        ]
+    }
+}

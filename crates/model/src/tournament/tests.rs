@@ -1,0 +1,398 @@
+//! Tournament files: parsing, validation, errors located, seeds and pairings.
+
+use super::*;
+
+const SPRT: &str = r#"
+name = "eval-v2-vs-v1"
+game = "loa"
+rules = { double-connection = "mover-wins" }
+format = "sprt"
+sprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, model = "normalized", max_pairs = 20000 }
+openings = { plies = 4, seed = 1 }
+limits = { nodes = 20000 }
+adjudication = { max_plies = 400 }
+
+[[engine]]
+name = "v2"
+player = "ab:depth=3"
+
+[[engine]]
+name = "v1"
+command = "./engines/v1"
+options = { Hash = 64 }
+"#;
+
+#[test]
+fn the_issue_example_parses() {
+    let c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+    assert_eq!(c.format, Format::Sprt);
+    assert_eq!(c.rules_text(), "double-connection=mover-wins");
+    assert_eq!(c.planned_pairs(), None);
+    assert_eq!(c.max_pairs(), 20000);
+    assert_eq!(c.engines[1].command.as_deref(), Some("./engines/v1"));
+}
+
+#[test]
+fn the_example_configs_parse() {
+    for file in [
+        "loa-quick.toml",
+        "amazons-quick.toml",
+        "sprt-loa.toml",
+        "gauntlet-outside.toml",
+        "sprt-versions.toml",
+        "book-loa.toml",
+        "time-odds.toml",
+        "spsa-loa.toml",
+    ] {
+        let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // And the strength tests' SPRTs, tuning runs and screening gauntlets.
+    let dir = format!("{}/../../bench/strength", env!("CARGO_MANIFEST_DIR"));
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = TournamentConfig::parse(&text, &path.display().to_string())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                matches!(c.format, Format::Sprt | Format::Spsa | Format::Gauntlet),
+                "{}",
+                path.display()
+            );
+            files += 1;
+        }
+    }
+    assert_eq!(files, 18);
+}
+
+fn error(text: &str) -> ConfigError {
+    TournamentConfig::parse(text, "t.toml").unwrap_err()
+}
+
+const SPSA: &str = r#"
+name = "tune"
+game = "loa"
+format = "spsa"
+openings = { plies = 4 }
+limits = { nodes = 2000 }
+
+[spsa]
+pairs = 100
+verify = { elo0 = 0, elo1 = 5 }
+
+[[spsa.param]]
+name = "connectedness"
+start = 60
+min = 0
+max = 200
+c_end = 8
+r_end = 0.002
+
+[[engine]]
+name = "ab"
+version = "v3"
+"#;
+
+#[test]
+fn an_spsa_file_tunes_one_engine_against_itself() {
+    let c = TournamentConfig::parse(SPSA, "t.toml").unwrap();
+    assert_eq!(c.format, Format::Spsa);
+    let names: Vec<&str> = c.engines.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["ab+", "ab-"]);
+    assert_eq!(c.engines[1].version.as_deref(), Some("v3"));
+    // Tuned sides are not the version itself: they stay off its timeline.
+    assert_eq!(c.versions(), [None, None]);
+    assert_eq!((c.planned_pairs(), c.max_pairs()), (Some(100), 100));
+    assert_eq!(c.pairing(7), (0, 1, 7));
+    let s = c.spsa.as_ref().unwrap();
+    assert_eq!((s.alpha, s.gamma, s.params.len()), (0.602, 0.101, 1));
+    assert_eq!(s.verify.as_ref().unwrap().elo1, 5.0);
+
+    let two = SPSA.replace(
+        "[[engine]]\nname = \"ab\"",
+        "[[engine]]\nname = \"x\"\nplayer = \"ab\"\n\n[[engine]]\nname = \"ab\"",
+    );
+    let e = error(&two);
+    assert!(e.message.contains("exactly 1 (the engine to tune)"), "{e}");
+    let e = error(&SPSA.replace("c_end = 8", "c_end = 0"));
+    assert_eq!(e.key.as_deref(), Some("spsa.param[0].c_end"), "{e}");
+    assert_eq!(e.line, Some(17), "{e}");
+    let e = error(&SPSA.replace("start = 60", "start = 260"));
+    assert_eq!(e.key.as_deref(), Some("spsa.param[0].start"), "{e}");
+    let e = error(&SPSA.replace("elo1 = 5", "elo1 = -5"));
+    assert_eq!(e.key.as_deref(), Some("spsa.verify.elo1"), "{e}");
+    let e = error(&SPSA.replace("pairs = 100", "pairs = 100\nsteps = 3"));
+    assert!(e.message.contains("unknown field `steps`"), "{e}");
+    let e = error(&SPSA.replace("format = \"spsa\"", "format = \"match\"\npairs = 3"));
+    assert!(e.message.contains("exactly 2"), "{e}");
+    let no_table = SPSA.split("[spsa]").next().unwrap().to_string()
+        + "[[engine]]\nname = \"ab\"\nplayer = \"ab\"\n";
+    assert_eq!(error(&no_table).key.as_deref(), Some("spsa"));
+}
+
+#[test]
+fn a_share_of_adjudicated_games_is_played_on_only_with_score_rules() {
+    let with = |adjudication: &str| SPRT.replace("{ max_plies = 400 }", adjudication);
+    let c = TournamentConfig::parse(
+        &with("{ resign = { score = 600, moves = 3 }, play_on = 0.25 }"),
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(c.adjudication.score_rules().play_on, 2_500);
+    let e = error(&with(
+        "{ resign = { score = 600, moves = 3 }, play_on = 1.5 }",
+    ));
+    assert_eq!(e.key.as_deref(), Some("adjudication.play_on"), "{e}");
+    let e = error(&with("{ max_plies = 400, play_on = 0.5 }"));
+    assert!(e.message.contains("give resign or draw too"), "{e}");
+}
+
+#[test]
+fn errors_name_the_file_line_and_key() {
+    let e = error(&SPRT.replace("max_plies = 400", "max_plies = 400, speed = 3"));
+    assert_eq!(e.line, Some(9), "{e}");
+    assert!(e.message.contains("unknown field `speed`"), "{e}");
+    let e = error(&SPRT.replace("elo1 = 5.0", "elo1 = -5.0"));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:6: sprt.elo1: elo1 (-5) must be above elo0 (0)"
+    );
+    let e = error(&SPRT.replace("player = \"ab:depth=3\"", "program = \"x\""));
+    assert!(e.message.contains("unknown field `program`"), "{e}");
+    assert_eq!(e.line, Some(13));
+    let e = error(&SPRT.replace("command = \"./engines/v1\"\n", ""));
+    assert_eq!(
+        (e.key.as_deref(), e.line),
+        (Some("engine[1].player"), Some(15)),
+        "{e}"
+    );
+    let e = error(&SPRT.replace(
+        "limits = { nodes = 20000 }",
+        "limits = { tc = \"ten minutes\" }",
+    ));
+    assert_eq!(e.key.as_deref(), Some("limits.tc"), "{e}");
+    assert_eq!(e.line, Some(8));
+    let e = error(&SPRT.replace("game = \"loa\"", "game = \"chess\""));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3: game: unknown game 'chess': expected 'loa' or 'amazons'"
+    );
+    let e = error(&SPRT.replace("model = \"normalized\"", "model = \"gaussian\""));
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(6), Some("sprt.model")),
+        "{e}"
+    );
+    assert!(e.message.contains("unknown variant `gaussian`"), "{e}");
+    let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
+    assert!(e.message.contains("swiss"), "{e}");
+    assert_eq!(e.line, Some(5));
+    let e = error(&SPRT.replace("name = \"v1\"", "name = \"v2\""));
+    assert_eq!(e.key.as_deref(), Some("engine[1].name"));
+    assert!(
+        e.message.contains("'v2'"),
+        "the repeated name is named: {e}"
+    );
+}
+
+#[test]
+fn huge_tournaments_are_refused_before_anything_is_planned() {
+    let e = error(&SPRT.replace("max_pairs = 20000", "max_pairs = 1000000000000"));
+    assert_eq!(e.key.as_deref(), Some("sprt.max_pairs"), "{e}");
+    assert!(e.message.contains("at most 1000000000"), "{e}");
+    let engines: String = (0..MAX_ENGINES + 1)
+        .map(|i| format!("[[engine]]\nname = \"e{i}\"\nplayer = \"random\"\n"))
+        .collect();
+    let text = format!(
+        "name = \"rr\"\ngame = \"loa\"\nformat = \"round-robin\"\nrounds = 1\n\
+         openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n{engines}"
+    );
+    let e = error(&text);
+    assert_eq!(e.key.as_deref(), Some("engine"), "{e}");
+    // Rounds that would overflow the pair count are refused too, not wrapped.
+    let two: String = engines.lines().take(6).collect::<Vec<_>>().join("\n");
+    let e = error(&format!(
+        "name = \"rr\"\ngame = \"loa\"\nformat = \"round-robin\"\nrounds = 4000000000\n\
+             openings = {{ plies = 2, seed = 1 }}\nlimits = {{ depth = 1 }}\n{two}\n"
+    ));
+    assert_eq!(e.key.as_deref(), Some("rounds"), "{e}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_its_key() {
+    let e = error(&SPRT.replace("max_plies = 400", "max_plies = \"400\""));
+    assert_eq!(
+        (e.key.as_deref(), e.line),
+        (Some("adjudication.max_plies"), Some(9)),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("t.toml:9: adjudication.max_plies: invalid type"),
+        "{e}"
+    );
+    let e = error(&SPRT.replace("player = \"ab:depth=3\"", "player = 3"));
+    assert_eq!(e.key.as_deref(), Some("engine[0].player"), "{e}");
+    let e = error(&SPRT.replace("options = { Hash = 64 }", "options = [1]"));
+    assert_eq!(e.key.as_deref(), Some("engine[1].options"), "{e}");
+    let e = error(&SPRT.replace("game = \"loa\"", "game = 1"));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3: game: invalid type: integer `1`, expected a string"
+    );
+    let e = error(&SPRT.replace("alpha = 0.05", "alpha = \"a, {b}\", gamma = \"x\""));
+    assert_eq!(e.key.as_deref(), Some("sprt.alpha"), "{e}");
+}
+
+#[test]
+fn every_game_of_a_tournament_has_its_own_seed() {
+    let mut c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+    assert_eq!(c.seed, 1, "the default");
+    let seeds: std::collections::HashSet<u64> = (0..5000)
+        .flat_map(|p| [0, 1].map(|g| game_seed(c.pair_seed(p), g)))
+        .collect();
+    assert_eq!(seeds.len(), 10_000);
+    assert!(!seeds.contains(&0));
+    let first = c.pair_seed(0);
+    c.seed = 2;
+    assert_ne!(
+        c.pair_seed(0),
+        first,
+        "another tournament seed, other games"
+    );
+}
+
+#[test]
+fn an_outcome_stored_without_colours_gets_them_from_the_old_rule() {
+    let old: PairOutcome =
+        serde_json::from_str(r#"{"pair":3,"first":2,"second":0,"half_points":[2,1]}"#).unwrap();
+    assert_eq!(old.white, PairOutcome::COLOURS_UNKNOWN);
+    // LOA: Black moves first, so the first engine had Black in game 0.
+    let loa = old.with_legacy_colours(tourney_rules::Color::Black);
+    assert_eq!(loa.white, [0, 2]);
+    assert_eq!((loa.white_half_points(0), loa.white_half_points(1)), (0, 1));
+    let amazons = old.with_legacy_colours(tourney_rules::Color::White);
+    assert_eq!(amazons.white, [2, 0]);
+    assert_eq!(
+        amazons.with_legacy_colours(tourney_rules::Color::Black),
+        amazons
+    );
+    let json = serde_json::to_string(&amazons).unwrap();
+    assert!(json.contains("\"white\":[2,0]"), "{json}");
+}
+
+#[test]
+fn round_robin_pairs_cover_every_pairing_once_per_round() {
+    let mut c = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+    c.format = Format::RoundRobin;
+    c.rounds = Some(2);
+    for i in 0..3 {
+        c.engines.push(EngineEntry {
+            name: format!("e{i}"),
+            version: None,
+            player: Some("random".into()),
+            command: None,
+            options: BTreeMap::new(),
+            limits: None,
+        });
+    }
+    assert_eq!(c.planned_pairs(), Some(20));
+    let mut seen = std::collections::BTreeMap::new();
+    for p in 0..20 {
+        let (a, b, round) = c.pairing(p);
+        assert!(a < b && b < 5);
+        *seen.entry((a, b)).or_insert(0) += 1;
+        assert_eq!(round, p / 10);
+    }
+    assert_eq!(seen.len(), 10);
+    assert!(seen.values().all(|&n| n == 2));
+    c.format = Format::Gauntlet;
+    assert_eq!(c.planned_pairs(), Some(8));
+    assert_eq!(c.pairing(5), (0, 2, 1));
+}
+
+#[test]
+fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
+    let text = "name = \"t\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { nodes = 1 }\n\
+                [[engine]]\nversion = \"ab-v2\"\n\
+                [[engine]]\nname = \"mine\"\nversion = \"prog-7\"\n";
+    let mut c = TournamentConfig::parse(text, "t.toml").unwrap();
+    assert_eq!(c.engines[0].name, "ab-v2", "named after its version");
+    assert_eq!(c.versions(), [Some("ab-v2"), Some("prog-7")]);
+    let lookup = |name: &str| {
+        let mut v = crate::version::EngineVersion {
+            name: name.into(),
+            player: None,
+            command: None,
+            artifact: None,
+            options: BTreeMap::new(),
+            parent: None,
+            note: String::new(),
+            created_ms: 0,
+        };
+        match name {
+            "ab-v2" => v.player = Some("ab:depth=2".into()),
+            "prog-7" => {
+                v.command = Some("./engine".into());
+                v.artifact = Some("f".repeat(64));
+                v.options.insert("Hash".into(), "64".into());
+            }
+            _ => return None,
+        }
+        Some(v)
+    };
+    let programs = c.resolve_versions(lookup).unwrap();
+    assert_eq!(c.engines[0].player.as_deref(), Some("ab:depth=2"));
+    assert_eq!(c.engines[1].command.as_deref(), Some("./engine"));
+    assert_eq!(c.engines[1].option_values(), [("Hash".into(), "64".into())]);
+    assert_eq!(programs.get("mine").map(String::len), Some(64));
+
+    let unknown = text.replace("prog-7", "prog-8");
+    let mut c = TournamentConfig::parse(&unknown, "t.toml").unwrap();
+    let e = c.resolve_versions(lookup).unwrap_err();
+    assert!(e.contains("engine[1].version: no version 'prog-8'"), "{e}");
+    let both = text.replace(
+        "version = \"prog-7\"",
+        "version = \"prog-7\"\nplayer = \"ab\"",
+    );
+    let e = TournamentConfig::parse(&both, "t.toml").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("engine[1].version"), "{e}");
+    assert!(e.to_string().contains("not both"), "{e}");
+}
+
+#[test]
+fn an_engine_may_have_its_own_limits_for_time_odds() {
+    let text = "name = \"odds\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { tc = \"10+0.1\" }\n\
+                [[engine]]\nname = \"fast\"\nplayer = \"ab\"\nlimits = { tc = \"2+0.02\" }\n\
+                [[engine]]\nname = \"slow\"\nplayer = \"ab\"\n";
+    let c = TournamentConfig::parse(text, "odds.toml").unwrap();
+    let odds = crate::job::Engine::of(&c, 0, &BTreeMap::new());
+    assert_eq!(
+        odds.limits.map(|l| l.time_control.to_string()),
+        Some("2+0.02".into())
+    );
+    assert_eq!(crate::job::Engine::of(&c, 1, &BTreeMap::new()).limits, None);
+    let bad = text.replace("2+0.02", "soon");
+    let e = TournamentConfig::parse(&bad, "odds.toml").unwrap_err();
+    assert_eq!(
+        (e.key.as_deref(), e.line),
+        (Some("engine[0].limits"), Some(9)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("tc: base time 'soon'"), "{e}");
+    assert!(!crate::job::GameSettings::of(&c).scale_by_speed);
+    let scaled = text.replace("tc = \"10+0.1\" }", "tc = \"10+0.1\", scale = \"nps\" }");
+    let c = TournamentConfig::parse(&scaled, "odds.toml").unwrap();
+    assert!(crate::job::GameSettings::of(&c).scale_by_speed);
+    let nothing_to_scale = "name = \"n\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
+                            limits = { nodes = 5, scale = \"nps\" }\n[[engine]]\nname = \"a\"\nplayer = \"ab\"\n\
+                            [[engine]]\nname = \"b\"\nplayer = \"ab\"\n";
+    let e = TournamentConfig::parse(nothing_to_scale, "n.toml").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("limits.scale"), "{e}");
+    let empty = text.replace("limits = { tc = \"2+0.02\" }", "limits = { }");
+    let e = TournamentConfig::parse(&empty, "odds.toml").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("engine[0].limits"), "{e}");
+}

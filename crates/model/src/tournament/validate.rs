@@ -1,0 +1,303 @@
+//! Validation of a parsed tournament file, in named steps; each problem names its table,
+//! key path and message, which `error.rs` turns into a file and line.
+
+use std::collections::HashSet;
+
+use crate::adjudication::DECISIVE;
+
+use super::{
+    EngineEntry, Format, LimitSettings, MAX_ENGINES, MAX_NAME_CHARS, MAX_PAIRS, SprtSettings,
+    TournamentConfig,
+};
+
+/// A problem found by validation: the table it is in (name, instance), the key path, and
+/// the message.
+type Problem = (Option<(&'static str, usize)>, String, String);
+
+/// A problem with a top-level key.
+fn top(key: &str, message: String) -> Result<(), Problem> {
+    Err((None, key.to_string(), message))
+}
+
+/// What is wrong with an SPRT's settings, as (key, message).
+fn sprt_problem(sprt: &SprtSettings) -> Option<(&'static str, String)> {
+    if sprt.elo0.is_nan() || sprt.elo1.is_nan() || sprt.elo0 >= sprt.elo1 {
+        return Some((
+            "elo1",
+            format!("elo1 ({}) must be above elo0 ({})", sprt.elo1, sprt.elo0),
+        ));
+    }
+    for (key, v) in [("alpha", sprt.alpha), ("beta", sprt.beta)] {
+        if !(v > 0.0 && v < 0.5) {
+            return Some((key, format!("must be between 0 and 0.5, found {v}")));
+        }
+    }
+    (sprt.max_pairs == 0).then(|| ("max_pairs", "must be 1 or more".to_string()))
+}
+
+impl TournamentConfig {
+    /// Checks what TOML alone cannot: a problem as (table, key path, message).
+    pub(super) fn validate(&self) -> Result<(), Problem> {
+        if self.name.trim().is_empty() {
+            return top("name", "must not be empty".into());
+        }
+        self.check_engine_count()?;
+        let mut names = HashSet::new();
+        for (i, engine) in self.engines.iter().enumerate() {
+            check_engine(i, engine, &mut names)?;
+        }
+        self.check_format()?;
+        self.check_openings()?;
+        self.check_adjudication()?;
+        self.check_bounds()
+    }
+
+    /// As many `[[engine]]` tables as the format takes, and at most [`MAX_ENGINES`].
+    fn check_engine_count(&self) -> Result<(), Problem> {
+        let n = self.engines.len();
+        let two_only = matches!(self.format, Format::Sprt | Format::Match);
+        let one_only = self.format == Format::Spsa;
+        if (n < 2 && !one_only) || (two_only && n != 2) || (one_only && n != 1) {
+            let want = match (two_only, one_only) {
+                (true, _) => "exactly 2",
+                (_, true) => "exactly 1 (the engine to tune)",
+                _ => "at least 2",
+            };
+            return top(
+                "engine",
+                format!(
+                    "a {} tournament needs {want} [[engine]] tables, found {n}",
+                    self.format.name()
+                ),
+            );
+        }
+        if n > MAX_ENGINES {
+            return top(
+                "engine",
+                format!("at most {MAX_ENGINES} [[engine]] tables, found {n}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// What the format needs: rounds, pairs, an SPRT's or a tuning run's table.
+    fn check_format(&self) -> Result<(), Problem> {
+        match self.format {
+            Format::RoundRobin | Format::Gauntlet if self.rounds.is_none_or(|r| r == 0) => {
+                return top(
+                    "rounds",
+                    format!("a {} needs rounds = 1 or more", self.format.name()),
+                );
+            }
+            Format::Match if self.pairs.is_none_or(|p| p == 0) => {
+                return top("pairs", "a match needs pairs = 1 or more".into());
+            }
+            Format::Sprt => {
+                let Some(sprt) = &self.sprt else {
+                    return top(
+                        "sprt",
+                        "an sprt tournament needs sprt = { elo0 = ..., elo1 = ... }".into(),
+                    );
+                };
+                if let Some(problem) = sprt_problem(sprt) {
+                    return Err((Some(("sprt", 0)), format!("sprt.{}", problem.0), problem.1));
+                }
+            }
+            Format::Spsa => {
+                let Some(spsa) = &self.spsa else {
+                    return top(
+                        "spsa",
+                        "an spsa tournament needs an [spsa] table (pairs, [[spsa.param]] ...)"
+                            .into(),
+                    );
+                };
+                if let Some((key, message)) = spsa.problem() {
+                    let table = match key.strip_prefix("param[") {
+                        Some(rest) => {
+                            let i = rest.split(']').next().and_then(|i| i.parse().ok());
+                            ("spsa.param", i.unwrap_or(0))
+                        }
+                        None => ("spsa", 0),
+                    };
+                    return Err((Some(table), format!("spsa.{key}"), message));
+                }
+                if let Some(problem) = spsa.verify.as_ref().and_then(sprt_problem) {
+                    return Err((
+                        Some(("spsa", 0)),
+                        format!("spsa.verify.{}", problem.0),
+                        problem.1,
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if self.spsa.is_some() && self.format != Format::Spsa {
+            return top("spsa", "an [spsa] table is for format = \"spsa\"".into());
+        }
+        Ok(())
+    }
+
+    /// Generated openings or a file, not both; a file's format only with a file.
+    fn check_openings(&self) -> Result<(), Problem> {
+        let o = &self.openings;
+        let at = |key: &str, message: String| {
+            Err((Some(("openings", 0)), format!("openings.{key}"), message))
+        };
+        match (o.plies, &o.file) {
+            (Some(_), Some(_)) => {
+                return at(
+                    "file",
+                    "give plies (generated openings) or file, not both".into(),
+                );
+            }
+            (None, None) => return at("plies", "give plies = N or file = \"...\"".into()),
+            _ => {}
+        }
+        if o.format.is_some() && o.file.is_none() {
+            return at(
+                "format",
+                "format says how an openings file is written: give file = \"...\"".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The score rules within their ranges; playing on only what a score rule adjudicated.
+    fn check_adjudication(&self) -> Result<(), Problem> {
+        let adjudication = |key: &str, message: String| {
+            Err((
+                Some(("adjudication", 0)),
+                format!("adjudication.{key}"),
+                message,
+            ))
+        };
+        if let Some(r) = self.adjudication.resign
+            && (!(1..DECISIVE).contains(&r.score) || !(1..=100).contains(&r.moves))
+        {
+            return adjudication(
+                "resign",
+                format!("score must be 1 to {}, moves 1 to 100", DECISIVE - 1),
+            );
+        }
+        if let Some(d) = self.adjudication.draw
+            && (!(0..DECISIVE).contains(&d.score) || !(1..=100).contains(&d.moves))
+        {
+            return adjudication(
+                "draw",
+                format!("score must be 0 to {}, moves 1 to 100", DECISIVE - 1),
+            );
+        }
+        let play_on = self.adjudication.play_on;
+        if !(0.0..=1.0).contains(&play_on) {
+            return adjudication("play_on", format!("must be 0 to 1, found {play_on}"));
+        }
+        if play_on > 0.0 && self.adjudication.resign.is_none() && self.adjudication.draw.is_none() {
+            return adjudication(
+                "play_on",
+                "plays on games adjudicated by score: give resign or draw too".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The limits, and the bounds on what a tournament may cost: its name, what an outside
+    /// engine may use, the pairs planned, a positive weight.
+    fn check_bounds(&self) -> Result<(), Problem> {
+        if let Some((key, message)) = self.limits.problem() {
+            let key = if key.is_empty() {
+                "limits".to_string()
+            } else {
+                format!("limits.{key}")
+            };
+            return Err((Some(("limits", 0)), key, message));
+        }
+        if self.name.chars().count() > MAX_NAME_CHARS {
+            return top("name", format!("at most {MAX_NAME_CHARS} characters"));
+        }
+        for (key, value, max) in self.engine_limits.numbers() {
+            if value == 0 || value > max {
+                return Err((
+                    Some(("engine_limits", 0)),
+                    format!("engine_limits.{key}"),
+                    format!("must be 1 to {max}, found {value}"),
+                ));
+            }
+        }
+        if self.max_pairs() > MAX_PAIRS {
+            let key = match self.format {
+                Format::Match => "pairs",
+                Format::Sprt => "sprt.max_pairs",
+                Format::Spsa => "spsa.pairs",
+                _ => "rounds",
+            };
+            return top(
+                key,
+                format!(
+                    "{} pairs planned; at most {MAX_PAIRS} (a billion pairs: years of play)",
+                    self.max_pairs()
+                ),
+            );
+        }
+        if !(self.weight > 0.0 && self.weight.is_finite()) {
+            return top(
+                "weight",
+                format!("must be a positive number, found {}", self.weight),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Engine `i`: a name of its own within bounds, its limits, and exactly one of a player, a
+/// command or a version (options only for a command).
+fn check_engine<'a>(
+    i: usize,
+    engine: &'a EngineEntry,
+    names: &mut HashSet<&'a str>,
+) -> Result<(), Problem> {
+    if engine.name.chars().count() > MAX_NAME_CHARS {
+        return Err((
+            Some(("engine", i)),
+            format!("engine[{i}].name"),
+            format!("at most {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    let at = |key: &str, message: String| {
+        Err((Some(("engine", i)), format!("engine[{i}].{key}"), message))
+    };
+    if engine.name.trim().is_empty() {
+        return at("name", "must not be empty".into());
+    }
+    if !names.insert(engine.name.as_str()) {
+        return at(
+            "name",
+            format!("'{}' is used by another engine", engine.name),
+        );
+    }
+    // Named at the `limits` key (its table is inline, on one line).
+    if let Some((key, message)) = engine.limits.as_ref().and_then(LimitSettings::problem) {
+        let message = if key.is_empty() {
+            message
+        } else {
+            format!("{key}: {message}")
+        };
+        return at("limits", message);
+    }
+    match (&engine.player, &engine.command, &engine.version) {
+        (_, _, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
+        (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => return at("version", "give a version, or a player or command, not both".into()),
+        (None, None, Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
+        (None, None, Some(_)) => return Ok(()),
+        (Some(_), Some(_), None) => return at("player", "give player or command, not both".into()),
+        (None, None, None) => return at("player", "give a built-in player (player = \"ab:depth=6\"), an outside engine (command = \"./engine\") or a registered version (version = \"eval-v3\")".into()),
+        (None, Some(c), None) if c.trim().is_empty() => return at("command", "must not be empty".into()),
+        _ => {}
+    }
+    if engine.player.is_some() && !engine.options.is_empty() {
+        return at(
+            "options",
+            "options are for outside engines (command = ...)".into(),
+        );
+    }
+    Ok(())
+}
