@@ -16,12 +16,12 @@ fn engine(mode: &str) -> ExternalEngine {
 }
 
 fn config(mode: &str) -> EngineConfig {
+    let mut config = EngineConfig::new(&format!("{} {mode}", env!("CARGO_BIN_EXE_misbehave")));
     // These tests may run as root (CI containers): the engines are our own.
-    confine::set_policy(confine::EnginePolicy {
+    config.policy = confine::EnginePolicy {
         allow_root: true,
         ..Default::default()
-    });
-    let mut config = EngineConfig::new(&format!("{} {mode}", env!("CARGO_BIN_EXE_misbehave")));
+    };
     config.handshake_timeout = Duration::from_millis(500);
     config.unresponsive_timeout = Duration::from_secs(1);
     config

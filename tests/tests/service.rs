@@ -129,6 +129,14 @@ fn spawn_worker(
 }
 
 /// A worker with two slots recording into `metrics`.
+/// Our own test engines may run as root too (CI containers).
+fn own_engines() -> tourney_runner::confine::EnginePolicy {
+    tourney_runner::confine::EnginePolicy {
+        allow_root: true,
+        ..Default::default()
+    }
+}
+
 fn spawn_worker_with(
     addr: &str,
     metrics: tourney_worker::WorkerMetrics,
@@ -136,11 +144,6 @@ fn spawn_worker_with(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
 ) {
-    // Our own test engines, also when the tests run as root (CI containers).
-    tourney_runner::confine::set_policy(tourney_runner::confine::EnginePolicy {
-        allow_root: true,
-        ..Default::default()
-    });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {
         coordinator: addr.to_string(),
@@ -149,6 +152,7 @@ fn spawn_worker_with(
         concurrency: 2,
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
+        engine_policy: own_engines(),
     };
     let handle = tokio::spawn(tourney_worker::run(options, metrics, async {
         let _ = stopped.await;
@@ -1303,7 +1307,7 @@ async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair
         .iter()
         .map(|job| {
             let job = tourney_model::job::PairJob::try_from(job.clone()).unwrap();
-            let mut result = tourney_worker::play_here(&job, &metrics).unwrap();
+            let mut result = tourney_worker::play_here(&job, &own_engines(), &metrics).unwrap();
             result.lease_id = granted.lease_id;
             result
         })
@@ -1370,7 +1374,7 @@ async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair
         .unwrap()
         .into_inner();
     let job = tourney_model::job::PairJob::try_from(granted.jobs[0].clone()).unwrap();
-    let mut stolen = tourney_worker::play_here(&job, &metrics).unwrap();
+    let mut stolen = tourney_worker::play_here(&job, &own_engines(), &metrics).unwrap();
     stolen.lease_id = granted.lease_id;
     let ack = other_client
         .report(report(&other.worker_id, vec![stolen]))

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::alphabeta::{AbConfig, AlphaBeta};
 use crate::eval::Heuristics;
-use crate::mcts::{Mcts, MctsConfig, Playout};
+use crate::mcts::{DEFAULT_TREE_MIB, Mcts, MctsConfig, Playout};
 use crate::random::RandomPlayer;
 use crate::{Limits, Player};
 
@@ -141,42 +141,12 @@ impl PlayerSpec {
         let mut limits = Limits::default();
         let mut seed = 1u64;
         let mut weights = P::Weights::default();
-        let mut tt = 16usize;
-        // Amazons: its hundreds of moves ordered by evaluation 3 plies or more from the
-        // leaves, and the best 10 searched below the root (183-0-117, +78 Elo at 50 ms a
-        // move against searching all; bench/strength/README.md).
-        let (mut eval_order, mut prune) = match P::GAME {
-            tourney_rules::GameKind::Loa => (0u32, 0usize),
-            tourney_rules::GameKind::Amazons => (3, 10),
-        };
-        // Amazons: a narrow tree (the best 15 moves by evaluation below the root, found in
-        // two stages) with implicit minimax backups: 32 % against `ab` at 200 ms a move,
-        // where the full-width tree scored 6-23 % (bench/strength/README.md).
-        let (mut exploration, mut width) = match P::GAME {
-            tourney_rules::GameKind::Loa => (0.7f64, 0usize),
-            tourney_rules::GameKind::Amazons => (0.5, 15),
-        };
-        // LOA: the evaluation at each leaf with implicit minimax backups (scored 296-0 against
-        // random playouts at 50 ms a move; bench/strength/README.md).
-        let mut playout = match P::GAME {
-            tourney_rules::GameKind::Loa => Playout::EvalAfter(0),
-            tourney_rules::GameKind::Amazons => Playout::EvalAfter(4),
-        };
-        let mut bias = 0.0f64;
-        let mut minimax = 0.8;
-        let mut solver = true;
-        // Both games: lazy expansion, a leaf expanded on its third visit (against expanding
-        // at once, 200 ms a move: LOA +45 ± 29, Amazons +63 ± 36; bench/strength/README.md).
-        let mut expand_at = 3u32;
-        // Both games: PUCT, its policy the softmax of the evaluations at a temperature for
-        // each game's scale (against `ab` at 200 ms a move, which UCT trailed by ~80 Elo in
-        // Amazons and more in LOA: LOA 41-6-33, Amazons 26-0-14; bench/strength/README.md).
-        let mut puct = 0.5f64;
-        let mut temperature = match P::GAME {
-            tourney_rules::GameKind::Loa => 100.0f64,
-            tourney_rules::GameKind::Amazons => 300.0,
-        };
-        let mut mem = 256usize;
+        let mut ab = AbConfig::<P::Weights>::for_game(P::GAME);
+        let mut mcts = MctsConfig::<P::Weights>::for_game(
+            P::GAME,
+            Mcts::<P>::nodes_in(DEFAULT_TREE_MIB << 20),
+        );
+        let mut mem = DEFAULT_TREE_MIB;
         let own: &[&str] = match kind {
             Kind::Random => &[],
             Kind::AlphaBeta => &["tt", "eval", "order", "prune"],
@@ -199,9 +169,11 @@ impl PlayerSpec {
                     )?));
                 }
                 (_, "seed") => seed = number(kind, key, value, "a whole number")?,
-                (Kind::AlphaBeta, "tt") => tt = number(kind, key, value, "MiB")?,
-                (Kind::AlphaBeta, "order") => eval_order = number(kind, key, value, "plies")?,
-                (Kind::AlphaBeta, "prune") => prune = number(kind, key, value, "a whole number")?,
+                (Kind::AlphaBeta, "tt") => ab.tt_megabytes = number(kind, key, value, "MiB")?,
+                (Kind::AlphaBeta, "order") => ab.eval_order = number(kind, key, value, "plies")?,
+                (Kind::AlphaBeta, "prune") => {
+                    ab.prune = number(kind, key, value, "a whole number")?
+                }
                 (Kind::AlphaBeta, "eval") => {
                     if !matches!(value.as_str(), "default" | "mia" | "territory") {
                         return Err(SpecError(format!(
@@ -209,45 +181,45 @@ impl PlayerSpec {
                         )));
                     }
                 }
-                (Kind::Mcts, "c") => exploration = number(kind, key, value, "a number")?,
-                (Kind::Mcts, "bias") => bias = number(kind, key, value, "a number")?,
+                (Kind::Mcts, "c") => mcts.exploration = number(kind, key, value, "a number")?,
+                (Kind::Mcts, "bias") => mcts.bias = number(kind, key, value, "a number")?,
                 (Kind::Mcts, "minimax") => {
-                    minimax = number(kind, key, value, "a number from 0 to 1")?;
-                    if !(0.0..=1.0).contains(&minimax) {
+                    mcts.minimax = number(kind, key, value, "a number from 0 to 1")?;
+                    if !(0.0..=1.0).contains(&mcts.minimax) {
                         return Err(SpecError(format!(
                             "mcts: minimax={value}: expected a number from 0 to 1"
                         )));
                     }
                 }
-                (Kind::Mcts, "width") => width = number(kind, key, value, "a whole number")?,
+                (Kind::Mcts, "width") => mcts.width = number(kind, key, value, "a whole number")?,
                 (Kind::Mcts, "expand") => {
-                    expand_at = number(kind, key, value, "a visit count from 1")?;
-                    if expand_at == 0 {
+                    mcts.expand_at = number(kind, key, value, "a visit count from 1")?;
+                    if mcts.expand_at == 0 {
                         return Err(SpecError(format!(
                             "mcts: expand={value}: expected a visit count from 1"
                         )));
                     }
                 }
                 (Kind::Mcts, "puct") => {
-                    puct = number(kind, key, value, "a number")?;
-                    if !(puct >= 0.0 && puct.is_finite()) {
+                    mcts.puct = number(kind, key, value, "a number")?;
+                    if !(mcts.puct >= 0.0 && mcts.puct.is_finite()) {
                         return Err(SpecError(format!(
                             "mcts: puct={value}: expected 0 (UCT) or a positive weight"
                         )));
                     }
                 }
                 (Kind::Mcts, "temp") => {
-                    temperature = number(kind, key, value, "a number")?;
-                    if !(temperature > 0.0 && temperature.is_finite()) {
+                    mcts.temperature = number(kind, key, value, "a number")?;
+                    if !(mcts.temperature > 0.0 && mcts.temperature.is_finite()) {
                         return Err(SpecError(format!(
                             "mcts: temp={value}: expected a positive temperature"
                         )));
                     }
                 }
                 (Kind::Mcts, "mem") => mem = number(kind, key, value, "MiB")?,
-                (Kind::Mcts, "solver") => solver = switch(kind, key, value)?,
+                (Kind::Mcts, "solver") => mcts.solver = switch(kind, key, value)?,
                 (Kind::Mcts, "playout") => {
-                    playout = match value.strip_prefix("eval") {
+                    mcts.playout = match value.strip_prefix("eval") {
                         _ if value == "random" => Playout::Random,
                         Some(n) => {
                             Playout::EvalAfter(number(kind, key, n, "evalN with a whole number N")?)
@@ -283,24 +255,14 @@ impl PlayerSpec {
             Kind::AlphaBeta => Box::new(AlphaBeta::<P>::new(AbConfig {
                 weights,
                 limits,
-                tt_megabytes: tt,
-                eval_order,
-                prune,
+                ..ab
             })),
             Kind::Mcts => Box::new(Mcts::<P>::new(MctsConfig {
                 weights,
                 limits,
-                exploration,
-                playout,
-                bias,
-                minimax,
-                solver,
-                width,
-                expand_at,
-                puct,
-                temperature,
                 seed,
                 max_nodes: Mcts::<P>::nodes_in(mem << 20),
+                ..mcts
             })),
         })
     }

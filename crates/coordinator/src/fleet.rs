@@ -61,6 +61,7 @@ pub const MAX_WORKER_NAME: usize = 64;
 
 /// Why a registration is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistrationError {
     /// The name is empty, too long or has characters a host name does not.
     #[error(

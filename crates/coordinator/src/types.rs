@@ -167,6 +167,7 @@ impl Status {
 /// What can go wrong in the coordinator; the gRPC service maps each to a status code in
 /// one place.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CoordinatorError {
     /// A tournament file, or what it names, is not right (the message names the file, the
     /// line and the key).
@@ -205,6 +206,7 @@ pub(crate) struct CommitJob {
 
 /// Why a reported pair is not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Refusal {
     /// The reporting registration does not hold the pair under that lease (or the
     /// tournament is unknown), and its ticket is not the pair's.

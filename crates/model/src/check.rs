@@ -21,6 +21,7 @@ pub const FORFEIT_MS: &str = "forfeit_ms";
 
 /// Why a reported game is not the game it says it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Rejection {
     /// It does not start at its pair's opening.
     #[error("it starts at '{found}', not at its opening '{expected}'")]

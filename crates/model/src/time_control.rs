@@ -24,6 +24,7 @@ pub enum TimeControl {
 
 /// A time control that does not parse: what is wrong, quoting the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TimeControlError {
     /// A time that is not a number.
     #[error("{what} '{text}' is not a number of seconds")]

@@ -31,6 +31,7 @@ pub const JUDGE_NODES: u64 = 1_000_000;
 
 /// Why a suite could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpeningsError {
     /// The balance judge's spec does not build.
     #[error("balanced: {0}")]

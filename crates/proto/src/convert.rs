@@ -13,6 +13,7 @@ use crate::v1 as pb;
 
 /// A wire message that does not fit the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WireError {
     /// A required field is missing.
     #[error("{0} is missing")]

@@ -71,6 +71,7 @@ impl std::error::Error for IllegalMoveError {}
 
 /// Why move text was rejected: it did not parse, or it is not legal in the position.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MoveError {
     /// The text is not a move in the game's notation.
     Parse(ParseError),

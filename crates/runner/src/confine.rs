@@ -36,7 +36,8 @@ use tourney_model::tournament::EngineLimits;
 /// Environment variables every engine gets from the worker when set.
 const PASSED: [&str; 3] = ["PATH", "LANG", "TZ"];
 
-/// How a worker confines the engines it starts; set once with [`set_policy`].
+/// How the engines a process starts are confined: given with each engine's
+/// [`EngineConfig`](crate::EngineConfig) (a worker's from its flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnginePolicy {
     /// Run engines as this user and group (uid, gid): required when the worker runs as
@@ -48,21 +49,11 @@ pub struct EnginePolicy {
     pub pass_env: Vec<String>,
 }
 
-static POLICY: OnceLock<EnginePolicy> = OnceLock::new();
-static NETWORK_ISOLATION: OnceLock<Result<(), String>> = OnceLock::new();
-
-/// Sets how this process confines engines (the first call wins).
-pub fn set_policy(policy: EnginePolicy) {
-    let _ = POLICY.set(policy);
-}
-
-fn policy() -> &'static EnginePolicy {
-    POLICY.get_or_init(EnginePolicy::default)
-}
+static NETWORK_ISOLATION: OnceLock<Result<(), Unavailable>> = OnceLock::new();
 
 /// Whether engines can get a network namespace of their own here: `Err` says why not (then
 /// they run with the worker's network, which the worker logs at start).
-pub fn network_isolation() -> &'static Result<(), String> {
+pub fn network_isolation() -> &'static Result<(), Unavailable> {
     NETWORK_ISOLATION.get_or_init(|| {
         let mut probe = Command::new("/bin/sh");
         probe.args(["-c", "exit 0"]);
@@ -72,8 +63,8 @@ pub fn network_isolation() -> &'static Result<(), String> {
         }
         match probe.status() {
             Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("the probe exited with {status}")),
-            Err(e) => Err(format!("no network namespace: {e}")),
+            Ok(status) => Err(Unavailable(format!("the probe exited with {status}"))),
+            Err(e) => Err(Unavailable(format!("no network namespace: {e}"))),
         }
     })
 }
@@ -97,14 +88,16 @@ fn unshare_network() -> Result<(), i32> {
 /// Whether engines can be contained here (a PID and a mount namespace, as root directly,
 /// otherwise inside a user namespace): `Err` says why not (then they run in a process
 /// group of their own, which the worker logs at start).
-pub fn containment() -> &'static Result<(), String> {
-    static CONTAINMENT: OnceLock<Result<(), String>> = OnceLock::new();
+/// The probe runs as `run_as` would (the first call's answer is kept: it is a fact of the
+/// system, which does not change while the process runs).
+pub fn containment(run_as: Option<(u32, u32)>) -> &'static Result<(), Unavailable> {
+    static CONTAINMENT: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     CONTAINMENT.get_or_init(|| {
-        let Ok(dir) = WorkDir::new() else {
-            return Err("no working directory for the probe".into());
+        let Ok(dir) = WorkDir::new(run_as) else {
+            return Err(Unavailable("no working directory for the probe".into()));
         };
-        let Ok(plan) = Containment::plan(policy().run_as, 1, dir.path()) else {
-            return Err("no paths for the namespaces".into());
+        let Ok(plan) = Containment::plan(run_as, 1, dir.path()) else {
+            return Err(Unavailable("no paths for the namespaces".into()));
         };
         let mut probe = Command::new("/bin/sh");
         // The engine works in its directory as its private /tmp shows it, and writes there.
@@ -114,10 +107,10 @@ pub fn containment() -> &'static Result<(), String> {
         unsafe {
             probe.pre_exec(move || plan.contain(false));
         }
-        match spawn(probe).and_then(|mut child| child.wait().map_err(|e| e.to_string())) {
+        match spawn(probe).and_then(|mut child| child.wait().map_err(SpawnError::Io)) {
             Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("the probe exited with {status}")),
-            Err(e) => Err(format!("no PID or mount namespace: {e}")),
+            Ok(status) => Err(Unavailable(format!("the probe exited with {status}"))),
+            Err(e) => Err(Unavailable(format!("no PID or mount namespace: {e}"))),
         }
     })
 }
@@ -387,10 +380,9 @@ unsafe fn end_as(init_status: libc::c_int) -> ! {
 }
 
 /// Why an engine may not be started under the current policy.
-pub fn refuse_root() -> Option<String> {
+pub fn refuse_root(p: &EnginePolicy) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let p = policy();
     (root && p.run_as.is_none() && !p.allow_root).then(|| {
         "the worker runs as root: give it --engine-user (an unprivileged user for engines) \
          or --allow-root-engines"
@@ -412,14 +404,15 @@ fn absolute(word: &str) -> OsString {
     word.into()
 }
 
-/// The command that starts `program` with `args` confined by `limits`, working in `dir`.
+/// The command that starts `program` with `args` confined by `limits` and `policy`, working
+/// in `dir`.
 pub(crate) fn command(
     program: &str,
     args: &[String],
     limits: &EngineLimits,
+    policy: &EnginePolicy,
     dir: &Path,
 ) -> Command {
-    let policy = policy();
     let mut command = Command::new(absolute(program));
     command.args(args.iter().map(|a| absolute(a)));
     command.env_clear().current_dir(dir);
@@ -439,7 +432,7 @@ pub(crate) fn command(
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;
-    let contained = containment()
+    let contained = containment(run_as)
         .is_ok()
         .then(|| Containment::plan(run_as, limits.file_size_mb, dir).ok())
         .flatten();
@@ -557,7 +550,8 @@ pub fn clean_stale_work_dirs() -> usize {
 pub(crate) struct WorkDir(PathBuf);
 
 impl WorkDir {
-    pub(crate) fn new() -> std::io::Result<WorkDir> {
+    /// A fresh private directory, owned by `run_as` when engines run as another user.
+    pub(crate) fn new(run_as: Option<(u32, u32)>) -> std::io::Result<WorkDir> {
         use std::os::unix::fs::PermissionsExt;
         let base = std::env::temp_dir();
         let mut attempt = 0u32;
@@ -579,7 +573,7 @@ impl WorkDir {
             }
         };
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        if let Some((uid, gid)) = policy().run_as {
+        if let Some((uid, gid)) = run_as {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid))?;
         }
         Ok(WorkDir(dir))
@@ -618,10 +612,10 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
 /// refused once the program is quitting. The record is held while the engine starts, so
 /// [`end_engines`], called meanwhile by another thread, waits for it and ends it too: an
 /// engine cannot start unrecorded while the program exits.
-pub(crate) fn start_engine(command: Command, dir: &Path) -> Result<Child, String> {
+pub(crate) fn start_engine(command: Command, dir: &Path) -> Result<Child, SpawnError> {
     let mut running = running();
     if running.quitting {
-        return Err("not started: the program is quitting".into());
+        return Err(SpawnError::Quitting);
     }
     let child = spawn(command)?;
     running.engines.push((child.id(), dir.to_path_buf()));
@@ -631,7 +625,7 @@ pub(crate) fn start_engine(command: Command, dir: &Path) -> Result<Child, String
 /// Starts `command` from the spawning thread, which lives as long as the program: a
 /// contained engine's chain dies with the thread that forked it, so that thread must not
 /// be a game thread that ends when idle.
-fn spawn(command: Command) -> Result<Child, String> {
+fn spawn(command: Command) -> Result<Child, SpawnError> {
     type Job = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
     static SPAWNER: OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
@@ -655,11 +649,31 @@ fn spawn(command: Command) -> Result<Child, String> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .send((command, reply))
-        .map_err(|_| "the spawning thread is gone".to_string())?;
+        .map_err(|_| SpawnError::SpawnerGone)?;
     answer
         .recv()
-        .map_err(|_| "the spawning thread is gone".to_string())?
-        .map_err(|e| e.to_string())
+        .map_err(|_| SpawnError::SpawnerGone)?
+        .map_err(SpawnError::Io)
+}
+
+/// Why a kind of confinement is not available on this system (what the probe met).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
+/// Why an engine's process was not started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The program is ending its engines: no new one may start.
+    #[error("not started: the program is quitting")]
+    Quitting,
+    /// The thread that starts engines is gone (the program is ending).
+    #[error("the spawning thread is gone")]
+    SpawnerGone,
+    /// The system refused (no such program, not executable, a limit).
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
 }
 
 /// An engine killed and about to be reaped (its pid soon free for another process):

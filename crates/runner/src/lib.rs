@@ -6,17 +6,17 @@
 //! - [`referee::play`]: one game under a time control or per-move limits, with clocks
 //!   measured by the referee and adjudication options, giving a complete
 //!   [`GameRecord`](tourney_model::GameRecord).
-//! - [`server::serve`]: a built-in player served over the protocol (`tourney engine`).
+//! - [`engine_server::serve`]: a built-in player served over the protocol (`tourney engine`).
 //! - [`confine`]: what an outside engine's process may see and use.
 
 #![deny(missing_docs)]
 
 pub mod confine;
 mod contestant;
+pub mod engine_server;
 mod external;
 pub mod protocol;
 pub mod referee;
-pub mod server;
 
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
 pub use external::{EngineConfig, ExternalEngine, split_command};

@@ -199,6 +199,7 @@ pub fn pair_seats<'a, P: Position>(
 
 /// Why a game could not be played.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RefereeError {
     /// A player cannot take part; nothing is scored.
     Unfit {

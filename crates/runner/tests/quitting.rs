@@ -15,13 +15,14 @@ fn sleeping(marker: &str) -> bool {
 
 #[test]
 fn no_engine_starts_once_the_engines_are_ended() {
-    confine::set_policy(EnginePolicy {
-        allow_root: true,
-        ..EnginePolicy::default()
-    });
     let marker = format!("97.{}", std::process::id());
     confine::end_engines();
-    let mut engine = ExternalEngine::new(EngineConfig::new(&format!("sleep {marker}")));
+    let mut config = EngineConfig::new(&format!("sleep {marker}"));
+    config.policy = EnginePolicy {
+        allow_root: true,
+        ..EnginePolicy::default()
+    };
+    let mut engine = ExternalEngine::new(config);
     let refused = Contestant::<Loa>::new_game(&mut engine, Default::default(), 0).unwrap_err();
     assert!(refused.0.contains("the program is quitting"), "{refused}");
     assert!(!sleeping(&marker), "the refused engine ran");

@@ -177,7 +177,7 @@ impl Write for Shared {
 
 fn serve(spec: &str, input: &str) -> Vec<String> {
     let out = Shared::default();
-    tourney_runner::server::serve(
+    tourney_runner::engine_server::serve(
         &spec.parse().unwrap(),
         Cursor::new(input.to_string()),
         Box::new(out.clone()),

@@ -3,6 +3,7 @@
 /// Input the statistics cannot use: counts that do not parse, an SPRT that is not one,
 /// results that are missing, a PGN file that does not read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StatsError {
     /// Count text with the wrong number of fields.
     #[error("{what} needs {expected} comma-separated counts, found {found} in '{text}'")]

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use tourney_runner::confine::EnginePolicy;
 
 use tokio::sync::Notify;
 use tourney_model::job::PairJob;
@@ -66,11 +67,14 @@ impl State {
 pub(crate) struct Desk {
     state: Mutex<State>,
     wake: Notify,
+    /// How the outside engines of its pairs are confined.
+    policy: EnginePolicy,
 }
 
 impl Desk {
-    /// An empty desk for `slots` game threads.
-    pub(crate) fn new(slots: usize) -> Self {
+    /// An empty desk for `slots` game threads, whose outside engines are confined by
+    /// `policy`.
+    pub(crate) fn new(slots: usize, policy: EnginePolicy) -> Self {
         Desk {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -81,6 +85,7 @@ impl Desk {
                 ahead: LeaseAhead::default(),
             }),
             wake: Notify::new(),
+            policy,
         }
     }
 
@@ -173,7 +178,13 @@ impl Desk {
             )
             .entered();
             let started = Instant::now();
-            let result = play_pair(&queued.job, &queued.leased, &queued.cancelled, metrics);
+            let result = play_pair(
+                &queued.job,
+                &queued.leased,
+                &queued.cancelled,
+                &self.policy,
+                metrics,
+            );
             let took = started.elapsed();
             tracing::debug!(
                 ms = took.as_millis() as u64,
@@ -291,7 +302,7 @@ mod tests {
     fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
         // Two slots, nothing learnt yet: one pair queued per slot, so the low-water mark
         // is 2 held.
-        let desk = Desk::new(2);
+        let desk = Desk::new(2, EnginePolicy::default());
         for pair in 0..6 {
             desk.push(queued(1, pair));
         }
@@ -324,7 +335,7 @@ mod tests {
 
     #[test]
     fn the_lease_depth_is_learnt_from_each_played_pair_as_it_finishes() {
-        let desk = Desk::new(1);
+        let desk = Desk::new(1, EnginePolicy::default());
         desk.push(queued(1, 0));
         desk.state().threads = 1;
         assert_eq!(desk.wanted(), 1, "one queued per slot before any pair");
@@ -343,7 +354,7 @@ mod tests {
 
     #[test]
     fn unqueue_removes_one_lease_or_all() {
-        let desk = Desk::new(1);
+        let desk = Desk::new(1, EnginePolicy::default());
         for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
             desk.push(queued(lease, pair));
         }

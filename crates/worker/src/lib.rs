@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tourney_runner::confine::EnginePolicy;
 
 use tonic::Request;
 use tonic::metadata::MetadataValue;
@@ -38,9 +39,13 @@ pub use play::PlayError;
 ///
 /// # Errors
 /// No game could be played (an engine unfit, a malformed job).
-pub fn play_here(job: &PairJob, metrics: &WorkerMetrics) -> Result<pb::PairResult, PlayError> {
+pub fn play_here(
+    job: &PairJob,
+    policy: &EnginePolicy,
+    metrics: &WorkerMetrics,
+) -> Result<pb::PairResult, PlayError> {
     let leased = [job.first.clone(), job.second.clone()];
-    play::play_pair(job, &leased, &AtomicBool::new(false), metrics)
+    play::play_pair(job, &leased, &AtomicBool::new(false), policy, metrics)
         .map(|r| r.expect("never cancelled"))
 }
 
@@ -65,6 +70,8 @@ pub struct WorkerOptions {
     pub tls_ca: Option<Vec<u8>>,
     /// Where outside engines' programs are cached.
     pub cache_dir: PathBuf,
+    /// How outside engines are confined (the user they run as, the environment they get).
+    pub engine_policy: EnginePolicy,
 }
 
 /// A connected client with the token attached to every call.
@@ -149,6 +156,7 @@ struct Session {
 
 /// Why a worker stops, or cannot reach its coordinator.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkerError {
     /// The coordinator refused the worker token: retrying cannot help.
     #[error("the coordinator refused the worker token")]
@@ -260,7 +268,7 @@ pub async fn run(
     let mut slots_shown = GaugeShare::new(&metrics.slots);
     slots_shown.set(concurrency as i64);
     let mut queued_shown = GaugeShare::new(&metrics.pairs_queued);
-    let desk = Arc::new(desk::Desk::new(concurrency));
+    let desk = Arc::new(desk::Desk::new(concurrency, options.engine_policy.clone()));
     let mut unreported: Vec<Outcome> = Vec::new();
     // Pairs per lease not finished yet (queued or in play), for heartbeats.
     let mut leases: HashMap<u64, usize> = HashMap::new();

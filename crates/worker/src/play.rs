@@ -13,6 +13,7 @@ use tourney_rules::with_position;
 
 use crate::WorkerMetrics;
 use crate::pool::{self, Pool};
+use tourney_runner::confine::EnginePolicy;
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, SideLimits,
     pair_seats, play,
@@ -23,6 +24,7 @@ use crate::Client;
 /// Why a pair cannot be played on this worker; reported to the coordinator as the
 /// failure's reason.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlayError {
     /// An outside engine's program could not be fetched.
     #[error("fetching artifact of {engine}: {message}")]
@@ -263,7 +265,11 @@ enum Side<P: Heuristics> {
 }
 
 impl<P: Heuristics> Side<P> {
-    fn new(engine: &Engine, limits: &EngineLimits) -> Result<Self, PlayError> {
+    fn new(
+        engine: &Engine,
+        limits: &EngineLimits,
+        policy: &EnginePolicy,
+    ) -> Result<Self, PlayError> {
         let spec = match &engine.kind {
             EngineKind::Outside {
                 command, options, ..
@@ -276,6 +282,7 @@ impl<P: Heuristics> Side<P> {
                         let mut config = EngineConfig::new(command);
                         config.options = options.clone();
                         config.limits = *limits;
+                        config.policy = policy.clone();
                         Box::new(ExternalEngine::new(config))
                     }
                 };
@@ -345,6 +352,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
     job: &PairJob,
     leased: &[Engine; 2],
     cancelled: &AtomicBool,
+    policy: &EnginePolicy,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
     let settings = &job.settings;
@@ -378,8 +386,8 @@ fn play_typed<P: Heuristics + Adjudicate>(
         }
     }
     let limits = &job.settings.engine_limits;
-    let mut a = Side::<P>::new(first, limits)?;
-    let mut b = Side::<P>::new(second, limits)?;
+    let mut a = Side::<P>::new(first, limits, policy)?;
+    let mut b = Side::<P>::new(second, limits, policy)?;
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
@@ -454,9 +462,10 @@ pub(crate) fn play_pair(
     job: &PairJob,
     leased: &[Engine; 2],
     cancelled: &AtomicBool,
+    policy: &EnginePolicy,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
-    with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, metrics))
+    with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, policy, metrics))
 }
 
 #[cfg(test)]

@@ -161,6 +161,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                 concurrency: 1,
                 tls_ca: None,
                 cache_dir: dir.join("cache"),
+                engine_policy: Default::default(),
             };
             let mut stopped = workers_stopped.clone();
             let metrics = metrics.clone();

@@ -58,12 +58,14 @@ fn measure(
     engine: Arc<dyn Fn(&str) -> Engine + Send + Sync>,
 ) -> Result<Measured> {
     let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let policy = crate::support::engines::own_engines();
     let next = Arc::new(AtomicUsize::new(0));
     let (cpu_before, children_before) = cpu_times();
     let started = Instant::now();
     let threads: Vec<_> = (0..slots)
         .map(|_| {
             let (next, engine, metrics) = (Arc::clone(&next), Arc::clone(&engine), metrics.clone());
+            let policy = policy.clone();
             std::thread::spawn(move || -> Result<Vec<Vec<u8>>> {
                 let mut results = Vec::new();
                 loop {
@@ -72,7 +74,7 @@ fn measure(
                         return Ok(results);
                     }
                     let job = job(pair as u64, engine.as_ref(), max_plies);
-                    let result = tourney_worker::play_here(&job, &metrics)?;
+                    let result = tourney_worker::play_here(&job, &policy, &metrics)?;
                     results.push(result.games_lz4);
                 }
             })
@@ -117,7 +119,6 @@ fn row(label: &str, m: &Measured) {
 
 /// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`.
 pub(crate) fn outside(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
-    crate::support::engines::own_engines();
     crate::support::engines::until_stopped(move || measure_both(pairs, slots, max_plies))
 }
 

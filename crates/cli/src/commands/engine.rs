@@ -20,6 +20,6 @@ pub(crate) struct EngineArgs {
 
 pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
     let stdin = std::io::stdin().lock();
-    tourney_runner::server::serve(&args.spec, stdin, Box::new(std::io::stdout()))
+    tourney_runner::engine_server::serve(&args.spec, stdin, Box::new(std::io::stdout()))
         .context("serving the engine protocol")
 }

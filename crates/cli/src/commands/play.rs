@@ -1,6 +1,6 @@
 //! `tourney play`: one game between two players, shown as it goes, and its record.
 
-use crate::support::engines::{own_engines, until_stopped};
+use crate::support::engines::{own_engine, until_stopped};
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_ai::Heuristics;
@@ -8,10 +8,7 @@ use tourney_model::TimeControl;
 use tourney_model::job::GameSettings;
 use tourney_rules::with_position;
 use tourney_rules::{Game, GameKind, Position};
-use tourney_runner::{
-    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup,
-    play as referee_play,
-};
+use tourney_runner::{Adjudicate, BuiltIn, Contestant, Seat, Setup, play as referee_play};
 
 /// Play one game between two players and print its record.
 ///
@@ -134,7 +131,7 @@ fn opening<P: Position>(text: &str) -> Result<(P, Vec<P::Move>)> {
 /// A contestant from `--white`/`--black`.
 fn contestant<P: Heuristics>(spec: &str) -> Result<Box<dyn Contestant<P>>> {
     match spec.strip_prefix("cmd:") {
-        Some(command) => Ok(Box::new(ExternalEngine::new(EngineConfig::new(command)))),
+        Some(command) => Ok(Box::new(own_engine(command))),
         None => Ok(Box::new(
             BuiltIn::<P>::new(spec)
                 .map_err(anyhow::Error::msg)
@@ -144,7 +141,6 @@ fn contestant<P: Heuristics>(spec: &str) -> Result<Box<dyn Contestant<P>>> {
 }
 
 pub(crate) fn play(args: &PlayArgs) -> Result<()> {
-    own_engines();
     let args = args.clone();
     until_stopped(move || with_position!(args.game, P => play_game::<P>(&args)))
 }

@@ -10,8 +10,8 @@ use tourney_ai::Heuristics;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Color, Game, with_position};
+use tourney_runner::Contestant;
 use tourney_runner::protocol::{Command, Go, parse_command};
-use tourney_runner::{Contestant, EngineConfig, ExternalEngine};
 
 /// Lines of the recorded transcript shown before the replay.
 const RECORDED_LINES_SHOWN: usize = 20;
@@ -59,7 +59,6 @@ pub(crate) struct ReplayArgs {
 /// # Errors
 /// The game cannot be fetched or replayed, or the engine fails again (exit status 1).
 pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
-    crate::support::engines::own_engines();
     if args.game > 1 {
         bail!("game {}: a pair has games 0 and 1", args.game);
     }
@@ -225,7 +224,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         "\nReplaying {ply} plies with `{command}`, {mover} to move, then: {}",
         Command::Go(go.clone())
     );
-    let mut engine = ExternalEngine::new(EngineConfig::new(&command));
+    let mut engine = crate::support::engines::own_engine(&command);
     Contestant::<P>::new_game(&mut engine, rules, 0)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("starting `{command}`"))?;

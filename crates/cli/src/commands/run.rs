@@ -75,7 +75,6 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
-    crate::support::engines::own_engines();
     crate::support::host::raise_open_files();
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(async {
@@ -149,6 +148,7 @@ async fn run_embedded(
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: None,
         cache_dir: args.data.join("artifacts"),
+        engine_policy: crate::support::engines::own_engines(),
     };
     let mut stopped = workers_stopped.clone();
     let worker_metrics = WorkerMetrics::new(&registry);

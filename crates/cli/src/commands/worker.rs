@@ -9,6 +9,7 @@ use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use tokio::net::TcpListener;
+use tourney_runner::confine::EnginePolicy;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
 /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
@@ -78,11 +79,9 @@ fn user_ids(user: &str) -> Result<(u32, u32)> {
     Ok((entry.pw_uid, entry.pw_gid))
 }
 
-/// Sets how this worker confines outside engines, and says in the log what it cannot do.
-fn confine_engines(args: &WorkerArgs) -> Result<()> {
-    use tourney_runner::confine::{
-        EnginePolicy, clean_stale_work_dirs, containment, network_isolation, set_policy,
-    };
+/// How this worker confines outside engines; says in the log what it cannot do.
+fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
+    use tourney_runner::confine::{clean_stale_work_dirs, containment, network_isolation};
     let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
     if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
         bail!("--engine-user is root: pass --allow-root-engines to mean it");
@@ -94,11 +93,11 @@ fn confine_engines(args: &WorkerArgs) -> Result<()> {
              (give --engine-user nobody, or --allow-root-engines)"
         );
     }
-    set_policy(EnginePolicy {
+    let policy = EnginePolicy {
         run_as,
         allow_root: args.allow_root_engines,
         pass_env: args.engine_env.clone(),
-    });
+    };
     let stale = clean_stale_work_dirs();
     if stale > 0 {
         tracing::info!(
@@ -106,7 +105,7 @@ fn confine_engines(args: &WorkerArgs) -> Result<()> {
             "removed the working directories of engines of dead workers"
         );
     }
-    if let Err(why) = containment() {
+    if let Err(why) = containment(run_as) {
         tracing::warn!(
             reason = %why,
             "outside engines cannot get PID and mount namespaces here: they run in process \
@@ -119,11 +118,11 @@ fn confine_engines(args: &WorkerArgs) -> Result<()> {
             "outside engines cannot get a network namespace here: they share the worker's network"
         );
     }
-    Ok(())
+    Ok(policy)
 }
 
 pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
-    confine_engines(args)?;
+    let engine_policy = confine_engines(args)?;
     // Games run on their own threads; the async side only talks to the coordinator, so
     // one thread is plenty and leaves every core to the games.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -146,6 +145,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: args.client.ca()?,
         cache_dir: args.cache.clone(),
+        engine_policy,
     };
     let result = runtime.block_on(async {
         let stop = stop_signal();

@@ -2,16 +2,25 @@
 //! outside`): their policy, and their end when the command is stopped.
 
 use anyhow::Result;
+use tourney_runner::confine::EnginePolicy;
+use tourney_runner::{EngineConfig, ExternalEngine};
 
 use crate::support::signals::{Interrupted, stop_signal};
 
-/// Engines started by `play` and `run` on the user's own command: confined like a
-/// worker's, but allowed to run as the user, root included.
-pub(crate) fn own_engines() {
-    tourney_runner::confine::set_policy(tourney_runner::confine::EnginePolicy {
+/// How engines started on the user's own command (`play`, `run`, `replay`, `bench
+/// outside`) are confined: like a worker's, but allowed to run as the user, root included.
+pub(crate) fn own_engines() -> EnginePolicy {
+    EnginePolicy {
         allow_root: true,
         ..Default::default()
-    });
+    }
+}
+
+/// An outside engine run by `command` on the user's own command.
+pub(crate) fn own_engine(command: &str) -> ExternalEngine {
+    let mut config = EngineConfig::new(command);
+    config.policy = own_engines();
+    ExternalEngine::new(config)
 }
 
 /// Runs `work` (a command that plays outside engines on its own threads) until it ends or

@@ -139,6 +139,12 @@ fn deferred(message: String, retry_ms: u64) -> GrpcStatus {
 
 #[tonic::async_trait]
 impl pb::worker_server::Worker for WorkerService {
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/register")
+    )]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
@@ -154,6 +160,12 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/lease")
+    )]
     async fn lease(
         &self,
         request: Request<pb::LeaseRequest>,
@@ -170,6 +182,12 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/report")
+    )]
     async fn report(
         &self,
         request: Request<pb::ReportRequest>,
@@ -309,6 +327,12 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/heartbeat")
+    )]
     async fn heartbeat(
         &self,
         request: Request<pb::HeartbeatRequest>,
@@ -320,6 +344,12 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/fetch_artifact")
+    )]
     async fn fetch_artifact(
         &self,
         request: Request<pb::FetchArtifactRequest>,
@@ -380,6 +410,12 @@ impl AdminService {
 
 #[tonic::async_trait]
 impl pb::admin_server::Admin for AdminService {
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/submit")
+    )]
     async fn submit(
         &self,
         request: Request<pb::SubmitRequest>,
@@ -399,6 +435,7 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::SubmitResponse { id, warnings }))
     }
 
+    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/list"))]
     async fn list(
         &self,
         request: Request<pb::ListRequest>,
@@ -421,6 +458,12 @@ impl pb::admin_server::Admin for AdminService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/status")
+    )]
     async fn status(
         &self,
         request: Request<pb::StatusRequest>,
@@ -435,6 +478,7 @@ impl pb::admin_server::Admin for AdminService {
 
     type WatchStream = Stream_<pb::TournamentStatus>;
 
+    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/watch"))]
     async fn watch(
         &self,
         request: Request<pb::StatusRequest>,
@@ -467,6 +511,12 @@ impl pb::admin_server::Admin for AdminService {
         )))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/cancel")
+    )]
     async fn cancel(
         &self,
         request: Request<pb::CancelRequest>,
@@ -484,6 +534,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::CancelResponse { cancelled }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/resume")
+    )]
     async fn resume(
         &self,
         request: Request<pb::ResumeRequest>,
@@ -500,6 +556,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ResumeResponse { resumed }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/exclude_worker")
+    )]
     async fn exclude_worker(
         &self,
         request: Request<pb::ExcludeWorkerRequest>,
@@ -513,6 +575,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/add_version")
+    )]
     async fn add_version(
         &self,
         request: Request<pb::AddVersionRequest>,
@@ -525,6 +593,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::AddVersionResponse {}))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/list_versions")
+    )]
     async fn list_versions(
         &self,
         _: Request<pb::ListVersionsRequest>,
@@ -533,6 +607,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ListVersionsResponse { versions }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/timeline")
+    )]
     async fn timeline(
         &self,
         request: Request<pb::TimelineRequest>,
@@ -560,6 +640,12 @@ impl pb::admin_server::Admin for AdminService {
         }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/archive")
+    )]
     async fn archive(
         &self,
         request: Request<pb::ArchiveRequest>,
@@ -573,6 +659,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ArchiveResponse { pairs }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/upload_artifact")
+    )]
     async fn upload_artifact(
         &self,
         request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,
@@ -596,6 +688,12 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/has_artifact")
+    )]
     async fn has_artifact(
         &self,
         request: Request<pb::HasArtifactRequest>,
@@ -611,6 +709,12 @@ impl pb::admin_server::Admin for AdminService {
 
     type ExportStream = Stream_<pb::ExportChunk>;
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/export")
+    )]
     async fn export(
         &self,
         request: Request<pb::ExportRequest>,
@@ -653,6 +757,12 @@ impl pb::admin_server::Admin for AdminService {
         )))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/get_report")
+    )]
     async fn get_report(
         &self,
         request: Request<pb::GetReportRequest>,

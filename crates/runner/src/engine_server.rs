@@ -87,9 +87,43 @@ struct Session<P: Heuristics> {
     start: String,
 }
 
+/// What the server cannot do for the runner: said on the protocol (`error unsupported
+/// ...`, or `info string error: ...`), never fatal to the session.
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    /// The player cannot be built for this game.
+    #[error("{0}")]
+    Player(String),
+    /// A game the server does not know.
+    #[error("game {0}")]
+    UnknownGame(String),
+    /// Rule options it does not know.
+    #[error("{0}")]
+    Rules(tourney_rules::ParseError),
+    /// A `position` before any `newgame`.
+    #[error("position before newgame")]
+    NoGame,
+    /// A start position that does not parse.
+    #[error("position '{start}': {error}")]
+    Position {
+        /// The position string given.
+        start: String,
+        /// What is wrong with it.
+        error: tourney_rules::ParseError,
+    },
+    /// A move that is not legal or not a move.
+    #[error("move '{mv}': {error}")]
+    Move {
+        /// The move given.
+        mv: String,
+        /// What is wrong with it.
+        error: String,
+    },
+}
+
 impl<P: Heuristics> Session<P> {
-    fn new(spec: &PlayerSpec, out: &Output) -> Result<Self, String> {
-        let player = spec.build::<P>().map_err(|e| e.0)?;
+    fn new(spec: &PlayerSpec, out: &Output) -> Result<Self, SessionError> {
+        let player = spec.build::<P>().map_err(|e| SessionError::Player(e.0))?;
         Ok(Session {
             shared: Arc::new(Shared {
                 player: Mutex::new(player),
@@ -119,12 +153,9 @@ impl<P: Heuristics> Session<P> {
         self.shared.game.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn new_game(&mut self, rules: &[String]) -> Result<(), String> {
+    fn new_game(&mut self, rules: &[String]) -> Result<(), SessionError> {
         self.finish();
-        self.rules = rules
-            .join(",")
-            .parse()
-            .map_err(|e: tourney_rules::ParseError| e.to_string())?;
+        self.rules = rules.join(",").parse().map_err(SessionError::Rules)?;
         *self.game() = None;
         self.shared
             .player
@@ -136,7 +167,7 @@ impl<P: Heuristics> Session<P> {
 
     /// Sets the position of a `position` line's arguments (`startpos` or a position string,
     /// then `moves ...`): when it extends the last one, only the new moves are played.
-    fn position(&mut self, args: &str) -> Result<(), String> {
+    fn position(&mut self, args: &str) -> Result<(), SessionError> {
         self.finish();
         let (start, moves) = match args.split_once(" moves") {
             Some((start, moves)) => (start.trim(), moves.trim()),
@@ -156,9 +187,10 @@ impl<P: Heuristics> Session<P> {
             let position: P = if start.is_empty() {
                 P::start()
             } else {
-                start
-                    .parse()
-                    .map_err(|e: tourney_rules::ParseError| format!("position '{start}': {e}"))?
+                start.parse().map_err(|error| SessionError::Position {
+                    start: start.to_string(),
+                    error,
+                })?
             };
             *game = Some(Game::new(position, self.rules));
             self.start.clear();
@@ -170,7 +202,10 @@ impl<P: Heuristics> Session<P> {
         for mv in new.split_whitespace() {
             if let Err(e) = current.play_text(mv) {
                 *game = None;
-                return Err(format!("move '{mv}': {e}"));
+                return Err(SessionError::Move {
+                    mv: mv.to_string(),
+                    error: e.to_string(),
+                });
             }
             if !self.played.is_empty() {
                 self.played.push(' ');
@@ -260,7 +295,7 @@ pub fn serve(
 ) -> io::Result<()> {
     let out: Output = Arc::new(Mutex::new(output));
     let mut session: Option<AnySession> = None;
-    let mut unsupported: Option<String> = None;
+    let mut unsupported: Option<SessionError> = None;
     let mut line = String::new();
     loop {
         line.clear();
@@ -273,7 +308,7 @@ pub fn serve(
             let result = match session.as_mut() {
                 Some(AnySession::Loa(s)) => s.position(args),
                 Some(AnySession::Amazons(s)) => s.position(args),
-                None => Err("position before newgame".into()),
+                None => Err(SessionError::NoGame),
             };
             if let Err(why) = result {
                 say(&out, &format!("info string error: {why}"));
@@ -307,7 +342,7 @@ pub fn serve(
                     .ok();
                 }
                 let ready = match (kind, session.as_mut()) {
-                    (None, _) => Err(format!("game {game}")),
+                    (None, _) => Err(SessionError::UnknownGame(game)),
                     (_, None) => Ok(()),
                     (_, Some(AnySession::Loa(s))) => s.new_game(&rules),
                     (_, Some(AnySession::Amazons(s))) => s.new_game(&rules),

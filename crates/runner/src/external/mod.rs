@@ -1,0 +1,406 @@
+//! Outside engines: a process spoken to over the engine protocol on stdin/stdout.
+//!
+//! A reader thread turns the engine's stdout into lines on a channel, so every wait has a
+//! timeout; another keeps the last stderr lines. Whatever the engine does (crash, hang,
+//! junk, illegal moves, closing stdout) becomes a [`Failure`] or [`Unfit`] for the referee;
+//! nothing panics, and the process is always killed and reaped. Each game's protocol, both
+//! ways, is kept in a bounded [`Transcript`] for the record of a game the engine loses by
+//! failing.
+
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+mod process;
+mod transcript;
+
+use process::EngineProcess;
+use transcript::{Direction, Transcript};
+
+use tourney_model::Termination;
+use tourney_model::tournament::EngineLimits;
+use tourney_rules::{Game, Position};
+
+use crate::confine::EnginePolicy;
+use crate::contestant::{Contestant, Failure, Reply, Unfit};
+use crate::protocol::{Command, Go, Message, parse_message};
+
+/// How to start and talk to an outside engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// The command line (split on spaces; quotes group words).
+    pub command: String,
+    /// `setoption` name/value pairs sent after the handshake.
+    pub options: Vec<(String, String)>,
+    /// How long the handshake (`ugiok`, `readyok`) may take.
+    pub handshake_timeout: Duration,
+    /// How long an engine may be silent when it has no clock to run out (searches bounded
+    /// by nodes or depth).
+    pub unresponsive_timeout: Duration,
+    /// What its process may use.
+    pub limits: EngineLimits,
+    /// How its process is confined (the user it runs as, the environment it gets).
+    pub policy: EnginePolicy,
+}
+
+impl EngineConfig {
+    /// An engine run by `command` with default timeouts (5 s handshake, 60 s silence).
+    pub fn new(command: &str) -> Self {
+        EngineConfig {
+            command: command.to_string(),
+            options: Vec::new(),
+            handshake_timeout: Duration::from_secs(5),
+            unresponsive_timeout: Duration::from_secs(60),
+            limits: EngineLimits::default(),
+            policy: EnginePolicy::default(),
+        }
+    }
+}
+
+/// Splits a command line into words; double or single quotes group words.
+pub fn split_command(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut has_word = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                has_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has_word || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                    has_word = false;
+                }
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if has_word || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// An outside engine as a [`Contestant`]. A healthy process is kept between games; after a
+/// failure the next game starts a fresh one.
+pub struct ExternalEngine {
+    config: EngineConfig,
+    process: Option<EngineProcess>,
+    last_stderr: Vec<(Instant, String)>,
+    started: u32,
+    /// Starts already told by [`ExternalEngine::take_starts`].
+    starts_told: u32,
+    /// The current (or last) game's protocol.
+    transcript: Transcript,
+}
+
+impl ExternalEngine {
+    /// An engine that is started by the first [`Contestant::new_game`].
+    pub fn new(config: EngineConfig) -> Self {
+        ExternalEngine {
+            config,
+            process: None,
+            last_stderr: Vec::new(),
+            started: 0,
+            starts_told: 0,
+            transcript: Transcript::default(),
+        }
+    }
+
+    /// How many processes were started: one, plus one per restart after a failure (a start
+    /// that failed, such as a missing program, started none).
+    pub fn processes_started(&self) -> u32 {
+        self.started
+    }
+
+    /// Processes started since the last call, and how many of them were restarts (after
+    /// a failure, or a limit half used: every start but the first).
+    pub fn take_starts(&mut self) -> (u32, u32) {
+        let starts = self.started - self.starts_told;
+        let restarts = starts - u32::from(self.starts_told == 0 && starts > 0);
+        self.starts_told = self.started;
+        (starts, restarts)
+    }
+
+    /// Ends the process at once (kill, reap), keeping its complete stderr tail.
+    fn discard(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            p.kill();
+            // The pipe closes with the process; a grandchild holding it must not stall us.
+            let _ = p.stderr_done.recv_timeout(Duration::from_millis(300));
+            self.last_stderr = p.stderr_tail();
+        }
+    }
+
+    /// Waits for a line matching `want`, within the handshake timeout.
+    fn await_line(
+        &mut self,
+        what: &str,
+        want: impl Fn(&Message) -> bool,
+    ) -> Result<Vec<Message>, Unfit> {
+        let deadline = Instant::now() + self.config.handshake_timeout;
+        let timeout = self.config.handshake_timeout;
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| Unfit("no engine process".into()))?;
+        let mut seen = Vec::new();
+        loop {
+            match process.next_line(deadline) {
+                Ok(line) => {
+                    let message = parse_message(&line);
+                    self.transcript.note(Direction::Received, line);
+                    if let Message::Unsupported(why) = &message {
+                        return Err(Unfit(format!("unsupported: {why}")));
+                    }
+                    let done = want(&message);
+                    seen.push(message);
+                    if done {
+                        return Ok(seen);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(Unfit(format!(
+                        "no '{what}' within {:.1} s",
+                        timeout.as_secs_f64()
+                    )));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let why = process.ended();
+                    return Err(Unfit(format!("{why} before '{what}'")));
+                }
+            }
+        }
+    }
+
+    fn start(&mut self) -> Result<(), Unfit> {
+        let process = EngineProcess::spawn(
+            &self.config.command,
+            &self.config.limits,
+            &self.config.policy,
+        )
+        .map_err(|e| Unfit(e.to_string()))?;
+        self.started += 1;
+        self.process = Some(process);
+        self.send_or_unfit(&Command::Ugi)?;
+        self.await_line("ugiok", |m| *m == Message::UgiOk)?;
+        for (name, value) in self.config.options.clone() {
+            self.send_or_unfit(&Command::SetOption { name, value })?;
+        }
+        Ok(())
+    }
+
+    fn send_or_unfit(&mut self, command: &Command) -> Result<(), Unfit> {
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| Unfit("no engine process".into()))?;
+        let line = process.send(command).map_err(|e| Unfit(e.to_string()))?;
+        self.transcript.note(Direction::Sent, line);
+        Ok(())
+    }
+
+    /// The last stderr lines, with when each came.
+    fn timed_stderr(&self) -> Vec<(Instant, String)> {
+        match &self.process {
+            Some(p) => p.stderr_tail(),
+            None => self.last_stderr.clone(),
+        }
+    }
+
+    fn failure(&mut self, termination: Termination, detail: String) -> Failure {
+        self.discard();
+        Failure {
+            termination,
+            detail,
+        }
+    }
+}
+
+impl<P: Position> Contestant<P> for ExternalEngine {
+    fn spec(&self) -> String {
+        format!("cmd:{}", self.config.command)
+    }
+
+    fn options(&self) -> Vec<(String, String)> {
+        self.config.options.clone()
+    }
+
+    fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
+        self.transcript.restart();
+        // A process kept from an earlier game plays on (told `newgame`), unless it died or
+        // used up half of a limit that counts over its life.
+        let fit = self
+            .process
+            .as_mut()
+            .is_some_and(EngineProcess::fit_for_another_game);
+        if fit {
+            if let Some(p) = &self.process {
+                p.clear_stderr();
+            }
+        } else {
+            self.discard();
+            self.start().inspect_err(|_| self.discard())?;
+        }
+        let rules_text = rules.to_string();
+        let command = Command::NewGame {
+            game: P::GAME.name().to_string(),
+            rules: rules_text
+                .split(',')
+                .filter(|r| !r.is_empty())
+                .map(String::from)
+                .collect(),
+        };
+        let result = self
+            .send_or_unfit(&command)
+            .and_then(|()| self.send_or_unfit(&Command::IsReady))
+            .and_then(|()| {
+                self.await_line("readyok", |m| *m == Message::ReadyOk)
+                    .map(|_| ())
+            });
+        result.inspect_err(|_| self.discard())
+    }
+
+    fn go(&mut self, game: &Game<P>, go: &Go, deadline: Duration) -> Result<Reply, Failure> {
+        let Some(process) = self.process.as_mut() else {
+            return Err(Failure {
+                termination: Termination::Crash,
+                detail: "no engine process".into(),
+            });
+        };
+        let start = *game.start();
+        let position = Command::Position {
+            start: (start != P::start()).then(|| start.to_string()),
+            moves: game.moves().iter().map(ToString::to_string).collect(),
+        };
+        let sent = process.send(&position).and_then(|position| {
+            self.transcript.note(Direction::Sent, position);
+            process.send(&Command::Go(go.clone()))
+        });
+        let sent = sent.map(|go| self.transcript.note(Direction::Sent, go));
+        if let Err(e) = sent {
+            let why = process.ended();
+            return Err(self.failure(Termination::Crash, format!("{why} ({e})")));
+        }
+        let has_clock = go.wtime.is_some() || go.btime.is_some() || go.movetime.is_some();
+        let until = Instant::now() + deadline;
+        let mut reply = Reply {
+            mv: String::new(),
+            nodes: None,
+            depth: None,
+            score: None,
+        };
+        loop {
+            match process.next_line(until) {
+                Ok(line) => {
+                    let message = parse_message(&line);
+                    self.transcript.note(Direction::Received, line);
+                    match message {
+                        Message::Info(info) => {
+                            reply.nodes = info.nodes.or(reply.nodes);
+                            reply.depth = info.depth.or(reply.depth);
+                            reply.score = info.score.or(reply.score.take());
+                        }
+                        Message::BestMove(mv) => {
+                            reply.mv = mv;
+                            return Ok(reply);
+                        }
+                        _ => {}
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let (termination, what) = if has_clock {
+                        (Termination::TimeForfeit, "no move before its time ran out")
+                    } else {
+                        (Termination::Unresponsive, "no move")
+                    };
+                    let detail = format!("{what} (waited {:.1} s)", deadline.as_secs_f64());
+                    return Err(self.failure(termination, detail));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let why = process.ended();
+                    return Err(self.failure(Termination::Crash, why));
+                }
+            }
+        }
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        self.timed_stderr()
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect()
+    }
+
+    fn transcript(&self) -> Vec<String> {
+        self.transcript.lines(&self.timed_stderr())
+    }
+
+    fn abandon(&mut self) {
+        self.discard();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transcript::{TRANSCRIPT_BYTES, line_cut};
+    use super::*;
+
+    #[test]
+    fn a_transcript_keeps_its_first_and_last_lines_within_its_bound() {
+        let mut t = Transcript::default();
+        let origin = t.origin;
+        for i in 0..100_000u64 {
+            let at = origin + Duration::from_micros(i * 10);
+            let direction = if i % 2 == 0 {
+                Direction::Sent
+            } else {
+                Direction::Received
+            };
+            t.note_at(at, direction, format!("info nodes {i}"));
+        }
+        let stderr = [(origin + Duration::from_micros(999_985), "oops".to_string())];
+        let lines = t.lines(&stderr);
+        let bytes: usize = lines.iter().map(String::len).sum();
+        assert!(bytes <= TRANSCRIPT_BYTES, "{bytes} bytes");
+        assert_eq!(lines[0], "0.000 > info nodes 0");
+        assert_eq!(lines[1], "0.000 < info nodes 1");
+        assert_eq!(lines.last().unwrap(), "1.000 < info nodes 99999");
+        let gap = lines
+            .iter()
+            .position(|l| l.contains("lines left out"))
+            .unwrap();
+        let kept = lines.len() - 2; // the gap and the stderr line
+        assert_eq!(lines[gap], format!("… {} lines left out …", 100_000 - kept));
+        assert!(
+            lines.contains(&"1.000 ! oops".to_string()),
+            "{:?}",
+            &lines[lines.len() - 3..]
+        );
+        // Long lines are cut, their length said.
+        let mut long = "x".repeat(5000);
+        assert_eq!(
+            line_cut(&mut long),
+            format!("{} … (5000 bytes)", "x".repeat(1024))
+        );
+        let mut short = "go movetime 100".to_string();
+        assert_eq!(line_cut(&mut short), "go movetime 100");
+    }
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        assert_eq!(
+            split_command("python3 my_engine.py --fast"),
+            ["python3", "my_engine.py", "--fast"]
+        );
+        assert_eq!(
+            split_command("  ./e  'a b' \"c d\" ''"),
+            ["./e", "a b", "c d", ""]
+        );
+        assert!(split_command("   ").is_empty());
+    }
+}

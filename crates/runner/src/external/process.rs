@@ -1,0 +1,322 @@
+//! An outside engine's process: started confined, its stdout and stderr read on threads
+//! of their own in bounded lines.
+
+use super::split_command;
+use crate::confine::{self, EnginePolicy, SpawnError, WorkDir};
+use crate::protocol::Command;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+use tourney_model::tournament::EngineLimits;
+
+/// Stderr lines kept for the record.
+pub(super) const STDERR_LINES: usize = tourney_model::MAX_STDERR_LINES;
+
+/// The longest stderr line kept, in bytes (longer ones are cut; read lossily, it is at
+/// most as many characters).
+pub(super) const STDERR_LINE_BYTES: usize = tourney_model::MAX_STDERR_LINE_CHARS;
+
+/// The longest stdout line read (the rest of a longer one is skipped: no protocol message
+/// is that long).
+pub(super) const STDOUT_LINE_BYTES: usize = 64 << 10;
+
+/// Stdout lines waiting to be read by the referee; past this the engine waits to write.
+pub(super) const STDOUT_QUEUE: usize = 4096;
+
+/// Reads `reader` line by line, each cut to `max_line` bytes (the rest of a longer line
+/// is read and dropped), giving each line to `on_line` until it returns `false` or the
+/// input ends; stops early, returning `true`, once more than `max_total` bytes came.
+/// Memory stays within `max_line` whatever comes in.
+pub(super) fn read_lines(
+    reader: impl Read,
+    max_line: usize,
+    max_total: u64,
+    mut on_line: impl FnMut(String) -> bool,
+) -> bool {
+    let mut reader = BufReader::with_capacity(64 << 10, reader);
+    let mut line = Vec::new();
+    let mut total = 0u64;
+    loop {
+        let (consumed, end) = match reader.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => {
+                let end = buf.iter().position(|&b| b == b'\n');
+                let take = end.unwrap_or(buf.len());
+                let room = max_line.saturating_sub(line.len());
+                line.extend_from_slice(&buf[..take.min(room)]);
+                (end.map_or(buf.len(), |i| i + 1), end.is_some())
+            }
+        };
+        reader.consume(consumed);
+        total += consumed as u64;
+        if end || total > max_total {
+            let text = String::from_utf8_lossy(&line)
+                .trim_end_matches('\r')
+                .to_string();
+            line.clear();
+            if !on_line(text) {
+                return false;
+            }
+        }
+        if total > max_total {
+            return true;
+        }
+    }
+    if !line.is_empty() {
+        on_line(String::from_utf8_lossy(&line).into_owned());
+    }
+    false
+}
+
+/// A running engine process, confined (see [`confine`]).
+pub(super) struct EngineProcess {
+    pub(super) child: Child,
+    pub(super) stdin: ChildStdin,
+    pub(super) lines: Receiver<String>,
+    /// Its last stderr lines, with when each came.
+    pub(super) stderr: Arc<Mutex<VecDeque<(Instant, String)>>>,
+    /// Closed when the stderr reader has read everything.
+    pub(super) stderr_done: Receiver<()>,
+    /// Set when the engine wrote more stderr than its limit (and was killed for it).
+    pub(super) stderr_over: Arc<AtomicBool>,
+    /// Bytes of stderr read so far.
+    pub(super) stderr_bytes: Arc<AtomicU64>,
+    pub(super) limits: EngineLimits,
+    /// Its working directory, removed after it (declared last: dropped after the kill).
+    pub(super) _dir: WorkDir,
+}
+
+impl EngineProcess {
+    pub(super) fn spawn(
+        command: &str,
+        limits: &EngineLimits,
+        policy: &EnginePolicy,
+    ) -> Result<EngineProcess, StartError> {
+        if let Some(why) = confine::refuse_root(policy) {
+            return Err(StartError::Refused(why));
+        }
+        let words = split_command(command);
+        let (program, args) = words.split_first().ok_or(StartError::EmptyCommand)?;
+        let program = own_program(program);
+        let dir = WorkDir::new(policy.run_as).map_err(StartError::WorkDir)?;
+        let mut engine = confine::command(&program, args, limits, policy, dir.path());
+        engine
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child =
+            confine::start_engine(engine, dir.path()).map_err(|source| StartError::Spawn {
+                command: command.to_string(),
+                source,
+            })?;
+        let no_pipe = || StartError::NoPipe;
+        let stdin = child.stdin.take().ok_or_else(no_pipe)?;
+        let stdout = child.stdout.take().ok_or_else(no_pipe)?;
+        let stderr_pipe = child.stderr.take().ok_or_else(no_pipe)?;
+        let (tx, lines) = sync_channel(STDOUT_QUEUE);
+        thread::spawn(move || {
+            read_lines(stdout, STDOUT_LINE_BYTES, u64::MAX, |line| {
+                tx.send(line).is_ok()
+            });
+        });
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::clone(&stderr);
+        let (done, stderr_done) = channel::<()>();
+        let stderr_over = Arc::new(AtomicBool::new(false));
+        let over = Arc::clone(&stderr_over);
+        let stderr_bytes = Arc::new(AtomicU64::new(0));
+        let bytes = Arc::clone(&stderr_bytes);
+        let (pid, most) = (child.id(), limits.stderr_kb.saturating_mul(1024));
+        thread::spawn(move || {
+            let _done = done;
+            let flooded = read_lines(stderr_pipe, STDERR_LINE_BYTES, most, |line| {
+                bytes.fetch_add(line.len() as u64 + 1, Ordering::Relaxed);
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if tail.len() == STDERR_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back((Instant::now(), line));
+                true
+            });
+            if flooded {
+                over.store(true, Ordering::Relaxed);
+                confine::kill_group(pid);
+            }
+        });
+        Ok(EngineProcess {
+            child,
+            stdin,
+            lines,
+            stderr,
+            stderr_done,
+            stderr_over,
+            stderr_bytes,
+            limits: *limits,
+            _dir: dir,
+        })
+    }
+
+    /// Whether the process can play another game: alive, with at least half of its CPU time
+    /// and stderr limits left (they count over a process's life), so that each game it plays
+    /// has its share of them.
+    pub(super) fn fit_for_another_game(&mut self) -> bool {
+        let alive = matches!(self.child.try_wait(), Ok(None));
+        let cpu = confine::cpu_seconds_used(self.child.id()).unwrap_or(0.0);
+        let stderr = self.stderr_bytes.load(Ordering::Relaxed);
+        alive
+            && cpu * 2.0 < self.limits.cpu_seconds as f64
+            && stderr * 2 < self.limits.stderr_kb.saturating_mul(1024)
+    }
+
+    /// Forgets the stderr lines of earlier games: a game's record keeps its own.
+    pub(super) fn clear_stderr(&self) {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Kills the engine and everything in its process group, and reaps it.
+    pub(super) fn kill(&mut self) {
+        // Killed before it is forgotten: `end_engines` meanwhile kills it too, never misses it.
+        confine::kill_group(self.child.id());
+        confine::forget_engine(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends `command`; returns the line sent.
+    pub(super) fn send(&mut self, command: &Command) -> Result<String, WriteError> {
+        let mut line = command.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(WriteError)?;
+        line.pop();
+        Ok(line)
+    }
+
+    /// The next line, waiting at most until `deadline`; `Disconnected` once the engine's
+    /// output has ended or its process has exited (even if something it started still
+    /// holds the pipe open).
+    pub(super) fn next_line(&mut self, deadline: Instant) -> Result<String, RecvTimeoutError> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(100)))
+            {
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(_)) = self.child.try_wait() {
+                        return self
+                            .lines
+                            .try_recv()
+                            .map_err(|_| RecvTimeoutError::Disconnected);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Why the engine's output ended: a limit it hit, or its exit status if it has
+    /// exited.
+    pub(super) fn ended(&mut self) -> String {
+        // Give a dying process a moment so its status can be reported.
+        for _ in 0..20 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                if self.stderr_over.load(Ordering::Relaxed) {
+                    return format!(
+                        "engine stopped: it wrote more than {} KiB to stderr \
+                         (engine_limits.stderr_kb)",
+                        self.limits.stderr_kb
+                    );
+                }
+                return match confine::limit_hit(&status, &self.limits) {
+                    Some(limit) => format!("engine exited ({status}): {limit}"),
+                    None => format!("engine exited ({status})"),
+                };
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        "engine closed its output".to_string()
+    }
+
+    /// Its last stderr lines, with when each came.
+    pub(super) fn stderr_tail(&self) -> Vec<(Instant, String)> {
+        self.stderr
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for EngineProcess {
+    /// `quit`, then at most a second for the engine to close its output (the reader sees it
+    /// at once: no polling), then its whole process group is killed (what it forked does
+    /// not outlive it); always reaped.
+    fn drop(&mut self) {
+        let _ = self.send(&Command::Quit);
+        let until = Instant::now() + Duration::from_secs(1);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(_) if !left.is_zero() => continue,
+                _ => break,
+            }
+        }
+        self.kill();
+    }
+}
+
+/// The program to run for a command's first word: `tourney` is this very program when it
+/// is tourney (a worker's engines `tourney engine ...` need no `tourney` on the PATH).
+pub(super) fn own_program(program: &str) -> String {
+    let me = std::env::current_exe().ok();
+    match me {
+        Some(me) if program == "tourney" && me.file_name().is_some_and(|n| n == "tourney") => {
+            me.display().to_string()
+        }
+        _ => program.to_string(),
+    }
+}
+
+/// Why an engine's process could not be started: the engine is unfit to play.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// Engines may not run as root here (the policy's reason).
+    #[error("{0}")]
+    Refused(String),
+    /// The command line has no program.
+    #[error("empty engine command")]
+    EmptyCommand,
+    /// Its private working directory could not be made.
+    #[error("no working directory for the engine: {0}")]
+    WorkDir(#[source] std::io::Error),
+    /// The process did not start.
+    #[error("cannot start '{command}': {source}")]
+    Spawn {
+        /// The engine's command line.
+        command: String,
+        /// Why it did not start.
+        #[source]
+        source: SpawnError,
+    },
+    /// A pipe to the process was missing.
+    #[error("no pipe to the engine's stdin, stdout or stderr")]
+    NoPipe,
+}
+
+/// A line could not be written to the engine (it closed its input or exited).
+#[derive(Debug, thiserror::Error)]
+#[error("writing to the engine: {0}")]
+pub(crate) struct WriteError(#[source] std::io::Error);
