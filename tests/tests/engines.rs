@@ -183,7 +183,9 @@ fn failed_handshakes_and_unsupported_games_make_the_engine_unfit() {
     assert!(reason.0.contains("no 'ugiok'"), "{reason}");
     let err = game("unsupported", &with_clock()).unwrap_err();
     assert!(err.to_string().contains("unsupported: game loa"), "{err}");
-    let mut missing = ExternalEngine::new(EngineConfig::new("/nonexistent/engine"));
+    let mut missing_config = config("good");
+    missing_config.command = "/nonexistent/engine".into();
+    let mut missing = ExternalEngine::new(missing_config);
     let mut random = BuiltIn::<Loa>::new("random").unwrap();
     let err = play(
         &with_clock(),
