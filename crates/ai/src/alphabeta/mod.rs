@@ -41,7 +41,7 @@ impl<W: Default> AbConfig<W> {
     /// The defaults for `game`, with default weights, no limits and a 16 MiB table.
     /// Amazons: its hundreds of moves ordered by evaluation 3 plies or more from the
     /// leaves, and the best 10 searched below the root (183-0-117, +78 Elo at 50 ms a move
-    /// against searching all; bench/strength/README.md). LOA: neither.
+    /// against searching all; experiments/strength/README.md). LOA: neither.
     pub(crate) fn for_game(game: GameKind) -> Self {
         let (eval_order, prune) = match game {
             GameKind::Loa => (0, 0),

@@ -10,7 +10,7 @@ use super::{Heuristics, weights};
 
 weights! {
     /// Weights of the Amazons evaluation. `territory` sets the scale; the others were tuned
-    /// by SPSA (bench/strength/spsa-amazons.toml: +160 Elo over the hand-set 30, 40, 4, 150
+    /// by SPSA (experiments/strength/spsa-amazons.toml: +160 Elo over the hand-set 30, 40, 4, 150
     /// and 20 at 20,000 nodes a move).
     AmazonsWeights {
         /// Per free square a side reaches first by queen moves.

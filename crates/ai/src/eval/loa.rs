@@ -8,7 +8,7 @@ use super::{Heuristics, weights};
 
 weights! {
     /// Weights of the LOA evaluation (per unit of each feature). `concentration` sets the
-    /// scale; the others were tuned by SPSA (bench/strength/spsa-loa.toml: +122 Elo over
+    /// scale; the others were tuned by SPSA (experiments/strength/spsa-loa.toml: +122 Elo over
     /// the hand-set 20, 12, 30, 60, 3, 15 and 10 at 50,000 nodes a move).
     LoaWeights {
         /// Penalty per unit of distance to the centre of mass beyond the tightest shape.

@@ -51,7 +51,7 @@ pub(crate) const DEFAULT_TREE_MIB: usize = 256;
 
 impl<W: Default> MctsConfig<W> {
     /// The defaults for `game`, with default weights, no limits, seed 1 and a tree of
-    /// `max_nodes`; each default was measured (bench/strength/README.md):
+    /// `max_nodes`; each default was measured (experiments/strength/README.md):
     /// - Amazons: a narrow tree (the best 15 moves by evaluation below the root, found in
     ///   two stages) with implicit minimax backups: 32 % against `ab` at 200 ms a move,
     ///   where the full-width tree scored 6-23 %; LOA: full width.

@@ -49,7 +49,7 @@ fn the_example_configs_parse() {
         TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
     }
     // And the strength tests' SPRTs, tuning runs and screening gauntlets.
-    let dir = format!("{}/../../bench/strength", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{}/../../experiments/strength", env!("CARGO_MANIFEST_DIR"));
     let mut files = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

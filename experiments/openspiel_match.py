@@ -9,7 +9,7 @@ alternate; the OpenSpiel bot's seed changes every game.
 
 Needs `pip install open-spiel`. Example:
     cargo build --release
-    python3 bench/openspiel_match.py --game loa --games 100 --movetime 200
+    python3 experiments/openspiel_match.py --game loa --games 100 --movetime 200
 """
 import argparse
 import math

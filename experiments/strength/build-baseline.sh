@@ -3,7 +3,7 @@
 # to play as an outside engine (`tourney engine ab`) against the built-in players of the
 # working tree. Built without debug info, so it fits the 64 MiB artifact limit.
 #
-#   bench/strength/build-baseline.sh [COMMIT]
+#   experiments/strength/build-baseline.sh [COMMIT]
 set -eu
 # The built-in players as they were before issue 17's strength work (the time keeping of
 # mcts fixed, nothing else changed).
