@@ -18,9 +18,18 @@ use tokio::sync::Notify;
 use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
 
+use crate::WorkerMetrics;
 use crate::ahead::LeaseAhead;
 use crate::play::play_pair;
-use crate::{Outcome, WorkerMetrics};
+
+/// What a worker tells the coordinator about a pair.
+#[derive(Clone)]
+pub(crate) enum Outcome {
+    /// Both games played.
+    Played(pb::PairResult),
+    /// No game could be played.
+    Failed(pb::PairFailure),
+}
 
 /// A leased pair waiting for a game thread.
 pub(crate) struct Queued {

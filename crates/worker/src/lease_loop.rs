@@ -1,0 +1,535 @@
+//! The lease loop: a [`Worker`] with one method per duty (collect finished pairs, keep
+//! the session, report, heartbeat, lease, drain) around a short `select!` that waits for
+//! whichever comes first: a game thread's result, the report under way, the shutdown
+//! signal or the next due time.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tourney_model::job::PairJob;
+use tourney_proto::v1 as pb;
+
+use crate::desk::{self, Outcome};
+use crate::metrics::GaugeShare;
+use crate::{Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
+
+/// Shortest time between two reports.
+const REPORT_EVERY: Duration = Duration::from_millis(200);
+
+/// How long a report that failed waits before it is sent again.
+const REPORT_RETRY: Duration = Duration::from_secs(1);
+
+/// The smallest part a report is split into (a pair's games alone can take more: it goes
+/// alone).
+const MIN_PART_BYTES: usize = 256 << 10;
+
+/// The most results one report carries, whatever their size.
+const MAX_PART_RESULTS: usize = 4096;
+
+/// The first wait after a failed connection, doubled at each failure up to
+/// [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest wait between two connection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// How long a worker that was offered nothing waits before it asks again.
+const IDLE_WAIT: Duration = Duration::from_millis(100);
+
+/// A report that failed: its status code, the wait the coordinator asked for, and the
+/// results it carried (sent again).
+type FailedReport = (tonic::Code, Option<Duration>, Vec<Outcome>);
+
+/// Takes the first results of `unreported` that fit in `bytes` decompressed (at least
+/// one), at most [`MAX_PART_RESULTS`]: one report's part.
+fn take_part(unreported: &mut Vec<Outcome>, bytes: usize) -> Vec<Outcome> {
+    let mut total = 0usize;
+    let mut n = 0;
+    for outcome in unreported.iter() {
+        let size = match outcome {
+            Outcome::Played(r) => r.games_size().unwrap_or(0),
+            Outcome::Failed(f) => f.reason.len(),
+        };
+        if n > 0 && (total.saturating_add(size) > bytes || n == MAX_PART_RESULTS) {
+            break;
+        }
+        total = total.saturating_add(size);
+        n += 1;
+    }
+    unreported.drain(..n).collect()
+}
+
+/// What a lease request came to.
+enum Leased {
+    /// Pairs came (or failed to prepare): look at the desk again at once.
+    Some,
+    /// Nothing was asked for or offered.
+    Nothing,
+    /// The call failed: the session is lost.
+    Failed,
+}
+
+/// A worker's state between two turns of its loop.
+pub(crate) struct Worker {
+    options: WorkerOptions,
+    metrics: WorkerMetrics,
+    desk: Arc<desk::Desk>,
+    queued_shown: GaugeShare,
+    /// Shown while the worker runs; taken back when it stops.
+    _slots_shown: GaugeShare,
+    /// Results not yet acknowledged, oldest first.
+    unreported: Vec<Outcome>,
+    /// Pairs per lease not finished yet (queued or in play), for heartbeats.
+    leases: HashMap<u64, usize>,
+    /// Cancellation flag of each lease, set when the coordinator says to drop it.
+    cancels: HashMap<u64, Arc<AtomicBool>>,
+    /// The most a report carries decompressed: well inside the coordinator's budget,
+    /// halved if it still says a report is too large.
+    part_bytes: usize,
+    /// The report under way, with the results it carries (returned if it fails).
+    report_task: Option<JoinHandle<Result<(), FailedReport>>>,
+    /// Shutting down: no new work, the games in play finished and reported.
+    stopping: bool,
+    backoff: Duration,
+    session: Option<Session>,
+    idle_until: Instant,
+    next_heartbeat: Instant,
+    next_report: Instant,
+}
+
+impl Worker {
+    /// A worker that has not connected yet.
+    pub(crate) fn new(options: WorkerOptions, metrics: WorkerMetrics) -> Self {
+        let concurrency = options.concurrency.max(1);
+        let mut slots_shown = GaugeShare::new(&metrics.slots);
+        slots_shown.set(concurrency as i64);
+        let now = Instant::now();
+        Worker {
+            desk: Arc::new(desk::Desk::new(concurrency, options.engine_policy.clone())),
+            queued_shown: GaugeShare::new(&metrics.pairs_queued),
+            _slots_shown: slots_shown,
+            options,
+            metrics,
+            unreported: Vec::new(),
+            leases: HashMap::new(),
+            cancels: HashMap::new(),
+            part_bytes: tourney_proto::REPORT_PART_JSON,
+            report_task: None,
+            stopping: false,
+            backoff: FIRST_BACKOFF,
+            session: None,
+            idle_until: now,
+            next_heartbeat: now,
+            next_report: now,
+        }
+    }
+
+    /// Runs until `shutdown` completes, then finishes and reports the games in play.
+    pub(crate) async fn run(
+        mut self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), WorkerError> {
+        tokio::pin!(shutdown);
+        loop {
+            let report_due = self.collect_finished();
+            if self.is_drained() {
+                self.drain().await;
+                return Ok(());
+            }
+            self.queued_shown.set(self.desk.queued() as i64);
+            self.desk.start_threads(&self.metrics);
+            if !self.keep_session(shutdown.as_mut()).await? {
+                continue;
+            }
+            if report_due {
+                self.report();
+            }
+            let mut healthy = self.heartbeat().await;
+            if healthy {
+                match self.lease().await? {
+                    Leased::Some => continue,
+                    Leased::Nothing => {}
+                    Leased::Failed => healthy = false,
+                }
+            }
+            if !healthy {
+                self.metrics.reconnects.inc();
+                self.session = None;
+                continue;
+            }
+            let wake = self.wake_at();
+            tokio::select! {
+                () = self.desk.woken() => {}
+                outcome = async { self.report_task.as_mut().expect("guarded").await }, if self.report_task.is_some() => {
+                    self.report_task = None;
+                    if let Ok(Err(failed)) = outcome {
+                        self.report_failed(failed)?;
+                    }
+                }
+                _ = &mut shutdown, if !self.stopping => self.stopping = true,
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// Counts `n` pairs of `lease` as done; a lease with none left is forgotten.
+    fn forget(&mut self, lease: u64, n: usize) {
+        if let Some(count) = self.leases.get_mut(&lease) {
+            *count = count.saturating_sub(n);
+            if *count == 0 {
+                self.leases.remove(&lease);
+                self.cancels.remove(&lease);
+            }
+        }
+    }
+
+    /// Returns the pairs not started when stopping (their leases expire and they are
+    /// offered again) and, when a report is due, takes the finished results to report.
+    /// Results are taken only then: a game thread wakes this side for the first result
+    /// on an empty desk, not for every pair. Returns whether a report is due.
+    fn collect_finished(&mut self) -> bool {
+        if self.stopping {
+            for lease in self.desk.unqueue(None) {
+                self.forget(lease, 1);
+            }
+        }
+        // A worker with nothing left to play reports at once: there is nothing to batch
+        // with.
+        let due = self.stopping || self.desk.held() == 0 || Instant::now() >= self.next_report;
+        if due && self.report_task.is_none() {
+            for done in self.desk.take_finished() {
+                self.forget(done.lease, 1);
+                // A result of a dropped lease is still sent: the coordinator keeps a result
+                // for a pair nobody else completed and ignores repeats.
+                self.unreported.extend(done.outcome);
+            }
+        }
+        due
+    }
+
+    /// Stopping, with no game in play and every result acknowledged.
+    fn is_drained(&self) -> bool {
+        self.stopping
+            && self.desk.threads() == 0
+            && !self.desk.has_finished()
+            && self.unreported.is_empty()
+            && self.report_task.is_none()
+    }
+
+    /// Ends the engine processes kept for next pairs (`quit` first).
+    async fn drain(&self) {
+        let metrics = self.metrics.clone();
+        let _ = tokio::task::spawn_blocking(move || play::retire_engines(&metrics)).await;
+    }
+
+    /// Opens a session when there is none: true when there is one. A failed attempt
+    /// waits its backoff (doubled each time, at most [`MAX_BACKOFF`]) or the shutdown.
+    ///
+    /// # Errors
+    /// The coordinator refused the worker token.
+    async fn keep_session(
+        &mut self,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<bool, WorkerError> {
+        if self.session.is_some() {
+            return Ok(true);
+        }
+        match open_session(&self.options).await {
+            Ok(s) => {
+                self.session = Some(s);
+                self.backoff = FIRST_BACKOFF;
+                Ok(true)
+            }
+            Err(WorkerError::Refused) => Err(WorkerError::Refused),
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in_s = self.backoff.as_secs_f64(), "no session");
+                tokio::select! {
+                    _ = tokio::time::sleep(self.backoff) => {}
+                    _ = shutdown, if !self.stopping => self.stopping = true,
+                }
+                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Sends what is finished, in the background: a report waits for the coordinator's
+    /// durable commit, and nothing else should wait with it. Reports go at most every
+    /// [`REPORT_EVERY`], so fast games share RPCs and commits.
+    fn report(&mut self) {
+        let Some(s) = &self.session else {
+            return;
+        };
+        if self.report_task.is_some() || self.unreported.is_empty() {
+            return;
+        }
+        self.next_report = Instant::now() + REPORT_EVERY;
+        let batch = take_part(&mut self.unreported, self.part_bytes);
+        let mut client = s.client.clone();
+        let worker_id = s.worker_id.clone();
+        let rejected = self.metrics.results_rejected.clone();
+        self.report_task = Some(tokio::spawn(async move {
+            let mut request = pb::ReportRequest {
+                worker_id,
+                ..Default::default()
+            };
+            for outcome in &batch {
+                match outcome {
+                    Outcome::Played(r) => request.results.push(r.clone()),
+                    Outcome::Failed(f) => request.failures.push(f.clone()),
+                }
+            }
+            match client.report(request).await {
+                Ok(reply) => {
+                    let reply = reply.into_inner();
+                    if reply.rejected > 0 {
+                        // Not sent again: the coordinator said why in its log, and offers
+                        // the pairs to other workers.
+                        rejected.inc_by(u64::from(reply.rejected));
+                        tracing::warn!(
+                            rejected = reply.rejected,
+                            accepted = reply.accepted,
+                            "the coordinator refused reported results (its log says why)"
+                        );
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    let pushback = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
+                        .and_then(|v| v.to_str().ok()?.parse().ok())
+                        .map(Duration::from_millis);
+                    Err((e.code(), pushback, batch))
+                }
+            }
+        }));
+    }
+
+    /// A report that failed: its results are kept and sent again a little later (first,
+    /// in order); one turned away whole for its size goes again in smaller parts. The
+    /// session stays: a coordinator whose store fails answers, and takes the results once
+    /// it recovers (a lost connection shows in the next heartbeat).
+    ///
+    /// # Errors
+    /// The coordinator refused the worker token.
+    fn report_failed(&mut self, (code, pushback, batch): FailedReport) -> Result<(), WorkerError> {
+        if code == tonic::Code::Unauthenticated {
+            return Err(WorkerError::Refused);
+        }
+        if code == tonic::Code::ResourceExhausted && pushback == Some(Duration::ZERO) {
+            self.part_bytes = (self.part_bytes / 2).max(MIN_PART_BYTES);
+        }
+        tracing::warn!(%code, pairs = batch.len(), "report failed: sent again later");
+        self.unreported.splice(0..0, batch);
+        self.next_report = Instant::now() + pushback.unwrap_or(REPORT_RETRY);
+        Ok(())
+    }
+
+    /// Keeps the leases alive when a heartbeat is due, and drops those the coordinator
+    /// ended. False when the call failed (the session is lost).
+    async fn heartbeat(&mut self) -> bool {
+        if Instant::now() < self.next_heartbeat {
+            return true;
+        }
+        let Some(s) = self.session.as_mut() else {
+            return false;
+        };
+        let request = pb::HeartbeatRequest {
+            worker_id: s.worker_id.clone(),
+            lease_ids: self.leases.keys().copied().collect(),
+            busy_slots: self.desk.threads() as u32,
+        };
+        let answer = s.client.heartbeat(request).await;
+        self.next_heartbeat = Instant::now() + s.heartbeat;
+        let Ok(reply) = answer else {
+            return false;
+        };
+        for lease in reply.into_inner().drop_leases {
+            if let Some(flag) = self.cancels.get(&lease) {
+                flag.store(true, Ordering::Relaxed);
+            }
+            let removed = self.desk.unqueue(Some(lease)).len();
+            self.forget(lease, removed);
+        }
+        true
+    }
+
+    /// Leases ahead, so that a finished game finds the next pair waiting; each pair is
+    /// prepared (its programs fetched) and queued, or reported as unplayable here.
+    ///
+    /// # Errors
+    /// The coordinator refused the worker token.
+    async fn lease(&mut self) -> Result<Leased, WorkerError> {
+        let wanted = self.desk.wanted();
+        if self.stopping || wanted == 0 || Instant::now() < self.idle_until {
+            return Ok(Leased::Nothing);
+        }
+        let Some(s) = self.session.as_mut() else {
+            return Ok(Leased::Failed);
+        };
+        let request = pb::LeaseRequest {
+            worker_id: s.worker_id.clone(),
+            max_pairs: wanted as u32,
+        };
+        let lease = match s.client.lease(request).await {
+            Ok(reply) => reply.into_inner(),
+            Err(e) if e.code() == tonic::Code::Unauthenticated => {
+                return Err(WorkerError::Refused);
+            }
+            Err(_) => return Ok(Leased::Failed),
+        };
+        if lease.jobs.is_empty() {
+            self.idle_until = Instant::now() + IDLE_WAIT;
+        }
+        let cancel = Arc::clone(self.cancels.entry(lease.lease_id).or_default());
+        for job in lease.jobs {
+            let (tournament, pair) = (job.tournament, job.pair);
+            // A job that does not fit the model (an unknown game, say) cannot be played
+            // here: reported like an engine that cannot start.
+            let prepared = match PairJob::try_from(job) {
+                Ok(job) => {
+                    let leased = [job.first.clone(), job.second.clone()];
+                    let s = self.session.as_mut().expect("checked above");
+                    play::prepare(&mut s.client, &s.worker_id, &self.options.cache_dir, job)
+                        .await
+                        .map(|job| (job, leased))
+                }
+                Err(e) => Err(e.into()),
+            };
+            match prepared {
+                Ok((job, leased)) => {
+                    *self.leases.entry(lease.lease_id).or_default() += 1;
+                    self.desk.push(desk::Queued {
+                        lease: lease.lease_id,
+                        job,
+                        leased,
+                        cancelled: Arc::clone(&cancel),
+                    });
+                }
+                Err(reason) => {
+                    tracing::warn!(
+                        lease = lease.lease_id,
+                        tournament,
+                        pair,
+                        %reason,
+                        "pair cannot be played here"
+                    );
+                    self.unreported.push(Outcome::Failed(pb::PairFailure {
+                        tournament,
+                        pair,
+                        reason: reason.to_string(),
+                        lease_id: lease.lease_id,
+                    }));
+                }
+            }
+        }
+        Ok(Leased::Some)
+    }
+
+    /// When to look again without an event: the next lease or heartbeat, or the next
+    /// report when results wait for one.
+    fn wake_at(&self) -> Instant {
+        let mut wake = if self.desk.wanted() > 0 && !self.stopping {
+            self.idle_until.max(Instant::now()).min(self.next_heartbeat)
+        } else {
+            self.next_heartbeat
+        };
+        if self.report_task.is_none() && (!self.unreported.is_empty() || self.desk.has_finished()) {
+            wake = wake.min(self.next_report);
+        }
+        wake
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(bytes: usize) -> Outcome {
+        Outcome::Played(pb::PairResult {
+            games_lz4: lz4_flex::compress_prepend_size(&vec![b' '; bytes]),
+            ..Default::default()
+        })
+    }
+
+    fn sizes(part: &[Outcome]) -> Vec<usize> {
+        part.iter()
+            .map(|o| match o {
+                Outcome::Played(r) => r.games_size().unwrap_or(0),
+                Outcome::Failed(_) => 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reports_go_in_parts_within_the_budget_in_order() {
+        let mut unreported: Vec<Outcome> = [3, 4, 2, 9, 1].map(|k| played(k << 10)).into();
+        let part = take_part(&mut unreported, 8 << 10);
+        assert_eq!(sizes(&part), [3 << 10, 4 << 10]);
+        // One result larger than a part still goes, alone.
+        let part = take_part(&mut unreported, 2 << 10);
+        assert_eq!(sizes(&part), [2 << 10]);
+        let part = take_part(&mut unreported, 2 << 10);
+        assert_eq!(sizes(&part), [9 << 10]);
+        assert_eq!(sizes(&take_part(&mut unreported, 2 << 10)), [1 << 10]);
+        assert!(take_part(&mut unreported, 2 << 10).is_empty());
+        // Many small results: at most MAX_PART_RESULTS a report.
+        let mut many: Vec<Outcome> = (0..MAX_PART_RESULTS + 5).map(|_| played(10)).collect();
+        assert_eq!(take_part(&mut many, usize::MAX).len(), MAX_PART_RESULTS);
+        assert_eq!(many.len(), 5);
+    }
+
+    /// A worker for a coordinator nobody serves (port 1 refuses at once).
+    fn unreachable() -> Worker {
+        let options = WorkerOptions {
+            coordinator: "http://127.0.0.1:1".into(),
+            token: None,
+            name: "test".into(),
+            concurrency: 1,
+            tls_ca: None,
+            cache_dir: std::env::temp_dir().join("tourney-lease-loop-test"),
+            engine_policy: Default::default(),
+        };
+        Worker::new(options, WorkerMetrics::new(&prometheus::Registry::new()))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_worker_that_cannot_connect_backs_off_doubling_to_ten_seconds() {
+        let mut worker = unreachable();
+        let never = std::future::pending::<()>();
+        tokio::pin!(never);
+        let mut waits = Vec::new();
+        for _ in 0..9 {
+            let before = Instant::now();
+            assert!(!worker.keep_session(never.as_mut()).await.unwrap());
+            waits.push(before.elapsed());
+        }
+        let expected = [100, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000];
+        for (wait, ms) in waits.iter().zip(expected) {
+            let ms = Duration::from_millis(ms);
+            assert!(
+                *wait >= ms && *wait < ms + Duration::from_millis(50),
+                "{waits:?}"
+            );
+        }
+        assert!(!worker.stopping);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shutdown_during_the_backoff_stops_the_worker_at_once() {
+        let started = Instant::now();
+        let shutdown = tokio::time::sleep(Duration::from_millis(250));
+        unreachable().run(shutdown).await.unwrap();
+        // The third attempt's wait (400 ms) is cut short by the shutdown at 250 ms.
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(250) && took < Duration::from_millis(300),
+            "{took:?}"
+        );
+    }
+}
