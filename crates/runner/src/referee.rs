@@ -229,111 +229,65 @@ struct SideClock {
     moves: u32,
 }
 
-/// Plays one game and returns its record. `on_move` sees the game after every move (for
-/// a board display).
-///
-/// # Errors
-/// [`RefereeError`] if a player is unfit or the opening is illegal; no game is recorded.
-pub fn play<'a, P: Adjudicate>(
-    setup: &Setup<P>,
-    white: Seat<'a, P>,
-    black: Seat<'a, P>,
-    on_move: &mut dyn FnMut(&Game<P>),
-) -> Result<GameRecord, RefereeError> {
-    let mut seats = [black, white];
-    for seat in seats.iter_mut() {
-        seat.player
-            .new_game(setup.rules, setup.seed)
-            .map_err(|reason| RefereeError::Unfit {
-                name: seat.name.clone(),
-                reason,
-            })?;
-    }
-    let started_ms = tourney_model::unix_ms_now();
-    let mut game = Game::new(setup.start, setup.rules);
-    let mut moves = Vec::new();
-    for &mv in &setup.opening {
-        game.play(mv)
-            .map_err(|e| RefereeError::BadOpening(e.to_string()))?;
-        moves.push(MoveRecord {
-            mv: mv.to_string(),
-            time_ms: 0,
-            nodes: None,
-            depth: None,
-            score: None,
-        });
-    }
-    // Each side's clock: its period, base and increment, and what is left of it.
-    let scale = |d: Duration| d.mul_f64(setup.clock_scale);
-    let sides = Color::ALL.map(|c| {
-        let mut side = setup.side(c);
-        side.limits.movetime = side.limits.movetime.map(scale);
-        side
-    });
-    let periods = sides.map(|side| match side.time_control {
-        TimeControl::Infinite => (None, None, Duration::ZERO),
-        TimeControl::Clock {
-            moves,
-            base,
-            increment,
-        } => (moves, Some(scale(base)), scale(increment)),
-    });
-    let mut clocks = periods.map(|(_, base, _)| SideClock {
-        left: base.unwrap_or_default(),
-        moves: 0,
-    });
-    let ms = |d: Duration| d.as_millis() as u64;
+/// How a game ended: the winner (none for a draw), why, and the detail.
+type Ending = (Option<Color>, Termination, Option<String>);
 
-    // A score adjudication of a game that is played on: the verdict and its ply.
-    let plays_on = setup.score_rules.plays_on(setup.seed);
-    let mut adjudicated: Option<(Option<Color>, String, usize)> = None;
-    // How long the move that lost on time took (the coordinator checks it on the clock).
-    let mut forfeit_ms = None;
-    let (winner, termination, detail) = loop {
-        if let Some(outcome) = game.outcome() {
-            let termination = match outcome.reason {
-                EndReason::Connection => Termination::Connection,
-                EndReason::NoMoves => Termination::NoMoves,
-                EndReason::Repetition => Termination::Repetition,
-            };
-            break (outcome.winner, termination, None);
+/// Milliseconds of `d`.
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+/// Both sides' clocks: each side's limits (movetime scaled), its period, base and increment
+/// (scaled), and what is left of it.
+struct Clocks {
+    sides: [SideLimits; 2],
+    periods: [(Option<u32>, Option<Duration>, Duration); 2],
+    left: [SideClock; 2],
+}
+
+impl Clocks {
+    /// The clocks at the start of a game under `setup`.
+    fn new<P: Adjudicate>(setup: &Setup<P>) -> Self {
+        let scale = |d: Duration| d.mul_f64(setup.clock_scale);
+        let sides = Color::ALL.map(|c| {
+            let mut side = setup.side(c);
+            side.limits.movetime = side.limits.movetime.map(scale);
+            side
+        });
+        let periods = sides.map(|side| match side.time_control {
+            TimeControl::Infinite => (None, None, Duration::ZERO),
+            TimeControl::Clock {
+                moves,
+                base,
+                increment,
+            } => (moves, Some(scale(base)), scale(increment)),
+        });
+        let left = periods.map(|(_, base, _)| SideClock {
+            left: base.unwrap_or_default(),
+            moves: 0,
+        });
+        Clocks {
+            sides,
+            periods,
+            left,
         }
-        if setup
-            .max_plies
-            .is_some_and(|max| game.ply() >= max as usize)
-        {
-            break (
-                None,
-                Termination::MaxPlies,
-                Some(format!("{} plies", game.ply())),
-            );
-        }
-        if setup.adjudicate
-            && let Some(w) = game.position().adjudicate()
-        {
-            break (
-                Some(w),
-                Termination::Adjudication,
-                Some("the board is split into regions".into()),
-            );
-        }
-        if setup.score_rules.any() && adjudicated.is_none() {
-            let scores: Vec<Option<i32>> = (moves.iter())
-                .map(|m| m.score.as_deref().and_then(centi))
-                .collect();
-            if let Some((w, why)) = setup.score_rules.verdict(setup.start.turn(), &scores) {
-                if !plays_on {
-                    break (w, Termination::Adjudication, Some(why));
-                }
-                adjudicated = Some((w, why, moves.len()));
-            }
-        }
-        let mover = game.position().turn();
-        let clock = &clocks[mover.index()];
-        let (period_moves, base, increment) = periods[mover.index()];
-        let limits = sides[mover.index()].limits;
-        let clock_of = |c: Color| periods[c.index()].1.map(|_| ms(clocks[c.index()].left));
-        let increment_of = |c: Color| periods[c.index()].1.map(|_| ms(periods[c.index()].2));
+    }
+
+    /// The `go` of `mover`'s turn, and the time it is allowed (none: no limit of time).
+    fn go(&self, mover: Color) -> (Go, Option<Duration>) {
+        let clock = &self.left[mover.index()];
+        let (period_moves, base, _) = self.periods[mover.index()];
+        let limits = self.sides[mover.index()].limits;
+        let clock_of = |c: Color| {
+            self.periods[c.index()]
+                .1
+                .map(|_| ms(self.left[c.index()].left))
+        };
+        let increment_of = |c: Color| {
+            self.periods[c.index()]
+                .1
+                .map(|_| ms(self.periods[c.index()].2))
+        };
         let go = Go {
             wtime: clock_of(Color::White),
             btime: clock_of(Color::Black),
@@ -349,72 +303,240 @@ pub fn play<'a, P: Adjudicate>(
             (Some(_), None) => Some(clock.left),
             (None, t) => t,
         };
-        let deadline = allowed.map_or(setup.unresponsive, |a| a + setup.time_margin);
-        let started = Instant::now();
-        let reply = seats[mover.index()].player.go(&game, &go, deadline);
-        let elapsed = started.elapsed();
-        let reply = match reply {
-            Ok(reply) => reply,
-            Err(Failure {
-                termination,
-                detail,
-            }) => {
-                if termination == Termination::TimeForfeit {
-                    forfeit_ms = Some(ms(elapsed));
-                }
-                break (Some(mover.opponent()), termination, Some(detail));
-            }
-        };
-        if let Some(allowed) = allowed
-            && elapsed > allowed + setup.time_margin
-        {
-            let detail = format!(
-                "{mover} took {:.3} s with {:.3} s allowed",
-                elapsed.as_secs_f64(),
-                allowed.as_secs_f64()
-            );
-            forfeit_ms = Some(ms(elapsed));
-            break (
-                Some(mover.opponent()),
-                Termination::TimeForfeit,
-                Some(detail),
-            );
-        }
+        (go, allowed)
+    }
+
+    /// Charges `mover`'s clock with a move that took `elapsed`: the increment added, and a
+    /// new period's base at its end.
+    fn spend(&mut self, mover: Color, elapsed: Duration) {
+        let (period_moves, base, increment) = self.periods[mover.index()];
         if base.is_some() {
-            let clock = &mut clocks[mover.index()];
+            let clock = &mut self.left[mover.index()];
             clock.left = clock.left.saturating_sub(elapsed) + increment;
             clock.moves += 1;
-            if period_moves.is_some_and(|p| clock.moves % p == 0) {
+            if period_moves.is_some_and(|p| clock.moves.is_multiple_of(p)) {
                 clock.left += base.unwrap_or_default();
             }
         }
-        match game.play_text(&reply.mv) {
-            Ok(mv) => moves.push(MoveRecord {
-                mv: mv.to_string(),
-                time_ms: ms(elapsed),
-                nodes: reply.nodes,
-                depth: reply.depth,
-                score: reply.score,
-            }),
-            Err(e) => {
-                let detail = format!("{mover} played '{}': {e}", reply.mv);
-                break (
-                    Some(mover.opponent()),
-                    Termination::IllegalMove,
-                    Some(detail),
-                );
+    }
+}
+
+/// Tells both players a new game begins.
+fn start_players<P: Adjudicate>(
+    setup: &Setup<P>,
+    seats: &mut [Seat<'_, P>; 2],
+) -> Result<(), RefereeError> {
+    for seat in seats.iter_mut() {
+        seat.player
+            .new_game(setup.rules, setup.seed)
+            .map_err(|reason| RefereeError::Unfit {
+                name: seat.name.clone(),
+                reason,
+            })?;
+    }
+    Ok(())
+}
+
+/// The game after its opening moves, with their records (no time spent).
+fn play_opening<P: Adjudicate>(
+    setup: &Setup<P>,
+) -> Result<(Game<P>, Vec<MoveRecord>), RefereeError> {
+    let mut game = Game::new(setup.start, setup.rules);
+    let mut moves = Vec::new();
+    for &mv in &setup.opening {
+        game.play(mv)
+            .map_err(|e| RefereeError::BadOpening(e.to_string()))?;
+        moves.push(MoveRecord {
+            mv: mv.to_string(),
+            time_ms: 0,
+            nodes: None,
+            depth: None,
+            score: None,
+        });
+    }
+    Ok((game, moves))
+}
+
+/// The end the rules, the ply limit or an adjudication give the game before the next
+/// move, if any. A score adjudication of a game that is played on (`plays_on`) is noted
+/// in `adjudicated` with its ply instead, and the game goes on.
+fn rule_ending<P: Adjudicate>(
+    setup: &Setup<P>,
+    game: &Game<P>,
+    moves: &[MoveRecord],
+    plays_on: bool,
+    adjudicated: &mut Option<(Option<Color>, String, usize)>,
+) -> Option<Ending> {
+    if let Some(outcome) = game.outcome() {
+        let termination = match outcome.reason {
+            EndReason::Connection => Termination::Connection,
+            EndReason::NoMoves => Termination::NoMoves,
+            EndReason::Repetition => Termination::Repetition,
+        };
+        return Some((outcome.winner, termination, None));
+    }
+    if setup
+        .max_plies
+        .is_some_and(|max| game.ply() >= max as usize)
+    {
+        return Some((
+            None,
+            Termination::MaxPlies,
+            Some(format!("{} plies", game.ply())),
+        ));
+    }
+    if setup.adjudicate
+        && let Some(w) = game.position().adjudicate()
+    {
+        return Some((
+            Some(w),
+            Termination::Adjudication,
+            Some("the board is split into regions".into()),
+        ));
+    }
+    if setup.score_rules.any() && adjudicated.is_none() {
+        let scores: Vec<Option<i32>> = (moves.iter())
+            .map(|m| m.score.as_deref().and_then(centi))
+            .collect();
+        if let Some((w, why)) = setup.score_rules.verdict(setup.start.turn(), &scores) {
+            if !plays_on {
+                return Some((w, Termination::Adjudication, Some(why)));
+            }
+            *adjudicated = Some((w, why, moves.len()));
+        }
+    }
+    None
+}
+
+/// One turn of `mover`: its move played and recorded, or the end its failure gives the
+/// game with, for a time forfeit, how long the losing move took.
+fn turn<P: Adjudicate>(
+    setup: &Setup<P>,
+    game: &mut Game<P>,
+    clocks: &mut Clocks,
+    player: &mut dyn Contestant<P>,
+) -> Result<MoveRecord, (Ending, Option<u64>)> {
+    let mover = game.position().turn();
+    let (go, allowed) = clocks.go(mover);
+    let deadline = allowed.map_or(setup.unresponsive, |a| a + setup.time_margin);
+    let started = Instant::now();
+    let reply = player.go(game, &go, deadline);
+    let elapsed = started.elapsed();
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(Failure {
+            termination,
+            detail,
+        }) => {
+            let took = (termination == Termination::TimeForfeit).then(|| ms(elapsed));
+            return Err(((Some(mover.opponent()), termination, Some(detail)), took));
+        }
+    };
+    if let Some(allowed) = allowed
+        && elapsed > allowed + setup.time_margin
+    {
+        let detail = format!(
+            "{mover} took {:.3} s with {:.3} s allowed",
+            elapsed.as_secs_f64(),
+            allowed.as_secs_f64()
+        );
+        let ending = (
+            Some(mover.opponent()),
+            Termination::TimeForfeit,
+            Some(detail),
+        );
+        return Err((ending, Some(ms(elapsed))));
+    }
+    clocks.spend(mover, elapsed);
+    match game.play_text(&reply.mv) {
+        Ok(mv) => Ok(MoveRecord {
+            mv: mv.to_string(),
+            time_ms: ms(elapsed),
+            nodes: reply.nodes,
+            depth: reply.depth,
+            score: reply.score,
+        }),
+        Err(e) => {
+            let detail = format!("{mover} played '{}': {e}", reply.mv);
+            let ending = (
+                Some(mover.opponent()),
+                Termination::IllegalMove,
+                Some(detail),
+            );
+            Err((ending, None))
+        }
+    }
+}
+
+/// Plays one game and returns its record. `on_move` sees the game after every move (for
+/// a board display).
+///
+/// # Errors
+/// [`RefereeError`] if a player is unfit or the opening is illegal; no game is recorded.
+pub fn play<'a, P: Adjudicate>(
+    setup: &Setup<P>,
+    white: Seat<'a, P>,
+    black: Seat<'a, P>,
+    on_move: &mut dyn FnMut(&Game<P>),
+) -> Result<GameRecord, RefereeError> {
+    let mut seats = [black, white];
+    start_players(setup, &mut seats)?;
+    let started_ms = tourney_model::unix_ms_now();
+    let (mut game, mut moves) = play_opening(setup)?;
+    let mut clocks = Clocks::new(setup);
+    // A score adjudication of a game that is played on: the verdict and its ply.
+    let plays_on = setup.score_rules.plays_on(setup.seed);
+    let mut adjudicated: Option<(Option<Color>, String, usize)> = None;
+    // How long the move that lost on time took (the coordinator checks it on the clock).
+    let mut forfeit_ms = None;
+    let (winner, termination, detail) = loop {
+        if let Some(ending) = rule_ending(setup, &game, &moves, plays_on, &mut adjudicated) {
+            break ending;
+        }
+        let mover = game.position().turn();
+        match turn(
+            setup,
+            &mut game,
+            &mut clocks,
+            &mut *seats[mover.index()].player,
+        ) {
+            Ok(record) => moves.push(record),
+            Err((ending, took)) => {
+                forfeit_ms = took;
+                break ending;
             }
         }
         on_move(&game);
     };
-
     if termination.is_failure()
         && let Some(w) = winner
     {
         seats[w.opponent().index()].player.abandon();
     }
-    // A game played on past its adjudication is recorded as adjudicated, up to that ply;
-    // how it really ended goes into its meta.
+    let ending = (winner, termination, detail);
+    Ok(game_record(
+        setup,
+        seats,
+        moves,
+        ending,
+        adjudicated,
+        forfeit_ms,
+        started_ms,
+    ))
+}
+
+/// The record of a game that ended with `ending`. A game played on past its adjudication
+/// is recorded as adjudicated, up to that ply; how it really ended goes into its meta. The
+/// side that lost by failing keeps its stderr and the game's protocol transcript.
+fn game_record<P: Adjudicate>(
+    setup: &Setup<P>,
+    seats: [Seat<'_, P>; 2],
+    mut moves: Vec<MoveRecord>,
+    (winner, termination, detail): Ending,
+    adjudicated: Option<(Option<Color>, String, usize)>,
+    forfeit_ms: Option<u64>,
+    started_ms: u64,
+) -> GameRecord {
     let mut meta = setup.meta.clone();
     let (winner, termination, detail) = match adjudicated {
         Some((adjudged, why, ply)) => {
@@ -431,7 +553,6 @@ pub fn play<'a, P: Adjudicate>(
     };
     let failed = termination.is_failure();
     let [black, white] = seats;
-    // The side that lost by failing keeps its stderr and the game's protocol transcript.
     let record = |seat: &Seat<'_, P>, color: Color| {
         let lost = failed && winner != Some(color);
         PlayerRecord {
@@ -451,7 +572,13 @@ pub fn play<'a, P: Adjudicate>(
             },
         }
     };
-    Ok(GameRecord {
+    if setup.seed != 0 {
+        meta.insert("seed".into(), setup.seed.into());
+    }
+    if let (Termination::TimeForfeit, Some(took)) = (termination, forfeit_ms) {
+        meta.insert(tourney_model::check::FORFEIT_MS.into(), took.into());
+    }
+    GameRecord {
         game: P::GAME,
         rules: setup.rules.to_string(),
         start: setup.start.to_string(),
@@ -464,14 +591,6 @@ pub fn play<'a, P: Adjudicate>(
         termination,
         detail,
         started_ms: Some(started_ms),
-        meta: {
-            if setup.seed != 0 {
-                meta.insert("seed".into(), setup.seed.into());
-            }
-            if let (Termination::TimeForfeit, Some(took)) = (termination, forfeit_ms) {
-                meta.insert(tourney_model::check::FORFEIT_MS.into(), took.into());
-            }
-            meta
-        },
-    })
+        meta,
+    }
 }
