@@ -1,0 +1,432 @@
+//! The Admin service: tournaments submitted, listed, followed, cancelled, resumed,
+//! exported and archived; versions, the timeline, artifacts and reports.
+
+use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
+use crate::state::Coordinator;
+use crate::types::CoordinatorError;
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status as GrpcStatus};
+use tourney_model::tournament::State;
+use tourney_proto::v1 as pb;
+
+/// The admin service.
+pub struct AdminService(pub Arc<Coordinator>);
+
+/// The longest address template a report request may give for its links.
+pub const MAX_LINK_TEMPLATE: usize = 1024;
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, GrpcStatus>> + Send>>;
+
+impl AdminService {
+    /// Where tournament `id` is; NOT_FOUND for an unknown id.
+    fn state_of(&self, id: u64) -> Result<State, GrpcStatus> {
+        self.0
+            .state(id)
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))
+    }
+}
+
+#[tonic::async_trait]
+impl pb::admin_server::Admin for AdminService {
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/submit")
+    )]
+    async fn submit(
+        &self,
+        request: Request<pb::SubmitRequest>,
+    ) -> Result<Response<pb::SubmitResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let artifacts: BTreeMap<String, String> = r.artifacts.into_iter().collect();
+        let id = self
+            .0
+            .submit(&r.config, &r.file, &r.openings, artifacts)
+            .await?;
+        let warnings = self
+            .0
+            .status(id)
+            .and_then(|s| s.openings_note())
+            .into_iter()
+            .collect();
+        Ok(Response::new(pb::SubmitResponse { id, warnings }))
+    }
+
+    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/list"))]
+    async fn list(
+        &self,
+        request: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let size = match r.page_size {
+            0 => 100,
+            n => (n as usize).min(1000),
+        };
+        let after = match r.page_token.as_str() {
+            "" => None,
+            token => Some(token.parse::<u64>().map_err(|_| {
+                GrpcStatus::invalid_argument(format!("page_token '{token}' is not one we gave"))
+            })?),
+        };
+        let (page, next) = self.0.page(after, size);
+        Ok(Response::new(pb::ListResponse {
+            tournaments: page.iter().map(pb::TournamentStatus::from).collect(),
+            next_page_token: next.map(|id| id.to_string()).unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/status")
+    )]
+    async fn status(
+        &self,
+        request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::TournamentStatus>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let status = self
+            .0
+            .status(id)
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
+        Ok(Response::new(pb::TournamentStatus::from(&status)))
+    }
+
+    type WatchStream = Stream_<pb::TournamentStatus>;
+
+    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/watch"))]
+    async fn watch(
+        &self,
+        request: Request<pb::StatusRequest>,
+    ) -> Result<Response<Self::WatchStream>, GrpcStatus> {
+        let id = request.into_inner().id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        let coordinator = Arc::clone(&self.0);
+        let mut changes = coordinator.subscribe();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        tokio::spawn(async move {
+            while let Some(status) = coordinator.status(id) {
+                let active = status.state.is_active();
+                if tx
+                    .send(Ok(pb::TournamentStatus::from(&status)))
+                    .await
+                    .is_err()
+                    || !active
+                {
+                    break;
+                }
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/cancel")
+    )]
+    async fn cancel(
+        &self,
+        request: Request<pb::CancelRequest>,
+    ) -> Result<Response<pb::CancelResponse>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let state = self.state_of(id)?;
+        let cancelled = self.0.cancel(id).await?;
+        if !cancelled {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {id} is {}: only a queued, running or paused tournament can be \
+                 cancelled",
+                state.name()
+            )));
+        }
+        Ok(Response::new(pb::CancelResponse { cancelled }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/resume")
+    )]
+    async fn resume(
+        &self,
+        request: Request<pb::ResumeRequest>,
+    ) -> Result<Response<pb::ResumeResponse>, GrpcStatus> {
+        let id = request.into_inner().id;
+        let state = self.state_of(id)?;
+        let resumed = self.0.resume(id).await?;
+        if !resumed {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {id} is {}, not paused",
+                state.name()
+            )));
+        }
+        Ok(Response::new(pb::ResumeResponse { resumed }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/exclude_worker")
+    )]
+    async fn exclude_worker(
+        &self,
+        request: Request<pb::ExcludeWorkerRequest>,
+    ) -> Result<Response<pb::ExcludeWorkerResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let pairs = self
+            .0
+            .exclude_worker(r.id, &r.worker, !r.include, &r.reason)
+            .await?
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/add_version")
+    )]
+    async fn add_version(
+        &self,
+        request: Request<pb::AddVersionRequest>,
+    ) -> Result<Response<pb::AddVersionResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let version = r
+            .version
+            .ok_or_else(|| GrpcStatus::invalid_argument("version is missing"))?;
+        self.0.add_version(version.into(), r.replace)?;
+        Ok(Response::new(pb::AddVersionResponse {}))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/list_versions")
+    )]
+    async fn list_versions(
+        &self,
+        _: Request<pb::ListVersionsRequest>,
+    ) -> Result<Response<pb::ListVersionsResponse>, GrpcStatus> {
+        let versions = self.0.versions().iter().map(Into::into).collect();
+        Ok(Response::new(pb::ListVersionsResponse { versions }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/timeline")
+    )]
+    async fn timeline(
+        &self,
+        request: Request<pb::TimelineRequest>,
+    ) -> Result<Response<pb::TimelineResponse>, GrpcStatus> {
+        let anchor = request.into_inner().anchor;
+        let timeline = self
+            .0
+            .timeline((!anchor.is_empty()).then_some(anchor.as_str()))?;
+        let report = timeline.report();
+        let entries = (timeline.entries.iter().zip(report.rows))
+            .map(|(e, row)| pb::TimelineEntry {
+                version: Some((&e.version).into()),
+                elo: row.elo,
+                plus: row.plus,
+                minus: row.minus,
+                games: row.games,
+                score: row.score,
+                tournaments: row.tournaments,
+            })
+            .collect();
+        Ok(Response::new(pb::TimelineResponse {
+            anchor: timeline.anchor.unwrap_or_default(),
+            entries,
+            games: timeline.games,
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/archive")
+    )]
+    async fn archive(
+        &self,
+        request: Request<pb::ArchiveRequest>,
+    ) -> Result<Response<pb::ArchiveResponse>, GrpcStatus> {
+        let r = request.into_inner();
+        let pairs = self
+            .0
+            .archive(r.id, r.games)
+            .await?
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        Ok(Response::new(pb::ArchiveResponse { pairs }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/upload_artifact")
+    )]
+    async fn upload_artifact(
+        &self,
+        request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,
+    ) -> Result<Response<pb::UploadArtifactResponse>, GrpcStatus> {
+        let mut chunks = request.into_inner();
+        let mut content = Vec::new();
+        while let Some(chunk) = chunks.message().await? {
+            if content.len() + chunk.content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
+                return Err(GrpcStatus::invalid_argument(format!(
+                    "artifact larger than {} MiB",
+                    tourney_proto::MAX_ARTIFACT_BYTES >> 20
+                )));
+            }
+            content.extend_from_slice(&chunk.content);
+        }
+        let sha256 = self
+            .0
+            .store()
+            .put_artifact(&content)
+            .map_err(CoordinatorError::from)?;
+        Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/has_artifact")
+    )]
+    async fn has_artifact(
+        &self,
+        request: Request<pb::HasArtifactRequest>,
+    ) -> Result<Response<pb::HasArtifactResponse>, GrpcStatus> {
+        let sha256 = request.into_inner().sha256;
+        let present = self
+            .0
+            .store()
+            .has_artifact(&sha256)
+            .map_err(CoordinatorError::from)?;
+        Ok(Response::new(pb::HasArtifactResponse { present }))
+    }
+
+    type ExportStream = Stream_<pb::ExportChunk>;
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/export")
+    )]
+    async fn export(
+        &self,
+        request: Request<pb::ExportRequest>,
+    ) -> Result<Response<Self::ExportStream>, GrpcStatus> {
+        let r = request.into_inner();
+        let id = r.id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        let filter = crate::ExportFilter {
+            pairs: (r.from_pair.is_some() || r.to_pair.is_some())
+                .then(|| (r.from_pair.unwrap_or(0), r.to_pair.unwrap_or(u64::MAX))),
+            engine: (!r.engine.is_empty()).then_some(r.engine),
+            since_ms: r.since_ms,
+        };
+        // Read page by page on a blocking thread, at most a few pages ahead of the client.
+        let (pages, stream) = tokio::sync::mpsc::channel(4);
+        let c = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || {
+            let mut from = 0;
+            loop {
+                let (chunk, next) = match c.export_page(id, &filter, from) {
+                    Ok((lines, next)) => (Ok(pb::ExportChunk { lines }), next),
+                    Err(e) => (Err(GrpcStatus::from(e)), None),
+                };
+                let more = next.is_some() && chunk.is_ok();
+                // A page the filters emptied is not sent, unless it is the last.
+                let skip = more && chunk.as_ref().is_ok_and(|c| c.lines.is_empty());
+                if !skip && pages.blocking_send(chunk).is_err() {
+                    return;
+                }
+                if !more {
+                    return;
+                }
+                from = next.unwrap_or_default();
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(stream),
+        )))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/get_report")
+    )]
+    async fn get_report(
+        &self,
+        request: Request<pb::GetReportRequest>,
+    ) -> Result<Response<pb::GetReportResponse>, GrpcStatus> {
+        let pb::GetReportRequest {
+            id,
+            format,
+            tournament_link: link_template,
+        } = request.into_inner();
+        if !matches!(format.as_str(), "text" | "json" | "csv" | "html") {
+            return Err(GrpcStatus::invalid_argument(format!(
+                "format '{format}': expected text, json, csv or html"
+            )));
+        }
+        if link_template.len() > MAX_LINK_TEMPLATE
+            || !(link_template.is_empty() || link_template.contains("{id}"))
+        {
+            return Err(GrpcStatus::invalid_argument(format!(
+                "tournament_link: expected an address with {{id}} in it, of at most \
+                 {MAX_LINK_TEMPLATE} bytes (got {} bytes)",
+                link_template.len()
+            )));
+        }
+        let (_, report) = self
+            .0
+            .report_with_timeline(id)
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
+        let content = match format.as_str() {
+            "text" => report.text(),
+            "csv" => report.csv(),
+            "html" => {
+                let template = match link_template.as_str() {
+                    "" => TOURNAMENT_PAGE,
+                    given => given,
+                };
+                report.html(|t| Some(tournament_link(template, t)))
+            }
+            _ => {
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| GrpcStatus::internal(e.to_string()))?
+                    + "\n"
+            }
+        };
+        Ok(Response::new(pb::GetReportResponse { content }))
+    }
+}

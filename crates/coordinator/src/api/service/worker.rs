@@ -1,0 +1,289 @@
+//! The Worker service: registration, leases, reports (read once, checked, within the
+//! shared budget), heartbeats and programs, each call after Register checked against its
+//! registration's secret.
+
+use super::games_json;
+use crate::api::auth::token_name;
+use crate::state::Coordinator;
+use crate::types::{Refusal, Reported};
+use std::sync::Arc;
+use tonic::{Request, Response, Status as GrpcStatus};
+use tourney_proto::v1 as pb;
+use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
+
+/// The worker service.
+pub struct WorkerService(pub Arc<Coordinator>);
+
+/// After a report that held this many decompressed bytes, the allocator is asked to give
+/// its free memory back to the system at once.
+const BIG_REPORT: usize = 8 << 20;
+
+/// A RESOURCE_EXHAUSTED refusal of a whole report, telling the worker to send it again
+/// after `retry_ms`.
+fn deferred(message: String, retry_ms: u64) -> GrpcStatus {
+    let mut status = GrpcStatus::resource_exhausted(message);
+    if let Ok(value) = retry_ms.to_string().parse() {
+        status.metadata_mut().insert(RETRY_PUSHBACK, value);
+    }
+    status
+}
+
+#[tonic::async_trait]
+impl pb::worker_server::Worker for WorkerService {
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/register")
+    )]
+    async fn register(
+        &self,
+        request: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
+        let token = token_name(&request);
+        let r = request.into_inner();
+        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
+        Ok(Response::new(pb::RegisterResponse {
+            worker_id,
+            session,
+            heartbeat_ms: self.0.settings.heartbeat_ms,
+            lease_ms: self.0.settings.lease_ms,
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/lease")
+    )]
+    async fn lease(
+        &self,
+        request: Request<pb::LeaseRequest>,
+    ) -> Result<Response<pb::LeaseResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
+        let r = request.into_inner();
+        let (lease_id, jobs) = self
+            .0
+            .lease(&r.worker_id, r.max_pairs.max(1) as usize)
+            .unwrap_or((0, Vec::new()));
+        Ok(Response::new(pb::LeaseResponse {
+            lease_id,
+            jobs: jobs.iter().map(pb::PairJob::from).collect(),
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/report")
+    )]
+    async fn report(
+        &self,
+        request: Request<pb::ReportRequest>,
+    ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
+        let r = request.into_inner();
+        // The whole report's decompressed size, from what its blocks claim: over the
+        // budget it is turned away whole (the worker sends it again in parts), never pair
+        // by pair.
+        let claimed = (r.results.iter())
+            .map(|result| result.games_size().unwrap_or(0))
+            .fold(0usize, usize::saturating_add);
+        let metrics = self.0.metrics();
+        if claimed > MAX_REPORT_JSON {
+            metrics
+                .reports_deferred
+                .with_label_values(&["too-large"])
+                .inc();
+            return Err(deferred(
+                format!(
+                    "report too large: {} MiB of records in {} pair results, at most {} MiB a \
+                     report: send it in parts",
+                    claimed.div_ceil(1 << 20),
+                    r.results.len(),
+                    MAX_REPORT_JSON >> 20
+                ),
+                0,
+            ));
+        }
+        // Room among all reports in flight: concurrent reports share one budget.
+        let kib = u32::try_from(claimed.div_ceil(1 << 10)).unwrap_or(u32::MAX);
+        let room = tokio::time::timeout(
+            std::time::Duration::from_millis(self.0.settings.report_room_wait_ms),
+            self.0.report_room.acquire_many(kib),
+        )
+        .await;
+        let Ok(Ok(_room)) = room else {
+            metrics.reports_deferred.with_label_values(&["busy"]).inc();
+            return Err(deferred(
+                format!(
+                    "busy: {} MiB of reports are being read; send this one again later",
+                    crate::state::REPORTS_IN_FLIGHT >> 20
+                ),
+                1_000,
+            ));
+        };
+        let mut finished = Vec::with_capacity(r.results.len());
+        let (mut malformed, mut repeated) = (0, 0);
+        for result in r.results {
+            // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
+            if self.0.is_done(result.tournament, result.pair) {
+                repeated += 1;
+                continue;
+            }
+            let checked = match (
+                games_json(result.games_json, &result.games_lz4),
+                result.half_points.as_slice(),
+            ) {
+                (Some(games_json), &[h0, h1]) => self.0.check_reported(
+                    &r.worker_id,
+                    Reported {
+                        tournament: result.tournament,
+                        pair: result.pair,
+                        lease: result.lease_id,
+                        half_points: [h0, h1],
+                        games_json,
+                        ticket: result.ticket,
+                    },
+                ),
+                _ => Err(Refusal::Records(format!(
+                    "not decodable within {} MiB a pair, or not two half-points",
+                    MAX_GAMES_JSON >> 20,
+                ))),
+            };
+            match checked {
+                Ok(pair) => finished.push(pair),
+                Err(refusal) => {
+                    malformed += 1;
+                    self.0
+                        .refused(&r.worker_id, result.tournament, result.pair, &refusal);
+                    // A pair this worker holds but cannot report acceptably goes to the
+                    // others rather than back to it forever.
+                    let held = self.0.holds(
+                        &r.worker_id,
+                        result.lease_id,
+                        result.tournament,
+                        result.pair,
+                    );
+                    if held {
+                        self.0
+                            .pair_failed(
+                                &r.worker_id,
+                                result.tournament,
+                                result.pair,
+                                &format!("its result was refused: {refusal}"),
+                            )
+                            .await?;
+                    }
+                }
+            }
+        }
+        for failure in &r.failures {
+            // A failure pauses only what the reporting registration holds: one of a lease
+            // it no longer holds (lost in a restart, expired) is past, and ignored.
+            if !self.0.holds(
+                &r.worker_id,
+                failure.lease_id,
+                failure.tournament,
+                failure.pair,
+            ) {
+                tracing::info!(
+                    worker = %r.worker_id,
+                    tournament = failure.tournament,
+                    pair = failure.pair,
+                    reason = %failure.reason,
+                    "failure of a pair no longer held: ignored"
+                );
+                continue;
+            }
+            self.0
+                .pair_failed(
+                    &r.worker_id,
+                    failure.tournament,
+                    failure.pair,
+                    &failure.reason,
+                )
+                .await?;
+        }
+        let ack = self.0.report(&r.worker_id, finished).await?;
+        if claimed >= BIG_REPORT {
+            crate::state::return_free_memory();
+        }
+        Ok(Response::new(pb::ReportResponse {
+            accepted: ack.accepted,
+            duplicates: ack.duplicates + repeated,
+            rejected: ack.rejected + malformed,
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/heartbeat")
+    )]
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
+        let r = request.into_inner();
+        Ok(Response::new(pb::HeartbeatResponse {
+            drop_leases: self.0.heartbeat(&r.worker_id, &r.lease_ids),
+        }))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Worker/fetch_artifact")
+    )]
+    async fn fetch_artifact(
+        &self,
+        request: Request<pb::FetchArtifactRequest>,
+    ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
+        self.session(&request, &request.get_ref().worker_id)?;
+        let r = request.into_inner();
+        let Some(content) = self.0.artifact(&r.sha256)? else {
+            return Err(GrpcStatus::not_found(format!("no artifact {}", r.sha256)));
+        };
+        let start = usize::try_from(r.offset)
+            .unwrap_or(usize::MAX)
+            .min(content.len());
+        let end = (start + tourney_proto::ARTIFACT_CHUNK).min(content.len());
+        Ok(Response::new(pb::FetchArtifactResponse {
+            content: content[start..end].to_vec(),
+            total_size: content.len() as u64,
+        }))
+    }
+}
+
+/// The metadata header that carries a registration's secret on every Worker call after
+/// Register.
+pub const SESSION_HEADER: &str = "tourney-session";
+
+impl WorkerService {
+    /// Checks that `request` carries the secret of `worker`'s registration, and the token
+    /// it registered with: UNAUTHENTICATED (counted with the token refusals) if not.
+    fn session<T>(&self, request: &Request<T>, worker: &str) -> Result<(), GrpcStatus> {
+        let session = request
+            .metadata()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if self.0.session_is(worker, session, &token_name(request)) {
+            return Ok(());
+        }
+        self.0
+            .metrics()
+            .auth_failures
+            .with_label_values(&["session"])
+            .inc();
+        Err(GrpcStatus::unauthenticated(format!(
+            "no session of worker '{worker}' (register, then send its secret in {SESSION_HEADER})"
+        )))
+    }
+}
