@@ -152,7 +152,7 @@ impl Worker {
             }
             let mut healthy = self.heartbeat().await;
             if healthy {
-                match self.lease().await? {
+                match self.lease().await {
                     Leased::Some => continue,
                     Leased::Nothing => {}
                     Leased::Failed => healthy = false,
@@ -169,7 +169,7 @@ impl Worker {
                 outcome = async { self.report_task.as_mut().expect("guarded").await }, if self.report_task.is_some() => {
                     self.report_task = None;
                     if let Ok(Err(failed)) = outcome {
-                        self.report_failed(failed)?;
+                        self.report_failed(failed);
                     }
                 }
                 _ = &mut shutdown, if !self.stopping => self.stopping = true,
@@ -312,14 +312,14 @@ impl Worker {
 
     /// A report that failed: its results are kept and sent again a little later (first,
     /// in order); one turned away whole for its size goes again in smaller parts. The
-    /// session stays: a coordinator whose store fails answers, and takes the results once
-    /// it recovers (a lost connection shows in the next heartbeat).
-    ///
-    /// # Errors
-    /// The coordinator refused the worker token.
-    fn report_failed(&mut self, (code, pushback, batch): FailedReport) -> Result<(), WorkerError> {
+    /// session stays (a coordinator whose store fails answers, and takes the results once
+    /// it recovers; a lost connection shows in the next heartbeat), unless the report was
+    /// refused for it: a coordinator that restarted knows no earlier registration, so the
+    /// worker registers again (which says whether the token itself is refused).
+    fn report_failed(&mut self, (code, pushback, batch): FailedReport) {
         if code == tonic::Code::Unauthenticated {
-            return Err(WorkerError::Refused);
+            self.metrics.reconnects.inc();
+            self.session = None;
         }
         if code == tonic::Code::ResourceExhausted && pushback == Some(Duration::ZERO) {
             self.part_bytes = (self.part_bytes / 2).max(MIN_PART_BYTES);
@@ -327,7 +327,6 @@ impl Worker {
         tracing::warn!(%code, pairs = batch.len(), "report failed: sent again later");
         self.unreported.splice(0..0, batch);
         self.next_report = Instant::now() + pushback.unwrap_or(REPORT_RETRY);
-        Ok(())
     }
 
     /// Keeps the leases alive when a heartbeat is due, and drops those the coordinator
@@ -361,28 +360,25 @@ impl Worker {
 
     /// Leases ahead, so that a finished game finds the next pair waiting; each pair is
     /// prepared (its programs fetched) and queued, or reported as unplayable here.
-    ///
-    /// # Errors
-    /// The coordinator refused the worker token.
-    async fn lease(&mut self) -> Result<Leased, WorkerError> {
+    async fn lease(&mut self) -> Leased {
         let wanted = self.desk.wanted();
         if self.stopping || wanted == 0 || Instant::now() < self.idle_until {
-            return Ok(Leased::Nothing);
+            return Leased::Nothing;
         }
         let Some(s) = self.session.as_mut() else {
-            return Ok(Leased::Failed);
+            return Leased::Failed;
         };
         let request = pb::LeaseRequest {
             worker_id: s.worker_id.clone(),
             max_pairs: wanted as u32,
         };
-        let lease = match s.client.lease(request).await {
-            Ok(reply) => reply.into_inner(),
-            Err(e) if e.code() == tonic::Code::Unauthenticated => {
-                return Err(WorkerError::Refused);
-            }
-            Err(_) => return Ok(Leased::Failed),
+        // Any failure loses the session, a refused one included: a coordinator that
+        // restarted knows no earlier registration, and registering again says whether the
+        // token itself is refused.
+        let Ok(reply) = s.client.lease(request).await else {
+            return Leased::Failed;
         };
+        let lease = reply.into_inner();
         if lease.jobs.is_empty() {
             self.idle_until = Instant::now() + IDLE_WAIT;
         }
@@ -428,7 +424,7 @@ impl Worker {
                 }
             }
         }
-        Ok(Leased::Some)
+        Leased::Some
     }
 
     /// When to look again without an event: the next lease or heartbeat, or the next
