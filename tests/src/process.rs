@@ -58,18 +58,6 @@ pub fn running_with(needle: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Waits up to `seconds` for `done`, checking every 50 ms.
-///
-/// # Panics
-/// `done` is still false after that: the message says what never happened.
-fn wait_until(seconds: u64, what: impl Fn() -> String, mut done: impl FnMut() -> bool) {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
-    while !done() {
-        assert!(std::time::Instant::now() < until, "{}", what());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 /// The child a [`forking_engine`] leaves running: `sleep` with an argument unique to it.
 pub struct EngineChild(String);
 
@@ -79,11 +67,9 @@ impl EngineChild {
     /// # Panics
     /// It never ran.
     pub fn wait_started(&self) {
-        wait_until(
-            30,
-            || "the engine never started".into(),
-            || !running_with(&self.0).is_empty(),
-        );
+        crate::wait::until(30, "the engine to start", || {
+            crate::wait::check(!running_with(&self.0).is_empty(), || "not running".into())
+        });
     }
 
     /// Waits up to 5 s for it to be gone (killed with the engine's process group).
@@ -91,16 +77,12 @@ impl EngineChild {
     /// # Panics
     /// It still runs: it outlived `whom`.
     pub fn wait_gone(&self, whom: &str) {
-        wait_until(
-            5,
-            || {
-                format!(
-                    "the engine's child outlived {whom}: {:?}",
-                    running_with(&self.0)
-                )
-            },
-            || running_with(&self.0).is_empty(),
-        );
+        crate::wait::until(5, &format!("the engine's child to end with {whom}"), || {
+            let running = running_with(&self.0);
+            crate::wait::check(running.is_empty(), || {
+                format!("it outlived {whom}: {running:?}")
+            })
+        });
     }
 }
 
@@ -128,4 +110,15 @@ pub fn forking_engine(dir: &std::path::Path, tourney: &str) -> (std::path::PathB
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))
         .expect("the engine script is made executable");
     (program, EngineChild(format!("sleep {marker}")))
+}
+
+/// A child process killed and reaped when dropped, so that a failed assertion leaves no
+/// server behind.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -286,11 +286,10 @@ fn what_an_engine_forks_does_not_outlive_it() {
         .to_string();
     drop(outside);
     // Gone, or a zombie waiting for init: not running.
-    let until = Instant::now() + Duration::from_secs(5);
-    while !tourney_tests::process::running_with(&child).is_empty() {
-        assert!(Instant::now() < until, "the engine's `{child}` still runs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tourney_tests::wait::until(5, &format!("the engine's `{child}` to end"), || {
+        let running = tourney_tests::process::running_with(&child);
+        tourney_tests::wait::check(running.is_empty(), || format!("{running:?}"))
+    });
 }
 
 /// The engine in `mode` under `limits` loses by a crash whose detail names the limit.
@@ -413,7 +412,12 @@ fn without_network_engines_cannot_reach_the_host_where_the_system_allows_it() {
             net, "reached",
             "isolated: the engine must not reach the host"
         ),
-        Err(why) => eprintln!("no network isolation here ({why}); the engine said: {net}"),
+        Err(why) => {
+            tourney_tests::wait::skip_unless_required(
+                "TOURNEY_REQUIRE_NAMESPACES",
+                &format!("no network isolation here ({why}); the engine said: {net}"),
+            );
+        }
     }
 }
 

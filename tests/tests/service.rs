@@ -11,7 +11,9 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_tests::http::{free_port, get as http_get};
+use tourney_tests::process::Reaped;
 use tourney_tests::tournaments::MatchFile;
+use tourney_tests::wait::{check, skip_unless_required, until_async};
 use tourney_worker::{TokenInterceptor, WorkerOptions, connect};
 
 /// The match most tests play: alpha-beta against random moves, six pairs.
@@ -38,18 +40,10 @@ struct Running {
 async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
     let dir = store_dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
     // A stopped coordinator's tasks let go of the store a moment after it stops serving.
-    let mut tries = 0;
-    let store = loop {
-        match Store::open(dir.path()) {
-            Ok(store) => break store,
-            Err(e) if tries < 100 => {
-                tries += 1;
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
+    let store = until_async(5, "the store to be let go of", || async {
+        Store::open(dir.path()).map_err(|e| e.to_string())
+    })
+    .await;
     let coordinator = Coordinator::open(
         store,
         Settings {
@@ -165,25 +159,26 @@ async fn wait_until_finished(admin: &mut Admin, id: u64) -> pb::TournamentStatus
     wait_for_state(admin, id, "finished").await
 }
 
-/// The status once the tournament is in `state` (or after a minute).
+/// The status once the tournament is in `state` (waited for up to a minute).
 async fn wait_for_state(admin: &mut Admin, id: u64, state: &str) -> pb::TournamentStatus {
-    let mut status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .unwrap()
-        .into_inner();
-    for _ in 0..600 {
-        if status.state == state {
-            break;
+    until_async(60, &format!("tournament {id} to be {state}"), || {
+        let mut admin = admin.clone();
+        async move {
+            let status = admin
+                .status(pb::StatusRequest { id })
+                .await
+                .unwrap()
+                .into_inner();
+            match status.state == state {
+                true => Ok(status),
+                false => Err(format!(
+                    "{} after {} pairs",
+                    status.state, status.pairs_done
+                )),
+            }
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        status = admin
-            .status(pb::StatusRequest { id })
-            .await
-            .unwrap()
-            .into_inner();
-    }
-    status
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -693,23 +688,23 @@ async fn a_cancelled_tournament_stops_its_workers() {
         .replace("pairs = 6", "pairs = 100000")
         .replace("limits = { nodes = 300 }", "limits = { movetime = 5 }");
     let id = submit(&mut control, config, "long.toml").await;
-    let (stop_worker, worker) = spawn_worker(&server.addr);
-    let addr = server.addr.clone();
-    let done = move || {
-        let addr = addr.clone();
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let (stop_worker, worker) = spawn_worker_with(&server.addr, metrics.clone());
+    let status = |control: &Admin| {
+        let mut control = control.clone();
         async move {
-            let mut client = admin(&addr, "a-secret").await;
-            client
+            control
                 .status(pb::StatusRequest { id })
                 .await
                 .unwrap()
                 .into_inner()
-                .pairs_done
         }
     };
-    while done().await < 2 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_async(60, "two pairs played", || async {
+        let s = status(&control).await;
+        check(s.pairs_done >= 2, || format!("{} pairs", s.pairs_done))
+    })
+    .await;
     assert!(
         control
             .cancel(pb::CancelRequest { id })
@@ -718,21 +713,27 @@ async fn a_cancelled_tournament_stops_its_workers() {
             .into_inner()
             .cancelled
     );
-    // Within a couple of heartbeats the worker drops the cancelled work.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let settled = done().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Within a heartbeat the worker drops the cancelled work: nothing in play or queued
+    // on it, nothing leased out by the coordinator; then no pair can be done any more.
+    let settled = until_async(30, "the cancelled work to be dropped", || async {
+        let s = status(&control).await;
+        let (playing, queued) = (metrics.pairs_in_play.get(), metrics.pairs_queued.get());
+        match s.pairs_leased == 0 && playing == 0 && queued == 0 {
+            true => Ok(s),
+            false => Err(format!(
+                "{} leased, {playing} in play, {queued} queued",
+                s.pairs_leased
+            )),
+        }
+    })
+    .await;
+    assert_eq!(settled.state, "cancelled");
+    let after = status(&control).await;
     assert_eq!(
-        done().await,
-        settled,
+        (after.pairs_done, after.pairs_leased),
+        (settled.pairs_done, 0),
         "no more pairs after the cancellation"
     );
-    let status = control
-        .status(pb::StatusRequest { id })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(status.state, "cancelled");
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
@@ -753,17 +754,6 @@ fn prometheus_value(prometheus: &str, query: &str) -> Option<f64> {
     let (_, body) = http_get(prometheus, &format!("/api/v1/query?query={encoded}")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&body).ok()?;
     json["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-}
-
-/// Runs `check` every 250 ms for up to `seconds` until it holds.
-async fn eventually(seconds: u64, mut check: impl FnMut() -> bool) -> bool {
-    for _ in 0..seconds * 4 {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    false
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -788,11 +778,10 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
     else {
-        assert!(
-            std::env::var_os("TOURNEY_REQUIRE_PROMETHEUS").is_none(),
-            "TOURNEY_REQUIRE_PROMETHEUS is set but no prometheus binary is installed"
+        skip_unless_required(
+            "TOURNEY_REQUIRE_PROMETHEUS",
+            "the Prometheus part: no prometheus binary (apt install prometheus)",
         );
-        eprintln!("skipping the Prometheus part: no prometheus binary (apt install prometheus)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -806,24 +795,26 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
     )
     .unwrap();
     let web = format!("127.0.0.1:{}", free_port());
-    let mut prometheus = std::process::Command::new(prometheus_bin)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address={web}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let prometheus = Reaped(
+        std::process::Command::new(prometheus_bin)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={web}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
 
     // The series exist before any game.
-    let seen = eventually(60, || {
-        prometheus_value(&web, "tourney_pair_results_committed_total") == Some(0.0)
+    until_async(60, "Prometheus to scrape the coordinator", || async {
+        let value = prometheus_value(&web, "tourney_pair_results_committed_total");
+        check(value == Some(0.0), || format!("{value:?}"))
     })
     .await;
-    assert!(seen, "Prometheus never scraped the coordinator");
 
     let mut admin = admin(&server.addr, "a-secret").await;
     let (stop_worker, worker) = spawn_worker(&server.addr);
@@ -831,18 +822,19 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
     assert_eq!(wait_until_finished(&mut admin, id).await.state, "finished");
 
     // They move as games are played: 6 pairs, 12 games, one worker with 2 slots.
-    let moved = eventually(30, || {
-        prometheus_value(&web, "tourney_pair_results_committed_total") == Some(6.0)
-            && prometheus_value(&web, "sum(tourney_games_total)") == Some(12.0)
-            && prometheus_value(&web, "tourney_slots_registered") == Some(2.0)
-            && prometheus_value(&web, &format!("tourney_pairs_done{{tournament=\"{id}\"}}"))
-                == Some(6.0)
-            && prometheus_value(&web, "sum(tourney_game_plies_count)") == Some(12.0)
+    until_async(30, "the series to reach the played games", || async {
+        let values = [
+            prometheus_value(&web, "tourney_pair_results_committed_total"),
+            prometheus_value(&web, "sum(tourney_games_total)"),
+            prometheus_value(&web, "tourney_slots_registered"),
+            prometheus_value(&web, &format!("tourney_pairs_done{{tournament=\"{id}\"}}")),
+            prometheus_value(&web, "sum(tourney_game_plies_count)"),
+        ];
+        let want = [6.0, 12.0, 2.0, 6.0, 12.0].map(Some);
+        check(values == want, || format!("{values:?}, want {want:?}"))
     })
     .await;
-    let _ = prometheus.kill();
-    let _ = prometheus.wait();
-    assert!(moved, "the series did not reach the played games");
+    drop(prometheus);
 
     // The exposition passes promtool's lint.
     let (_, text) = http_get(&target, "/metrics").unwrap();
@@ -1448,17 +1440,11 @@ async fn dashboard_event_streams_are_bounded_in_all_and_per_address() {
     assert!(status.contains(" 503 "), "{status}");
     // One page goes away: its place is given back.
     drop(first);
-    let mut admitted = false;
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let (stream, status) = open_events(&addr, "127.0.0.3").await;
-        if status.contains(" 200 ") {
-            admitted = true;
-            drop(stream);
-            break;
-        }
-    }
-    assert!(admitted, "a closed page's place was not given back");
+    until_async(5, "a closed page's place to be given back", || async {
+        let (_stream, status) = open_events(&addr, "127.0.0.3").await;
+        check(status.contains(" 200 "), || status.clone())
+    })
+    .await;
     let _ = stop.send(());
     let _ = served.await;
 }

@@ -545,15 +545,13 @@ fn run_closes_with_the_counts_of_its_report_and_its_data_opens_in_a_coordinator(
     let (mut coordinator, port) =
         tourney_tests::process::spawn_listening(command, "coordinator serving");
     let url = format!("http://127.0.0.1:{port}");
-    let mut status = None;
-    for _ in 0..100 {
+    let status = tourney_tests::wait::within(10, || {
         let out = tourney(&["status", "1", "--json", "--coordinator", &url], "");
-        if out.status.success() {
-            status = Some(stdout(&out));
-            break;
+        match out.status.success() {
+            true => Ok(stdout(&out)),
+            false => Err(stderr(&out)),
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    });
     // While it holds the directory, reading the directory itself is refused, saying why.
     let held = tourney(&["export", "1", "--data", data.to_str().unwrap()], "");
     let _ = coordinator.kill();
@@ -706,15 +704,16 @@ fn a_directory_that_is_not_a_data_directory_is_refused_with_what_was_expected() 
 }
 
 #[test]
-fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
+fn run_without_a_terminal_prints_progress_lines_at_its_interval() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("slow.toml");
-    // About 16 s of play: 8 games of about 35 plies at 60 ms a move, one at a time.
+    // About 3 s of play: 8 games of about 35 plies at 10 ms a move, one at a time, with a
+    // line every second (the hidden --progress-every; 10 s by default).
     std::fs::write(
         &file,
         MatchFile {
             name: "slow",
-            limits: "{ movetime = 60 }",
+            limits: "{ movetime = 10 }",
             adjudication: Some("{ max_plies = 60 }"),
             engines: [("a", "ab"), ("b", "ab:walls=0")],
             ..Default::default()
@@ -722,7 +721,21 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
         .toml(),
     )
     .unwrap();
-    let out = run_one_at_a_time(&file, &dir.path().join("data"));
+    let (file, data) = (file.to_str().unwrap(), dir.path().join("data"));
+    let data = data.to_str().unwrap();
+    let out = tourney(
+        &[
+            "run",
+            file,
+            "--data",
+            data,
+            "--concurrency",
+            "1",
+            "--progress-every",
+            "1",
+        ],
+        "",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("[0:00:")).collect();
@@ -736,11 +749,12 @@ fn run_without_a_terminal_prints_a_progress_line_every_ten_seconds() {
 }
 
 /// Starts `tourney run FILE --concurrency 1 --data DATA` and waits for its games to start
-/// (its dashboard's address on stderr); the child, and a thread that returns its stderr.
+/// (its dashboard's address on stderr); the child, a thread that returns its stderr, and
+/// the dashboard's address (`127.0.0.1:PORT`).
 fn start_run(
     file: &std::path::Path,
     data: &std::path::Path,
-) -> (std::process::Child, std::thread::JoinHandle<String>) {
+) -> (std::process::Child, std::thread::JoinHandle<String>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
         .args([
             "run",
@@ -761,18 +775,32 @@ fn start_run(
         let mut text = String::new();
         for line in std::io::BufReader::new(errors).lines() {
             let line = line.unwrap();
-            if line.starts_with("Live dashboard") {
-                let _ = started.send(());
+            if let Some(url) = line.strip_prefix("Live dashboard: http://") {
+                let _ = started.send(url.trim_end_matches('/').to_string());
             }
             text += &line;
             text += "\n";
         }
         text
     });
-    dashboard
+    let address = dashboard
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the run starts");
-    (child, err)
+    (child, err, address)
+}
+
+/// Waits until the run serving its dashboard at `address` has stored a pair.
+fn wait_for_a_pair(address: &str) {
+    tourney_tests::wait::until(60, "a pair to be stored", || {
+        let (_, body) =
+            tourney_tests::http::get(address, "/api/v1/overview").map_err(|e| e.to_string())?;
+        let overview: serde_json::Value =
+            serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
+        let done = overview["tournaments"][0]["pairs_done"]
+            .as_u64()
+            .unwrap_or(0);
+        tourney_tests::wait::check(done > 0, || format!("{done} pairs"))
+    });
 }
 
 #[test]
@@ -795,7 +823,7 @@ fn run_stopped_with_sigterm_ends_its_outside_engines_and_what_they_started() {
         .toml(),
     )
     .unwrap();
-    let (mut child, err) = start_run(&file, &dir.path().join("data"));
+    let (mut child, err, _) = start_run(&file, &dir.path().join("data"));
     engine_child.wait_started();
     // As systemd or `kill` stops it: the engines, in sessions of their own, get nothing.
     // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
@@ -859,8 +887,8 @@ fn run_stopped_with_ctrl_c_reports_what_is_stored_and_leaves_it_to_resume() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let (child, err) = start_run(&file, &data);
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (child, err, dashboard) = start_run(&file, &data);
+    wait_for_a_pair(&dashboard);
     // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let out = child.wait_with_output().unwrap();
@@ -966,19 +994,17 @@ fn a_workers_token_never_shows_on_its_command_line() {
         .spawn()
         .unwrap();
     let cmdline = format!("/proc/{}/cmdline", child.id());
-    let mut blanked = false;
-    for _ in 0..100 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let blanked = tourney_tests::wait::within(5, || {
         let line = std::fs::read(&cmdline).unwrap_or_default();
         let text = String::from_utf8_lossy(&line).replace('\0', " ");
-        if text.contains("--token") && !text.contains(secret) {
-            blanked = true;
-            break;
-        }
-    }
+        tourney_tests::wait::check(text.contains("--token") && !text.contains(secret), || text)
+    });
     let _ = child.kill();
     let _ = child.wait();
-    assert!(blanked, "the token still shows in {cmdline}");
+    assert!(
+        blanked.is_ok(),
+        "the token still shows in {cmdline}: {blanked:?}"
+    );
     // A token file works as well, and an empty one is an error that names it.
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("token");

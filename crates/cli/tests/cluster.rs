@@ -10,11 +10,12 @@
 //!   `target/test-artifacts/`.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use tourney_tests::http::get;
+use tourney_tests::process::Reaped;
 use tourney_tests::process::{forking_engine, spawn_listening};
 use tourney_tests::tournaments::MatchFile;
+use tourney_tests::wait;
 use tourney_tests::webdriver::{self, Browser};
 
 /// Sixteen pairs of a deep against a shallow alpha-beta at 15 ms a move.
@@ -114,19 +115,13 @@ fn as_admin(port: u16, args: &[&str]) -> std::process::Output {
 
 /// `tourney <args>` as the admin, retried while the coordinator is (re)starting.
 fn admin(port: u16, args: &[&str]) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
+    wait::until(20, &format!("tourney {args:?} to succeed"), || {
         let out = as_admin(port, args);
-        if out.status.success() {
-            return String::from_utf8(out.stdout).unwrap();
+        match out.status.success() {
+            true => Ok(String::from_utf8(out.stdout).unwrap()),
+            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
         }
-        assert!(
-            Instant::now() < until,
-            "tourney {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    })
 }
 
 /// Submits the tournament file `file`; its id (`submit` prints it last).
@@ -151,21 +146,17 @@ fn status(port: u16, id: &str) -> serde_json::Value {
     serde_json::from_str(&admin(port, &["status", id, "--json"])).unwrap()
 }
 
+/// Tournament `id`'s status once `done` holds for it (waited for up to two minutes).
 fn wait_for(
     port: u16,
     id: &str,
     what: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    let until = Instant::now() + Duration::from_secs(120);
-    loop {
+    wait::until(120, what, || {
         let s = status(port, id);
-        if done(&s) {
-            return s;
-        }
-        assert!(Instant::now() < until, "timed out waiting for {what}: {s}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        if done(&s) { Ok(s) } else { Err(s.to_string()) }
+    })
 }
 
 #[test]
@@ -193,8 +184,7 @@ fn a_cluster_survives_a_killed_worker_and_a_killed_coordinator() {
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
     // Restarted on the same port (the workers know no other), which it held until now.
-    std::thread::sleep(Duration::from_millis(300));
-    let (mut coordinator, _) = start_coordinator(port, &data);
+    let (mut coordinator, _) = restart_coordinator(port, &data);
 
     let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
     assert_eq!(end["pairs_done"], 16);
@@ -299,26 +289,23 @@ name = "random"
 player = "random"
 "#;
 
-/// A child process killed when the test ends, however it ends.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Waits up to `seconds` for `child` to exit; its exit status, or `None` if it still runs.
 fn exits_within(child: &mut Child, seconds: u64) -> Option<std::process::ExitStatus> {
-    let until = Instant::now() + Duration::from_secs(seconds);
-    while Instant::now() < until {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
+    wait::within(seconds, || {
+        child.try_wait().unwrap().ok_or_else(String::new)
+    })
+    .ok()
+}
+
+/// A coordinator started again on `port` (the one the workers know) and `data`, once the
+/// port the killed one held is free.
+fn restart_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
+    wait::until(10, &format!("port {port} to be free"), || {
+        std::net::TcpListener::bind(("127.0.0.1", port))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    });
+    start_coordinator(port, data)
 }
 
 /// Whether `tourney health <args>` exits 0.
@@ -353,14 +340,9 @@ fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
     );
     let (mut worker, metrics) = start_worker_with_metrics(port, "sigterm");
     let worker_metrics = format!("http://127.0.0.1:{metrics}/metrics");
-    let until = Instant::now() + Duration::from_secs(10);
-    while !healthy(&["--http", &worker_metrics]) {
-        assert!(
-            Instant::now() < until,
-            "the worker's metrics never answered"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait::until(10, "the worker's metrics to answer", || {
+        wait::check(healthy(&["--http", &worker_metrics]), || "unhealthy".into())
+    });
     assert!(!healthy(&[
         "--http",
         &format!("http://127.0.0.1:{metrics}/nothing")
@@ -472,12 +454,12 @@ fn js(value: &serde_json::Value) -> String {
 
 #[test]
 fn the_live_dashboard_updates_and_replays_games_in_chromium() {
-    if !webdriver::available() {
-        assert!(
-            std::env::var_os("TOURNEY_REQUIRE_CHROMIUM").is_none(),
-            "TOURNEY_REQUIRE_CHROMIUM is set but chromium or chromedriver is missing"
-        );
-        eprintln!("skipping: no chromium/chromedriver (apt install chromium chromium-driver)");
+    if !webdriver::available()
+        && wait::skip_unless_required(
+            "TOURNEY_REQUIRE_CHROMIUM",
+            "no chromium/chromedriver (apt install chromium chromium-driver)",
+        )
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -787,8 +769,12 @@ fn a_worker_token_removed_and_reloaded_with_sighup_cuts_off_its_host_alone() {
 #[test]
 fn a_worker_running_as_root_refuses_outside_engines_unless_given_a_user_for_them() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: the worker does not run as root here");
+    if unsafe { libc::geteuid() } != 0
+        && wait::skip_unless_required(
+            "TOURNEY_REQUIRE_ROOT",
+            "the worker does not run as root here",
+        )
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -897,11 +883,9 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
             .status
             .success()
     };
-    let until = Instant::now() + Duration::from_secs(240);
-    while health() {
-        assert!(Instant::now() < until, "the store never filled");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait::until(240, "the store to fill", || {
+        wait::check(!health(), || "still serving".into())
+    });
     // Failing: no leases, and nothing it may hold unacknowledged is shown.
     let text = metrics_text(port);
     assert_eq!(series_value(&text, "tourney_store_failing"), 1.0);
@@ -920,11 +904,9 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
     let stuck = status(port, &id)["pairs_done"].as_u64().unwrap();
     // Room again: it recovers by itself and goes on.
     set_file_size_limit(coordinator.0.id(), u64::MAX);
-    let until = Instant::now() + Duration::from_secs(30);
-    while !health() {
-        assert!(Instant::now() < until, "the coordinator never recovered");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait::until(30, "the coordinator to recover", || {
+        wait::check(health(), || "not serving".into())
+    });
     wait_for(port, &id, "more pairs after the recovery", |s| {
         s["pairs_done"].as_u64().unwrap() > stuck + 20
     });
@@ -935,8 +917,7 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
     admin(port, &["cancel", &id]);
     drop(workers);
     // Reports of the killed workers may still be committing: compare once nothing moves.
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
+    let (exported_pairs, acknowledged) = wait::until(30, "the tournament to settle", || {
         let before = status(port, &id)["pairs_done"].as_u64().unwrap();
         let mut pairs: Vec<u64> = exported(port, &id)
             .iter()
@@ -944,17 +925,15 @@ fn a_full_disk_stops_leasing_says_not_serving_and_recovers_when_there_is_room() 
             .collect();
         pairs.dedup();
         let after = status(port, &id)["pairs_done"].as_u64().unwrap();
-        if before == after {
-            assert_eq!(
-                pairs.len() as u64,
-                after,
-                "the export holds exactly the acknowledged pairs"
-            );
-            break;
+        match before == after {
+            true => Ok((pairs.len() as u64, after)),
+            false => Err(format!("{before} then {after} pairs done")),
         }
-        assert!(Instant::now() < until, "the tournament never settled");
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    });
+    assert_eq!(
+        exported_pairs, acknowledged,
+        "the export holds exactly the acknowledged pairs"
+    );
 }
 
 /// `tourney <args>` as the admin, expected to fail: its stderr.
@@ -1413,8 +1392,7 @@ fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_wo
         });
         coordinator.0.kill().unwrap();
         coordinator.0.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        coordinator = Reaped(start_coordinator(port, &data).0);
+        coordinator = Reaped(restart_coordinator(port, &data).0);
         reached = done(port);
         if round == 1 {
             // A worker stopped past its lease (2 s), then continued: its pair is leased
@@ -1422,7 +1400,9 @@ fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_wo
             let pid = two.0.id() as i32;
             // SAFETY: signals to a child this test started and has not reaped.
             assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
-            std::thread::sleep(Duration::from_secs(5));
+            // The stall itself is the scenario (not a wait for an event): 5 s, past the
+            // 2 s lease of whatever pair it holds, from before or after the restart.
+            std::thread::sleep(std::time::Duration::from_secs(5));
             assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
         }
     }

@@ -1,17 +1,17 @@
 //! Commit: results made durable, a batch of reports in one transaction and one flush
 //! (the group commit), and only then counted and acknowledged.
 
-use prometheus::Histogram;
 use std::collections::HashSet;
 use std::sync::Arc;
+
+use prometheus::Histogram;
 use tokio::sync::{mpsc, oneshot};
 use tourney_model::check::{Rejection, Side};
 use tourney_model::job::{Identity, MoveLimits};
 use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, MetaValue};
-use tourney_store::{PairDigest, PairRecord, Store};
-
 use tourney_rules::Color;
+use tourney_store::{PairDigest, PairRecord, Store};
 
 use crate::scheduler::{ReportAck, TournamentId};
 use crate::state::{Coordinator, Inner};

@@ -4,14 +4,14 @@
 //! Label sets are bounded: a tournament, a game, a result, a termination, an engine name,
 //! an RPC service; never a pair or a game.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
 use prometheus::core::Collector;
 use prometheus::{
     GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry,
 };
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-
 use tourney_model::{GameSummary, Termination};
 
 use crate::fleet::WorkerInfo;

@@ -1,6 +1,16 @@
 //! Opening a coordinator on its store: what a restart reads back of every tournament, the
 //! committer started, ended tournaments summarised, and tuning runs' verifications sent.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use prometheus::Registry;
+use tokio::sync::{mpsc, watch};
+use tourney_model::job::GameSettings;
+use tourney_model::tournament::{State, TournamentConfig};
+use tourney_model::version::EngineVersion;
+use tourney_store::{Store, StoreError};
+
 use crate::clock::{Clock, SystemClock};
 use crate::commit::committer;
 use crate::fleet::Fleet;
@@ -10,14 +20,6 @@ use crate::scheduler::{Scheduler, TournamentId};
 use crate::state::REPORTS_IN_FLIGHT;
 use crate::state::{Coordinator, Entry, Inner};
 use crate::types::{Settings, StoreFault};
-use prometheus::Registry;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, watch};
-use tourney_model::job::GameSettings;
-use tourney_model::tournament::{State, TournamentConfig};
-use tourney_model::version::EngineVersion;
-use tourney_store::{Store, StoreError};
 
 impl Coordinator {
     /// A coordinator over `store`, restoring every stored tournament, with its group-commit
@@ -128,6 +130,7 @@ impl Coordinator {
             fault,
             lease_key,
             report_room: tokio::sync::Semaphore::new(REPORTS_IN_FLIGHT >> 10),
+            restart_work: Mutex::new(None),
         });
         for id in coordinator.ids() {
             // A tournament whose stored pairs complete it (played while no coordinator saw
@@ -167,13 +170,17 @@ impl Coordinator {
         };
         if !pending.is_empty() {
             let c = Arc::clone(&coordinator);
-            tokio::spawn(async move {
+            let work = tokio::spawn(async move {
                 for id in pending {
                     if let Err(e) = c.verify_tuning(id).await {
                         tracing::warn!(tuning = id, error = %e, "verification SPRT not submitted");
                     }
                 }
             });
+            *coordinator
+                .restart_work
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(work);
         }
         Ok(coordinator)
     }

@@ -90,6 +90,9 @@ pub struct Coordinator {
     pub(crate) lease_key: [u8; 32],
     /// Decompressed report bytes in flight, in KiB, within [`REPORTS_IN_FLIGHT`].
     pub(crate) report_room: tokio::sync::Semaphore,
+    /// What opening started in the background (verification SPRTs of tuning runs that
+    /// ended without one), until [`Coordinator::restarted`] has waited for it.
+    pub(crate) restart_work: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report
@@ -109,6 +112,19 @@ pub(crate) fn return_free_memory() {
 }
 
 impl Coordinator {
+    /// Waits until what opening started in the background is done: the verification SPRTs
+    /// of tuning runs that ended without one are submitted (or failed, as the log says).
+    pub async fn restarted(&self) {
+        let work = self
+            .restart_work
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(work) = work {
+            let _ = work.await;
+        }
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding the lock leaves consistent data (every step is atomic).
         self.inner.lock().unwrap_or_else(|e| e.into_inner())

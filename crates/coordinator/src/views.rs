@@ -1,12 +1,11 @@
 //! Views: what the coordinator shows of its tournaments: status with ratings (cached
 //! while a tournament runs), reports, stored games, exports and the metrics text.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use std::collections::HashMap;
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
 use tourney_model::{GameRecord, Termination};
-
 use tourney_report::{
     AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
 };

@@ -1,9 +1,10 @@
 //! Time controls in the notation engine testers know: `40/60+0.5`, `10+0.1`, `inf`.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 /// How much time each side has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,11 +1,11 @@
 //! SVG charts drawn with plotters: ratings, the LLR and Elo trajectories, the
 //! pentanomial histogram.
 
-use crate::{Report, SprtPoint, SprtReport};
 use plotters::prelude::*;
 use tourney_stats::Pentanomial;
 
 use crate::format::escape;
+use crate::{Report, SprtPoint, SprtReport};
 
 /// Draws into an SVG of the given size; on a drawing error the chart is left out with a
 /// note rather than failing the report.

@@ -1,10 +1,10 @@
 //! The report as one self-contained HTML page.
 
-use crate::{OPENING_MIN_GAMES, Report};
 use std::fmt::Write as _;
 
 use crate::charts::{elo_chart, llr_chart, pentanomial_chart};
 use crate::format::{escape, percent, rating_text};
+use crate::{OPENING_MIN_GAMES, Report};
 
 impl Report {
     /// A self-contained HTML page (inline CSS and SVG, no scripts or network); `link` makes

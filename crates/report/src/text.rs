@@ -1,10 +1,11 @@
 //! The report as plain text and CSV.
 
-use crate::{OPENING_MIN_GAMES, Report};
 use std::fmt::Write as _;
+
 use tourney_stats::Bound;
 
 use crate::format::{percent, rating_text};
+use crate::{OPENING_MIN_GAMES, Report};
 
 impl Report {
     /// The standings as a text table (BayesElo's columns plus LOS to the next player).

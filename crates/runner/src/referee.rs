@@ -8,6 +8,7 @@ use tourney_ai::Limits;
 use tourney_model::adjudication::{ScoreRules, centi};
 use tourney_model::job::GameSettings;
 use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination, TimeControl};
+
 pub use tourney_rules::Adjudicate;
 use tourney_rules::{Color, EndReason, Game, Position};
 

@@ -1,11 +1,12 @@
 //! What the store keeps: tournaments (with their exclusions and opening suites) and
 //! pair records.
 
-use crate::StoreError;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
+
+use crate::StoreError;
 
 /// A tournament as stored: its file and where it is (its opening suite is stored apart,
 /// see [`Store::openings`]).

@@ -1,9 +1,10 @@
 //! The store: reopening, atomic batches, schema versions and migration, the compact
 //! encoding read back, summaries kept only while current, verify, disk room.
 
-use super::*;
 use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
+
+use super::*;
 
 #[test]
 fn the_room_to_recover_scales_with_the_volume() {

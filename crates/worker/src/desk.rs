@@ -12,11 +12,11 @@ use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tourney_runner::confine::EnginePolicy;
 
 use tokio::sync::Notify;
 use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
+use tourney_runner::confine::EnginePolicy;
 
 use crate::WorkerMetrics;
 use crate::ahead::LeaseAhead;

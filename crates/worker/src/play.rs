@@ -10,9 +10,6 @@ use tourney_model::job::{Engine, EngineKind, PairJob};
 use tourney_model::tournament::EngineLimits;
 use tourney_proto::v1 as pb;
 use tourney_rules::with_position;
-
-use crate::WorkerMetrics;
-use crate::pool::{self, Pool};
 use tourney_runner::confine::EnginePolicy;
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, SideLimits,
@@ -20,6 +17,8 @@ use tourney_runner::{
 };
 
 use crate::Client;
+use crate::WorkerMetrics;
+use crate::pool::{self, Pool};
 
 /// Why a pair cannot be played on this worker; reported to the coordinator as the
 /// failure's reason.

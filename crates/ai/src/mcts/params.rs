@@ -1,7 +1,8 @@
 //! The parameters of the MCTS player and their per-game defaults.
 
-use crate::limits::Limits;
 use tourney_rules::GameKind;
+
+use crate::limits::Limits;
 
 /// How a playout ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,9 @@
 //! Selection and expansion: PUCT or UCT with priors from the evaluation, lazy and narrow
 //! expansion, implicit minimax backups and MCTS-Solver's proofs.
 
-use crate::eval::Heuristics;
-
 use super::Mcts;
 use super::tree::{Node, PROVEN_LOSS, PROVEN_WIN};
+use crate::eval::Heuristics;
 
 impl<P: Heuristics> Mcts<P> {
     /// With PUCT, gives the children from `first` on (the tree's last nodes) their policy:

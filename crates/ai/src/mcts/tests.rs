@@ -1,8 +1,9 @@
 //! The MCTS player's tree: bounded and never moved, narrow and lazy expansion, PUCT, and
 //! the subtree kept from one search to the next.
 
-use super::*;
 use tourney_rules::{Amazons, Loa, Position};
+
+use super::*;
 
 fn amazons_mcts(width: usize, max_nodes: usize) -> Mcts<Amazons> {
     mcts(width, max_nodes)

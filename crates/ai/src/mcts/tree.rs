@@ -1,10 +1,10 @@
 //! The arena tree: nodes that are never moved, proven results, and keeping the subtree of
 //! the position reached for the next search.
 
-use crate::eval::Heuristics;
 use tourney_rules::Game;
 
 use super::Mcts;
+use crate::eval::Heuristics;
 
 /// Proof status of a node, from the view of the player who made the move into it.
 pub(super) const UNKNOWN: i8 = 0;

@@ -1,10 +1,10 @@
 //! `tourney bench cluster`: distribution overhead, the same pairs played by the referee
 //! alone and by a 2-worker cluster over loopback.
 
-use crate::bench::harness::cpu_times;
-use anyhow::Result;
 use std::sync::Arc;
 use std::time::Instant;
+
+use anyhow::Result;
 use tokio::net::TcpListener;
 use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
@@ -12,6 +12,8 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_worker::connect;
+
+use crate::bench::harness::cpu_times;
 
 /// A running local coordinator: its URL, the sender that stops it, its task, and itself
 /// (for its metrics).

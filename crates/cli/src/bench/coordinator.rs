@@ -1,15 +1,17 @@
 //! `tourney bench coordinator`: a load test of the coordinator over loopback.
 
-use crate::bench::harness::{coordinator_process, status_value};
-use anyhow::Result;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use anyhow::Result;
 use tourney_model::{GameRecord, PlayerRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_proto::v1::worker_client::WorkerClient;
 use tourney_worker::{TokenInterceptor, connect};
+
+use crate::bench::harness::{coordinator_process, status_value};
 
 /// The load tournament's one opening: every simulated pair reports the same two games,
 /// made once, so that the simulated workers cost the machine little beside the

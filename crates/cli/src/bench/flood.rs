@@ -1,12 +1,13 @@
 //! `tourney bench flood`: what a flood of big reports and of dashboard streams costs a
 //! coordinator process: its peak resident memory and its threads.
 
-use crate::bench::harness::coordinator_process;
-use crate::bench::harness::status_value;
 use anyhow::{Context, Result};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 use tourney_worker::{TokenInterceptor, connect};
+
+use crate::bench::harness::coordinator_process;
+use crate::bench::harness::status_value;
 
 /// One registration of its own sends a report of `mb` MiB of records (pair results of
 /// at most 8 MiB each, spaces compressed to a few KiB): its answer's status code.

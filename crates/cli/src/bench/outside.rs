@@ -4,14 +4,16 @@
 //! worker keeps them), then in process; plies per second and CPU time per ply, the
 //! runner's own and the engine processes' apart.
 
-use crate::bench::harness::cpu_times;
-use anyhow::{Context, Result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
 use tourney_rules::{GameKind, Loa, Position};
+
+use crate::bench::harness::cpu_times;
 
 /// A pair of `random` against `random` in LOA from the start, to at most `max_plies`.
 fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {

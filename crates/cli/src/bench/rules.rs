@@ -1,10 +1,12 @@
 //! `tourney bench rules`: single-threaded perft and random-playout rates of both games.
 
-use crate::bench::BenchArgs;
+use std::time::{Duration, Instant};
+
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
-use std::time::{Duration, Instant};
 use tourney_rules::{Amazons, Loa, Position, perft, random_playout};
+
+use crate::bench::BenchArgs;
 
 pub(crate) fn rules(args: &BenchArgs) {
     println!("rules core, one thread");

@@ -1,9 +1,10 @@
 //! `tourney bench search`: alpha-beta on fixed positions to fixed depths; total nodes (the
 //! search's signature) and nodes per second.
 
-use anyhow::Result;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+
+use anyhow::Result;
 use tourney_ai::{Heuristics, Limits, PlayerSpec};
 use tourney_rules::Game;
 

@@ -1,13 +1,15 @@
 //! `tourney bench selfplay`: `ab:depth=2` self-play through the referee, games per minute.
 
-use crate::bench::BenchArgs;
-use crate::bench::harness::play_a_b;
-use anyhow::Result;
 use std::time::Instant;
+
+use anyhow::Result;
 use tourney_ai::Heuristics;
 use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_rules::GameKind;
 use tourney_runner::{Adjudicate, BuiltIn, Setup};
+
+use crate::bench::BenchArgs;
+use crate::bench::harness::play_a_b;
 
 /// Plays `ab:depth=2` against itself through the referee for `args.seconds`.
 pub(crate) fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<()> {

@@ -4,12 +4,12 @@
 //! process on them and exports them: write rate, bytes per game, time until the restarted
 //! coordinator serves, its memory, and the export rate.
 
-use crate::bench::harness::status_value;
-use anyhow::{Context, Result};
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::value::RawValue;
 use tourney_ai::Rng;
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_model::tournament::PairOutcome;
@@ -17,6 +17,8 @@ use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Terminatio
 use tourney_proto::v1 as pb;
 use tourney_rules::{EndReason, Game, Loa, Position};
 use tourney_store::{PairRecord, Store};
+
+use crate::bench::harness::status_value;
 
 /// Random players at one node a move: what the games are said to be.
 const TOURNAMENT: &str = "name = \"bench-store\"\ngame = \"loa\"\nformat = \"match\"\n\

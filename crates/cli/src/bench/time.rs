@@ -3,9 +3,10 @@
 //! clock, and the worst overrun (time taken past the limit) is printed per player, game and
 //! limit.
 
-use anyhow::Result;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+use anyhow::Result;
 use tourney_ai::{Clock, Heuristics, Limits, PlayerSpec, budget};
 use tourney_rules::{Amazons, Game, Loa};
 

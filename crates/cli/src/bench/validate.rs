@@ -1,12 +1,14 @@
 //! `tourney bench validate`: the coordinator's check of reported games, games a second.
 
-use crate::bench::BenchArgs;
-use crate::bench::harness::play_a_b;
-use anyhow::Result;
 use std::time::Instant;
+
+use anyhow::Result;
 use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_rules::{GameKind, Loa};
 use tourney_runner::{BuiltIn, Setup};
+
+use crate::bench::BenchArgs;
+use crate::bench::harness::play_a_b;
 
 /// Plays typical LOA tournament games, then reads and replays them as the coordinator
 /// checks reported games, for `--seconds`; prints games validated per second.

@@ -1,13 +1,15 @@
 //! `tourney archive`: a finished tournament's games moved out of the store into files.
 
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tourney_proto::v1 as pb;
+
 use crate::support::client::status_error;
 use crate::support::local::AdminTarget;
 use crate::support::records::pgn_of_line;
 use crate::support::signals::Interrupted;
-use anyhow::{Context, Result, bail};
-use clap::Args;
-use std::path::PathBuf;
-use tourney_proto::v1 as pb;
 
 /// Move a finished tournament's games out of the coordinator's store into files.
 ///

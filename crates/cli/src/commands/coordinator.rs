@@ -1,17 +1,19 @@
 //! `tourney coordinator`: serves a cluster's coordinator (with its settings file); stops
 //! cleanly on SIGTERM or Ctrl-C.
 
-use crate::support::host::raise_open_files;
-use crate::support::signals::stop_signal;
-use anyhow::{Context, Result, bail};
-use clap::Args;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
 use tokio::net::TcpListener;
 use tourney_coordinator::api::auth::Tokens;
 use tourney_coordinator::api::server::{ServerOptions, serve};
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_store::Store;
+
+use crate::support::host::raise_open_files;
+use crate::support::signals::stop_signal;
 
 /// Serve the coordinator of a cluster (gRPC, with health and reflection).
 ///

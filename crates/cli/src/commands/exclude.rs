@@ -1,10 +1,11 @@
 //! `tourney exclude`: a worker's results left out of a tournament's figures, or counted again.
 
-use crate::support::client::status_error;
-use crate::support::local::AdminTarget;
 use anyhow::Result;
 use clap::Args;
 use tourney_proto::v1 as pb;
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
 
 /// Leave a worker's results out of a tournament's figures, or count them again.
 ///

@@ -1,11 +1,12 @@
 //! `tourney export`: a tournament's games as JSON Lines or PGN-style text.
 
-use crate::support::client::status_error;
-use crate::support::local::AdminTarget;
-use crate::support::records::pgn_of_line;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use tourney_proto::v1 as pb;
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+use crate::support::records::pgn_of_line;
 
 /// Export formats.
 #[derive(Clone, Copy, ValueEnum)]

@@ -1,11 +1,12 @@
 //! `tourney health`: a container health check (Docker's HEALTHCHECK, compose) without curl
 //! or grpc_health_probe in the image.
 
-use anyhow::{Context, Result, bail};
-use clap::Args;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
 
 /// Check that a coordinator or a worker serves; exits 0 if so (container health checks).
 ///

@@ -1,10 +1,12 @@
 //! `tourney legal`: the legal moves of positions, one line each.
 
-use crate::support::parse_position;
+use std::io::{BufRead, Write};
+
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use std::io::{BufRead, Write};
 use tourney_rules::{GameKind, Position, with_position};
+
+use crate::support::parse_position;
 
 /// Print the legal moves of positions, one line per position.
 ///

@@ -1,9 +1,10 @@
 //! `tourney openings`: opening suites, generated or taken from the games that played balanced.
 
-use anyhow::{Context, Result, bail};
-use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
 use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_report::OpeningResult;
 use tourney_rules::GameKind;

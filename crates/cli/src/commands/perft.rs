@@ -1,11 +1,13 @@
 //! `tourney perft`: counts move sequences, to check a move generator.
 
-use crate::support::parse_position;
-use anyhow::Result;
-use clap::Args;
 use std::io::Write;
 use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
 use tourney_rules::{GameKind, Position, perft, perft_divide, with_position};
+
+use crate::support::parse_position;
 
 /// Count move sequences of a given depth (checks a move generator).
 ///

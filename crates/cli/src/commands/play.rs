@@ -1,6 +1,5 @@
 //! `tourney play`: one game between two players, shown as it goes, and its record.
 
-use crate::support::engines::{own_engine, until_stopped};
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_ai::Heuristics;
@@ -9,6 +8,8 @@ use tourney_model::job::GameSettings;
 use tourney_rules::with_position;
 use tourney_rules::{Game, GameKind, Position};
 use tourney_runner::{Adjudicate, BuiltIn, Contestant, Seat, Setup, play as referee_play};
+
+use crate::support::engines::{own_engine, until_stopped};
 
 /// Play one game between two players and print its record.
 ///

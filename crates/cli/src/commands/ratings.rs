@@ -1,10 +1,11 @@
 //! `tourney ratings`: the joint rating table of a PGN file or of tourney's game records.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use tourney_report::{Crosstable, Report};
 use tourney_stats::{BayesElo, ErrorMethod, GameResult, GameTable, Ordo};
 

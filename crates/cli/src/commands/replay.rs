@@ -1,17 +1,19 @@
 //! `tourney replay`: a stored game an engine lost by failing, played again against a local
 //! engine up to the failing ply, to see what the engine does there.
 
-use crate::support::client::status_error;
-use crate::support::local::AdminTarget;
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use std::time::{Duration, Instant};
 use tourney_ai::Heuristics;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Color, Game, with_position};
 use tourney_runner::Contestant;
 use tourney_runner::protocol::{Command, Go, parse_command};
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
 
 /// Lines of the recorded transcript shown before the replay.
 const RECORDED_LINES_SHOWN: usize = 20;

@@ -1,10 +1,12 @@
 //! `tourney report`: a tournament's rating report as text, JSON, CSV or HTML.
 
-use crate::support::client::fetch_report;
-use crate::support::local::AdminTarget;
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+
+use crate::support::client::fetch_report;
+use crate::support::local::AdminTarget;
 
 /// Report formats.
 #[derive(Clone, Copy, ValueEnum)]

@@ -1,9 +1,10 @@
 //! `tourney resume`: resumes a paused tournament.
 
-use crate::support::client::status_error;
-use crate::support::local::TournamentArgs;
 use anyhow::Result;
 use tourney_proto::v1 as pb;
+
+use crate::support::client::status_error;
+use crate::support::local::TournamentArgs;
 
 pub(crate) fn resume(args: &TournamentArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {

@@ -1,22 +1,24 @@
 //! `tourney run`: a tournament on this machine, coordinator, workers and store in one
 //! process, talking over loopback exactly as a cluster does.
 
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_proto::v1 as pb;
+use tourney_store::Store;
+use tourney_worker::{WorkerMetrics, WorkerOptions};
+
 use crate::support::client::{fetch_report, read_tournament, status_error, submit_file};
 use crate::support::host::cores;
 use crate::support::local::LocalCoordinator;
 use crate::support::local::{REPORT_FILE, report_path};
 use crate::support::signals::{Interrupted, stop_signal};
-use anyhow::{Context, Result, bail};
-use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-use tourney_coordinator::{Coordinator, Settings};
-use tourney_proto::v1 as pb;
-use tourney_store::Store;
-use tourney_worker::{WorkerMetrics, WorkerOptions};
 
 /// Run a tournament on this machine: coordinator, workers and store in one process.
 ///
@@ -55,6 +57,9 @@ pub(crate) struct RunArgs {
     /// gRPC API, guarded by a random token); port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+    /// Seconds between progress lines when stderr is not a terminal (hidden: for tests).
+    #[arg(long, hide = true, default_value_t = 10)]
+    progress_every: u64,
 }
 
 /// The progress line: pairs, games/s, and the leader or the LLR.
@@ -70,9 +75,6 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
     };
     format!("{rate:.1} games/s  {tail}")
 }
-
-/// How often `run` prints a progress line when stderr is not a terminal.
-const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 pub(crate) fn run(args: &RunArgs) -> Result<()> {
     crate::support::host::raise_open_files();
@@ -157,7 +159,8 @@ async fn run_embedded(
     }));
     let mut id = id;
     loop {
-        let status = follow(&mut admin, id, &workers, &mut interrupted).await?;
+        let every = Duration::from_secs(args.progress_every.max(1));
+        let status = follow(&mut admin, id, &workers, &mut interrupted, every).await?;
         if *interrupted.borrow() {
             // The games under way are dropped with the process: never reported, they are
             // leased again when the run resumes. Their outside engines go with them.
@@ -221,13 +224,14 @@ async fn run_embedded(
 }
 
 /// Shows tournament `id`'s progress until it is no longer queued or running (or the
-/// workers stopped, or the run is interrupted): a progress bar, or a line every 10 s without a terminal. Returns its
-/// last status.
+/// workers stopped, or the run is interrupted): a progress bar, or without a terminal a
+/// line every `plain_every`. Returns its last status.
 async fn follow(
     admin: &mut crate::support::client::Admin,
     id: u64,
     workers: &tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
     interrupted: &mut tokio::sync::watch::Receiver<bool>,
+    plain_every: Duration,
 ) -> Result<pb::TournamentStatus> {
     let mut status = admin
         .status(pb::StatusRequest { id })
@@ -266,7 +270,7 @@ async fn follow(
         let message = progress_message(&status, started, games_at_start);
         bar.set_position(status.pairs_done);
         bar.set_message(message.clone());
-        if plain && last_line.elapsed() >= PLAIN_PROGRESS_EVERY {
+        if plain && last_line.elapsed() >= plain_every {
             last_line = Instant::now();
             let planned = status
                 .pairs_planned

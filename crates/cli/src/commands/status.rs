@@ -1,11 +1,12 @@
 //! `tourney status`: tournaments with their state, progress and standings.
 
-use crate::support::client::status_error;
-use crate::support::local::AdminTarget;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use tourney_proto::v1 as pb;
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
 
 /// Show tournaments with their standings (`--json` for scripts).
 ///

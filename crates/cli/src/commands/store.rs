@@ -1,8 +1,9 @@
 //! `tourney store verify`: reads a data directory's store back and says what is damaged.
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
 use tourney_store::{DEFAULT_CACHE_MB, Store};
 
 /// Check a data directory's store: `tourney store verify --data DIR`.

@@ -1,10 +1,12 @@
 //! `tourney submit`: a tournament file submitted to a coordinator.
 
-use crate::support::client::submit_file;
-use crate::support::local::AdminTarget;
+use std::path::PathBuf;
+
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+
+use crate::support::client::submit_file;
+use crate::support::local::AdminTarget;
 
 /// Submit a tournament file to a coordinator; prints the new tournament's id last.
 ///

@@ -1,11 +1,12 @@
 //! `tourney timeline`: every engine version rated on one scale.
 
-use crate::support::client::status_error;
-use crate::support::local::AdminTarget;
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_proto::v1 as pb;
 use tourney_report::{TimelineReport, TimelineRow};
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
 
 /// Every engine version rated on one scale from all tournaments between versions.
 ///

@@ -1,11 +1,13 @@
 //! `tourney version add|list`: registered engine versions.
 
-use crate::support::client::{program_path, status_error, upload};
-use crate::support::local::AdminTarget;
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use std::path::Path;
 use tourney_proto::v1 as pb;
+
+use crate::support::client::{program_path, status_error, upload};
+use crate::support::local::AdminTarget;
 
 /// Register engine versions and list them (`tourney version add|list`).
 ///

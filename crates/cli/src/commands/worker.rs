@@ -1,16 +1,18 @@
 //! `tourney worker`: plays leased pairs for a coordinator; finishes its games on SIGTERM
 //! or Ctrl-C, and quits at once on a second one.
 
-use crate::support::client::ClientArgs;
-use crate::support::host::cores;
-use crate::support::signals::{Interrupted, stop_signal};
-use anyhow::{Context, Result, bail};
-use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
 use tokio::net::TcpListener;
 use tourney_runner::confine::EnginePolicy;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
+
+use crate::support::client::ClientArgs;
+use crate::support::host::cores;
+use crate::support::signals::{Interrupted, stop_signal};
 
 /// Play games for a coordinator: `tourney worker --coordinator http://host:7070`.
 ///

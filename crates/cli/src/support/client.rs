@@ -1,10 +1,11 @@
 //! Talking to a coordinator as a client: where it is and with which token, tournament
 //! files read, checked and submitted (with their engines' programs), reports fetched.
 
-use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
 use tourney_model::tournament::TournamentConfig;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;

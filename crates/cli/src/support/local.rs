@@ -152,6 +152,9 @@ async fn open_stopped(data: &Path) -> Result<LocalCoordinator> {
     })?;
     let coordinator = Coordinator::open(store, Settings::default(), &prometheus::Registry::new())
         .with_context(|| format!("reading the store in {}", data.display()))?;
+    // What a restart submits (a tuning run's verification) is stored before the command
+    // reads anything.
+    coordinator.restarted().await;
     LocalCoordinator::start(coordinator, SocketAddr::from(([127, 0, 0, 1], 0))).await
 }
 

@@ -1,9 +1,11 @@
 //! Sets of pairs kept compactly: the outcomes of completed pairs and the pairs in play.
 
-use crate::pair_map::PairMap;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use tourney_model::tournament::{PairOutcome, TournamentConfig};
+
+use crate::pair_map::PairMap;
 
 /// Completed pairs' outcomes, one byte a pair by pair index: what a pair adds to the
 /// standings beside what its number says (its engines come from the tournament's pairing).

@@ -1,7 +1,8 @@
 //! The scheduler's tests: simulated workers that drop, delay, repeat and reorder reports.
 
-use super::*;
 use tourney_model::tournament::TournamentConfig;
+
+use super::*;
 
 fn config(format: &str, extra: &str) -> TournamentConfig {
     let text = format!(

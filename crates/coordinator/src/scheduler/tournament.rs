@@ -2,6 +2,7 @@
 //! longest prefix of completed pairs, and whether it is done.
 
 use std::collections::{BTreeSet, HashMap};
+
 use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
 use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
 

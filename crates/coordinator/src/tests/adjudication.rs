@@ -1,17 +1,18 @@
 //! Adjudicated games, and those played on to check the adjudication.
 
-use crate::scheduler::LeaseId;
-use crate::state::Coordinator;
-use crate::types::Reported;
-use crate::types::{Finished, Settings};
-use prometheus::Registry;
 use std::collections::BTreeMap;
+
+use prometheus::Registry;
 use tourney_model::job::PairJob;
 use tourney_model::tournament::State;
 use tourney_store::Store;
 use tourney_tests::tournaments::MatchFile;
 
 use super::*;
+use crate::scheduler::LeaseId;
+use crate::state::Coordinator;
+use crate::types::Reported;
+use crate::types::{Finished, Settings};
 
 /// A pair whose two games the scores adjudicate for White after two plies (resign at 600
 /// for one move each), played on and ending `played_on[g]`.

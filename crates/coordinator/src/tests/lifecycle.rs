@@ -1,17 +1,18 @@
 //! A tournament's life on the coordinator: metrics retention, report details, late
 //! results, restarts, pauses, the end of a tournament, ratings, opening suites, bounds.
 
-use crate::state::Coordinator;
-use crate::types::RATINGS_EVERY;
-use crate::types::Settings;
-use prometheus::Registry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use prometheus::Registry;
 use tourney_model::tournament::{State, TournamentConfig};
 use tourney_store::Store;
 use tourney_tests::tournaments::MatchFile;
 
 use super::*;
+use crate::state::Coordinator;
+use crate::types::RATINGS_EVERY;
+use crate::types::Settings;
 
 #[tokio::test]
 async fn an_ended_tournament_leaves_metrics_after_the_retention_and_failures_start_at_zero() {

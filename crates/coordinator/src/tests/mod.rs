@@ -1,17 +1,18 @@
 //! The coordinator as a whole, on a real store, by subject; the helpers they share.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use prometheus::Registry;
+use tourney_model::job::PairJob;
+use tourney_store::Store;
+use tourney_tests::tournaments::MatchFile;
+
 use crate::clock::ManualClock;
 use crate::scheduler::LeaseId;
 use crate::state::Coordinator;
 use crate::types::Reported;
 use crate::types::{Finished, Settings};
-use prometheus::Registry;
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
-use tourney_model::job::PairJob;
-use tourney_store::Store;
-use tourney_tests::tournaments::MatchFile;
 
 mod adjudication;
 mod exports;
@@ -206,13 +207,10 @@ pub(super) fn on_temporary_store() -> Arc<Coordinator> {
 /// The store in `dir` opened again once the coordinator that had it is dropped: sled lets
 /// go of its lock once the committer task and its background flusher have stopped.
 pub(super) async fn reopen(dir: &tempfile::TempDir) -> Store {
-    for _ in 0..100 {
-        if let Ok(store) = Store::open(dir.path()) {
-            return store;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the store does not reopen")
+    tourney_tests::wait::until_async(5, "the store to reopen", || async {
+        Store::open(dir.path()).map_err(|e| e.to_string())
+    })
+    .await
 }
 
 /// Plays `pairs` pairs of a two-engine match on `c`: honest workers `h1`..`h3` in turn

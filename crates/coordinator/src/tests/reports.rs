@@ -1,18 +1,19 @@
 //! Reported pairs: checked against their own records and their leases, counted once,
 //! and read within a shared budget.
 
-use crate::scheduler::LeaseId;
-use crate::state::Coordinator;
-use crate::types::Reported;
-use crate::types::Settings;
-use prometheus::Registry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use prometheus::Registry;
 use tourney_model::job::PairJob;
 use tourney_store::Store;
 use tourney_tests::tournaments::MatchFile;
 
 use super::*;
+use crate::scheduler::LeaseId;
+use crate::state::Coordinator;
+use crate::types::Reported;
+use crate::types::Settings;
 
 #[tokio::test]
 async fn a_reported_pair_must_agree_with_its_own_records() {

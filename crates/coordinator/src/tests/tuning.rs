@@ -1,16 +1,16 @@
 //! SPSA tuning runs: parameters moved by the results, a bounded trajectory, the
 //! verification SPRT, games played at the values leased.
 
-use crate::state::Coordinator;
-use crate::types::Reported;
-use crate::types::Settings;
-use prometheus::Registry;
 use std::collections::BTreeMap;
-use std::time::Duration;
+
+use prometheus::Registry;
 use tourney_model::tournament::State;
 use tourney_store::Store;
 
 use super::*;
+use crate::state::Coordinator;
+use crate::types::Reported;
+use crate::types::Settings;
 
 /// A tuning run of `concentration` (start 20 in 0..60) over `pairs` pairs of `ab:depth=1`,
 /// verified by an SPRT.
@@ -213,7 +213,7 @@ async fn a_tuning_run_moves_its_parameters_by_the_results_and_then_verifies_them
     // A restart folds the same values again and submits no second verification.
     drop(c);
     let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    c.restarted().await;
     let again = c.report_of(id).unwrap().1.spsa.unwrap();
     assert_eq!(again.params[0].value, tuned);
     assert_eq!(again.verification, Some(vid));

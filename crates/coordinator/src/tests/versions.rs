@@ -1,11 +1,12 @@
 //! Engine versions: used by name, never changed once played, rated on one timeline.
 
-use crate::state::Coordinator;
 use std::collections::BTreeMap;
+
 use tourney_model::tournament::State;
 use tourney_tests::tournaments::MatchFile;
 
 use super::*;
+use crate::state::Coordinator;
 
 /// A version of a built-in player.
 fn version(

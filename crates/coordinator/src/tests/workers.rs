@@ -1,14 +1,15 @@
 //! Bad workers: suspects by homogeneity and by rates, and exclusions that make every
 //! figure again.
 
-use crate::state::Coordinator;
-use crate::types::Settings;
-use prometheus::Registry;
 use std::collections::BTreeMap;
+
+use prometheus::Registry;
 use tourney_model::tournament::State;
 use tourney_store::Store;
 
 use super::*;
+use crate::state::Coordinator;
+use crate::types::Settings;
 
 #[tokio::test]
 async fn a_worker_unlike_the_others_is_suspect_and_excluding_it_makes_every_figure_again() {

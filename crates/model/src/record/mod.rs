@@ -1,8 +1,9 @@
 //! Complete game records, as JSON (serde) and as PGN-style text.
 
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use tourney_rules::{Color, GameKind};
 
 mod pgn;

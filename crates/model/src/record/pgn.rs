@@ -1,9 +1,11 @@
 //! A game record as PGN-style text: the seven-tag roster, then this project's tags and
 //! the movetext.
 
-use super::{GameRecord, MetaValue};
 use std::fmt::Write as _;
+
 use tourney_rules::GameKind;
+
+use super::{GameRecord, MetaValue};
 
 /// The PGN-style name of a game: `LOA` or `Amazons`.
 fn game_title(game: GameKind) -> &'static str {

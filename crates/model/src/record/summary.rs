@@ -1,9 +1,10 @@
 //! What a record says in brief (players, result, ending, start, moves in their
 //! notation, costs) and the fingerprint that makes a game that game.
 
-use super::{GameRecord, GameResult, MetaValue, Termination};
 use serde::Deserialize;
 use tourney_rules::GameKind;
+
+use super::{GameRecord, GameResult, MetaValue, Termination};
 
 /// What the coordinator's checks, metrics and dashboard need of a [`GameRecord`], read
 /// from its JSON without keeping the rest: the moves' notation is hashed, not allocated,

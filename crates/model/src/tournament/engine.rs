@@ -1,8 +1,9 @@
 //! An `[[engine]]` entry of a tournament file: a built-in player, an outside program or a
 //! registered version, with its own limits.
 
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use super::LimitSettings;
 

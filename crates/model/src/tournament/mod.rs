@@ -20,9 +20,9 @@
 //! player = "ab"
 //! ```
 
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use tourney_rules::GameKind;
 
 mod engine;

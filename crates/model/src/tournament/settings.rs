@@ -1,9 +1,11 @@
 //! The settings of a tournament file: format, SPRT, openings, limits, adjudication, what
 //! an outside engine may use, and the bounds on its size.
 
-use crate::TimeControl;
-use serde::{Deserialize, Serialize};
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::TimeControl;
 
 /// The most engines a tournament may have: its cross-table and ratings grow with the
 /// square of this.

@@ -3,12 +3,11 @@
 
 use std::collections::HashSet;
 
-use crate::adjudication::DECISIVE;
-
 use super::{
     EngineEntry, Format, LimitSettings, MAX_ENGINES, MAX_NAME_CHARS, MAX_PAIRS, SprtSettings,
     TournamentConfig,
 };
+use crate::adjudication::DECISIVE;
 
 /// A problem found by validation: the table it is in (name, instance), the key path, and
 /// the message.

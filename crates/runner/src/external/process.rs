@@ -1,9 +1,6 @@
 //! An outside engine's process: started confined, its stdout and stderr read on threads
 //! of their own in bounded lines.
 
-use super::split_command;
-use crate::confine::{self, EnginePolicy, SpawnError, WorkDir};
-use crate::protocol::Command;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
@@ -12,7 +9,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+
 use tourney_model::tournament::EngineLimits;
+
+use super::split_command;
+use crate::confine::{self, EnginePolicy, SpawnError, WorkDir};
+use crate::protocol::Command;
 
 /// Stderr lines kept for the record.
 pub(super) const STDERR_LINES: usize = tourney_model::MAX_STDERR_LINES;

@@ -2,9 +2,10 @@
 //! indices, captures and passes as flags), with its time, nodes, depth and score as
 //! variable-length numbers; anything that does not fit stays JSON.
 
+use serde_json::Value;
+
 use super::bits::{BitReader, BitWriter, Reader, corrupt};
 use crate::StoreError;
-use serde_json::Value;
 
 /// A game's moves array in columns (`None`: kept as JSON).
 pub(super) const COLUMNS: u8 = 1;

@@ -1,8 +1,9 @@
 //! The compact encoding read back exactly: every notation shape and optional field,
 //! moves that do not fit kept as JSON, and a damaged record an error at every cut.
 
-use super::*;
 use serde_json::json;
+
+use super::*;
 
 fn record(games: Value) -> PairRecord {
     PairRecord {

@@ -1,16 +1,18 @@
 //! The Admin service: tournaments submitted, listed, followed, cancelled, resumed,
 //! exported and archived; versions, the timeline, artifacts and reports.
 
-use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
-use crate::state::Coordinator;
-use crate::types::CoordinatorError;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
+
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status as GrpcStatus};
 use tourney_model::tournament::State;
 use tourney_proto::v1 as pb;
+
+use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
+use crate::state::Coordinator;
+use crate::types::CoordinatorError;
 
 /// The admin service.
 pub struct AdminService(pub Arc<Coordinator>);

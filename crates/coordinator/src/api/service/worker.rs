@@ -2,14 +2,16 @@
 //! shared budget), heartbeats and programs, each call after Register checked against its
 //! registration's secret.
 
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status as GrpcStatus};
+use tourney_proto::v1 as pb;
+use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
+
 use super::games_json;
 use crate::api::auth::token_name;
 use crate::state::Coordinator;
 use crate::types::{Refusal, Reported};
-use std::sync::Arc;
-use tonic::{Request, Response, Status as GrpcStatus};
-use tourney_proto::v1 as pb;
-use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
 
 /// The worker service.
 pub struct WorkerService(pub Arc<Coordinator>);
