@@ -166,33 +166,35 @@ fn main() -> ExitCode {
     let serves = matches!(cli.command, Command::Coordinator(_) | Command::Worker(_));
     init_logging(cli.log_format, if serves { "info" } else { "warn" });
     let result = match cli.command {
-        Command::Perft(args) => commands::perft::run(&args),
-        Command::Legal(args) => commands::legal::run(&args),
-        Command::Bench(args) => bench::run(&args),
-        Command::Stats(args) => commands::stats::run(&args),
-        Command::Ratings(args) => commands::ratings::run(&args),
-        Command::Play(args) => commands::play::play(&args),
-        Command::Run(args) => commands::run::run(&args),
-        Command::Coordinator(args) => commands::coordinator::coordinator(&args),
-        Command::Worker(args) => commands::worker::worker(&args),
-        Command::Health(args) => commands::health::health(&args),
+        Command::Perft(args) => commands::perft::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Legal(args) => commands::legal::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Bench(args) => bench::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Stats(args) => commands::stats::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Ratings(args) => commands::ratings::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Play(args) => commands::play::play(&args).map(|()| ExitCode::SUCCESS),
+        Command::Run(args) => commands::run::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Coordinator(args) => {
+            commands::coordinator::coordinator(&args).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Worker(args) => commands::worker::worker(&args).map(|()| ExitCode::SUCCESS),
+        Command::Health(args) => commands::health::health(&args).map(|()| ExitCode::SUCCESS),
         Command::Submit(args) => commands::submit::submit(&args),
-        Command::Status(args) => commands::status::status(&args),
-        Command::Report(args) => commands::report::report(&args),
-        Command::Export(args) => commands::export::export(&args),
-        Command::Archive(args) => commands::archive::archive(&args),
-        Command::Version(args) => commands::version::version(&args),
-        Command::Timeline(args) => commands::timeline::timeline(&args),
-        Command::Replay(args) => commands::replay::replay(&args),
-        Command::Cancel(args) => commands::cancel::cancel(&args),
-        Command::Resume(args) => commands::resume::resume(&args),
-        Command::Exclude(args) => commands::exclude::exclude(&args),
-        Command::Store(args) => commands::store::run(&args),
-        Command::Engine(args) => commands::engine::engine(&args),
-        Command::Openings(args) => commands::openings::openings(&args),
+        Command::Status(args) => commands::status::status(&args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => commands::report::report(&args).map(|()| ExitCode::SUCCESS),
+        Command::Export(args) => commands::export::export(&args).map(|()| ExitCode::SUCCESS),
+        Command::Archive(args) => commands::archive::archive(&args).map(|()| ExitCode::SUCCESS),
+        Command::Version(args) => commands::version::version(&args).map(|()| ExitCode::SUCCESS),
+        Command::Timeline(args) => commands::timeline::timeline(&args).map(|()| ExitCode::SUCCESS),
+        Command::Replay(args) => commands::replay::replay(&args).map(|()| ExitCode::SUCCESS),
+        Command::Cancel(args) => commands::cancel::cancel(&args).map(|()| ExitCode::SUCCESS),
+        Command::Resume(args) => commands::resume::resume(&args).map(|()| ExitCode::SUCCESS),
+        Command::Exclude(args) => commands::exclude::exclude(&args).map(|()| ExitCode::SUCCESS),
+        Command::Store(args) => commands::store::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Engine(args) => commands::engine::engine(&args).map(|()| ExitCode::SUCCESS),
+        Command::Openings(args) => commands::openings::openings(&args).map(|()| ExitCode::SUCCESS),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) if err.is::<support::signals::Interrupted>() => {
             ExitCode::from(support::signals::INTERRUPTED_STATUS)
         }

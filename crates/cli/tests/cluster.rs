@@ -1440,3 +1440,72 @@ fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_wo
         );
     }
 }
+
+/// An SPRT of `first` against `second` that decides within a few pairs.
+fn quick_sprt(first: &str, second: &str) -> String {
+    format!(
+        "name = \"verdict\"\ngame = \"loa\"\nformat = \"sprt\"\n\
+         sprt = {{ elo0 = 0, elo1 = 200 }}\nopenings = {{ plies = 2, seed = 1 }}\n\
+         limits = {{ depth = 1 }}\nadjudication = {{ max_plies = 150 }}\n\n\
+         [[engine]]\nname = \"first\"\n{first}\n\n[[engine]]\nname = \"second\"\n{second}\n"
+    )
+}
+
+#[test]
+fn submit_wait_exits_by_the_verdict_of_the_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let _worker = Reaped(start_worker(port, "verdicts"));
+    let wait = |name: &str, text: String, json: bool| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let mut args = vec!["submit", file.to_str().unwrap(), "--wait"];
+        if json {
+            args.push("--json");
+        }
+        let out = as_admin(port, &args);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        (out.status.code(), stdout)
+    };
+    // The tested engine (the first) far stronger: H1, exit 0, and the summary says so.
+    let (code, out) = wait(
+        "h1.toml",
+        quick_sprt("player = \"ab:depth=2\"", "player = \"random\""),
+        false,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let summary = out.lines().last().unwrap();
+    assert!(
+        summary.starts_with("Tournament ") && summary.contains("finished, H1 accepted"),
+        "{out}"
+    );
+    assert!(
+        out.lines().next().unwrap().parse::<u64>().is_ok(),
+        "the id first: {out}"
+    );
+    // Far weaker: H0, exit 1; --json gives the status as `status --json` does.
+    let (code, out) = wait(
+        "h0.toml",
+        quick_sprt("player = \"random\"", "player = \"ab:depth=2\""),
+        true,
+    );
+    assert_eq!(code, Some(1), "{out}");
+    let json: serde_json::Value = serde_json::from_str(out.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(json["decision"], "H0 accepted", "{json}");
+    assert_eq!(json["state"], "finished");
+    // An engine that cannot play pauses the test: exit 2, with the reason.
+    let broken = dir.path().join("broken.sh");
+    std::fs::write(&broken, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (code, out) = wait(
+        "paused.toml",
+        quick_sprt("command = \"./broken.sh\"", "player = \"random\""),
+        false,
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains(": paused ("), "{out}");
+    // An error on the way is "no verdict" too, never "H0 accepted".
+    let (code, _) = wait("bad.toml", "name = \"\"".into(), false);
+    assert_eq!(code, Some(2));
+}

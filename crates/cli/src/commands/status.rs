@@ -2,11 +2,11 @@
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 use tourney_proto::v1 as pb;
 
 use crate::support::client::status_error;
 use crate::support::local::AdminTarget;
+use crate::support::status_json::{StatusJson, status_json};
 
 /// Show tournaments with their standings (`--json` for scripts).
 ///
@@ -26,86 +26,6 @@ pub(crate) struct StatusArgs {
     /// JSON output.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Serialize)]
-struct StatusJson {
-    id: u64,
-    name: String,
-    game: String,
-    format: String,
-    state: String,
-    pairs_done: u64,
-    pairs_planned: Option<u64>,
-    games: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    paused_reason: Option<String>,
-    openings: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    openings_note: Option<String>,
-    pairs_excluded: u64,
-    suspect_workers: u64,
-    standings: Vec<StandingJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    llr: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lower_bound: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    upper_bound: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    decision: Option<String>,
-}
-
-#[derive(Serialize)]
-struct StandingJson {
-    name: String,
-    elo: f64,
-    plus: f64,
-    minus: f64,
-    games: u64,
-    score: f64,
-    draws: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    los_next: Option<f64>,
-    /// `>` or `<` when the rating is only a bound, else empty.
-    bound: String,
-}
-
-fn status_json(s: &pb::TournamentStatus) -> StatusJson {
-    StatusJson {
-        id: s.id,
-        name: s.name.clone(),
-        game: s.game.clone(),
-        format: s.format.clone(),
-        state: s.state.clone(),
-        pairs_done: s.pairs_done,
-        pairs_planned: s.pairs_planned,
-        games: s.games,
-        paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
-        openings: s.openings,
-        openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
-        pairs_excluded: s.pairs_excluded,
-        suspect_workers: s.suspect_workers,
-        standings: s
-            .standings
-            .iter()
-            .map(|p| StandingJson {
-                name: p.name.clone(),
-                elo: p.elo,
-                plus: p.plus,
-                minus: p.minus,
-                games: p.games,
-                score: p.score,
-                draws: p.draws,
-                los_next: p.los_next,
-                bound: p.bound.clone(),
-            })
-            .collect(),
-        llr: s.sprt.as_ref().map(|x| x.llr),
-        lower_bound: s.sprt.as_ref().map(|x| x.lower_bound),
-        upper_bound: s.sprt.as_ref().map(|x| x.upper_bound),
-        decision: s.sprt.as_ref().map(|x| x.decision.clone()),
-    }
 }
 
 fn status_line(s: &pb::TournamentStatus) -> String {

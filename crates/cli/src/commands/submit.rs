@@ -1,12 +1,17 @@
-//! `tourney submit`: a tournament file submitted to a coordinator.
+//! `tourney submit`: a tournament file submitted to a coordinator, and with `--wait` its
+//! verdict as the exit status (what a CI job calls).
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
+use tokio_stream::StreamExt;
+use tourney_proto::v1 as pb;
 
-use crate::support::client::submit_file;
+use crate::support::client::{Admin, status_error, submit_file};
 use crate::support::local::AdminTarget;
+use crate::support::status_json::status_json;
 
 /// Submit a tournament file to a coordinator; prints the new tournament's id last.
 ///
@@ -14,20 +19,168 @@ use crate::support::local::AdminTarget;
 /// `[[engine]]` names by path is uploaded (unless the coordinator already has it) and must
 /// lie beside or below the file.
 ///
-/// Example: `tourney submit config/sprt-loa.toml`.
+/// With `--wait` it then follows the tournament until it ends or pauses, prints its summary
+/// line (or with `--json` its status, as `status --json` prints it) and exits by its
+/// verdict: 0 when an SPRT accepted H1 or a tournament without an SPRT finished, 1 when an
+/// SPRT accepted H0, 2 for anything else (paused, with the reason; cancelled; an SPRT that
+/// reached its most pairs undecided; an error). This is what a CI job calls.
+///
+/// Example: `tourney submit config/sprt-loa.toml`;
+/// `tourney submit pr-1234.toml --wait || echo "not stronger"`.
 #[derive(Args)]
 pub(crate) struct SubmitArgs {
     #[command(flatten)]
     client: AdminTarget,
     /// The tournament file.
     file: PathBuf,
+    /// Follow the tournament to its end and exit by its verdict (0 H1 or finished, 1 H0, 2
+    /// otherwise).
+    #[arg(long)]
+    wait: bool,
+    /// With --wait: print the final status as JSON instead of the summary line.
+    #[arg(long, requires = "wait")]
+    json: bool,
 }
 
-pub(crate) fn submit(args: &SubmitArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let id = submit_file(&mut admin, &args.file).await?;
-        println!("{id}");
-        Ok(())
-    })
+/// Exit status of a tournament that ended without a verdict for its user: paused,
+/// cancelled, undecided, or an error on the way.
+const NO_VERDICT: u8 = 2;
+
+pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    if !args.wait {
+        return runtime.block_on(async {
+            let mut admin = args.client.admin().await?;
+            println!("{}", submit_file(&mut admin, &args.file).await?);
+            Ok(ExitCode::SUCCESS)
+        });
+    }
+    // Waiting, an error is "no verdict" (2), never to be read as H0 accepted (1).
+    match runtime.block_on(submit_and_wait(args)) {
+        Ok(status) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&status_json(&status))?);
+            } else {
+                say!("{}", summary_line(&status));
+            }
+            Ok(ExitCode::from(verdict(&status)))
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(ExitCode::from(NO_VERDICT))
+        }
+    }
+}
+
+/// Submits the file, prints its id, and returns its status once it has ended or paused.
+async fn submit_and_wait(args: &SubmitArgs) -> Result<pb::TournamentStatus> {
+    let mut admin = args.client.admin().await?;
+    let id = submit_file(&mut admin, &args.file).await?;
+    println!("{id}");
+    follow(&mut admin, id).await
+}
+
+/// Whether a tournament in `state` is no longer played (it may resume from `paused`).
+fn has_stopped(state: &str) -> bool {
+    matches!(state, "finished" | "cancelled" | "paused")
+}
+
+/// The status of tournament `id` once it has stopped, from the coordinator's stream of its
+/// changes (asked again if the stream ends first, as when the connection drops).
+async fn follow(admin: &mut Admin, id: u64) -> Result<pb::TournamentStatus> {
+    loop {
+        let mut updates = admin
+            .watch(pb::StatusRequest { id })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        while let Some(status) = updates.next().await {
+            let status = status.map_err(status_error)?;
+            if has_stopped(&status.state) {
+                return Ok(status);
+            }
+        }
+        let status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        if has_stopped(&status.state) {
+            return Ok(status);
+        }
+    }
+}
+
+/// The exit status a stopped tournament gives `submit --wait`.
+fn verdict(status: &pb::TournamentStatus) -> u8 {
+    let decision = status.sprt.as_ref().map(|s| s.decision.as_str());
+    match (status.state.as_str(), decision) {
+        ("finished", Some("H1 accepted") | None) => 0,
+        ("finished", Some("H0 accepted")) => 1,
+        _ => NO_VERDICT,
+    }
+}
+
+/// One line for a log: the tournament, how it ended, its SPRT or its leader, its size.
+fn summary_line(s: &pb::TournamentStatus) -> String {
+    let mut line = format!("Tournament {} ({}): {}", s.id, s.name, s.state);
+    if let Some(sprt) = &s.sprt {
+        line += &format!(
+            ", {} (LLR {:.2} in [{:.2}, {:.2}], elo0 {} elo1 {})",
+            sprt.decision, sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.elo0, sprt.elo1
+        );
+    } else if let Some(leader) = s.standings.first().filter(|_| s.games > 0) {
+        line += &format!(", leader {} {:+.0}", leader.name, leader.elo);
+    }
+    if !s.paused_reason.is_empty() {
+        line += &format!(" ({})", s.paused_reason);
+    }
+    line + &format!(", {} pairs, {} games", s.pairs_done, s.games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(state: &str, decision: Option<&str>) -> pb::TournamentStatus {
+        pb::TournamentStatus {
+            id: 4,
+            name: "patch".into(),
+            state: state.into(),
+            sprt: decision.map(|d| pb::SprtState {
+                decision: d.into(),
+                llr: 2.95,
+                lower_bound: -2.94,
+                upper_bound: 2.94,
+                elo0: 0.0,
+                elo1: 5.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_exit_status_is_the_verdict() {
+        assert_eq!(verdict(&status("finished", Some("H1 accepted"))), 0);
+        assert_eq!(verdict(&status("finished", None)), 0);
+        assert_eq!(verdict(&status("finished", Some("H0 accepted"))), 1);
+        assert_eq!(verdict(&status("finished", Some("continue"))), 2);
+        assert_eq!(verdict(&status("paused", None)), 2);
+        assert_eq!(verdict(&status("cancelled", Some("H1 accepted"))), 2);
+    }
+
+    #[test]
+    fn the_summary_line_says_how_it_ended() {
+        let line = summary_line(&status("finished", Some("H1 accepted")));
+        assert!(
+            line.starts_with(
+                "Tournament 4 (patch): finished, H1 accepted (LLR 2.95 in [-2.94, 2.94]"
+            ),
+            "{line}"
+        );
+        let mut paused = status("paused", None);
+        paused.paused_reason = "engine unfit".into();
+        assert!(summary_line(&paused).contains("paused (engine unfit)"));
+    }
 }

@@ -8,6 +8,7 @@ pub(crate) mod host;
 pub(crate) mod local;
 pub(crate) mod records;
 pub(crate) mod signals;
+pub(crate) mod status_json;
 
 use anyhow::{Context, Result};
 use tourney_rules::Position;
