@@ -64,20 +64,19 @@ pub fn check(holds: bool, seen: impl FnOnce() -> String) -> Result<(), String> {
     if holds { Ok(()) } else { Err(seen()) }
 }
 
-/// A test that cannot run here (no root, no namespaces, a missing program) skips with
-/// `why` on stderr, unless the environment variable `switch` is set (as `.ci/run` sets
-/// it where the machine allows), when it fails instead: CI cannot pass a test that did
-/// not run. Returns whether to skip.
+/// A test that cannot run here (no root, no namespaces, a missing program) says so with
+/// `why` on stderr before it skips, unless the environment variable `switch` is set (as
+/// `.ci/run` sets it where the machine allows), when it fails instead: CI cannot pass a
+/// test that did not run.
 ///
 /// # Panics
 /// `switch` is set.
-pub fn skip_unless_required(switch: &str, why: &str) -> bool {
+pub fn skip_unless_required(switch: &str, why: &str) {
     assert!(
         std::env::var_os(switch).is_none(),
         "{switch} is set, but this test cannot run here: {why}"
     );
     eprintln!("skipping ({why}); set {switch}=1 to require it");
-    true
 }
 
 #[cfg(test)]
