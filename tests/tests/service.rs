@@ -146,6 +146,8 @@ fn spawn_worker_with(
         concurrency: 2,
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
+        cache_bytes: 1 << 30,
+        build_timeout: std::time::Duration::from_secs(600),
         engine_policy: own_engines(),
     };
     let handle = tokio::spawn(tourney_worker::run(options, metrics, async {
@@ -1127,7 +1129,9 @@ async fn only_the_registration_that_holds_a_pair_may_report_it() {
             pair: job.pair,
             reason: "forged".into(),
             lease_id: granted.lease_id,
+            ..Default::default()
         }],
+        checks: Vec::new(),
     };
     // The result is rejected; the failure of a pair it does not hold is ignored (as a
     // failure of a lease lost in a restart is), pausing nothing.
@@ -1181,6 +1185,7 @@ async fn a_refused_result_is_not_leased_back_to_its_worker_forever() {
             worker_id: broken.worker_id.clone(),
             results: vec![result(job.pair), result(999_999_999_999)],
             failures: Vec::new(),
+            checks: Vec::new(),
         })
         .await
         .unwrap()
@@ -1320,6 +1325,7 @@ async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair
             worker_id: first.worker_id.clone(),
             results: oversized,
             failures: Vec::new(),
+            checks: Vec::new(),
         })
         .await
         .unwrap_err();
@@ -1333,6 +1339,7 @@ async fn honest_reports_are_taken_across_restarts_and_never_refused_pair_by_pair
         worker_id: worker.to_string(),
         results,
         failures: Vec::new(),
+        checks: Vec::new(),
     };
     let ack = client
         .report(report(&first.worker_id, vec![results[0].clone()]))

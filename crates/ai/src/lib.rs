@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 mod alphabeta;
+pub mod bench;
 pub mod eval;
 pub mod limits;
 mod mcts;

@@ -9,7 +9,11 @@
 //!   the board viewer steps through an LOA and an Amazons game. Screenshots are saved in
 //!   `target/test-artifacts/`.
 
+mod common;
+
 use std::process::{Child, Command, Stdio};
+
+use common::*;
 
 use tourney_tests::http::get;
 use tourney_tests::process::Reaped;
@@ -32,61 +36,6 @@ fn tournament() -> String {
     .toml()
 }
 
-fn tourney() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tourney"));
-    c.env("TOURNEY_WORKER_TOKEN", "worker-secret")
-        .env("TOURNEY_ADMIN_TOKEN", "admin-secret");
-    c
-}
-
-/// A coordinator on `port` (0: any free one, bound by the coordinator itself); its port.
-fn start_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
-    let mut command = tourney();
-    command
-        .args([
-            "coordinator",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
-        .arg(data)
-        .args(["--lease-seconds", "2"]);
-    spawn_listening(command, "coordinator serving")
-}
-
-/// A worker of the coordinator on `port`, serving its metrics on a port of its own.
-fn start_worker_with_metrics(port: u16, name: &str) -> (Child, u16) {
-    let mut command = worker_command(port, name);
-    command.args(["--metrics", "127.0.0.1:0"]);
-    spawn_listening(command, "metrics serving")
-}
-
-fn start_worker(port: u16, name: &str) -> Child {
-    worker_command(port, name)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-fn worker_command(port: u16, name: &str) -> Command {
-    let mut command = tourney();
-    command.arg("worker");
-    command
-        .args([
-            "--coordinator",
-            &format!("http://127.0.0.1:{port}"),
-            "--concurrency",
-            "1",
-            "--name",
-            name,
-            "--cache",
-        ])
-        .arg(std::env::temp_dir().join("tourney-cluster-cache"))
-        .env("TOURNEY_TOKEN", "worker-secret");
-    command
-}
-
 /// The body of `GET /metrics` on a loopback port.
 fn metrics_text(port: u16) -> String {
     let (status, body) = get(&format!("127.0.0.1:{port}"), "/metrics").unwrap();
@@ -103,60 +52,12 @@ fn series_value(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-/// `tourney <args>` once, as the admin of the coordinator on `port`.
-fn as_admin(port: u16, args: &[&str]) -> std::process::Output {
-    tourney()
-        .args(args)
-        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
-        .env("TOURNEY_TOKEN", "admin-secret")
-        .output()
-        .unwrap()
-}
-
-/// `tourney <args>` as the admin, retried while the coordinator is (re)starting.
-fn admin(port: u16, args: &[&str]) -> String {
-    wait::until(20, &format!("tourney {args:?} to succeed"), || {
-        let out = as_admin(port, args);
-        match out.status.success() {
-            true => Ok(String::from_utf8(out.stdout).unwrap()),
-            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
-        }
-    })
-}
-
-/// Submits the tournament file `file`; its id (`submit` prints it last).
-fn submit(port: u16, file: &std::path::Path) -> String {
-    admin(port, &["submit", file.to_str().unwrap()])
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
 /// A tournament's games as `tourney export --format jsonl` gives them.
 fn exported(port: u16, id: &str) -> Vec<serde_json::Value> {
     admin(port, &["export", id, "--format", "jsonl"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn status(port: u16, id: &str) -> serde_json::Value {
-    serde_json::from_str(&admin(port, &["status", id, "--json"])).unwrap()
-}
-
-/// Tournament `id`'s status once `done` holds for it (waited for up to two minutes).
-fn wait_for(
-    port: u16,
-    id: &str,
-    what: &str,
-    done: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    wait::until(120, what, || {
-        let s = status(port, id);
-        if done(&s) { Ok(s) } else { Err(s.to_string()) }
-    })
 }
 
 #[test]
@@ -1349,6 +1250,7 @@ fn send_an_oversized_report(port: u16, tournament: u64) -> tonic::Status {
                 worker_id: registered.worker_id,
                 results,
                 failures: Vec::new(),
+                checks: Vec::new(),
             })
             .await
             .unwrap_err()

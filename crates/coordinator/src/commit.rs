@@ -285,6 +285,7 @@ impl Coordinator {
         let now = self.now_ms();
         let mut changed_states = Vec::new();
         let mut ended = Vec::new();
+        let mut suspect = Vec::new();
         {
             let mut inner = self.lock();
             // The store decides which of two racing results for a pair is the first.
@@ -320,6 +321,7 @@ impl Coordinator {
             let (scheduler_ack, changed) = inner.scheduler.report(worker, &applied);
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
+            let touched = changed.clone();
             for tid in changed {
                 let now_ended = inner
                     .scheduler
@@ -358,6 +360,18 @@ impl Coordinator {
                         .record_game(worker, tournament, outcome.pair, index, game);
                 }
             }
+            // A worker newly suspect is news for the webhooks.
+            for tid in touched {
+                if let Some(entry) = inner.tournaments.get_mut(&tid) {
+                    let suspects = (entry.workers)
+                        .assess(&entry.record.excluded_workers())
+                        .suspects;
+                    if suspects > entry.suspects_told {
+                        suspect.push(tid);
+                    }
+                    entry.suspects_told = suspects;
+                }
+            }
         }
         for (r, _) in fresh_candidates.iter().zip(&fresh).filter(|(_, new)| **new) {
             for game in &r.summaries {
@@ -369,6 +383,10 @@ impl Coordinator {
         }
         for &id in &ended {
             self.summarise(id);
+            self.notify(crate::notify::Event::Finished(id));
+        }
+        for id in suspect {
+            self.notify(crate::notify::Event::Suspect(id));
         }
         for id in ended {
             // A tuning run that ended is checked by an SPRT of its own.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use tourney_model::source::EngineFacts;
 use tourney_model::tournament::{State, TournamentConfig};
 use tourney_rules::with_position;
 use tourney_store::{OpeningSuite, TournamentRecord, WorkerExclusion};
@@ -73,7 +74,25 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, CoordinatorError> {
-        self.submit_linked(text, file, openings_text, artifacts, None)
+        self.submit_linked(text, file, openings_text, artifacts, BTreeMap::new(), None)
+            .await
+    }
+
+    /// [`Coordinator::submit`] with what the submitter resolved of its engines (`facts`,
+    /// by engine name): the commits of engines built from source and the sha256 of their
+    /// uploaded data files.
+    ///
+    /// # Errors
+    /// As [`Coordinator::submit`]; also a commit not resolved or a data file not uploaded.
+    pub async fn submit_with(
+        &self,
+        text: &str,
+        file: &str,
+        openings_text: &str,
+        artifacts: BTreeMap<String, String>,
+        facts: BTreeMap<String, EngineFacts>,
+    ) -> Result<TournamentId, CoordinatorError> {
+        self.submit_linked(text, file, openings_text, artifacts, facts, None)
             .await
     }
 
@@ -85,6 +104,7 @@ impl Coordinator {
         file: &str,
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
+        facts: BTreeMap<String, EngineFacts>,
         tuned_by: Option<TournamentId>,
     ) -> Result<TournamentId, CoordinatorError> {
         let live = (self.lock().scheduler.tournaments())
@@ -103,7 +123,28 @@ impl Coordinator {
             config.resolve_versions(|name| inner.versions.get(name).cloned())
         }
         .map_err(|e| CoordinatorError::Invalid(format!("{file}: {e}")))?;
+        if let Some(name) = facts
+            .keys()
+            .find(|n| config.engines.iter().all(|e| &e.name != *n))
+        {
+            return Err(CoordinatorError::Invalid(format!(
+                "{file}: commits or files for '{name}', which is not an engine of it"
+            )));
+        }
+        config
+            .apply_facts(&facts)
+            .map_err(|e| CoordinatorError::Invalid(format!("{file}: {e}")))?;
         tourney_plan::check::check_players(&config, text, file)?;
+        for engine in &config.engines {
+            for (name, sha) in &engine.files {
+                if self.store.artifact(sha)?.is_none() {
+                    return Err(CoordinatorError::Invalid(format!(
+                        "{file}: file '{name}' of '{}' ({sha}) was not uploaded",
+                        engine.name
+                    )));
+                }
+            }
+        }
         let mut artifacts = artifacts;
         for (name, sha) in programs {
             artifacts.entry(name).or_insert(sha);
@@ -149,6 +190,7 @@ impl Coordinator {
             state: State::Queued,
             created_ms,
             artifacts: artifacts.clone(),
+            engines: facts,
             paused_reason: None,
             ended_ms: None,
             exclusions: Vec::new(),
@@ -174,6 +216,7 @@ impl Coordinator {
             games: Default::default(),
             tuning: Default::default(),
             verifying: false,
+            suspects_told: 0,
         };
         inner.tournaments.insert(id, entry);
         drop(inner);
@@ -217,7 +260,31 @@ impl Coordinator {
         pair: u64,
         reason: &str,
     ) -> Result<(), CoordinatorError> {
-        let reason = format!("pair {pair} could not be played on worker {worker}: {reason}");
+        self.engine_failed(worker, id, pair, "", false, reason)
+            .await
+    }
+
+    /// [`Coordinator::pair_failed`] naming the engine at fault, if one is; with
+    /// `engine_fault` (its build failed: no worker can play it), the tournament pauses at
+    /// once. A registered version's failure is kept with the version
+    /// ([`Coordinator::version_checks`]).
+    ///
+    /// # Errors
+    /// The store failed.
+    pub async fn engine_failed(
+        &self,
+        worker: &str,
+        id: TournamentId,
+        pair: u64,
+        engine: &str,
+        engine_fault: bool,
+        reason: &str,
+    ) -> Result<(), CoordinatorError> {
+        let reason = tourney_model::printable(&crate::checks::bounded(reason)).into_owned();
+        let reason = match engine {
+            "" => format!("pair {pair} could not be played on worker {worker}: {reason}"),
+            engine => format!("engine {engine} could not play on worker {worker}: {reason}"),
+        };
         self.metrics
             .engine_failures
             .with_label_values(&["unfit"])
@@ -228,13 +295,16 @@ impl Coordinator {
             if !inner.scheduler.unfit(id, worker, pair) {
                 return Ok(());
             }
+            crate::checks::note_problem(&mut inner, worker, id, engine, &reason, now);
             // A broken host (a missing library, say) does not stop the others: the pair
-            // goes to them. With none left that can play it, the tournament waits for a fix.
-            let others = inner
-                .fleet
-                .connected(now, self.settings.lease_ms)
-                .iter()
-                .any(|w| !inner.scheduler.is_unfit(id, &w.id));
+            // goes to them. With none left that can play it, or an engine no host can
+            // play, the tournament waits for a fix.
+            let others = !engine_fault
+                && inner
+                    .fleet
+                    .connected(now, self.settings.lease_ms)
+                    .iter()
+                    .any(|w| !inner.scheduler.is_unfit(id, &w.id));
             if others {
                 drop(inner);
                 tracing::warn!(tournament = id, pair, %worker, %reason, "host excluded; the pair goes to the other workers");
@@ -251,12 +321,16 @@ impl Coordinator {
             inner.record(id)
         };
         tracing::warn!(tournament = id, pair, %worker, %reason, "tournament paused");
+        self.notify(crate::notify::Event::paused(id, &reason, engine_fault));
         self.save(record).await
     }
 
     /// Stores a tournament's new state durably (nothing for an unknown one), then tells
     /// the watchers.
-    async fn save(&self, record: Option<TournamentRecord>) -> Result<(), CoordinatorError> {
+    pub(crate) async fn save(
+        &self,
+        record: Option<TournamentRecord>,
+    ) -> Result<(), CoordinatorError> {
         let Some(record) = record else {
             return Ok(());
         };

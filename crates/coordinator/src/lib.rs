@@ -32,10 +32,12 @@ pub mod metrics;
 pub mod scheduler;
 pub mod workers;
 
+mod checks;
 mod commit;
 mod history;
 mod intake;
 mod leasing;
+mod notify;
 mod open;
 mod pair_map;
 mod state;
@@ -48,6 +50,9 @@ mod views;
 #[cfg(test)]
 mod tests;
 
+pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
 pub use state::Coordinator;
-pub use types::{CoordinatorError, ExportFilter, Finished, Reported, Settings, Status};
+pub use types::{
+    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, VersionCheck,
+};
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};

@@ -49,6 +49,7 @@ impl Coordinator {
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<Coordinator>, StoreError> {
         let metrics = CoordinatorMetrics::new(registry);
+        let notifier = tourney_notify::Notifier::start(&settings.webhooks, registry);
         // Lease ids from this start's time in microseconds on: past every id an earlier
         // run gave (a run gives fewer than a million a second).
         let mut scheduler = Scheduler::new(settings.lease_ms)
@@ -66,6 +67,7 @@ impl Coordinator {
                 .map_err(|e| e.to_string())
                 .and_then(|mut config| {
                     config.resolve_versions(|name| versions.get(name).cloned())?;
+                    config.apply_facts(&record.engines)?;
                     Ok(config)
                 });
             let config = match parsed {
@@ -100,6 +102,7 @@ impl Coordinator {
                 games: restored.games,
                 tuning: Default::default(),
                 verifying: false,
+                suspects_told: 0,
                 record,
             };
             tournaments.insert(entry.record.id, entry);
@@ -119,6 +122,7 @@ impl Coordinator {
                 tournaments,
                 fleet: Fleet::new(),
                 versions,
+                version_checks: Default::default(),
             }),
             store,
             commits,
@@ -131,6 +135,7 @@ impl Coordinator {
             lease_key,
             report_room: tokio::sync::Semaphore::new(REPORTS_IN_FLIGHT >> 10),
             restart_work: Mutex::new(None),
+            notifier,
         });
         for id in coordinator.ids() {
             // A tournament whose stored pairs complete it (played while no coordinator saw

@@ -50,6 +50,8 @@ pub(crate) struct Entry {
     pub(crate) tuning: crate::types::Tuning,
     /// Its verification SPRT is being submitted.
     pub(crate) verifying: bool,
+    /// The suspect workers webhooks were told of.
+    pub(crate) suspects_told: u64,
 }
 
 /// Everything behind the coordinator's lock.
@@ -60,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) fleet: Fleet,
     /// Registered engine versions by name.
     pub(crate) versions: BTreeMap<String, EngineVersion>,
+    /// Workers' last checks of each version ([`crate::checks`]).
+    pub(crate) version_checks: crate::types::VersionChecks,
 }
 
 impl Inner {
@@ -93,6 +97,8 @@ pub struct Coordinator {
     /// What opening started in the background (verification SPRTs of tuning runs that
     /// ended without one), until [`Coordinator::restarted`] has waited for it.
     pub(crate) restart_work: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Posts events to the webhooks.
+    pub(crate) notifier: tourney_notify::Notifier,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report
@@ -228,6 +234,12 @@ impl Coordinator {
     /// `pair` of `tournament` under `lease`.
     pub fn holds(&self, worker: &str, lease: LeaseId, tournament: TournamentId, pair: u64) -> bool {
         self.lock().scheduler.holds(worker, lease, tournament, pair)
+    }
+
+    /// Whether `worker` holds a pair of tournament `id` now: what lets it tell the
+    /// coordinator about the tournament's engines.
+    pub fn plays_in(&self, worker: &str, id: TournamentId) -> bool {
+        self.lock().scheduler.holds_any(worker, id)
     }
 
     /// Whether `session` is the secret of `worker`'s registration and `token` the name of

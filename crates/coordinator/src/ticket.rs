@@ -138,6 +138,9 @@ mod tests {
                 command: "./x --fast".into(),
                 artifact_sha256: Some("ab".repeat(32)),
                 options: vec![("Hash".into(), "16".into())],
+                source: None,
+                files: Vec::new(),
+                bench: None,
             },
             limits: None,
         }

@@ -218,7 +218,7 @@ impl Coordinator {
             return Ok(None);
         };
         let submitted = self
-            .submit_linked(&text, &file, &suite, artifacts, Some(id))
+            .submit_linked(&text, &file, &suite, artifacts, BTreeMap::new(), Some(id))
             .await;
         let record = {
             let mut inner = self.lock();

@@ -52,6 +52,9 @@ pub struct Settings {
     /// Tournaments queued, running or paused at once (each holds its opening suite, up
     /// to 100,000 openings, in memory): a submission past it is refused until one ends.
     pub max_live_tournaments: usize,
+    /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
+    /// builds.
+    pub webhooks: tourney_notify::NotifySettings,
 }
 
 impl Default for Settings {
@@ -68,6 +71,7 @@ impl Default for Settings {
             dashboard_streams: 256,
             dashboard_streams_per_address: 16,
             max_live_tournaments: 100,
+            webhooks: Default::default(),
         }
     }
 }
@@ -402,3 +406,41 @@ impl Tuning {
         points
     }
 }
+
+/// One worker's check of an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionCheck {
+    /// The worker.
+    pub worker: String,
+    /// When it told, Unix milliseconds.
+    pub at_ms: u64,
+    /// The tournament it was checked for.
+    pub tournament: TournamentId,
+    /// The bench signature it measured (`None`: no bench, or not measured).
+    pub bench_nodes: Option<u64>,
+    /// The engine's speed there, nodes per second.
+    pub bench_nps: u64,
+    /// The build's time there, milliseconds (0: the host's cache had it).
+    pub build_ms: u64,
+    /// Why the engine could not play there (empty when it could).
+    pub problem: String,
+}
+
+/// What a worker measured of an engine (a report's `EngineCheck`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineCheck {
+    /// The tournament.
+    pub tournament: TournamentId,
+    /// The engine's name in it.
+    pub engine: String,
+    /// Its bench signature.
+    pub bench_nodes: Option<u64>,
+    /// Its speed, nodes per second.
+    pub bench_nps: u64,
+    /// Its build's time, milliseconds.
+    pub build_ms: u64,
+}
+
+/// The checks of every version, by name, oldest first: what the coordinator keeps.
+pub(crate) type VersionChecks =
+    std::collections::BTreeMap<String, std::collections::VecDeque<VersionCheck>>;

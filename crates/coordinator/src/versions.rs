@@ -89,6 +89,11 @@ impl Coordinator {
         {
             return Err(invalid(format!("program {sha} was not uploaded")));
         }
+        for (name, sha) in &version.files {
+            if self.store.artifact(sha)?.is_none() {
+                return Err(invalid(format!("file '{name}' ({sha}) was not uploaded")));
+            }
+        }
         version.created_ms = tourney_model::unix_ms_now();
         let mut inner = self.lock();
         if let Some(parent) = &version.parent

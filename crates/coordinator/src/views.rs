@@ -412,6 +412,9 @@ impl Coordinator {
             (in_sprt, counted)
         });
         report.notes = duplicate_note(&status, sprt);
+        if let Some(reason) = &status.paused_reason {
+            report.notes.insert(0, format!("Paused: {reason}"));
+        }
         if status.pairs_excluded > 0 {
             report.notes.push(format!(
                 "{} completed pairs are left out of every figure: their workers' results are excluded (see Workers).",

@@ -110,6 +110,12 @@ pub enum EngineKind {
         artifact_sha256: Option<String>,
         /// `setoption` values.
         options: Vec<(String, String)>,
+        /// Built from source on the worker: the command is then the built program.
+        source: Option<crate::source::Source>,
+        /// Data files for its working directory: name → sha256.
+        files: Vec<(String, String)>,
+        /// The expected bench signature.
+        bench: Option<u64>,
     },
 }
 
@@ -141,6 +147,9 @@ impl Engine {
                 command: command.clone().unwrap_or_default(),
                 artifact_sha256: artifacts.get(&e.name).cloned(),
                 options: e.option_values(),
+                source: e.source(),
+                files: e.files.clone().into_iter().collect(),
+                bench: e.bench,
             },
         };
         Engine {
@@ -160,8 +169,12 @@ impl Engine {
                 command,
                 artifact_sha256,
                 options,
+                source,
+                ..
             } => (
-                format!("cmd:{command}"),
+                source
+                    .as_ref()
+                    .map_or_else(|| format!("cmd:{command}"), |s| s.spec()),
                 artifact_sha256.clone(),
                 options.iter().cloned().collect(),
             ),

@@ -10,6 +10,7 @@ pub mod check;
 pub mod job;
 mod record;
 mod seed;
+pub mod source;
 pub mod spsa;
 mod time_control;
 pub mod tournament;

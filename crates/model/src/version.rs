@@ -1,5 +1,6 @@
 //! Engine versions: a name for what an engine is (a built-in player spec with its weights
-//! and seed, or an outside program by its sha256 with its options), registered once and
+//! and seed, an outside program by its sha256, or an engine built from a commit, with its
+//! options, data files and bench signature), registered once and
 //! used by name in tournament files (`[[engine]] version = "eval-v3"`). A version that has
 //! played is never changed: a changed engine is a new version, whose `parent` says where
 //! it came from. The regression timeline rates every version from all tournaments.
@@ -8,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::source::{Source, check_files};
 use crate::tournament::settings::MAX_NAME_CHARS;
 
 /// The longest note of a version, in characters.
@@ -16,7 +18,7 @@ pub const MAX_NOTE_CHARS: usize = 500;
 pub const MAX_OPTIONS: usize = 64;
 
 /// A registered engine version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineVersion {
     /// Its name: what tournament files and the timeline call it.
@@ -30,9 +32,20 @@ pub struct EngineVersion {
     /// The sha256 of the outside engine's program, uploaded as an artifact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
+    /// An engine built from source: its repository, commit, build command and program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
     /// `setoption` values of an outside engine.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
+    /// Data files placed in an outside engine's working directory: name → sha256 of the
+    /// uploaded content.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// The expected bench signature (nodes of the engine's `bench`): given at
+    /// registration, or taken from the first worker that measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<u64>,
     /// The version it was made from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
@@ -64,27 +77,46 @@ impl EngineVersion {
                 self.name
             ));
         }
-        match (&self.player, &self.command) {
-            (Some(_), Some(_)) => return Err("give player or command, not both".into()),
-            (None, None) => {
-                return Err("give a built-in player (--player ab:depth=6) or an outside engine (--command ./engine)".into());
+        match (&self.player, &self.command, &self.source) {
+            (None, None, None) => {
+                return Err("give a built-in player (--player ab:depth=6), an outside engine (--command ./engine) or a source (--git URL --commit REV --build CMD --binary PATH)".into());
             }
-            (None, Some(c)) if c.trim().is_empty() => {
-                return Err("command: must not be empty".into());
-            }
-            (Some(p), None) if p.trim().is_empty() => {
-                return Err("player: must not be empty".into());
-            }
-            _ => {}
+            (Some(_), None, None) | (None, Some(_), None) | (None, None, Some(_)) => {}
+            _ => return Err("give one of player, command or source (git), not two".into()),
         }
-        if self.player.is_some() && (!self.options.is_empty() || self.artifact.is_some()) {
-            return Err("options and programs are for outside engines (command)".into());
+        if let Some(c) = &self.command
+            && c.trim().is_empty()
+        {
+            return Err("command: must not be empty".into());
+        }
+        if let Some(p) = &self.player
+            && p.trim().is_empty()
+        {
+            return Err("player: must not be empty".into());
+        }
+        if let Some(source) = &self.source {
+            source
+                .check(true)
+                .map_err(|(key, message)| format!("{key}: {message}"))?;
+        }
+        let outside = self.player.is_none();
+        if !outside
+            && (!self.options.is_empty()
+                || self.artifact.is_some()
+                || !self.files.is_empty()
+                || self.bench.is_some())
+        {
+            return Err("options, programs, files and bench are for outside engines".into());
+        }
+        if self.source.is_some() && self.artifact.is_some() {
+            return Err("a version built from source has no uploaded program".into());
         }
         if self.options.len() > MAX_OPTIONS {
             return Err(format!("at most {MAX_OPTIONS} options"));
         }
+        check_files(&self.files, true).map_err(|e| format!("file {e}"))?;
         if let Some(sha) = &self.artifact
-            && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
+            && !crate::source::is_sha256(sha)
         {
             return Err(format!(
                 "artifact {sha:?}: expected a sha256 (64 hex digits)"
@@ -102,24 +134,26 @@ impl EngineVersion {
 
     /// What it plays as, in one line: the spec, or the command with its options.
     pub fn describe(&self) -> String {
-        match (&self.player, &self.command) {
-            (Some(p), _) => p.clone(),
-            (None, Some(c)) => {
-                let options: Vec<String> = self
-                    .options
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
+        let program = match (&self.player, &self.command, &self.source) {
+            (Some(p), _, _) => return p.clone(),
+            (None, Some(c), _) => {
                 let sha = self.artifact.as_deref().map_or(String::new(), |s| {
                     format!(" (sha256 {})", &s[..12.min(s.len())])
                 });
-                if options.is_empty() {
-                    format!("cmd:{c}{sha}")
-                } else {
-                    format!("cmd:{c}{sha} {}", options.join(" "))
-                }
+                format!("cmd:{c}{sha}")
             }
-            (None, None) => String::new(),
+            (None, None, Some(source)) => source.spec(),
+            (None, None, None) => return String::new(),
+        };
+        let extras: Vec<String> = (self.options.iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .chain(self.files.keys().map(|name| format!("file:{name}")))
+            .chain(self.bench.map(|n| format!("bench:{n}")))
+            .collect();
+        if extras.is_empty() {
+            program
+        } else {
+            format!("{program} {}", extras.join(" "))
         }
     }
 }
@@ -132,12 +166,8 @@ mod tests {
         EngineVersion {
             name: name.into(),
             player: Some("ab:depth=4".into()),
-            command: None,
-            artifact: None,
-            options: BTreeMap::new(),
-            parent: None,
-            note: String::new(),
             created_ms: 1,
+            ..EngineVersion::default()
         }
     }
 
@@ -152,7 +182,7 @@ mod tests {
         assert!(wrong(|v| v.name = "with space".into()).contains("no spaces"));
         assert!(wrong(|v| v.name = String::new()).contains("name"));
         assert!(wrong(|v| v.name = "x".repeat(101)).contains("100"));
-        assert!(wrong(|v| v.command = Some("./e".into())).contains("not both"));
+        assert!(wrong(|v| v.command = Some("./e".into())).contains("not two"));
         assert!(wrong(|v| v.player = None).contains("give a built-in"));
         assert!(
             wrong(|v| {
@@ -174,5 +204,44 @@ mod tests {
         );
         program.artifact = Some("xyz".into());
         assert!(program.check().unwrap_err().contains("sha256"));
+    }
+
+    #[test]
+    fn a_version_from_source_has_a_resolved_commit_and_no_program() {
+        let mut v = built_in("src-1");
+        v.player = None;
+        v.source = Some(Source {
+            git: "file:///repos/engine".into(),
+            commit: "c".repeat(40),
+            build: "cc -O2 -o engine engine.c".into(),
+            binary: "engine".into(),
+        });
+        v.files.insert("net.bin".into(), "d".repeat(64));
+        v.bench = Some(1234);
+        assert_eq!(v.check(), Ok(()));
+        assert_eq!(
+            v.describe(),
+            format!(
+                "git:file:///repos/engine@{} file:net.bin bench:1234",
+                "c".repeat(40)
+            )
+        );
+        let mut branch = v.clone();
+        branch.source.as_mut().unwrap().commit = "main".into();
+        assert!(branch.check().unwrap_err().contains("commit"));
+        let mut both = v.clone();
+        both.artifact = Some("e".repeat(64));
+        assert!(both.check().unwrap_err().contains("no uploaded program"));
+        let mut bad_file = v.clone();
+        bad_file.files.insert("a/b".into(), "d".repeat(64));
+        assert!(bad_file.check().unwrap_err().contains("a/b"));
+        let mut player_bench = built_in("p");
+        player_bench.bench = Some(1);
+        assert!(
+            player_bench
+                .check()
+                .unwrap_err()
+                .contains("outside engines")
+        );
     }
 }

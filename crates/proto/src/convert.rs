@@ -6,6 +6,7 @@
 use tourney_model::TimeControl;
 use tourney_model::adjudication::{DrawRule, ResignRule, ScoreRules};
 use tourney_model::job::{Engine, EngineKind, GameSettings, MoveLimits, PairJob};
+use tourney_model::source::{Source, check_files};
 use tourney_model::tournament::EngineLimits;
 use tourney_model::version::EngineVersion;
 
@@ -158,10 +159,16 @@ impl From<&Engine> for pb::EngineSpec {
                 command,
                 artifact_sha256,
                 options,
+                source,
+                files,
+                bench,
             } => {
                 spec.command = command.clone();
                 spec.artifact_sha256 = artifact_sha256.clone().unwrap_or_default();
                 spec.options = options.iter().cloned().collect();
+                spec.source = source.as_ref().map(Into::into);
+                spec.files = files.iter().cloned().collect();
+                spec.bench = *bench;
             }
         }
         spec.limits = e.limits.map(|l| pb::MoveLimits {
@@ -177,12 +184,26 @@ impl From<&Engine> for pb::EngineSpec {
 impl TryFrom<pb::EngineSpec> for Engine {
     type Error = WireError;
     fn try_from(e: pb::EngineSpec) -> Result<Self, WireError> {
-        let kind = match (e.player.is_empty(), e.command.is_empty()) {
+        let source = e.source.map(Source::from);
+        if let Some(s) = &source {
+            s.check(true)
+                .map_err(|(key, message)| invalid("engine.source", format!("{key}: {message}")))?;
+        }
+        let files: Vec<(String, String)> = e.files.into_iter().collect();
+        check_files(&files.iter().cloned().collect(), true)
+            .map_err(|message| invalid("engine.files", message))?;
+        let kind = match (
+            e.player.is_empty(),
+            e.command.is_empty() && source.is_none(),
+        ) {
             (false, true) => EngineKind::BuiltIn(e.player),
             (true, false) => EngineKind::Outside {
                 command: e.command,
                 artifact_sha256: (!e.artifact_sha256.is_empty()).then_some(e.artifact_sha256),
                 options: e.options.into_iter().collect(),
+                source,
+                files,
+                bench: e.bench,
             },
             (true, true) => return Err(WireError::Missing("engine player or command")),
             (false, false) => return Err(invalid("engine", "both a player and a command")),
@@ -256,6 +277,32 @@ impl From<&EngineVersion> for pb::EngineVersion {
             parent: v.parent.clone().unwrap_or_default(),
             note: v.note.clone(),
             created_ms: v.created_ms,
+            source: v.source.as_ref().map(Into::into),
+            files: v.files.clone().into_iter().collect(),
+            bench: v.bench,
+            checks: Vec::new(),
+        }
+    }
+}
+
+impl From<&Source> for pb::Source {
+    fn from(s: &Source) -> Self {
+        pb::Source {
+            git: s.git.clone(),
+            commit: s.commit.clone(),
+            build: s.build.clone(),
+            binary: s.binary.clone(),
+        }
+    }
+}
+
+impl From<pb::Source> for Source {
+    fn from(s: pb::Source) -> Self {
+        Source {
+            git: s.git,
+            commit: s.commit,
+            build: s.build,
+            binary: s.binary,
         }
     }
 }
@@ -271,6 +318,9 @@ impl From<pb::EngineVersion> for EngineVersion {
             parent: non_empty(v.parent),
             note: v.note,
             created_ms: v.created_ms,
+            source: v.source.map(Into::into),
+            files: v.files.into_iter().collect(),
+            bench: v.bench,
         }
     }
 }
@@ -330,6 +380,9 @@ mod tests {
                     command: "./engine --fast".into(),
                     artifact_sha256: Some("ab".repeat(32)),
                     options: vec![("Hash".into(), "64".into())],
+                    source: None,
+                    files: vec![("nn.bin".into(), "cd".repeat(32))],
+                    bench: Some(123_456),
                 },
                 limits: None,
             },
@@ -349,6 +402,34 @@ mod tests {
         let wire = pb::PairJob::from(&no_clock);
         assert_eq!(wire.settings.as_ref().unwrap().tc, "");
         assert_eq!(PairJob::try_from(wire).unwrap(), no_clock);
+        // An engine built from source: no command, its source and files.
+        let mut built = job();
+        built.second.kind = EngineKind::Outside {
+            command: String::new(),
+            artifact_sha256: None,
+            options: Vec::new(),
+            source: Some(Source {
+                git: "https://example.org/e.git".into(),
+                commit: "e".repeat(40),
+                build: "make".into(),
+                binary: "e".into(),
+            }),
+            files: Vec::new(),
+            bench: None,
+        };
+        let wire = pb::PairJob::from(&built);
+        assert_eq!(PairJob::try_from(wire.clone()).unwrap(), built);
+        // A hostile coordinator's source or file names are refused.
+        let mut bad = wire.clone();
+        bad.second.as_mut().unwrap().source.as_mut().unwrap().binary = "../../bin/sh".into();
+        assert!(PairJob::try_from(bad).is_err());
+        let mut bad = wire;
+        bad.second
+            .as_mut()
+            .unwrap()
+            .files
+            .insert("../x".into(), "cd".repeat(32));
+        assert!(PairJob::try_from(bad).is_err());
     }
 
     #[test]

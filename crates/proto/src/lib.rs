@@ -43,3 +43,23 @@ impl v1::PairResult {
         Some(lz4_flex::block::uncompressed_size(&self.games_lz4).ok()?.0)
     }
 }
+
+impl v1::TournamentStatus {
+    /// One line for a log or a chat: the tournament, how it ended, its SPRT or its leader,
+    /// its size (what `tourney submit --wait` prints and webhooks send).
+    pub fn summary_line(&self) -> String {
+        let mut line = format!("Tournament {} ({}): {}", self.id, self.name, self.state);
+        if let Some(sprt) = &self.sprt {
+            line += &format!(
+                ", {} (LLR {:.2} in [{:.2}, {:.2}], elo0 {} elo1 {})",
+                sprt.decision, sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.elo0, sprt.elo1
+            );
+        } else if let Some(leader) = self.standings.first().filter(|_| self.games > 0) {
+            line += &format!(", leader {} {:+.0}", leader.name, leader.elo);
+        }
+        if !self.paused_reason.is_empty() {
+            line += &format!(" ({})", self.paused_reason);
+        }
+        line + &format!(", {} pairs, {} games", self.pairs_done, self.games)
+    }
+}

@@ -405,13 +405,15 @@ fn absolute(word: &str) -> OsString {
 }
 
 /// The command that starts `program` with `args` confined by `limits` and `policy`, working
-/// in `dir`.
+/// in `dir`; with `contain`, in namespaces of its own where the system allows (engines),
+/// otherwise in the host's file system (builds, whose output must stay).
 pub(crate) fn command(
     program: &str,
     args: &[String],
     limits: &EngineLimits,
     policy: &EnginePolicy,
     dir: &Path,
+    contain: bool,
 ) -> Command {
     let mut command = Command::new(absolute(program));
     command.args(args.iter().map(|a| absolute(a)));
@@ -432,8 +434,7 @@ pub(crate) fn command(
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;
-    let contained = containment(run_as)
-        .is_ok()
+    let contained = (contain && containment(run_as).is_ok())
         .then(|| Containment::plan(run_as, limits.file_size_mb, dir).ok())
         .flatten();
     command.env("HOME", dir).env("TMPDIR", dir);

@@ -357,6 +357,36 @@ pub fn serve(
                 Some(AnySession::Amazons(s)) => s.go(&go),
                 None => say(&out, "info string error: go before newgame"),
             },
+            Command::Bench { game } => {
+                let kind = match game.as_deref().map(str::parse::<GameKind>) {
+                    Some(Ok(kind)) => kind,
+                    Some(Err(_)) => {
+                        say(
+                            &out,
+                            &format!(
+                                "info string error: bench of an unknown game {:?}",
+                                game.unwrap_or_default()
+                            ),
+                        );
+                        continue;
+                    }
+                    None => session.as_ref().map_or(GameKind::Loa, AnySession::kind),
+                };
+                // The search under way (if any) answers first: one search at a time.
+                match session.as_mut() {
+                    Some(AnySession::Loa(s)) => s.finish(),
+                    Some(AnySession::Amazons(s)) => s.finish(),
+                    None => {}
+                }
+                let measured = match kind {
+                    GameKind::Loa => tourney_ai::bench::bench::<Loa>(spec),
+                    GameKind::Amazons => tourney_ai::bench::bench::<Amazons>(spec),
+                };
+                match measured {
+                    Ok(b) => say(&out, &format!("bench nodes {} nps {}", b.nodes, b.nps())),
+                    Err(e) => say(&out, &format!("info string error: bench: {e}")),
+                }
+            }
             Command::Stop => match session.as_mut() {
                 Some(AnySession::Loa(s)) => s.finish(),
                 Some(AnySession::Amazons(s)) => s.finish(),

@@ -8,9 +8,11 @@
 //!   [`GameRecord`](tourney_model::GameRecord).
 //! - [`engine_server::serve`]: a built-in player served over the protocol (`tourney engine`).
 //! - [`confine`]: what an outside engine's process may see and use.
+//! - [`build_run`]: an engine's build from source, confined like an engine.
 
 #![deny(missing_docs)]
 
+pub mod build_run;
 pub mod confine;
 mod contestant;
 pub mod engine_server;

@@ -56,6 +56,12 @@ pub enum Command {
     Go(Go),
     /// Answer `bestmove` now.
     Stop,
+    /// Search the engine's fixed bench positions (of `game`, or of the last `newgame`'s)
+    /// and answer `bench nodes N nps M`.
+    Bench {
+        /// `loa` or `amazons` (`None`: the game of the last `newgame`, else LOA).
+        game: Option<String>,
+    },
     /// End the process.
     Quit,
 }
@@ -101,6 +107,8 @@ impl fmt::Display for Command {
                 Ok(())
             }
             Command::Stop => f.write_str("stop"),
+            Command::Bench { game: None } => f.write_str("bench"),
+            Command::Bench { game: Some(g) } => write!(f, "bench {g}"),
             Command::Quit => f.write_str("quit"),
         }
     }
@@ -115,6 +123,9 @@ pub fn parse_command(line: &str) -> Option<Command> {
         "isready" => Command::IsReady,
         "stop" => Command::Stop,
         "quit" => Command::Quit,
+        "bench" => Command::Bench {
+            game: tokens.next().map(String::from),
+        },
         "setoption" => {
             let rest: Vec<&str> = tokens.collect();
             let name_at = rest.iter().position(|t| *t == "name")?;
@@ -240,6 +251,13 @@ pub enum Message {
     BestMove(String),
     /// `error unsupported ...`: the engine cannot play this game or rule.
     Unsupported(String),
+    /// The answer to `bench`: the signature (nodes) and the speed.
+    Bench {
+        /// Nodes searched over the bench positions.
+        nodes: u64,
+        /// Nodes per second.
+        nps: u64,
+    },
     /// Anything else (ignored).
     Other(String),
 }
@@ -257,6 +275,20 @@ pub fn parse_message(line: &str) -> Message {
         Some("option") => Message::Option(line.to_string()),
         Some("ugiok") => Message::UgiOk,
         Some("readyok") => Message::ReadyOk,
+        Some("bench") => {
+            let rest: Vec<&str> = tokens.collect();
+            let field = |name: &str| {
+                let at = rest.iter().position(|t| *t == name)?;
+                rest.get(at + 1)?.parse::<u64>().ok()
+            };
+            match (field("nodes"), field("nps")) {
+                (Some(nodes), nps) => Message::Bench {
+                    nodes,
+                    nps: nps.unwrap_or(0),
+                },
+                (None, _) => Message::Other(line.to_string()),
+            }
+        }
         Some("bestmove") => match tokens.next() {
             Some(mv) => Message::BestMove(mv.to_string()),
             None => Message::Other(line.to_string()),
@@ -344,6 +376,10 @@ mod tests {
                 ..Go::default()
             }),
             Command::Stop,
+            Command::Bench { game: None },
+            Command::Bench {
+                game: Some("amazons".into()),
+            },
             Command::Quit,
         ];
         for c in commands {
@@ -382,6 +418,18 @@ mod tests {
         assert_eq!(win.score.as_deref(), Some("win 7"));
         assert!(matches!(parse_message("hello"), Message::Other(_)));
         assert!(matches!(parse_message("bestmove"), Message::Other(_)));
+        assert_eq!(
+            parse_message("bench nodes 123456 nps 2000000"),
+            Message::Bench {
+                nodes: 123456,
+                nps: 2_000_000
+            }
+        );
+        assert_eq!(
+            parse_message("bench nodes 7"),
+            Message::Bench { nodes: 7, nps: 0 }
+        );
+        assert!(matches!(parse_message("bench nodes x"), Message::Other(_)));
     }
 
     proptest! {

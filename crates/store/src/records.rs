@@ -29,6 +29,10 @@ pub struct TournamentRecord {
     /// Artifact sha256 per outside engine name.
     #[serde(default)]
     pub artifacts: std::collections::BTreeMap<String, String>,
+    /// What its engines are beyond its file, by engine name: resolved commits, uploaded
+    /// data files, learnt bench signatures.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub engines: std::collections::BTreeMap<String, tourney_model::source::EngineFacts>,
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_reason: Option<String>,

@@ -34,6 +34,7 @@ fn record(id: u64) -> TournamentRecord {
         state: State::Queued,
         created_ms: 1,
         artifacts: Default::default(),
+        engines: Default::default(),
         paused_reason: None,
         ended_ms: None,
         exclusions: Vec::new(),
@@ -404,12 +405,10 @@ fn version(name: &str, parent: Option<&str>) -> EngineVersion {
     EngineVersion {
         name: name.into(),
         player: Some("ab".into()),
-        command: None,
-        artifact: None,
-        options: Default::default(),
         parent: parent.map(str::to_string),
         note: "n".into(),
         created_ms: 7,
+        ..Default::default()
     }
 }
 

@@ -20,7 +20,9 @@ use tourney_runner::confine::EnginePolicy;
 
 use crate::WorkerMetrics;
 use crate::ahead::LeaseAhead;
+use crate::builds::BuildCache;
 use crate::play::play_pair;
+use crate::ready::{NotReady, Readiness};
 
 /// What a worker tells the coordinator about a pair.
 #[derive(Clone)]
@@ -29,6 +31,8 @@ pub(crate) enum Outcome {
     Played(pb::PairResult),
     /// No game could be played.
     Failed(pb::PairFailure),
+    /// What was measured of an engine before its first game here.
+    Checked(pb::EngineCheck),
 }
 
 /// A leased pair waiting for a game thread.
@@ -49,6 +53,8 @@ pub(crate) struct Finished {
     pub(crate) lease: u64,
     /// What to tell the coordinator (`None`: abandoned because the lease was dropped).
     pub(crate) outcome: Option<Outcome>,
+    /// What was measured of its engines (their first pair here).
+    pub(crate) checks: Vec<pb::EngineCheck>,
     /// How long it took.
     pub(crate) took: Duration,
 }
@@ -78,12 +84,14 @@ pub(crate) struct Desk {
     wake: Notify,
     /// How the outside engines of its pairs are confined.
     policy: EnginePolicy,
+    /// Builds from source and bench checks.
+    readiness: Readiness,
 }
 
 impl Desk {
     /// An empty desk for `slots` game threads, whose outside engines are confined by
-    /// `policy`.
-    pub(crate) fn new(slots: usize, policy: EnginePolicy) -> Self {
+    /// `policy` and built through `builds`.
+    pub(crate) fn new(slots: usize, policy: EnginePolicy, builds: BuildCache) -> Self {
         Desk {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -94,6 +102,7 @@ impl Desk {
                 ahead: LeaseAhead::default(),
             }),
             wake: Notify::new(),
+            readiness: Readiness::new(builds, policy.clone()),
             policy,
         }
     }
@@ -187,13 +196,27 @@ impl Desk {
             )
             .entered();
             let started = Instant::now();
-            let result = play_pair(
-                &queued.job,
-                &queued.leased,
-                &queued.cancelled,
-                &self.policy,
-                metrics,
-            );
+            let mut job = queued.job;
+            let (checks, result) = match self.readiness.ready(&mut job) {
+                Ok(checks) => {
+                    let played = play_pair(
+                        &job,
+                        &queued.leased,
+                        &queued.cancelled,
+                        &self.policy,
+                        metrics,
+                    );
+                    (
+                        checks,
+                        played.map_err(|e| NotReady {
+                            engine: String::new(),
+                            fault: false,
+                            reason: e.to_string(),
+                        }),
+                    )
+                }
+                Err(not_ready) => (Vec::new(), Err(not_ready)),
+            };
             let took = started.elapsed();
             tracing::debug!(
                 ms = took.as_millis() as u64,
@@ -207,21 +230,24 @@ impl Desk {
                     r.lease_id = queued.lease;
                     metrics
                         .games
-                        .with_label_values(&[queued.job.settings.game.name()])
+                        .with_label_values(&[job.settings.game.name()])
                         .inc_by(r.half_points.len() as u64);
                     Some(Outcome::Played(r))
                 }
                 Ok(None) => None,
-                Err(reason) => Some(Outcome::Failed(pb::PairFailure {
-                    tournament: queued.job.tournament,
-                    pair: queued.job.pair,
-                    reason: reason.to_string(),
+                Err(not_ready) => Some(Outcome::Failed(pb::PairFailure {
+                    tournament: job.tournament,
+                    pair: job.pair,
+                    reason: not_ready.reason,
                     lease_id: queued.lease,
+                    engine: not_ready.engine,
+                    engine_fault: not_ready.fault,
                 })),
             };
             done = Some(Finished {
                 lease: queued.lease,
                 outcome,
+                checks,
                 took,
             });
         }
@@ -299,10 +325,20 @@ mod tests {
         }
     }
 
+    fn builds() -> BuildCache {
+        BuildCache::new(
+            std::env::temp_dir().join("tourney-desk-test"),
+            1 << 20,
+            Duration::from_secs(1),
+            EnginePolicy::default(),
+        )
+    }
+
     fn finished(q: &Queued) -> Option<Finished> {
         Some(Finished {
             lease: q.lease,
             outcome: None,
+            checks: Vec::new(),
             took: Duration::from_millis(1),
         })
     }
@@ -311,7 +347,7 @@ mod tests {
     fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
         // Two slots, nothing learnt yet: one pair queued per slot, so the low-water mark
         // is 2 held.
-        let desk = Desk::new(2, EnginePolicy::default());
+        let desk = Desk::new(2, EnginePolicy::default(), builds());
         for pair in 0..6 {
             desk.push(queued(1, pair));
         }
@@ -344,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_lease_depth_is_learnt_from_each_played_pair_as_it_finishes() {
-        let desk = Desk::new(1, EnginePolicy::default());
+        let desk = Desk::new(1, EnginePolicy::default(), builds());
         desk.push(queued(1, 0));
         desk.state().threads = 1;
         assert_eq!(desk.wanted(), 1, "one queued per slot before any pair");
@@ -354,6 +390,7 @@ mod tests {
         let played = Finished {
             lease: first.lease,
             outcome: Some(Outcome::Played(pb::PairResult::default())),
+            checks: Vec::new(),
             took: Duration::from_millis(10),
         };
         let (none, _) = desk.next(Some(played));
@@ -363,7 +400,7 @@ mod tests {
 
     #[test]
     fn unqueue_removes_one_lease_or_all() {
-        let desk = Desk::new(1, EnginePolicy::default());
+        let desk = Desk::new(1, EnginePolicy::default(), builds());
         for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
             desk.push(queued(lease, pair));
         }

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
 
+use crate::builds::BuildCache;
 use crate::desk::{self, Outcome};
 use crate::metrics::GaugeShare;
 use crate::{Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
@@ -55,6 +56,7 @@ fn take_part(unreported: &mut Vec<Outcome>, bytes: usize) -> Vec<Outcome> {
         let size = match outcome {
             Outcome::Played(r) => r.games_size().unwrap_or(0),
             Outcome::Failed(f) => f.reason.len(),
+            Outcome::Checked(_) => 0,
         };
         if n > 0 && (total.saturating_add(size) > bytes || n == MAX_PART_RESULTS) {
             break;
@@ -111,7 +113,16 @@ impl Worker {
         slots_shown.set(concurrency as i64);
         let now = Instant::now();
         Worker {
-            desk: Arc::new(desk::Desk::new(concurrency, options.engine_policy.clone())),
+            desk: Arc::new(desk::Desk::new(
+                concurrency,
+                options.engine_policy.clone(),
+                BuildCache::new(
+                    options.cache_dir.clone(),
+                    options.cache_bytes,
+                    options.build_timeout,
+                    options.engine_policy.clone(),
+                ),
+            )),
             queued_shown: GaugeShare::new(&metrics.pairs_queued),
             _slots_shown: slots_shown,
             options,
@@ -207,6 +218,8 @@ impl Worker {
                 self.forget(done.lease, 1);
                 // A result of a dropped lease is still sent: the coordinator keeps a result
                 // for a pair nobody else completed and ignores repeats.
+                self.unreported
+                    .extend(done.checks.into_iter().map(Outcome::Checked));
                 self.unreported.extend(done.outcome);
             }
         }
@@ -283,6 +296,7 @@ impl Worker {
                 match outcome {
                     Outcome::Played(r) => request.results.push(r.clone()),
                     Outcome::Failed(f) => request.failures.push(f.clone()),
+                    Outcome::Checked(c) => request.checks.push(c.clone()),
                 }
             }
             match client.report(request).await {
@@ -420,6 +434,7 @@ impl Worker {
                         pair,
                         reason: reason.to_string(),
                         lease_id: lease.lease_id,
+                        ..Default::default()
                     }));
                 }
             }
@@ -457,7 +472,7 @@ mod tests {
         part.iter()
             .map(|o| match o {
                 Outcome::Played(r) => r.games_size().unwrap_or(0),
-                Outcome::Failed(_) => 0,
+                Outcome::Failed(_) | Outcome::Checked(_) => 0,
             })
             .collect()
     }
@@ -489,6 +504,8 @@ mod tests {
             concurrency: 1,
             tls_ca: None,
             cache_dir: std::env::temp_dir().join("tourney-lease-loop-test"),
+            cache_bytes: 1 << 30,
+            build_timeout: Duration::from_secs(600),
             engine_policy: Default::default(),
         };
         Worker::new(options, WorkerMetrics::new(&prometheus::Registry::new()))

@@ -9,11 +9,13 @@
 #![deny(missing_docs)]
 
 mod ahead;
+mod builds;
 mod desk;
 mod lease_loop;
 mod metrics;
 mod play;
 mod pool;
+mod ready;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -66,8 +68,14 @@ pub struct WorkerOptions {
     pub concurrency: usize,
     /// CA certificate (PEM) for a TLS coordinator.
     pub tls_ca: Option<Vec<u8>>,
-    /// Where outside engines' programs are cached.
+    /// The host's cache of outside engines' programs, data files and builds from source:
+    /// every worker of a host that is given the same directory shares it.
     pub cache_dir: PathBuf,
+    /// The most bytes the cache's builds and data files may take (least recently used
+    /// go first).
+    pub cache_bytes: u64,
+    /// The most time one build from source may take.
+    pub build_timeout: Duration,
     /// How outside engines are confined (the user they run as, the environment they get).
     pub engine_policy: EnginePolicy,
 }

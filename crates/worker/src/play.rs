@@ -64,8 +64,9 @@ pub enum PlayError {
     Records(#[from] serde_json::Error),
 }
 
-/// Makes a job ready to play: outside engines' artifacts are fetched (once, checked by
-/// sha256) and their command points at the cached program.
+/// Makes a job ready to play: outside engines' programs and data files are fetched (once
+/// per host, checked by sha256); a program's command then points at the cached program,
+/// and each data file names its cached copy's path in place of its sha256.
 pub(crate) async fn prepare(
     client: &mut Client,
     worker_id: &str,
@@ -75,10 +76,22 @@ pub(crate) async fn prepare(
     for engine in [&mut job.first, &mut job.second] {
         let EngineKind::Outside {
             command,
-            artifact_sha256: Some(sha),
+            artifact_sha256,
+            files,
             ..
         } = &mut engine.kind
         else {
+            continue;
+        };
+        for (_, content) in files.iter_mut() {
+            let path = cache.join("files").join(&*content);
+            if !path.exists() || !is_program(&path, content) {
+                fetch_artifact(client, worker_id, content, &path, &engine.name).await?;
+            }
+            crate::builds::touch(&path);
+            *content = path.display().to_string();
+        }
+        let Some(sha) = artifact_sha256 else {
             continue;
         };
         let path = cache.join(&*sha);
@@ -86,76 +99,97 @@ pub(crate) async fn prepare(
         // the worker's user could have rewritten it. One that is not is fetched again.
         if path.exists() && !is_program(&path, sha) {
             tracing::warn!(path = %path.display(), "a cached program changed: fetched again");
-            std::fs::remove_file(&path).map_err(|source| cache_error(&path, source))?;
         }
-        if !path.exists() {
-            let mut content = Vec::new();
-            loop {
-                let reply = client
-                    .fetch_artifact(pb::FetchArtifactRequest {
-                        sha256: sha.clone(),
-                        worker_id: worker_id.to_string(),
-                        offset: content.len() as u64,
-                    })
-                    .await
-                    .map_err(|e| PlayError::Fetch {
-                        engine: engine.name.clone(),
-                        message: e.message().to_string(),
-                    })?
-                    .into_inner();
-                let total = reply.total_size as usize;
-                let too_big = total > tourney_proto::MAX_ARTIFACT_BYTES
-                    || content.len() + reply.content.len() > total;
-                if too_big || (reply.content.is_empty() && content.len() < total) {
-                    return Err(PlayError::Fetch {
-                        engine: engine.name.clone(),
-                        message: format!(
-                            "the coordinator sent {} of {total} bytes (at most {} MiB)",
-                            content.len() + reply.content.len(),
-                            tourney_proto::MAX_ARTIFACT_BYTES >> 20
-                        ),
-                    });
-                }
-                content.extend_from_slice(&reply.content);
-                if content.len() == total {
-                    break;
-                }
-            }
-            if tourney_model::sha256_hex(&content) != *sha {
-                return Err(PlayError::Mismatch(engine.name.clone()));
-            }
-            // The worker's own: engines (as another user) may run its programs, not write
-            // them or list the directory.
-            std::fs::create_dir_all(cache).map_err(|source| cache_error(cache, source))?;
-            std::fs::set_permissions(cache, std::fs::Permissions::from_mode(0o711))
-                .map_err(|source| cache_error(cache, source))?;
-            let partial = path.with_extension("part");
-            let _ = std::fs::remove_file(&partial);
-            std::fs::write(&partial, &content).map_err(|source| cache_error(&partial, source))?;
-            std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o555))
-                .map_err(|source| cache_error(&partial, source))?;
-            std::fs::rename(&partial, &path).map_err(|source| cache_error(&path, source))?;
-            remember_program(&path, sha);
+        if !path.exists() || !is_program(&path, sha) {
+            fetch_artifact(client, worker_id, sha, &path, &engine.name).await?;
         }
         // The program (first word) becomes the cached artifact; the arguments stay.
-        let words = tourney_runner::split_command(command);
-        let args: Vec<String> = words
+        let args: Vec<String> = tourney_runner::split_command(command)
             .into_iter()
             .skip(1)
-            .map(|w| {
-                if w.contains(' ') {
-                    format!("\"{w}\"")
-                } else {
-                    w
-                }
-            })
             .collect();
-        *command = std::iter::once(path.display().to_string())
-            .chain(args)
-            .collect::<Vec<_>>()
-            .join(" ");
+        *command = command_line(&path, &args);
     }
     Ok(job)
+}
+
+/// A command line of `program` and `args`, each word quoted where it holds a space.
+pub(crate) fn command_line(program: &Path, args: &[String]) -> String {
+    let quoted = |w: &str| {
+        if w.contains(' ') {
+            format!("\"{w}\"")
+        } else {
+            w.to_string()
+        }
+    };
+    std::iter::once(quoted(&program.display().to_string()))
+        .chain(args.iter().map(|a| quoted(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Fetches the artifact of sha256 `sha` into `path` (read-only, atomically), checking its
+/// size bound and its hash.
+async fn fetch_artifact(
+    client: &mut Client,
+    worker_id: &str,
+    sha: &str,
+    path: &Path,
+    engine: &str,
+) -> Result<(), PlayError> {
+    let mut content = Vec::new();
+    loop {
+        let reply = client
+            .fetch_artifact(pb::FetchArtifactRequest {
+                sha256: sha.to_string(),
+                worker_id: worker_id.to_string(),
+                offset: content.len() as u64,
+            })
+            .await
+            .map_err(|e| PlayError::Fetch {
+                engine: engine.to_string(),
+                message: e.message().to_string(),
+            })?
+            .into_inner();
+        let total = reply.total_size as usize;
+        let too_big = total > tourney_proto::MAX_ARTIFACT_BYTES
+            || content.len() + reply.content.len() > total;
+        if too_big || (reply.content.is_empty() && content.len() < total) {
+            return Err(PlayError::Fetch {
+                engine: engine.to_string(),
+                message: format!(
+                    "the coordinator sent {} of {total} bytes (at most {} MiB)",
+                    content.len() + reply.content.len(),
+                    tourney_proto::MAX_ARTIFACT_BYTES >> 20
+                ),
+            });
+        }
+        content.extend_from_slice(&reply.content);
+        if content.len() == total {
+            break;
+        }
+    }
+    if tourney_model::sha256_hex(&content) != sha {
+        return Err(PlayError::Mismatch(engine.to_string()));
+    }
+    // The worker's own: engines (as another user) may run its programs and read its files,
+    // not write them or list the directories.
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|source| cache_error(parent, source))?;
+    let root = parent.parent().filter(|_| parent.ends_with("files"));
+    for dir in std::iter::once(parent).chain(root) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+            .map_err(|source| cache_error(dir, source))?;
+    }
+    let partial = path.with_extension("part");
+    let _ = std::fs::remove_file(&partial);
+    std::fs::write(&partial, &content).map_err(|source| cache_error(&partial, source))?;
+    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o555))
+        .map_err(|source| cache_error(&partial, source))?;
+    let _ = std::fs::remove_file(path);
+    std::fs::rename(&partial, path).map_err(|source| cache_error(path, source))?;
+    remember_program(path, sha);
+    Ok(())
 }
 
 /// What identifies a file's content without reading it: its inode and size, and when its
@@ -225,9 +259,10 @@ fn outside_key(
     game: tourney_rules::GameKind,
     command: &str,
     options: &[(String, String)],
+    files: &[(String, String)],
     limits: &EngineLimits,
 ) -> String {
-    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{limits:?}")
+    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}")
 }
 
 /// Ends the kept engines' processes (when the worker stops), off the calling thread's
@@ -271,9 +306,12 @@ impl<P: Heuristics> Side<P> {
     ) -> Result<Self, PlayError> {
         let spec = match &engine.kind {
             EngineKind::Outside {
-                command, options, ..
+                command,
+                options,
+                files,
+                ..
             } => {
-                let key = outside_key(P::GAME, command, options, limits);
+                let key = outside_key(P::GAME, command, options, files, limits);
                 let kept = players().take(&key);
                 let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {
                     Some(engine) => engine,
@@ -282,6 +320,9 @@ impl<P: Heuristics> Side<P> {
                         config.options = options.clone();
                         config.limits = *limits;
                         config.policy = policy.clone();
+                        config.files = (files.iter())
+                            .map(|(name, path)| (name.clone(), path.into()))
+                            .collect();
                         Box::new(ExternalEngine::new(config))
                     }
                 };

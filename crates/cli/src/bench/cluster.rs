@@ -163,6 +163,8 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                 concurrency: 1,
                 tls_ca: None,
                 cache_dir: dir.join("cache"),
+                cache_bytes: 1 << 30,
+                build_timeout: std::time::Duration::from_secs(900),
                 engine_policy: Default::default(),
             };
             let mut stopped = workers_stopped.clone();

@@ -197,6 +197,7 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
                         worker_id: worker_id.clone(),
                         results,
                         failures: Vec::new(),
+                        checks: Vec::new(),
                     };
                     if let Ok(reply) = client.report(request).await {
                         accepted

@@ -42,6 +42,7 @@ async fn big_report(url: &str, name: usize, mb: usize) -> Result<tonic::Code> {
             worker_id: registered.worker_id,
             results,
             failures: Vec::new(),
+            checks: Vec::new(),
         })
         .await;
     Ok(answer.map_or_else(|e| e.code(), |_| tonic::Code::Ok))

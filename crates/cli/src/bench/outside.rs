@@ -142,6 +142,9 @@ fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
             command: command.clone(),
             artifact_sha256: None,
             options: Vec::new(),
+            source: None,
+            files: Vec::new(),
+            bench: None,
         },
         limits: None,
     });

@@ -85,6 +85,10 @@ pub(crate) struct CoordinatorArgs {
     /// until one ends [default: 100].
     #[arg(long)]
     max_live_tournaments: Option<usize>,
+    /// Webhooks file (TOML): where to post when a tournament finishes, an SPRT decides, a
+    /// tournament pauses, a worker looks suspect or a build fails (docs/operations.md).
+    #[arg(long, value_name = "FILE")]
+    webhooks: Option<PathBuf>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -104,6 +108,7 @@ struct CoordinatorFile {
     max_pairs_per_lease: Option<usize>,
     registrations_per_token: Option<usize>,
     max_live_tournaments: Option<usize>,
+    webhooks: Option<PathBuf>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -122,6 +127,8 @@ struct CoordinatorSetup {
     bounds: (u32, usize, usize),
     /// Tournaments queued, running or paused at once.
     max_live_tournaments: usize,
+    /// The webhooks file.
+    webhooks: Option<PathBuf>,
 }
 
 impl CoordinatorArgs {
@@ -197,6 +204,7 @@ impl CoordinatorArgs {
                 .or(file.max_live_tournaments)
                 .unwrap_or(Settings::default().max_live_tournaments)
                 .max(1),
+            webhooks: self.webhooks.clone().or(in_file(file.webhooks)),
         })
     }
 }
@@ -302,6 +310,10 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
     let both = worker_tokens.is_some() && admin_tokens.is_some();
     let listen = listen_address(setup.listen, both, setup.insecure)?;
     let insecure = !both && !listen.ip().is_loopback();
+    let webhooks = match &setup.webhooks {
+        Some(path) => tourney_notify::NotifySettings::read(path).map_err(anyhow::Error::msg)?,
+        None => Default::default(),
+    };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let stop = stop_signal();
@@ -316,6 +328,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 max_pairs_per_lease: setup.bounds.1,
                 registrations_per_token: setup.bounds.2,
                 max_live_tournaments: setup.max_live_tournaments,
+                webhooks,
                 ..Settings::default()
             },
             &prometheus::Registry::new(),

@@ -150,6 +150,8 @@ async fn run_embedded(
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: None,
         cache_dir: args.data.join("artifacts"),
+        cache_bytes: 4 << 30,
+        build_timeout: std::time::Duration::from_secs(900),
         engine_policy: crate::support::engines::own_engines(),
     };
     let mut stopped = workers_stopped.clone();

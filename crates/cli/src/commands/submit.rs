@@ -61,7 +61,7 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&status_json(&status))?);
             } else {
-                say!("{}", summary_line(&status));
+                say!("{}", status.summary_line());
             }
             Ok(ExitCode::from(verdict(&status)))
         }
@@ -121,23 +121,6 @@ fn verdict(status: &pb::TournamentStatus) -> u8 {
     }
 }
 
-/// One line for a log: the tournament, how it ended, its SPRT or its leader, its size.
-fn summary_line(s: &pb::TournamentStatus) -> String {
-    let mut line = format!("Tournament {} ({}): {}", s.id, s.name, s.state);
-    if let Some(sprt) = &s.sprt {
-        line += &format!(
-            ", {} (LLR {:.2} in [{:.2}, {:.2}], elo0 {} elo1 {})",
-            sprt.decision, sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.elo0, sprt.elo1
-        );
-    } else if let Some(leader) = s.standings.first().filter(|_| s.games > 0) {
-        line += &format!(", leader {} {:+.0}", leader.name, leader.elo);
-    }
-    if !s.paused_reason.is_empty() {
-        line += &format!(" ({})", s.paused_reason);
-    }
-    line + &format!(", {} pairs, {} games", s.pairs_done, s.games)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +155,7 @@ mod tests {
 
     #[test]
     fn the_summary_line_says_how_it_ended() {
-        let line = summary_line(&status("finished", Some("H1 accepted")));
+        let line = status("finished", Some("H1 accepted")).summary_line();
         assert!(
             line.starts_with(
                 "Tournament 4 (patch): finished, H1 accepted (LLR 2.95 in [-2.94, 2.94]"
@@ -181,6 +164,6 @@ mod tests {
         );
         let mut paused = status("paused", None);
         paused.paused_reason = "engine unfit".into();
-        assert!(summary_line(&paused).contains("paused (engine unfit)"));
+        assert!(paused.summary_line().contains("paused (engine unfit)"));
     }
 }

@@ -1,4 +1,4 @@
-//! `tourney version add|list`: registered engine versions.
+//! `tourney version add|list|show`: registered engine versions.
 
 use std::path::Path;
 
@@ -9,14 +9,15 @@ use tourney_proto::v1 as pb;
 use crate::support::client::{program_path, status_error, upload};
 use crate::support::local::AdminTarget;
 
-/// Register engine versions and list them (`tourney version add|list`).
+/// Register engine versions, list them, and show one (`tourney version add|list|show`).
 ///
 /// A version names what an engine is: a built-in player spec (its weights and seed
-/// included), or an outside program (uploaded, known by its sha256) with its options, and
-/// optionally the version it was made from. Tournament files then say `version = "NAME"`,
-/// and the timeline rates it across tournaments. A program given as a path may lie anywhere
-/// (it is given on the command line), must be an executable file, and is uploaded. See
-/// docs/versions.md.
+/// included), an outside program (uploaded, known by its sha256), or a commit of a git
+/// repository that every worker builds for itself, with its options, data files and bench
+/// signature, and optionally the version it was made from. Tournament files then say
+/// `version = "NAME"`, and the timeline rates it across tournaments. A program or data
+/// file given as a path may lie anywhere (it is given on the command line) and is
+/// uploaded. See docs/versions.md.
 #[derive(Args)]
 pub(crate) struct VersionArgs {
     #[command(subcommand)]
@@ -25,17 +26,28 @@ pub(crate) struct VersionArgs {
 
 #[derive(Subcommand)]
 enum VersionAction {
-    /// Register a version: a built-in player spec, or an outside engine's command.
+    /// Register a version: a built-in player spec, an outside engine's command, or a
+    /// source to build.
     ///
     /// A program given as a path is uploaded, with its options. A version that has played
     /// never changes (`--replace` works only before): register the changed engine under a
     /// new name, with `--parent` saying where it came from.
     ///
+    /// From source, `--commit` (a branch, tag or hash) is resolved to its full hash here,
+    /// and that is what is stored: every worker fetches that commit, runs `--build` in the
+    /// checkout, and plays the program at `--binary`.
+    ///
     /// Examples: `tourney version add ab-v2 --player ab:connectedness=80 --parent ab-v1`;
-    /// `tourney version add mine-17 --command "./build/engine --uci" --option Hash=64`.
-    Add(AddArgs),
+    /// `tourney version add mine-17 --command "./build/engine --uci" --option Hash=64`;
+    /// `tourney version add mine-18 --git https://github.com/me/engine --commit main
+    /// --build "make -j" --binary build/engine --file nn.bin=nets/nn.bin --parent mine-17`.
+    Add(Box<AddArgs>),
     /// List the registered versions, oldest first.
     List(ListArgs),
+    /// Show one version: what it is, its bench signature, and each worker's last build and
+    /// bench of it (or why it could not play there: a failed build's log, a bench
+    /// mismatch).
+    Show(ShowArgs),
 }
 
 #[derive(Args)]
@@ -45,14 +57,34 @@ struct AddArgs {
     /// Its name, as tournament files (`version = "NAME"`) and the timeline call it.
     name: String,
     /// A built-in player spec (`ab:depth=6,connectedness=80`).
-    #[arg(long, conflicts_with = "command", required_unless_present = "command")]
+    #[arg(long, conflicts_with_all = ["command", "git"], required_unless_present_any = ["command", "git"])]
     player: Option<String>,
     /// An outside engine's command line; a program given as a path is uploaded.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "git")]
     command: Option<String>,
+    /// An engine built from source: its git repository (https://, ssh://, git://, file://).
+    #[arg(long, value_name = "URL", requires_all = ["commit", "build", "binary"])]
+    git: Option<String>,
+    /// The commit to build: a branch, tag or hash, resolved to the full hash now.
+    #[arg(long, value_name = "REV", requires = "git")]
+    commit: Option<String>,
+    /// The build command, run by `sh -c` in the checkout on each worker.
+    #[arg(long, value_name = "CMD", requires = "git")]
+    build: Option<String>,
+    /// The built program's path in the checkout.
+    #[arg(long, value_name = "PATH", requires = "git")]
+    binary: Option<String>,
     /// A `setoption` value of the outside engine (repeatable).
-    #[arg(long = "option", value_name = "NAME=VALUE", value_parser = option_pair, requires = "command")]
+    #[arg(long = "option", value_name = "NAME=VALUE", value_parser = option_pair)]
     options: Vec<(String, String)>,
+    /// A data file (a network, a book) placed in the engine's working directory as NAME
+    /// (repeatable); uploaded, fetched once per worker host.
+    #[arg(long = "file", value_name = "NAME=PATH", value_parser = option_pair)]
+    files: Vec<(String, String)>,
+    /// The expected bench signature (the nodes of the engine's `bench`); left out, the
+    /// first worker's count is taken. A worker that counts another refuses the engine.
+    #[arg(long, value_name = "NODES")]
+    bench: Option<u64>,
     /// The version it was made from.
     #[arg(long)]
     parent: Option<String>,
@@ -62,6 +94,17 @@ struct AddArgs {
     /// Replace a version of this name that has not played yet.
     #[arg(long)]
     replace: bool,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The version.
+    name: String,
+    /// JSON for scripts.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -89,6 +132,7 @@ pub(crate) fn version(args: &VersionArgs) -> Result<()> {
         match &args.action {
             VersionAction::Add(a) => add(a).await,
             VersionAction::List(l) => list(l).await,
+            VersionAction::Show(s) => show(s).await,
         }
     })
 }
@@ -99,10 +143,37 @@ async fn add(args: &AddArgs) -> Result<()> {
         // Given here on the command line, it may be anywhere; it must be a program.
         crate::support::client::executable(Path::new(program)).context("--command")?;
     }
+    if args.player.is_some() && (!args.options.is_empty() || !args.files.is_empty()) {
+        anyhow::bail!("--option and --file are for outside engines (--command or --git)");
+    }
+    let source = match (&args.git, &args.commit, &args.build, &args.binary) {
+        (Some(git), Some(rev), Some(build), Some(binary)) => Some(pb::Source {
+            git: git.clone(),
+            commit: crate::support::git::resolve_commit(git, rev).context("--commit")?,
+            build: build.clone(),
+            binary: binary.clone(),
+        }),
+        _ => None,
+    };
     let mut admin = args.client.admin().await?;
     let mut artifact = String::new();
     if let Some(program) = program {
         artifact = upload(&mut admin, Path::new(&program)).await?;
+    }
+    let mut files = std::collections::HashMap::new();
+    for (name, path) in &args.files {
+        let sha = upload(&mut admin, Path::new(path))
+            .await
+            .with_context(|| format!("--file {name}={path}"))?;
+        files.insert(name.clone(), sha);
+    }
+    if let Some(s) = &source {
+        eprintln!(
+            "{} at {}: commit {}",
+            s.git,
+            args.commit.as_deref().unwrap_or_default(),
+            s.commit
+        );
     }
     let version = pb::EngineVersion {
         name: args.name.clone(),
@@ -113,6 +184,10 @@ async fn add(args: &AddArgs) -> Result<()> {
         parent: args.parent.clone().unwrap_or_default(),
         note: args.note.clone(),
         created_ms: 0,
+        source,
+        files,
+        bench: args.bench,
+        checks: Vec::new(),
     };
     admin
         .add_version(pb::AddVersionRequest {
@@ -125,14 +200,19 @@ async fn add(args: &AddArgs) -> Result<()> {
     Ok(())
 }
 
-async fn list(args: &ListArgs) -> Result<()> {
-    let mut admin = args.client.admin().await?;
-    let versions = admin
+/// Every registered version, with its workers' checks.
+async fn versions(client: &AdminTarget) -> Result<Vec<pb::EngineVersion>> {
+    let mut admin = client.admin().await?;
+    Ok(admin
         .list_versions(pb::ListVersionsRequest {})
         .await
         .map_err(status_error)?
         .into_inner()
-        .versions;
+        .versions)
+}
+
+async fn list(args: &ListArgs) -> Result<()> {
+    let versions = versions(&args.client).await?;
     if args.json {
         let all: Vec<tourney_model::version::EngineVersion> =
             versions.into_iter().map(Into::into).collect();
@@ -160,4 +240,103 @@ async fn list(args: &ListArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+async fn show(args: &ShowArgs) -> Result<()> {
+    let versions = versions(&args.client).await?;
+    let Some(v) = versions.into_iter().find(|v| v.name == args.name) else {
+        anyhow::bail!("no version '{}' (see `tourney version list`)", args.name);
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&version_json(&v))?);
+        return Ok(());
+    }
+    let model = tourney_model::version::EngineVersion::from(v.clone());
+    say!("version    {}", v.name);
+    say!("plays      {}", model.describe());
+    if let Some(s) = &v.source {
+        say!("source     {} at {}", s.git, s.commit);
+        say!("build      {}  (program {})", s.build, s.binary);
+    }
+    for (name, sha) in &v.files {
+        say!("file       {name}  sha256 {sha}");
+    }
+    say!(
+        "bench      {}",
+        v.bench.map_or(
+            "none yet (taken from the first worker that measures it)".into(),
+            |n| format!("{n} nodes")
+        )
+    );
+    if !v.parent.is_empty() {
+        say!("parent     {}", v.parent);
+    }
+    if !v.note.is_empty() {
+        say!("note       {}", v.note);
+    }
+    say!(
+        "registered {}",
+        tourney_model::Utc::from_unix_ms(v.created_ms).clock()
+    );
+    if v.checks.is_empty() {
+        say!("workers    none has checked it yet");
+        return Ok(());
+    }
+    say!("");
+    say!(
+        "{:<24} {:>11} {:>12} {:>10} {:>6}  result",
+        "worker",
+        "bench",
+        "nps",
+        "build",
+        "tourn"
+    );
+    for c in &v.checks {
+        let bench = c.bench_nodes.map_or("-".into(), |n| n.to_string());
+        let build = match c.build_ms {
+            0 => "-".to_string(),
+            ms => format!("{:.1} s", ms as f64 / 1000.0),
+        };
+        let result = if c.problem.is_empty() {
+            "ok"
+        } else {
+            "refused"
+        };
+        say!(
+            "{:<24} {:>11} {:>12} {:>10} {:>6}  {result}",
+            c.worker,
+            bench,
+            c.bench_nps,
+            build,
+            c.tournament
+        );
+        if !c.problem.is_empty() {
+            for line in c.problem.lines() {
+                say!("    {line}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A version with its checks, for `--json`.
+fn version_json(v: &pb::EngineVersion) -> serde_json::Value {
+    let mut value = serde_json::to_value(tourney_model::version::EngineVersion::from(v.clone()))
+        .unwrap_or_default();
+    value["checks"] = v
+        .checks
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "worker": c.worker,
+                "at_ms": c.at_ms,
+                "tournament": c.tournament,
+                "bench_nodes": c.bench_nodes,
+                "bench_nps": c.bench_nps,
+                "build_ms": c.build_ms,
+                "problem": c.problem,
+            })
+        })
+        .collect();
+    value
 }

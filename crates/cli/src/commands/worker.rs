@@ -37,9 +37,20 @@ pub(crate) struct WorkerArgs {
     /// The worker's name (default: the host name).
     #[arg(long)]
     name: Option<String>,
-    /// Where outside engines' programs are cached.
-    #[arg(long, default_value = "tourney-worker-cache")]
-    cache: PathBuf,
+    /// The host's cache of outside engines' programs, data files and builds from source.
+    /// Give every worker on a host the same one: each commit is then built once per host
+    /// (default: /var/cache/tourney as root, else $XDG_CACHE_HOME/tourney or
+    /// ~/.cache/tourney).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// The most the cache's builds and data files may take, MiB; the least recently used
+    /// go first.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    cache_mib: u64,
+    /// The most time one build from source may take, seconds (then it is killed, and its
+    /// tournament paused with the log).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    build_timeout: u64,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
@@ -54,6 +65,19 @@ pub(crate) struct WorkerArgs {
     /// PATH, LANG, TZ, HOME and TMPDIR otherwise, and never TOURNEY_*.
     #[arg(long, value_name = "NAME")]
     engine_env: Vec<String>,
+}
+
+/// The host's cache when none is given: shared by the workers of one user on the host.
+fn default_cache() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/cache/tourney");
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("tourney")
 }
 
 /// A user by name or `uid[:gid]`: its uid and gid.
@@ -146,7 +170,9 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         name,
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
         tls_ca: args.client.ca()?,
-        cache_dir: args.cache.clone(),
+        cache_dir: args.cache.clone().unwrap_or_else(default_cache),
+        cache_bytes: args.cache_mib.saturating_mul(1 << 20),
+        build_timeout: std::time::Duration::from_secs(args.build_timeout.max(1)),
         engine_policy,
     };
     let result = runtime.block_on(async {

@@ -97,6 +97,10 @@ pub(crate) struct TournamentFiles {
     pub(crate) openings: String,
     /// Outside engines' programs to upload, by engine name.
     pub(crate) uploads: Vec<(String, PathBuf)>,
+    /// Outside engines' data files to upload: engine, file name, path.
+    pub(crate) files: Vec<(String, String, PathBuf)>,
+    /// Engines built from source: engine name, repository, commit as written.
+    pub(crate) sources: Vec<(String, String, String)>,
 }
 
 /// `name`, a path relative to `base` (or an absolute one), if it stays under `base` (no
@@ -175,10 +179,28 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
             uploads.push((engine.name.clone(), p));
         }
     }
+    let mut files = Vec::new();
+    let mut sources = Vec::new();
+    for engine in &config.engines {
+        for (name, path) in &engine.files {
+            // A sha256 names a file uploaded before; a path a file beside the tournament's.
+            if tourney_model::source::is_sha256(path) && !base.join(path).exists() {
+                continue;
+            }
+            let p = confined(base, path)
+                .with_context(|| format!("{file}: engine '{}': files.{name}", engine.name))?;
+            files.push((engine.name.clone(), name.clone(), p));
+        }
+        if let Some(source) = engine.source() {
+            sources.push((engine.name.clone(), source.git, source.commit));
+        }
+    }
     Ok(TournamentFiles {
         text,
         openings,
         uploads,
+        files,
+        sources,
     })
 }
 
@@ -254,16 +276,35 @@ pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
         text: config,
         openings,
         uploads,
+        files,
+        sources,
     } = read_tournament(path)?;
     let mut artifacts = BTreeMap::new();
     for (name, program) in uploads {
         artifacts.insert(name, upload(admin, &program).await?);
+    }
+    let mut uploaded = Vec::new();
+    for (engine, name, file) in files {
+        let sha256 = upload(admin, &file).await?;
+        uploaded.push(pb::EngineFile {
+            engine,
+            name,
+            sha256,
+        });
+    }
+    let mut commits = std::collections::HashMap::new();
+    for (engine, git, rev) in sources {
+        let commit = crate::support::git::resolve_commit(&git, &rev)
+            .with_context(|| format!("{}: engine '{engine}': commit", path.display()))?;
+        commits.insert(engine, commit);
     }
     let request = pb::SubmitRequest {
         config,
         file: path.display().to_string(),
         openings,
         artifacts: artifacts.into_iter().collect(),
+        files: uploaded,
+        commits,
     };
     let reply = admin
         .submit(request)

@@ -4,6 +4,7 @@
 pub(crate) mod artifact_hashes;
 pub(crate) mod client;
 pub(crate) mod engines;
+pub(crate) mod git;
 pub(crate) mod host;
 pub(crate) mod local;
 pub(crate) mod records;

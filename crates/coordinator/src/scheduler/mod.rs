@@ -306,6 +306,11 @@ impl Scheduler {
         lease.is_some_and(|l| l.worker == worker && l.pairs.contains(&(tournament, pair)))
     }
 
+    /// Whether `worker` holds a pair of tournament `id` now.
+    pub fn holds_any(&self, worker: &str, id: TournamentId) -> bool {
+        (self.leases.values()).any(|l| l.worker == worker && l.pairs.iter().any(|(t, _)| *t == id))
+    }
+
     /// Notes that `worker`'s host could not play `pair` of tournament `id`: the pair is
     /// offered again, and the host no more pairs of it until it is resumed. Returns whether
     /// the tournament is active.

@@ -254,6 +254,7 @@ async fn reports_in_flight_share_one_budget_and_are_deferred_when_it_is_full() {
                 ..Default::default()
             }],
             failures: Vec::new(),
+            checks: Vec::new(),
         });
         request.metadata_mut().insert(
             crate::api::service::SESSION_HEADER,

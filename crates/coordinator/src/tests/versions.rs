@@ -17,12 +17,8 @@ fn version(
     tourney_model::version::EngineVersion {
         name: name.into(),
         player: Some(player.into()),
-        command: None,
-        artifact: None,
-        options: BTreeMap::new(),
         parent: parent.map(str::to_string),
-        note: String::new(),
-        created_ms: 0,
+        ..Default::default()
     }
 }
 

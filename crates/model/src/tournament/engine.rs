@@ -1,5 +1,5 @@
-//! An `[[engine]]` entry of a tournament file: a built-in player, an outside program or a
-//! registered version, with its own limits.
+//! An `[[engine]]` entry of a tournament file: a built-in player, an outside program, an
+//! engine built from source or a registered version, with its own limits.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use super::LimitSettings;
 
 /// An engine of the tournament: a built-in player, an outside program, or a registered
 /// version of either ([`crate::version::EngineVersion`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineEntry {
     /// Its name in the standings (a version's name when it is left out).
@@ -23,9 +23,29 @@ pub struct EngineEntry {
     pub player: Option<String>,
     /// An outside engine's command line; its program is uploaded as an artifact.
     pub command: Option<String>,
+    /// An engine built from source: the repository (with `commit`, `build`, `binary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
+    /// Its commit (a branch or tag is resolved to its commit at submission).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Its build command, run by `sh -c` in the checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// The built program's path in the checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
     /// `setoption` values for an outside engine.
     #[serde(default)]
     pub options: BTreeMap<String, toml::Value>,
+    /// Data files placed in an outside engine's working directory: name → path of the
+    /// file (beside the tournament file), uploaded at submission and kept as its sha256.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// The expected bench signature (nodes of the engine's `bench`); when left out, the
+    /// first worker's count is taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<u64>,
     /// This engine's own clock or per-move limits, in place of the tournament's (time
     /// odds); the time margin stays the tournament's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,6 +53,29 @@ pub struct EngineEntry {
 }
 
 impl EngineEntry {
+    /// The source it is built from, when its four keys are given (a validated entry has
+    /// all four or none).
+    pub fn source(&self) -> Option<crate::source::Source> {
+        crate::source::Source::from_keys(
+            self.git.as_deref(),
+            self.commit.as_deref(),
+            self.build.as_deref(),
+            self.binary.as_deref(),
+        )
+        .ok()
+        .flatten()
+    }
+
+    /// Sets the four source keys from `source`.
+    pub fn set_source(&mut self, source: Option<crate::source::Source>) {
+        let parts = source.map(|s| (s.git, s.commit, s.build, s.binary));
+        let (git, commit, build, binary) = match parts {
+            Some((g, c, b, p)) => (Some(g), Some(c), Some(b), Some(p)),
+            None => (None, None, None, None),
+        };
+        (self.git, self.commit, self.build, self.binary) = (git, commit, build, binary);
+    }
+
     /// The `setoption` values of an outside engine, as the protocol sends them (text; an
     /// array as its items separated by spaces).
     pub fn option_values(&self) -> Vec<(String, String)> {

@@ -130,8 +130,8 @@ impl TournamentConfig {
     }
 
     /// Fills in each engine given by `version` from the registered version `lookup`
-    /// finds: its player, or its command and options. Returns the outside programs'
-    /// sha256 by engine name.
+    /// finds: its player, or its command or source, options, files and bench signature.
+    /// Returns the outside programs' sha256 by engine name.
     ///
     /// # Errors
     /// An engine names a version `lookup` does not know.
@@ -149,14 +149,55 @@ impl TournamentConfig {
             })?;
             engine.player = version.player;
             engine.command = version.command;
+            engine.set_source(version.source);
             engine.options = (version.options.into_iter())
                 .map(|(k, v)| (k, toml::Value::String(v)))
                 .collect();
+            engine.files = version.files;
+            engine.bench = version.bench;
             if let Some(sha) = version.artifact {
                 artifacts.insert(engine.name.clone(), sha);
             }
         }
         Ok(artifacts)
+    }
+
+    /// Applies what the submitter resolved and the workers found (`facts`, by engine name):
+    /// commits, data files' sha256 and learnt bench signatures. Afterwards every engine
+    /// built from source names a full commit hash and every data file a sha256 (one given
+    /// as a sha256 in the file stands for itself).
+    ///
+    /// # Errors
+    /// An engine's commit is not resolved, or a data file of it was not uploaded.
+    pub fn apply_facts(
+        &mut self,
+        facts: &BTreeMap<String, crate::source::EngineFacts>,
+    ) -> Result<(), String> {
+        for (i, engine) in self.engines.iter_mut().enumerate() {
+            let known = facts.get(&engine.name);
+            if let Some(commit) = known.and_then(|f| f.commit.clone())
+                && engine.git.is_some()
+            {
+                engine.commit = Some(commit);
+            }
+            if engine.bench.is_none() {
+                engine.bench = known.and_then(|f| f.bench);
+            }
+            for (name, content) in engine.files.iter_mut() {
+                match known.and_then(|f| f.files.get(name)) {
+                    Some(sha) => *content = sha.clone(),
+                    // Already the sha256 of an uploaded file (a version's, a run's own).
+                    None if crate::source::is_sha256(content) => {}
+                    None => return Err(format!("engine[{i}].files: '{name}' was not uploaded")),
+                }
+            }
+            if let Some(source) = engine.source() {
+                source
+                    .check(true)
+                    .map_err(|(key, message)| format!("engine[{i}].{key}: {message}"))?;
+            }
+        }
+        Ok(())
     }
 
     /// The version each engine is, by engine index (`None`: not a registered version, or

@@ -292,11 +292,8 @@ fn round_robin_pairs_cover_every_pairing_once_per_round() {
     for i in 0..3 {
         c.engines.push(EngineEntry {
             name: format!("e{i}"),
-            version: None,
             player: Some("random".into()),
-            command: None,
-            options: BTreeMap::new(),
-            limits: None,
+            ..EngineEntry::default()
         });
     }
     assert_eq!(c.planned_pairs(), Some(20));
@@ -325,13 +322,7 @@ fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
     let lookup = |name: &str| {
         let mut v = crate::version::EngineVersion {
             name: name.into(),
-            player: None,
-            command: None,
-            artifact: None,
-            options: BTreeMap::new(),
-            parent: None,
-            note: String::new(),
-            created_ms: 0,
+            ..Default::default()
         };
         match name {
             "ab-v2" => v.player = Some("ab:depth=2".into()),
@@ -395,4 +386,63 @@ fn an_engine_may_have_its_own_limits_for_time_odds() {
     let empty = text.replace("limits = { tc = \"2+0.02\" }", "limits = { }");
     let e = TournamentConfig::parse(&empty, "odds.toml").unwrap_err();
     assert_eq!(e.key.as_deref(), Some("engine[0].limits"), "{e}");
+}
+
+#[test]
+fn an_engine_built_from_source_takes_its_commit_and_files_from_the_submission() {
+    let text = "name = \"t\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { nodes = 1 }\n\
+                [[engine]]\nname = \"mine\"\ngit = \"https://example.org/e.git\"\ncommit = \"main\"\n\
+                build = \"make\"\nbinary = \"build/e\"\nfiles = { \"nn.bin\" = \"nets/nn.bin\" }\n\
+                [[engine]]\nname = \"base\"\nplayer = \"ab\"\n";
+    let mut c = TournamentConfig::parse(text, "t.toml").unwrap();
+    assert_eq!(c.engines[0].source().unwrap().commit, "main");
+    // Not resolved: refused.
+    let e = c.clone().apply_facts(&BTreeMap::new()).unwrap_err();
+    assert!(
+        e.contains("engine[0].files: 'nn.bin' was not uploaded"),
+        "{e}"
+    );
+    let facts = BTreeMap::from([(
+        "mine".to_string(),
+        crate::source::EngineFacts {
+            commit: Some("a".repeat(40)),
+            files: BTreeMap::from([("nn.bin".to_string(), "b".repeat(64))]),
+            bench: Some(99),
+        },
+    )]);
+    c.apply_facts(&facts).unwrap();
+    assert_eq!(
+        c.engines[0].commit.as_deref(),
+        Some("a".repeat(40).as_str())
+    );
+    assert_eq!(c.engines[0].files["nn.bin"], "b".repeat(64));
+    assert_eq!(c.engines[0].bench, Some(99));
+    let job = crate::job::Engine::of(&c, 0, &BTreeMap::new());
+    assert!(
+        job.identity()
+            .spec
+            .starts_with("git:https://example.org/e.git@aaaa")
+    );
+    let mut unresolved = facts.clone();
+    unresolved.get_mut("mine").unwrap().commit = Some("main".into());
+    let mut again = TournamentConfig::parse(text, "t.toml").unwrap();
+    let e = again.apply_facts(&unresolved).unwrap_err();
+    assert!(
+        e.contains("engine[0].commit") && e.contains("not a commit hash"),
+        "{e}"
+    );
+
+    let wrong = |from: &str, to: &str| {
+        TournamentConfig::parse(&text.replace(from, to), "t.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(wrong("binary = \"build/e\"\n", "").contains("engine[0].binary"));
+    assert!(
+        wrong("commit = \"main\"", "commit = \"main\"\ncommand = \"./x\"")
+            .contains("engine[0].command")
+    );
+    assert!(wrong("binary = \"build/e\"", "binary = \"../e\"").contains("engine[0].binary"));
+    assert!(wrong("\"nn.bin\" =", "\"a/b\" =").contains("engine[0].files"));
+    assert!(wrong("player = \"ab\"", "player = \"ab\"\nbench = 5").contains("engine[1].files"));
 }

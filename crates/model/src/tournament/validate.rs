@@ -282,21 +282,50 @@ fn check_engine<'a>(
         };
         return at("limits", message);
     }
-    match (&engine.player, &engine.command, &engine.version) {
-        (_, _, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
-        (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => return at("version", "give a version, or a player or command, not both".into()),
-        (None, None, Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
-        (None, None, Some(_)) => return Ok(()),
-        (Some(_), Some(_), None) => return at("player", "give player or command, not both".into()),
-        (None, None, None) => return at("player", "give a built-in player (player = \"ab:depth=6\"), an outside engine (command = \"./engine\") or a registered version (version = \"eval-v3\")".into()),
-        (None, Some(c), None) if c.trim().is_empty() => return at("command", "must not be empty".into()),
+    let source = match crate::source::Source::from_keys(
+        engine.git.as_deref(),
+        engine.commit.as_deref(),
+        engine.build.as_deref(),
+        engine.binary.as_deref(),
+    ) {
+        Ok(source) => source,
+        Err((key, message)) => return at(key, message),
+    };
+    let given = [
+        engine.player.is_some(),
+        engine.command.is_some(),
+        source.is_some(),
+    ];
+    match (given, &engine.version) {
+        (_, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
+        ([false, false, false], Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
+        ([false, false, false], Some(_)) if !engine.files.is_empty() || engine.bench.is_some() => return at("files", "a version has its files and bench".into()),
+        ([false, false, false], Some(_)) => return Ok(()),
+        (_, Some(_)) => return at("version", "give a version, or a player, command or source, not both".into()),
+        ([false, false, false], None) => return at("player", "give a built-in player (player = \"ab:depth=6\"), an outside engine (command = \"./engine\"), a source (git, commit, build, binary) or a registered version (version = \"eval-v3\")".into()),
+        ([true, true, _], None) | ([true, _, true], None) => return at("player", "give one of player, command or source, not two".into()),
+        ([false, true, true], None) => return at("command", "a source's program is its binary: give command or git, not both".into()),
         _ => {}
+    }
+    if let Some(c) = &engine.command
+        && c.trim().is_empty()
+    {
+        return at("command", "must not be empty".into());
     }
     if engine.player.is_some() && !engine.options.is_empty() {
         return at(
             "options",
             "options are for outside engines (command = ...)".into(),
         );
+    }
+    if engine.player.is_some() && (!engine.files.is_empty() || engine.bench.is_some()) {
+        return at(
+            "files",
+            "files and bench are for outside engines (command or git)".into(),
+        );
+    }
+    if let Err(message) = crate::source::check_files(&engine.files, false) {
+        return at("files", message);
     }
     Ok(())
 }

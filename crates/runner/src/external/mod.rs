@@ -40,6 +40,9 @@ pub struct EngineConfig {
     pub limits: EngineLimits,
     /// How its process is confined (the user it runs as, the environment it gets).
     pub policy: EnginePolicy,
+    /// Data files it finds in its working directory: name there → the file (read-only,
+    /// linked, never copied).
+    pub files: Vec<(String, std::path::PathBuf)>,
 }
 
 impl EngineConfig {
@@ -52,6 +55,7 @@ impl EngineConfig {
             unresponsive_timeout: Duration::from_secs(60),
             limits: EngineLimits::default(),
             policy: EnginePolicy::default(),
+            files: Vec::new(),
         }
     }
 }
@@ -126,6 +130,51 @@ impl ExternalEngine {
         (starts, restarts)
     }
 
+    /// The engine's bench signature and speed in `game` (`bench GAME`), starting it if it
+    /// is not running: `None` when it answers `isready` without a `bench` line (an engine
+    /// without a bench). Within `timeout`.
+    ///
+    /// # Errors
+    /// The engine did not start, hung, or ended.
+    pub fn bench(
+        &mut self,
+        game: tourney_rules::GameKind,
+        timeout: Duration,
+    ) -> Result<Option<(u64, u64)>, Unfit> {
+        if self.process.is_none() {
+            self.start().inspect_err(|_| self.discard())?;
+        }
+        self.send_or_unfit(&Command::Bench {
+            game: Some(game.name().to_string()),
+        })?;
+        self.send_or_unfit(&Command::IsReady)?;
+        let deadline = Instant::now() + timeout;
+        let mut found = None;
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| Unfit("no engine process".into()))?;
+        loop {
+            match process.next_line(deadline) {
+                Ok(line) => match parse_message(&line) {
+                    Message::Bench { nodes, nps } => found = Some((nodes, nps)),
+                    Message::ReadyOk => return Ok(found),
+                    _ => {}
+                },
+                Err(RecvTimeoutError::Timeout) => {
+                    let why = format!("no answer to bench within {:.0} s", timeout.as_secs_f64());
+                    self.discard();
+                    return Err(Unfit(why));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let why = process.ended();
+                    self.discard();
+                    return Err(Unfit(format!("{why} during bench")));
+                }
+            }
+        }
+    }
+
     /// Ends the process at once (kill, reap), keeping its complete stderr tail.
     fn discard(&mut self) {
         if let Some(mut p) = self.process.take() {
@@ -182,6 +231,7 @@ impl ExternalEngine {
             &self.config.command,
             &self.config.limits,
             &self.config.policy,
+            &self.config.files,
         )
         .map_err(|e| Unfit(e.to_string()))?;
         self.started += 1;

@@ -98,6 +98,7 @@ impl EngineProcess {
         command: &str,
         limits: &EngineLimits,
         policy: &EnginePolicy,
+        files: &[(String, std::path::PathBuf)],
     ) -> Result<EngineProcess, StartError> {
         if let Some(why) = confine::refuse_root(policy) {
             return Err(StartError::Refused(why));
@@ -106,7 +107,10 @@ impl EngineProcess {
         let (program, args) = words.split_first().ok_or(StartError::EmptyCommand)?;
         let program = own_program(program);
         let dir = WorkDir::new(policy.run_as).map_err(StartError::WorkDir)?;
-        let mut engine = confine::command(&program, args, limits, policy, dir.path());
+        for (name, file) in files {
+            std::os::unix::fs::symlink(file, dir.path().join(name)).map_err(StartError::WorkDir)?;
+        }
+        let mut engine = confine::command(&program, args, limits, policy, dir.path(), true);
         engine
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

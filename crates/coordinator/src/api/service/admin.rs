@@ -45,9 +45,20 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::SubmitResponse>, GrpcStatus> {
         let r = request.into_inner();
         let artifacts: BTreeMap<String, String> = r.artifacts.into_iter().collect();
+        let mut facts: BTreeMap<String, tourney_model::source::EngineFacts> = BTreeMap::new();
+        for (engine, commit) in r.commits {
+            facts.entry(engine).or_default().commit = Some(commit);
+        }
+        for f in r.files {
+            facts
+                .entry(f.engine)
+                .or_default()
+                .files
+                .insert(f.name, f.sha256);
+        }
         let id = self
             .0
-            .submit(&r.config, &r.file, &r.openings, artifacts)
+            .submit_with(&r.config, &r.file, &r.openings, artifacts, facts)
             .await?;
         let warnings = self
             .0
@@ -226,7 +237,23 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         _: Request<pb::ListVersionsRequest>,
     ) -> Result<Response<pb::ListVersionsResponse>, GrpcStatus> {
-        let versions = self.0.versions().iter().map(Into::into).collect();
+        let versions = (self.0.versions().iter())
+            .map(|v| {
+                let mut version = pb::EngineVersion::from(v);
+                version.checks = (self.0.version_checks(&v.name).into_iter())
+                    .map(|c| pb::VersionCheck {
+                        worker: c.worker,
+                        at_ms: c.at_ms,
+                        bench_nodes: c.bench_nodes,
+                        bench_nps: c.bench_nps,
+                        build_ms: c.build_ms,
+                        problem: c.problem,
+                        tournament: c.tournament,
+                    })
+                    .collect();
+                version
+            })
+            .collect();
         Ok(Response::new(pb::ListVersionsResponse { versions }))
     }
 

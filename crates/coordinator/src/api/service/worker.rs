@@ -20,6 +20,9 @@ pub struct WorkerService(pub Arc<Coordinator>);
 /// its free memory back to the system at once.
 const BIG_REPORT: usize = 8 << 20;
 
+/// The most engine checks one report may carry (more are ignored).
+const MAX_CHECKS: usize = 64;
+
 /// A RESOURCE_EXHAUSTED refusal of a whole report, telling the worker to send it again
 /// after `retry_ms`.
 fn deferred(message: String, retry_ms: u64) -> GrpcStatus {
@@ -201,13 +204,30 @@ impl pb::worker_server::Worker for WorkerService {
                 continue;
             }
             self.0
-                .pair_failed(
+                .engine_failed(
                     &r.worker_id,
                     failure.tournament,
                     failure.pair,
+                    &failure.engine,
+                    failure.engine_fault,
                     &failure.reason,
                 )
                 .await?;
+        }
+        // Checks of engines the worker plays in a tournament it holds pairs of (at most
+        // MAX_CHECKS a report; more are ignored).
+        for check in r.checks.into_iter().take(MAX_CHECKS) {
+            if !self.0.plays_in(&r.worker_id, check.tournament) {
+                continue;
+            }
+            let check = crate::EngineCheck {
+                tournament: check.tournament,
+                engine: check.engine,
+                bench_nodes: check.bench_nodes,
+                bench_nps: check.bench_nps,
+                build_ms: check.build_ms,
+            };
+            self.0.engine_checked(&r.worker_id, check).await?;
         }
         let ack = self.0.report(&r.worker_id, finished).await?;
         if claimed >= BIG_REPORT {

@@ -1,0 +1,505 @@
+//! Webhook notifications: a JSON body posted to each webhook that wants the event, signed
+//! with the webhook's secret (HMAC-SHA256 of the body, in `X-Tourney-Signature-256:
+//! sha256=<hex>`, as GitHub signs its webhooks), retried with exponential backoff.
+//!
+//! Sending never blocks: deliveries wait in a bounded queue (past it they are dropped and
+//! counted), at most [`IN_FLIGHT`] are under way at once, and each attempt has a time
+//! limit. Every outcome is logged and counted in
+//! `tourney_webhook_deliveries_total{result}`.
+//!
+//! The settings are a TOML file (`tourney coordinator --webhooks FILE`):
+//!
+//! ```toml
+//! dashboard = "https://tourney.example.org"   # links in the messages
+//!
+//! [[webhook]]
+//! url = "https://hooks.slack.com/services/T000/B000/XXXX"
+//! secret_file = "/run/secrets/tourney-hook"   # or secret = "..."
+//! events = ["finished", "sprt", "paused", "suspect", "build_failed"]
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Semaphore, mpsc};
+
+/// Deliveries under way at once.
+pub const IN_FLIGHT: usize = 8;
+/// The longest wait between two attempts.
+pub const MOST_BACKOFF: Duration = Duration::from_secs(60);
+/// The most webhooks a coordinator posts to.
+pub const MAX_WEBHOOKS: usize = 32;
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A tournament finished.
+    Finished,
+    /// An SPRT accepted H0 or H1.
+    Sprt,
+    /// A tournament paused, with the reason.
+    Paused,
+    /// A worker's results look suspect.
+    Suspect,
+    /// An engine's build from source failed.
+    BuildFailed,
+}
+
+impl EventKind {
+    /// Every kind.
+    pub const ALL: [EventKind; 5] = [
+        EventKind::Finished,
+        EventKind::Sprt,
+        EventKind::Paused,
+        EventKind::Suspect,
+        EventKind::BuildFailed,
+    ];
+
+    /// Its name, as the settings and the `X-Tourney-Event` header write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Finished => "finished",
+            EventKind::Sprt => "sprt",
+            EventKind::Paused => "paused",
+            EventKind::Suspect => "suspect",
+            EventKind::BuildFailed => "build_failed",
+        }
+    }
+}
+
+/// The webhooks file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySettings {
+    /// The dashboard's address, for the links in messages (none: no links).
+    #[serde(default)]
+    pub dashboard: String,
+    /// The most deliveries waiting; more are dropped (and counted).
+    #[serde(default = "default_queue")]
+    pub queue: usize,
+    /// The webhooks.
+    #[serde(default, rename = "webhook")]
+    pub webhooks: Vec<Webhook>,
+}
+
+fn default_queue() -> usize {
+    1000
+}
+
+/// One webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Webhook {
+    /// Where to post: `http://` or `https://`.
+    pub url: String,
+    /// The signing secret.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// A file holding the signing secret (its first line).
+    #[serde(default)]
+    pub secret_file: Option<PathBuf>,
+    /// The events it wants (default: all).
+    #[serde(default)]
+    pub events: Option<Vec<EventKind>>,
+    /// Attempts after the first failed one.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// The wait before the first retry, milliseconds; doubled each time, at most a minute.
+    #[serde(default = "default_retry_ms")]
+    pub retry_ms: u64,
+    /// The most one attempt may take, milliseconds.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_retries() -> u32 {
+    5
+}
+
+fn default_retry_ms() -> u64 {
+    1000
+}
+
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+
+impl NotifySettings {
+    /// Reads the webhooks file at `path`, with its secret files (relative to it).
+    ///
+    /// # Errors
+    /// What is wrong, naming the file and the key.
+    pub fn read(path: &std::path::Path) -> Result<NotifySettings, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let base = path.parent().unwrap_or(std::path::Path::new("."));
+        NotifySettings::parse(&text, &path.display().to_string(), base)
+    }
+
+    /// Reads a webhooks file's text (`file` names it in errors), with its secret files
+    /// (relative to `base`).
+    ///
+    /// # Errors
+    /// What is wrong, naming the file and the key.
+    pub fn parse(text: &str, file: &str, base: &std::path::Path) -> Result<NotifySettings, String> {
+        let mut settings: NotifySettings =
+            toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+        if settings.webhooks.len() > MAX_WEBHOOKS {
+            return Err(format!("{file}: webhook: at most {MAX_WEBHOOKS}"));
+        }
+        if settings.queue == 0 || settings.queue > 100_000 {
+            return Err(format!("{file}: queue: 1 to 100000"));
+        }
+        for (i, hook) in settings.webhooks.iter_mut().enumerate() {
+            Target::parse(&hook.url).map_err(|e| format!("{file}: webhook[{i}].url: {e}"))?;
+            if hook.retries > 20 {
+                return Err(format!("{file}: webhook[{i}].retries: at most 20"));
+            }
+            if hook.timeout_ms == 0 {
+                return Err(format!("{file}: webhook[{i}].timeout_ms: must be positive"));
+            }
+            if let Some(path) = &hook.secret_file {
+                if hook.secret.is_some() {
+                    return Err(format!(
+                        "{file}: webhook[{i}]: give secret or secret_file, not both"
+                    ));
+                }
+                let text = std::fs::read_to_string(base.join(path)).map_err(|e| {
+                    format!("{file}: webhook[{i}].secret_file: {}: {e}", path.display())
+                })?;
+                hook.secret = Some(text.lines().next().unwrap_or_default().to_string());
+            }
+        }
+        Ok(settings)
+    }
+}
+
+/// Where a webhook posts: parsed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    tls: bool,
+    host: String,
+    port: u16,
+    /// `host[:port]` as the `Host` header says it.
+    authority: String,
+    path: String,
+}
+
+impl Target {
+    fn parse(url: &str) -> Result<Target, String> {
+        let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = url.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err(format!("'{url}': expected http:// or https://"));
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, "/"),
+        };
+        let path = if path.starts_with('?') {
+            format!("/{path}")
+        } else {
+            path.to_string()
+        };
+        if authority.is_empty() || authority.contains('@') || url.chars().any(char::is_whitespace) {
+            return Err(format!("'{url}': expected a host (without user or spaces)"));
+        }
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !port.contains(']') => (
+                host,
+                port.parse::<u16>()
+                    .map_err(|_| format!("'{url}': the port is not a number"))?,
+            ),
+            _ => (authority, if tls { 443 } else { 80 }),
+        };
+        Ok(Target {
+            tls,
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+            authority: authority.to_string(),
+            path,
+        })
+    }
+}
+
+/// HMAC-SHA256 of `message` with `key` (RFC 2104).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    if key.len() > 64 {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// The `X-Tourney-Signature-256` value of `body` under `secret`: `sha256=<hex>`.
+pub fn signature(secret: &str, body: &[u8]) -> String {
+    let mac = hmac_sha256(secret.as_bytes(), body);
+    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
+/// The notifier's metrics.
+#[derive(Clone)]
+struct Metrics {
+    deliveries: IntCounterVec,
+    queued: IntGauge,
+}
+
+struct Hook {
+    target: Target,
+    settings: Webhook,
+}
+
+struct Delivery {
+    hook: usize,
+    kind: EventKind,
+    id: String,
+    body: Bytes,
+}
+
+/// Posts events to the configured webhooks, in the background.
+pub struct Notifier {
+    hooks: Arc<Vec<Hook>>,
+    queue: Option<mpsc::Sender<Delivery>>,
+    metrics: Metrics,
+    dashboard: String,
+    sent: std::sync::atomic::AtomicU64,
+}
+
+impl Notifier {
+    /// A notifier for `settings` (read by [`NotifySettings::parse`]; a webhook whose URL
+    /// does not parse is left out, said in the log), its metrics in `registry`; its
+    /// deliveries run on the current Tokio runtime.
+    ///
+    /// # Panics
+    /// Its metrics are registered in `registry` already.
+    pub fn start(settings: &NotifySettings, registry: &Registry) -> Notifier {
+        let deliveries = IntCounterVec::new(
+            Opts::new(
+                "tourney_webhook_deliveries_total",
+                "Webhook deliveries by result: delivered, failed (after its retries) or dropped (the queue was full)",
+            ),
+            &["result"],
+        )
+        .expect("a valid metric");
+        let queued = IntGauge::new(
+            "tourney_webhook_queue_depth",
+            "Webhook deliveries waiting or under way",
+        )
+        .expect("a valid metric");
+        registry
+            .register(Box::new(deliveries.clone()))
+            .and_then(|()| registry.register(Box::new(queued.clone())))
+            .expect("the webhook metrics registered once");
+        let metrics = Metrics { deliveries, queued };
+        let hooks: Vec<Hook> = (settings.webhooks.iter())
+            .filter_map(|w| match Target::parse(&w.url) {
+                Ok(target) => Some(Hook {
+                    target,
+                    settings: w.clone(),
+                }),
+                Err(e) => {
+                    tracing::error!(error = %e, "webhook left out");
+                    None
+                }
+            })
+            .collect();
+        let hooks = Arc::new(hooks);
+        let queue = (!hooks.is_empty()).then(|| {
+            let (sender, receiver) = mpsc::channel(settings.queue.max(1));
+            tokio::spawn(dispatch(receiver, Arc::clone(&hooks), metrics.clone()));
+            sender
+        });
+        Notifier {
+            hooks,
+            queue,
+            metrics,
+            dashboard: settings.dashboard.trim_end_matches('/').to_string(),
+            sent: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The dashboard's address (for links), empty when not given.
+    pub fn dashboard(&self) -> &str {
+        &self.dashboard
+    }
+
+    /// Whether any webhook wants `kind`.
+    pub fn wants(&self, kind: EventKind) -> bool {
+        self.hooks.iter().any(|h| wants(&h.settings, kind))
+    }
+
+    /// Queues `body` for every webhook that wants `kind`; returns at once. A delivery that
+    /// finds the queue full is dropped, logged and counted.
+    pub fn send(&self, kind: EventKind, body: &serde_json::Value) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        let body = Bytes::from(body.to_string());
+        for (i, hook) in self.hooks.iter().enumerate() {
+            if !wants(&hook.settings, kind) {
+                continue;
+            }
+            let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let delivery = Delivery {
+                hook: i,
+                kind,
+                id: format!("{}-{n}", std::process::id()),
+                body: body.clone(),
+            };
+            match queue.try_send(delivery) {
+                Ok(()) => self.metrics.queued.inc(),
+                Err(_) => {
+                    self.metrics
+                        .deliveries
+                        .with_label_values(&["dropped"])
+                        .inc();
+                    tracing::warn!(url = %hook.settings.url, event = kind.name(), "webhook queue full: notification dropped");
+                }
+            }
+        }
+    }
+}
+
+fn wants(hook: &Webhook, kind: EventKind) -> bool {
+    hook.events.as_ref().is_none_or(|e| e.contains(&kind))
+}
+
+/// Takes deliveries off the queue, at most [`IN_FLIGHT`] under way.
+async fn dispatch(mut receiver: mpsc::Receiver<Delivery>, hooks: Arc<Vec<Hook>>, metrics: Metrics) {
+    let room = Arc::new(Semaphore::new(IN_FLIGHT));
+    while let Some(delivery) = receiver.recv().await {
+        let Ok(permit) = Arc::clone(&room).acquire_owned().await else {
+            break;
+        };
+        let (hooks, metrics) = (Arc::clone(&hooks), metrics.clone());
+        tokio::spawn(async move {
+            let hook = &hooks[delivery.hook];
+            let result = deliver(hook, &delivery).await;
+            metrics.queued.dec();
+            metrics.deliveries.with_label_values(&[result]).inc();
+            drop(permit);
+        });
+    }
+}
+
+/// Posts one delivery with its retries: `delivered` or `failed`.
+async fn deliver(hook: &Hook, delivery: &Delivery) -> &'static str {
+    let url = &hook.settings.url;
+    let mut wait = Duration::from_millis(hook.settings.retry_ms);
+    for attempt in 0..=hook.settings.retries {
+        if attempt > 0 {
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(MOST_BACKOFF);
+        }
+        let timeout = Duration::from_millis(hook.settings.timeout_ms);
+        let answer = tokio::time::timeout(timeout, post(hook, delivery))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {} ms", timeout.as_millis())));
+        match answer {
+            Ok(status) if (200..300).contains(&status) => {
+                tracing::info!(%url, event = delivery.kind.name(), attempt, "webhook delivered");
+                return "delivered";
+            }
+            // The receiver refuses this request: sending it again cannot help.
+            Ok(status) if (400..500).contains(&status) && status != 408 && status != 429 => {
+                tracing::warn!(%url, event = delivery.kind.name(), status, "webhook refused");
+                return "failed";
+            }
+            Ok(status) => {
+                tracing::warn!(%url, event = delivery.kind.name(), attempt, status, "webhook attempt failed");
+            }
+            Err(e) => {
+                tracing::warn!(%url, event = delivery.kind.name(), attempt, error = %e, "webhook attempt failed");
+            }
+        }
+    }
+    tracing::warn!(%url, event = delivery.kind.name(), "webhook not delivered: out of retries");
+    "failed"
+}
+
+/// One attempt: the HTTP status of the answer.
+async fn post(hook: &Hook, delivery: &Delivery) -> Result<u16, String> {
+    let t = &hook.target;
+    let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port))
+        .await
+        .map_err(|e| format!("connecting to {}: {e}", t.authority))?;
+    if !t.tls {
+        return exchange(stream, hook, delivery).await;
+    }
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = tokio_rustls::rustls::pki_types::ServerName::try_from(t.host.clone())
+        .map_err(|e| format!("{}: {e}", t.host))?;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, stream)
+        .await
+        .map_err(|e| format!("TLS with {}: {e}", t.authority))?;
+    exchange(tls, hook, delivery).await
+}
+
+async fn exchange<S>(io: S, hook: &Hook, delivery: &Delivery) -> Result<u16, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
+            .await
+            .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    let mut request = hyper::Request::post(hook.target.path.as_str())
+        .header("host", hook.target.authority.as_str())
+        .header("content-type", "application/json")
+        .header("user-agent", concat!("tourney/", env!("CARGO_PKG_VERSION")))
+        .header("x-tourney-event", delivery.kind.name())
+        .header("x-tourney-delivery", delivery.id.as_str());
+    if let Some(secret) = &hook.settings.secret {
+        request = request.header("x-tourney-signature-256", signature(secret, &delivery.body));
+    }
+    let request = request
+        .body(Full::new(delivery.body.clone()))
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    // Read (and drop) the answer, at most 64 KiB of it, so the connection ends cleanly.
+    let _ = http_body_util::Limited::new(response.into_body(), 64 << 10)
+        .collect()
+        .await;
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+use std::sync::Arc;
+
+use super::*;
+use tourney_tests::git::sh;
+
+/// A git repository holding a C engine stand-in; returns its commits, oldest first.
+struct Repo {
+    dir: tempfile::TempDir,
+    commits: Vec<String>,
+}
+
+impl Repo {
+    fn new(programs: &[&str]) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        sh(dir.path(), "git init -q -b main .");
+        let mut commits = Vec::new();
+        for (i, text) in programs.iter().enumerate() {
+            std::fs::write(
+                dir.path().join("engine.c"),
+                format!("#include <stdio.h>\nint main(void) {{ puts(\"{text}\"); return 0; }}\n"),
+            )
+            .unwrap();
+            sh(
+                dir.path(),
+                &format!("git add engine.c && git commit -q -m c{i}"),
+            );
+            commits.push(sh(dir.path(), "git rev-parse HEAD"));
+        }
+        Repo { dir, commits }
+    }
+
+    fn source(&self, commit: usize, build: &str) -> Source {
+        Source {
+            git: format!("file://{}", self.dir.path().display()),
+            commit: self.commits[commit].clone(),
+            build: build.to_string(),
+            binary: "engine".into(),
+        }
+    }
+}
+
+fn cache(root: &Path, bound: u64) -> BuildCache {
+    BuildCache::new(
+        root.to_path_buf(),
+        bound,
+        Duration::from_secs(120),
+        EnginePolicy {
+            allow_root: true,
+            ..EnginePolicy::default()
+        },
+    )
+}
+
+fn output(program: &Path) -> String {
+    let out = Command::new(program).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+const CC: &str = "cc -O1 -o engine engine.c";
+
+#[test]
+fn a_commit_is_built_once_and_then_taken_from_the_cache() {
+    let repo = Repo::new(&["one", "two"]);
+    let root = tempfile::tempdir().unwrap();
+    let builds = cache(root.path(), 1 << 30);
+    let first = builds.build(&repo.source(0, CC), false).unwrap();
+    assert!(first.build_ms > 0);
+    assert_eq!(output(&first.program), "one");
+    let again = builds.build(&repo.source(0, CC), false).unwrap();
+    assert_eq!((again.build_ms, &again.program), (0, &first.program));
+    let second = builds.build(&repo.source(1, CC), false).unwrap();
+    assert!(second.build_ms > 0);
+    assert_eq!(output(&second.program), "two");
+    // Another build command is another build.
+    let other = builds
+        .build(&repo.source(0, "cc -O0 -o engine engine.c"), false)
+        .unwrap();
+    assert_ne!(other.program, first.program);
+    assert!(std::fs::read_to_string(first.program.with_file_name("build.log")).is_ok());
+}
+
+#[test]
+fn workers_of_one_host_build_a_commit_once_between_them() {
+    let repo = Repo::new(&["shared"]);
+    let root = tempfile::tempdir().unwrap();
+    let count = root.path().join("builds-run");
+    let build = format!("{CC} && echo one >> {}", count.display());
+    let source = Arc::new(repo.source(0, &build));
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let (builds, source) = (cache(root.path(), 1 << 30), Arc::clone(&source));
+            std::thread::spawn(move || builds.build(&source, false).unwrap())
+        })
+        .collect();
+    let built: Vec<Built> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+    assert_eq!(built.iter().filter(|b| b.build_ms > 0).count(), 1);
+    assert!(built.iter().all(|b| b.program == built[0].program));
+}
+
+#[test]
+fn a_failed_build_says_why_with_its_log_and_keeps_nothing() {
+    let repo = Repo::new(&["x"]);
+    let root = tempfile::tempdir().unwrap();
+    let builds = cache(root.path(), 1 << 30);
+    let broken = "echo compiling; echo 'engine.c:1: error: expected ;' >&2; exit 1";
+    let error = builds.build(&repo.source(0, broken), false).unwrap_err();
+    assert!(error.is_engine_fault());
+    let text = error.to_string();
+    assert!(
+        text.contains("expected ;") && text.contains("compiling"),
+        "{text}"
+    );
+    let left: Vec<_> = std::fs::read_dir(root.path().join("builds"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".lock"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let no_program = builds.build(&repo.source(0, "true"), false).unwrap_err();
+    assert!(
+        matches!(no_program, BuildError::NoProgram(_)),
+        "{no_program}"
+    );
+    let mut outside = repo.source(0, "ln -s /etc/passwd engine");
+    outside.binary = "engine".into();
+    assert!(matches!(
+        builds.build(&outside, false),
+        Err(BuildError::NoProgram(_))
+    ));
+}
+
+#[test]
+fn a_missing_commit_or_repository_or_tool_is_named() {
+    let repo = Repo::new(&["x"]);
+    let root = tempfile::tempdir().unwrap();
+    let builds = cache(root.path(), 1 << 30);
+    let mut missing = repo.source(0, CC);
+    missing.commit = "0123456789abcdef0123456789abcdef01234567".into();
+    let error = builds.build(&missing, false).unwrap_err();
+    assert!(!error.is_engine_fault());
+    assert!(
+        error.to_string().contains("no commit 0123456789abcdef"),
+        "{error}"
+    );
+    let mut gone = repo.source(0, CC);
+    gone.git = "file:///nonexistent/repository".into();
+    let error = builds.build(&gone, false).unwrap_err();
+    assert!(matches!(error, BuildError::Fetch { .. }), "{error}");
+    assert!(
+        error.to_string().contains("/nonexistent/repository"),
+        "{error}"
+    );
+    let tool = builds
+        .build(
+            &repo.source(0, "no-such-compiler -o engine engine.c"),
+            false,
+        )
+        .unwrap_err();
+    assert!(matches!(tool, BuildError::Toolchain(_)), "{tool}");
+    assert!(tool.to_string().contains("no-such-compiler"), "{tool}");
+    // A tool missing further on in the build: the shell's 127 says so.
+    let later = builds
+        .build(&repo.source(0, "cd . && no-such-linker engine.c"), false)
+        .unwrap_err();
+    assert!(matches!(later, BuildError::Toolchain(_)), "{later}");
+}
+
+#[test]
+fn the_cache_keeps_to_its_bound_by_evicting_the_least_recently_used() {
+    let repo = Repo::new(&["a", "b", "c"]);
+    let root = tempfile::tempdir().unwrap();
+    let probe = cache(root.path(), 1 << 30)
+        .build(&repo.source(0, CC), false)
+        .unwrap();
+    let one = std::fs::metadata(&probe.program).unwrap().len();
+    std::fs::remove_dir_all(root.path().join("builds")).unwrap();
+    // Room for two builds, not three.
+    let builds = cache(root.path(), one * 2 + one / 2);
+    let a = builds.build(&repo.source(0, CC), false).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let b = builds.build(&repo.source(1, CC), false).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    // Using `a` makes `b` the least recently used.
+    assert_eq!(
+        builds.build(&repo.source(0, CC), false).unwrap().build_ms,
+        0
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let c = builds.build(&repo.source(2, CC), false).unwrap();
+    assert!(a.program.exists() && c.program.exists());
+    assert!(!b.program.exists(), "the least recently used build stays");
+}
