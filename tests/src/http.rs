@@ -89,3 +89,102 @@ pub fn get(host_port: &str, path: &str) -> std::io::Result<(String, String)> {
     let status = head.lines().next().unwrap_or_default().to_string();
     Ok((status, body.to_string()))
 }
+
+/// One request a [`Receiver`] took: its request line and headers, and its body.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The request line and the headers, as sent.
+    pub head: String,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for Received {
+    /// Its head and its body as text: what a failing test shows.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}\n\n{}",
+            self.head,
+            String::from_utf8_lossy(&self.body)
+        )
+    }
+}
+
+impl Received {
+    /// The value of header `name` (any case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+}
+
+/// An HTTP receiver on a loopback port (webhooks' far end): it answers each request with
+/// the next of its statuses (the last one from then on) and keeps what it took.
+pub struct Receiver {
+    /// Its port.
+    pub port: u16,
+    taken: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+}
+
+impl Receiver {
+    /// A receiver on `listener` (bind it to port 0, or to a port that was down).
+    pub fn start(listener: TcpListener, statuses: &[u16]) -> Receiver {
+        let port = listener.local_addr().expect("bound").port();
+        let taken: std::sync::Arc<std::sync::Mutex<Vec<Received>>> = std::sync::Arc::default();
+        let (kept, statuses) = (std::sync::Arc::clone(&taken), statuses.to_vec());
+        std::thread::spawn(move || {
+            for (n, stream) in listener.incoming().enumerate() {
+                let Ok(mut stream) = stream else {
+                    return;
+                };
+                let Some(received) = read_request(&mut stream) else {
+                    continue;
+                };
+                kept.lock().unwrap().push(received);
+                let status = statuses[n.min(statuses.len() - 1)];
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        Receiver { port, taken }
+    }
+
+    /// What it took so far.
+    pub fn taken(&self) -> Vec<Received> {
+        self.taken.lock().unwrap().clone()
+    }
+}
+
+/// One request read by its `Content-Length`.
+fn read_request(stream: &mut TcpStream) -> Option<Received> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buf[..n]);
+        let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&data[..end]).into_owned();
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        if data.len() >= end + 4 + length {
+            let body = data[end + 4..end + 4 + length].to_vec();
+            return Some(Received { head, body });
+        }
+    }
+}

@@ -98,19 +98,31 @@ impl Coordinator {
             else {
                 return Ok(());
             };
-            let mut learnt = None;
-            if let (None, Some(nodes)) = (entry.config.engines[index].bench, check.bench_nodes) {
+            // What the first worker to measure the engine found: its signature (unless
+            // one was expected) and its speed there, the reference for scaled clocks.
+            let engine = &entry.config.engines[index];
+            let learnt = check.bench_nodes.filter(|_| engine.bench.is_none());
+            let speed = (check.bench_nps > 0 && check.bench_nodes.is_some())
+                .then_some(check.bench_nps)
+                .filter(|_| engine.reference_nps.is_none());
+            let changed = learnt.is_some() || speed.is_some();
+            if changed {
                 let mut config = (*entry.config).clone();
-                config.engines[index].bench = Some(nodes);
-                entry.config = Arc::new(config);
                 let facts = entry
                     .record
                     .engines
                     .entry(check.engine.clone())
                     .or_default();
-                facts.bench = Some(nodes);
-                learnt = Some(nodes);
-                tracing::info!(tournament = id, engine = %check.engine, nodes, %worker, "bench signature taken from the first worker that measured it");
+                if let Some(nodes) = learnt {
+                    config.engines[index].bench = Some(nodes);
+                    facts.bench = Some(nodes);
+                    tracing::info!(tournament = id, engine = %check.engine, nodes, %worker, "bench signature taken from the first worker that measured it");
+                }
+                if let Some(nps) = speed {
+                    config.engines[index].reference_nps = Some(nps);
+                    facts.nps = Some(nps);
+                }
+                entry.config = Arc::new(config);
             }
             let version_name = entry.config.engines[index].version.clone();
             let version = match (
@@ -133,7 +145,7 @@ impl Coordinator {
                 problem: String::new(),
             };
             keep(inner, id, &check.engine, kept);
-            (learnt.and_then(|_| inner.record(id)), version)
+            (changed.then(|| inner.record(id)).flatten(), version)
         };
         if let Some(version) = version {
             self.store.put_version(&version)?;

@@ -141,6 +141,7 @@ mod tests {
                 source: None,
                 files: Vec::new(),
                 bench: None,
+                reference_nps: None,
             },
             limits: None,
         }

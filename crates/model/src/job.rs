@@ -116,6 +116,9 @@ pub enum EngineKind {
         files: Vec<(String, String)>,
         /// The expected bench signature.
         bench: Option<u64>,
+        /// Its reference bench speed, nodes per second (`limits.scale = "nps"` scales a
+        /// worker's clocks by it over the worker's own bench speed of the engine).
+        reference_nps: Option<u64>,
     },
 }
 
@@ -150,6 +153,7 @@ impl Engine {
                 source: e.source(),
                 files: e.files.clone().into_iter().collect(),
                 bench: e.bench,
+                reference_nps: e.reference_nps,
             },
         };
         Engine {

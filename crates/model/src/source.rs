@@ -196,6 +196,10 @@ pub struct EngineFacts {
     /// Its bench signature, taken from the first worker that measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bench: Option<u64>,
+    /// Its speed on that worker's bench, nodes per second: the reference that scales a
+    /// worker's clocks (`limits.scale = "nps"`) by its own bench speed of the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nps: Option<u64>,
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
+use std::net::TcpListener;
 use std::path::Path;
-use std::sync::Mutex;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tourney_tests::http::Receiver;
 
 use super::*;
 
@@ -60,53 +59,6 @@ fn the_settings_name_what_is_wrong() {
     assert_eq!(example.webhooks[0].events.as_ref().unwrap().len(), 4);
 }
 
-/// What the receiver saw: each request's headers and body.
-#[derive(Default)]
-struct Seen(Mutex<Vec<(String, Vec<u8>)>>);
-
-/// An HTTP receiver on `listener` answering each request with the next of `statuses` (the
-/// last one from then on).
-fn receiver(listener: TcpListener, statuses: Vec<u16>, seen: Arc<Seen>) {
-    tokio::spawn(async move {
-        let mut n = 0;
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let status = statuses[n.min(statuses.len() - 1)];
-            n += 1;
-            let mut data = Vec::new();
-            let mut buf = [0u8; 4096];
-            let (head, body) = loop {
-                let read = socket.read(&mut buf).await.unwrap_or(0);
-                if read == 0 {
-                    break (String::new(), Vec::new());
-                }
-                data.extend_from_slice(&buf[..read]);
-                let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&data[..end]).to_string();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length:")
-                            .map(|v| v.trim().parse().unwrap())
-                    })
-                    .unwrap_or(0);
-                if data.len() >= end + 4 + length {
-                    break (head, data[end + 4..end + 4 + length].to_vec());
-                }
-            };
-            seen.0.lock().unwrap().push((head, body));
-            let answer =
-                format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            let _ = socket.write_all(answer.as_bytes()).await;
-        }
-    });
-}
-
 fn settings(port: u16, retries: u32) -> NotifySettings {
     NotifySettings {
         dashboard: String::new(),
@@ -146,28 +98,33 @@ fn count(registry: &Registry, result: &str) -> u64 {
 
 #[tokio::test]
 async fn a_delivery_is_signed_and_retried_until_the_receiver_takes_it() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Seen::default());
-    receiver(listener, vec![500, 503, 200], Arc::clone(&seen));
+    let receiver = Receiver::start(TcpListener::bind("127.0.0.1:0").unwrap(), &[500, 503, 200]);
     let registry = Registry::new();
-    let notifier = Notifier::start(&settings(port, 5), &registry);
+    let notifier = Notifier::start(&settings(receiver.port, 5), &registry);
     let body = serde_json::json!({"event": "sprt", "verdict": "H1"});
     notifier.send(EventKind::Sprt, &body);
     // An event the webhook does not want is not sent.
     notifier.send(EventKind::Finished, &body);
     until(|| count(&registry, "delivered") == 1).await;
-    let seen = seen.0.lock().unwrap();
+    let seen = receiver.taken();
     assert_eq!(seen.len(), 3, "two failures, then delivered");
-    let (head, sent) = &seen[2];
-    assert_eq!(sent, body.to_string().as_bytes());
-    let head = head.to_ascii_lowercase();
-    assert!(head.starts_with("post /hook http/1.1"), "{head}");
-    assert!(head.contains("x-tourney-event: sprt"));
-    let expected = signature("s3cret", sent);
+    let sent = &seen[2];
+    assert_eq!(sent.body, body.to_string().as_bytes());
     assert!(
-        head.contains(&format!("x-tourney-signature-256: {expected}")),
-        "{head}"
+        sent.head.starts_with("POST /hook HTTP/1.1"),
+        "{}",
+        sent.head
+    );
+    assert_eq!(sent.header("x-tourney-event"), Some("sprt"));
+    let expected = signature("s3cret", &sent.body);
+    assert_eq!(
+        sent.header("x-tourney-signature-256"),
+        Some(expected.as_str())
+    );
+    // Every attempt is the same delivery.
+    assert_eq!(
+        seen[0].header("x-tourney-delivery"),
+        sent.header("x-tourney-delivery")
     );
     assert_eq!(count(&registry, "failed"), 0);
 }
@@ -185,14 +142,9 @@ async fn a_receiver_that_is_down_gets_it_when_it_comes_back_or_it_fails_counted(
     // Retries at 50, 100, 200, 400 ms...: the receiver starts after the first few.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(count(&registry, "delivered"), 0);
-    let seen = Arc::new(Seen::default());
-    receiver(
-        TcpListener::bind(("127.0.0.1", port)).await.unwrap(),
-        vec![200],
-        Arc::clone(&seen),
-    );
+    let receiver = Receiver::start(TcpListener::bind(("127.0.0.1", port)).unwrap(), &[200]);
     until(|| count(&registry, "delivered") == 1).await;
-    assert_eq!(seen.0.lock().unwrap().len(), 1);
+    assert_eq!(receiver.taken().len(), 1);
 
     // Down for good: out of retries, counted as failed; nothing blocks meanwhile.
     let gone = {
@@ -213,7 +165,7 @@ async fn a_receiver_that_is_down_gets_it_when_it_comes_back_or_it_fails_counted(
 #[tokio::test]
 async fn a_full_queue_drops_and_counts_instead_of_waiting() {
     // A receiver that takes connections and never answers.
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         let mut held = Vec::new();

@@ -162,6 +162,7 @@ impl From<&Engine> for pb::EngineSpec {
                 source,
                 files,
                 bench,
+                reference_nps,
             } => {
                 spec.command = command.clone();
                 spec.artifact_sha256 = artifact_sha256.clone().unwrap_or_default();
@@ -169,6 +170,7 @@ impl From<&Engine> for pb::EngineSpec {
                 spec.source = source.as_ref().map(Into::into);
                 spec.files = files.iter().cloned().collect();
                 spec.bench = *bench;
+                spec.reference_nps = *reference_nps;
             }
         }
         spec.limits = e.limits.map(|l| pb::MoveLimits {
@@ -204,6 +206,7 @@ impl TryFrom<pb::EngineSpec> for Engine {
                 source,
                 files,
                 bench: e.bench,
+                reference_nps: e.reference_nps,
             },
             (true, true) => return Err(WireError::Missing("engine player or command")),
             (false, false) => return Err(invalid("engine", "both a player and a command")),
@@ -383,6 +386,7 @@ mod tests {
                     source: None,
                     files: vec![("nn.bin".into(), "cd".repeat(32))],
                     bench: Some(123_456),
+                    reference_nps: None,
                 },
                 limits: None,
             },
@@ -416,6 +420,7 @@ mod tests {
             }),
             files: Vec::new(),
             bench: None,
+            reference_nps: Some(2_000_000),
         };
         let wire = pb::PairJob::from(&built);
         assert_eq!(PairJob::try_from(wire.clone()).unwrap(), built);

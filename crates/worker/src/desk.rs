@@ -198,14 +198,16 @@ impl Desk {
             let started = Instant::now();
             let mut job = queued.job;
             let (checks, result) = match self.readiness.ready(&mut job) {
-                Ok(checks) => {
+                Ok(ready) => {
                     let played = play_pair(
                         &job,
                         &queued.leased,
                         &queued.cancelled,
                         &self.policy,
+                        ready.clock_scale,
                         metrics,
                     );
+                    let checks = ready.checks;
                     (
                         checks,
                         played.map_err(|e| NotReady {
@@ -281,7 +283,7 @@ impl Desk {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn engine(name: &str) -> tourney_model::job::Engine {
@@ -292,7 +294,8 @@ mod tests {
         }
     }
 
-    fn queued(lease: u64, pair: u64) -> Queued {
+    /// A queued LOA pair of two random players, by one node a move.
+    pub(crate) fn queued(lease: u64, pair: u64) -> Queued {
         Queued {
             lease,
             leased: [engine("a"), engine("b")],

@@ -45,7 +45,7 @@ pub fn play_here(
     metrics: &WorkerMetrics,
 ) -> Result<pb::PairResult, PlayError> {
     let leased = [job.first.clone(), job.second.clone()];
-    play::play_pair(job, &leased, &AtomicBool::new(false), policy, metrics)
+    play::play_pair(job, &leased, &AtomicBool::new(false), policy, None, metrics)
         .map(|r| r.expect("never cancelled"))
 }
 

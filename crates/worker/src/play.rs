@@ -393,13 +393,16 @@ fn play_typed<P: Heuristics + Adjudicate>(
     leased: &[Engine; 2],
     cancelled: &AtomicBool,
     policy: &EnginePolicy,
+    engine_scale: Option<f64>,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
     setup.start = job.opening.parse().map_err(PlayError::Opening)?;
     if settings.scale_by_speed {
-        setup.clock_scale = clock_scale();
+        // An outside engine's own bench speed here against its reference, when known;
+        // else this worker's speed on the built-in benchmark.
+        setup.clock_scale = engine_scale.unwrap_or_else(clock_scale);
         setup.meta.insert(
             "clock_scale".into(),
             format!("{:.3}", setup.clock_scale).into(),
@@ -498,14 +501,18 @@ fn play_typed<P: Heuristics + Adjudicate>(
 /// No game could be played: an engine is unfit (it did not start, does not support the
 /// game, failed its handshake) or the job is malformed. Nothing is scored; the worker
 /// reports the failure and the coordinator pauses the tournament.
+///
+/// With `limits.scale = "nps"`, clocks are scaled by `engine_scale` (an outside engine's
+/// bench speed against its reference) when given, else by this worker's built-in speed.
 pub(crate) fn play_pair(
     job: &PairJob,
     leased: &[Engine; 2],
     cancelled: &AtomicBool,
     policy: &EnginePolicy,
+    engine_scale: Option<f64>,
     metrics: &WorkerMetrics,
 ) -> Result<Option<pb::PairResult>, PlayError> {
-    with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, policy, metrics))
+    with_position!(job.settings.game, P => play_typed::<P>(job, leased, cancelled, policy, engine_scale, metrics))
 }
 
 #[cfg(test)]

@@ -32,6 +32,17 @@ pub(crate) struct NotReady {
     pub(crate) reason: String,
 }
 
+/// What makes a pair ready: the checks to tell the coordinator, and the clock scale of
+/// the engines' bench speeds here.
+#[derive(Debug, Default)]
+pub(crate) struct Ready {
+    /// What was measured of engines checked here for the first time.
+    pub(crate) checks: Vec<pb::EngineCheck>,
+    /// For `limits.scale = "nps"`: the first outside engine's reference bench speed over
+    /// its bench speed here (within the bounds of `tourney_ai::speed::MOST_SCALE`).
+    pub(crate) clock_scale: Option<f64>,
+}
+
 /// A worker's builds and bench measurements.
 pub(crate) struct Readiness {
     builds: BuildCache,
@@ -54,13 +65,14 @@ impl Readiness {
 
     /// Makes `job`'s outside engines ready: each built from source is built (or taken from
     /// the cache) and its command set to the program; each has its bench measured (once
-    /// per worker) and checked. Returns the checks to tell the coordinator.
+    /// per worker) and checked. Returns the checks to tell the coordinator and the
+    /// engines' clock scale.
     ///
     /// # Errors
     /// An engine cannot play here: a failed build, a missing toolchain, a bench signature
     /// other than the expected one.
-    pub(crate) fn ready(&self, job: &mut PairJob) -> Result<Vec<pb::EngineCheck>, NotReady> {
-        let mut checks = Vec::new();
+    pub(crate) fn ready(&self, job: &mut PairJob) -> Result<Ready, NotReady> {
+        let mut ready = Ready::default();
         let (game, limits) = (job.settings.game, job.settings.engine_limits);
         for engine in [&mut job.first, &mut job.second] {
             let EngineKind::Outside {
@@ -69,6 +81,7 @@ impl Readiness {
                 source,
                 files,
                 bench,
+                reference_nps,
                 ..
             } = &mut engine.kind
             else {
@@ -141,12 +154,19 @@ impl Readiness {
                 }
                 _ => {}
             }
+            if let (None, Some(reference), Some((_, nps))) =
+                (ready.clock_scale, *reference_nps, measured)
+                && nps > 0
+            {
+                let most = tourney_ai::speed::MOST_SCALE;
+                ready.clock_scale = Some((reference as f64 / nps as f64).clamp(1.0 / most, most));
+            }
             let mut told = lock(&self.told);
             if told.len() >= MOST_REMEMBERED {
                 told.clear();
             }
             if told.insert((job.tournament, engine.name.clone())) {
-                checks.push(pb::EngineCheck {
+                ready.checks.push(pb::EngineCheck {
                     tournament: job.tournament,
                     engine: engine.name.clone(),
                     bench_nodes: measured.map(|(nodes, _)| nodes),
@@ -155,10 +175,113 @@ impl Readiness {
                 });
             }
         }
-        Ok(checks)
+        Ok(ready)
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// An engine that answers the handshake and, given `bench`, that line to `bench`.
+    fn engine(dir: &std::path::Path, name: &str, bench: Option<&str>) -> String {
+        let answer = bench.map_or(String::new(), |b| format!("bench) echo \"{b}\" ;;"));
+        let script = format!(
+            "#!/bin/sh\nwhile read -r cmd rest; do\n case \"$cmd\" in\n \
+             ugi) echo ugiok ;;\n {answer}\n isready) echo readyok ;;\n quit) exit 0 ;;\n \
+             esac\ndone\n"
+        );
+        let path = dir.join(name);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    }
+
+    fn readiness(dir: &std::path::Path) -> Readiness {
+        let policy = EnginePolicy {
+            allow_root: true,
+            ..EnginePolicy::default()
+        };
+        let builds = BuildCache::new(
+            dir.join("cache"),
+            1 << 20,
+            Duration::from_secs(5),
+            policy.clone(),
+        );
+        Readiness::new(builds, policy)
+    }
+
+    fn job(command: &str, bench: Option<u64>, reference_nps: Option<u64>) -> PairJob {
+        let mut job = crate::desk::tests::queued(1, 0).job;
+        job.first.name = "patch".into();
+        job.first.kind = EngineKind::Outside {
+            command: command.into(),
+            artifact_sha256: None,
+            options: Vec::new(),
+            source: None,
+            files: Vec::new(),
+            bench,
+            reference_nps,
+        };
+        job
+    }
+
+    #[test]
+    fn a_bench_is_checked_told_once_and_scales_clocks_by_its_speed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = readiness(dir.path());
+        let command = engine(dir.path(), "e", Some("bench nodes 1000 nps 500000"));
+        let first = ready
+            .ready(&mut job(&command, Some(1000), Some(1_000_000)))
+            .unwrap();
+        assert_eq!(first.checks.len(), 1);
+        let check = &first.checks[0];
+        assert_eq!((check.bench_nodes, check.bench_nps), (Some(1000), 500_000));
+        assert_eq!(check.engine, "patch");
+        // Half the reference speed here: twice the time.
+        assert_eq!(first.clock_scale, Some(2.0));
+        // Measured and told once; a tenth of the reference speed is cut to the bound.
+        let again = ready
+            .ready(&mut job(&command, Some(1000), Some(5_000_000)))
+            .unwrap();
+        assert!(again.checks.is_empty());
+        assert_eq!(again.clock_scale, Some(tourney_ai::speed::MOST_SCALE));
+        // Without a reference the worker's own speed decides (no engine scale).
+        let plain = ready.ready(&mut job(&command, None, None)).unwrap();
+        assert_eq!(plain.clock_scale, None);
+    }
+
+    #[test]
+    fn a_wrong_or_missing_signature_refuses_the_engine_on_this_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = readiness(dir.path());
+        let command = engine(dir.path(), "e", Some("bench nodes 1000 nps 500000"));
+        let refused = ready
+            .ready(&mut job(&command, Some(999), None))
+            .unwrap_err();
+        assert_eq!((refused.engine.as_str(), refused.fault), ("patch", false));
+        assert!(
+            refused
+                .reason
+                .contains("expected 999 nodes, this worker found 1000"),
+            "{}",
+            refused.reason
+        );
+        let silent = engine(dir.path(), "silent", None);
+        let refused = ready.ready(&mut job(&silent, Some(5), None)).unwrap_err();
+        assert!(
+            refused.reason.contains("answered no bench"),
+            "{}",
+            refused.reason
+        );
+        // No signature expected: an engine without a bench plays, and says it has none.
+        let ok = ready.ready(&mut job(&silent, None, None)).unwrap();
+        assert_eq!(ok.checks[0].bench_nodes, None);
+    }
 }

@@ -145,6 +145,7 @@ fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
             source: None,
             files: Vec::new(),
             bench: None,
+            reference_nps: None,
         },
         limits: None,
     });

@@ -18,6 +18,7 @@ mod adjudication;
 mod exports;
 mod lifecycle;
 mod reports;
+mod sources;
 mod tuning;
 mod versions;
 mod workers;

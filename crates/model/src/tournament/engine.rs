@@ -46,6 +46,10 @@ pub struct EngineEntry {
     /// first worker's count is taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bench: Option<u64>,
+    /// Its reference bench speed (nodes per second), learnt from the first worker that
+    /// measured it (see [`crate::source::EngineFacts::nps`]); not a key of the file.
+    #[serde(skip)]
+    pub reference_nps: Option<u64>,
     /// This engine's own clock or per-move limits, in place of the tournament's (time
     /// odds); the time margin stays the tournament's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -183,6 +183,7 @@ impl TournamentConfig {
             if engine.bench.is_none() {
                 engine.bench = known.and_then(|f| f.bench);
             }
+            engine.reference_nps = known.and_then(|f| f.nps);
             for (name, content) in engine.files.iter_mut() {
                 match known.and_then(|f| f.files.get(name)) {
                     Some(sha) => *content = sha.clone(),

@@ -408,6 +408,7 @@ fn an_engine_built_from_source_takes_its_commit_and_files_from_the_submission() 
             commit: Some("a".repeat(40)),
             files: BTreeMap::from([("nn.bin".to_string(), "b".repeat(64))]),
             bench: Some(99),
+            nps: Some(1_500_000),
         },
     )]);
     c.apply_facts(&facts).unwrap();
@@ -417,6 +418,7 @@ fn an_engine_built_from_source_takes_its_commit_and_files_from_the_submission() 
     );
     assert_eq!(c.engines[0].files["nn.bin"], "b".repeat(64));
     assert_eq!(c.engines[0].bench, Some(99));
+    assert_eq!(c.engines[0].reference_nps, Some(1_500_000));
     let job = crate::job::Engine::of(&c, 0, &BTreeMap::new());
     assert!(
         job.identity()

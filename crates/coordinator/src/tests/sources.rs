@@ -1,0 +1,241 @@
+//! Engines built from source: what workers find of them (bench signatures, speeds, failed
+//! builds) and what the coordinator does with it, and the webhooks it tells.
+
+use std::collections::BTreeMap;
+
+use tourney_model::job::EngineKind;
+use tourney_model::source::Source;
+use tourney_model::tournament::State;
+use tourney_model::version::EngineVersion;
+use tourney_notify::{NotifySettings, Webhook, signature};
+use tourney_tests::http::Receiver;
+use tourney_tests::tournaments::MatchFile;
+use tourney_tests::wait;
+
+use super::*;
+use crate::types::EngineCheck;
+
+/// A version built from source.
+fn from_source(name: &str) -> EngineVersion {
+    EngineVersion {
+        name: name.into(),
+        source: Some(Source {
+            git: "https://example.org/engine.git".into(),
+            commit: "c".repeat(40),
+            build: "make".into(),
+            binary: "engine".into(),
+        }),
+        ..EngineVersion::default()
+    }
+}
+
+/// A match of version `name` against a random player.
+fn against_random(name: &str) -> String {
+    MatchFile {
+        name: "from-source",
+        pairs: 4,
+        limits: "{ nodes = 1, tc = \"10+0.1\" }",
+        engines: [(name, &format!("version:{name}")), ("base", "random")],
+        ..Default::default()
+    }
+    .toml()
+}
+
+fn check(id: u64, engine: &str, nodes: u64, nps: u64) -> EngineCheck {
+    EngineCheck {
+        tournament: id,
+        engine: engine.into(),
+        bench_nodes: Some(nodes),
+        bench_nps: nps,
+        build_ms: 1200,
+    }
+}
+
+/// The bench and reference speed a job gives `engine`.
+fn job_bench(job: &PairJob, engine: &str) -> (Option<u64>, Option<u64>) {
+    let e = [&job.first, &job.second]
+        .into_iter()
+        .find(|e| e.name == engine)
+        .unwrap();
+    match &e.kind {
+        EngineKind::Outside {
+            bench,
+            reference_nps,
+            source,
+            ..
+        } => {
+            assert_eq!(source.as_ref().unwrap().commit, "c".repeat(40));
+            (*bench, *reference_nps)
+        }
+        EngineKind::BuiltIn(_) => panic!("{engine} is built in"),
+    }
+}
+
+#[tokio::test]
+async fn the_first_worker_s_signature_and_speed_are_taken_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
+    c.add_version(from_source("src"), false).unwrap();
+    let id = c
+        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let (a, b) = (
+        c.register("a", "test", 1, "t").unwrap().0,
+        c.register("b", "test", 1, "t").unwrap().0,
+    );
+    let (_, jobs) = c.lease(&a, 1).unwrap();
+    assert_eq!(
+        job_bench(&jobs[0], "src"),
+        (None, None),
+        "nothing known yet"
+    );
+    // A worker that holds none of the tournament's pairs is not heard.
+    assert!(!c.plays_in(&b, id));
+    assert!(c.plays_in(&a, id));
+    c.engine_checked(&a, check(id, "src", 4242, 900_000))
+        .await
+        .unwrap();
+    // A later worker's count changes nothing (it was checked against it).
+    c.engine_checked(&a, check(id, "src", 1, 1)).await.unwrap();
+    let (_, jobs) = c.lease(&b, 1).unwrap();
+    assert_eq!(job_bench(&jobs[0], "src"), (Some(4242), Some(900_000)));
+    assert_eq!(c.versions()[0].bench, Some(4242), "the version takes it");
+    let checks = c.version_checks("src");
+    assert_eq!(
+        checks.len(),
+        1,
+        "one per worker host and tournament: {checks:?}"
+    );
+    assert_eq!((checks[0].bench_nodes, checks[0].build_ms), (Some(1), 1200));
+    // Kept across a restart, with the tournament and the version.
+    drop(c);
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    assert_eq!(c.versions()[0].bench, Some(4242));
+    let w = c.register("c", "test", 1, "t").unwrap().0;
+    let (_, jobs) = c.lease(&w, 1).unwrap();
+    assert_eq!(job_bench(&jobs[0], "src"), (Some(4242), Some(900_000)));
+}
+
+/// Settings whose one webhook posts to `port`, signed with `secret`.
+fn with_webhook(port: u16, secret: &str) -> Settings {
+    Settings {
+        webhooks: NotifySettings {
+            dashboard: "http://dash.example".into(),
+            queue: 100,
+            webhooks: vec![Webhook {
+                url: format!("http://127.0.0.1:{port}/hooks/tourney"),
+                secret: Some(secret.into()),
+                secret_file: None,
+                events: None,
+                retries: 2,
+                retry_ms: 50,
+                timeout_ms: 5_000,
+            }],
+        },
+        ..Settings::default()
+    }
+}
+
+#[tokio::test]
+async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
+    let receiver = Receiver::start(std::net::TcpListener::bind("127.0.0.1:0").unwrap(), &[200]);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let c = Coordinator::open(store, with_webhook(receiver.port, "k"), &Registry::new()).unwrap();
+    c.add_version(from_source("src"), false).unwrap();
+    let id = c
+        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let (a, b) = (
+        c.register("a", "test", 1, "t").unwrap().0,
+        c.register("b", "test", 1, "t").unwrap().0,
+    );
+    let (_, jobs) = c.lease(&a, 1).unwrap();
+    let log = "cc -o engine engine.c\nengine.c:1:27: error: expected ';' before '}' token";
+    c.engine_failed(
+        &a,
+        id,
+        jobs[0].pair,
+        "src",
+        true,
+        &format!("the build failed (exit status: 1); the end of its log:\n{log}"),
+    )
+    .await
+    .unwrap();
+    // Another worker is connected, but a build fails everywhere: paused at once.
+    let status = c.status(id).unwrap();
+    assert_eq!(status.state, State::Paused);
+    let reason = status.paused_reason.unwrap();
+    assert!(
+        reason.contains("engine src could not play") && reason.contains("error: expected ';'"),
+        "{reason}"
+    );
+    assert!(c.lease(&b, 4).is_none(), "nothing is leased while paused");
+    let (_, report) = c.report_of(id).unwrap();
+    assert!(
+        report.notes[0].starts_with("Paused: engine src"),
+        "{:?}",
+        report.notes
+    );
+    let checks = c.version_checks("src");
+    assert!(
+        checks[0].problem.contains("error: expected ';'"),
+        "{checks:?}"
+    );
+
+    // The webhook hears `paused` and `build_failed`, signed, with the reason and a link.
+    let delivered = |n: usize| {
+        let taken = receiver.taken();
+        async move {
+            if taken.len() >= n {
+                Ok(taken)
+            } else {
+                Err(format!("{taken:?}"))
+            }
+        }
+    };
+    let taken = wait::until_async(10, "two deliveries", || delivered(2)).await;
+    let mut events: Vec<&str> = taken
+        .iter()
+        .filter_map(|r| r.header("x-tourney-event"))
+        .collect();
+    events.sort_unstable();
+    assert_eq!(events, ["build_failed", "paused"]);
+    for r in &taken {
+        assert!(r.head.starts_with("POST /hooks/tourney HTTP/1.1"));
+        assert_eq!(
+            r.header("x-tourney-signature-256"),
+            Some(signature("k", &r.body).as_str())
+        );
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(body["tournament"]["id"], id);
+        assert_eq!(body["tournament"]["state"], "paused");
+        assert!(
+            body["reason"]
+                .as_str()
+                .unwrap()
+                .contains("error: expected ';'")
+        );
+        assert_eq!(body["link"], format!("http://dash.example/#t={id}"));
+    }
+
+    // Resumed and played out: `finished` (a match decides no SPRT: no `sprt` event).
+    assert!(c.resume(id).await.unwrap());
+    while c.status(id).unwrap().state != State::Finished {
+        let (lease, jobs) = c.lease(&b, 4).unwrap();
+        let results = (jobs.iter())
+            .map(|j| pair_won_by(&c, &b, j, lease, ["src", "src"], ["crash", "crash"]))
+            .collect();
+        c.report(&b, results).await.unwrap();
+    }
+    let taken = wait::until_async(10, "the finished event", || delivered(3)).await;
+    let last: serde_json::Value = serde_json::from_slice(&taken[2].body).unwrap();
+    assert_eq!(last["event"], "finished");
+    assert_eq!(last["figures"]["pairs"], 4);
+    assert!(last["text"].as_str().unwrap().contains("finished"));
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(receiver.taken().len(), 3, "no sprt event for a match");
+}
