@@ -49,6 +49,30 @@ pub fn play_here(
         .map(|r| r.expect("never cancelled"))
 }
 
+/// Makes `job`'s outside engines ready as a fresh worker process's game slot does before
+/// their first game: each built from source through the host cache at `cache_dir` (built
+/// there once, then taken from it), then its bench signature measured and checked. For
+/// benchmarks of a build against a cached start.
+///
+/// # Errors
+/// An engine cannot play here: why.
+pub fn ready_here(
+    job: &mut PairJob,
+    cache_dir: &std::path::Path,
+    policy: &EnginePolicy,
+) -> Result<(), String> {
+    let builds = builds::BuildCache::new(
+        cache_dir.to_path_buf(),
+        1 << 30,
+        Duration::from_secs(900),
+        policy.clone(),
+    );
+    ready::Readiness::new(builds, policy.clone())
+        .ready(job)
+        .map(drop)
+        .map_err(|e| format!("{}: {}", e.engine, e.reason))
+}
+
 /// Ends the outside engine processes kept for next pairs (`quit`, then at most a second
 /// each), as a stopping worker does; `metrics`' idle gauges then count what is left.
 pub fn retire_engines(metrics: &WorkerMetrics) {

@@ -8,6 +8,7 @@ mod outside;
 mod rules;
 mod search;
 mod selfplay;
+mod source;
 mod store;
 mod time;
 mod validate;
@@ -50,6 +51,10 @@ enum Suite {
     /// at once, then `--streams` dashboard event streams; its resident memory before, at
     /// its peak and after, its threads, what it read, deferred and refused.
     Flood,
+    /// Engines from source: three commits of a C engine in a local git repository, each
+    /// made ready as a worker does (build and bench) with the host cache empty and then
+    /// warm; then a small SPRT between two of them, `submit --wait` to verdict.
+    Source,
     /// The coordinator's check of reported games, one thread: LOA games of `ab:depth=1`
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
     /// rules core; games validated per second.
@@ -98,6 +103,12 @@ enum Suite {
 /// event streams from one address, each part against a fresh process: its resident memory
 /// before, at its peak (`VmHWM`) and after, its threads, and how many reports were read or
 /// deferred and streams served or refused.
+///
+/// `source` builds three commits of a small C engine kept in a local git repository as a
+/// worker does before an engine's first game (fetch, `cc`, bench), first with the host's
+/// build cache empty and then warm, and prints both times per commit; then it runs a
+/// coordinator and two worker processes sharing one host cache and times `tourney submit
+/// --wait` of an SPRT between two commits to its verdict.
 ///
 /// `validate` runs the coordinator's check of reported games on one thread (read the typed
 /// record, replay it on the rules core with its clocks and scores, summarise it, write it
@@ -172,6 +183,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         }
         Suite::Cluster => cluster::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate::validate(args)?,
+        Suite::Source => source::source()?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Outside => crate::bench::outside::outside(args.pairs, args.slots, args.max_plies)?,
         Suite::Store => crate::bench::store::store(args.pairs)?,
