@@ -448,3 +448,54 @@ fn a_kept_process_starts_each_game_with_its_own_stderr_and_limits_left() {
     game_of(&mut thrifty, &setup);
     assert_eq!(thrifty.processes_started(), 1, "well within its second");
 }
+
+/// A shell engine that answers the handshake, `isready`, and `bench` with `answer` (run
+/// by the shell in its working directory).
+fn shell_engine(dir: &std::path::Path, answer: &str) -> EngineConfig {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("engine.sh");
+    let script = format!(
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    ugi) echo ugiok ;;\n    \
+         bench) {answer} ;;\n    isready) echo readyok ;;\n    quit) exit 0 ;;\n  esac\ndone\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config = EngineConfig::new(&path.display().to_string());
+    config.policy = confine::EnginePolicy {
+        allow_root: true,
+        ..Default::default()
+    };
+    config
+}
+
+#[test]
+fn data_files_are_in_the_engine_s_directory_and_its_bench_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("cached-sha256");
+    std::fs::write(&net, "4242\n").unwrap();
+    let mut config = shell_engine(dir.path(), "echo \"bench nodes $(cat nn.bin) nps 900\"");
+    config.files = vec![("nn.bin".into(), net)];
+    let mut outside = ExternalEngine::new(config);
+    let bench = outside.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
+    assert_eq!(
+        bench.unwrap(),
+        Some((4242, 900)),
+        "the file under its name, read by the engine"
+    );
+    // An engine without a bench answers `readyok` alone: no signature, no error.
+    let mut silent = ExternalEngine::new(shell_engine(dir.path(), ":"));
+    assert_eq!(
+        silent
+            .bench(tourney_rules::GameKind::Loa, Duration::from_secs(10))
+            .unwrap(),
+        None
+    );
+    // One that hangs in its bench is given up on at the time limit.
+    let mut hung = ExternalEngine::new(shell_engine(dir.path(), "sleep 30"));
+    let started = Instant::now();
+    let error = hung
+        .bench(tourney_rules::GameKind::Loa, Duration::from_millis(300))
+        .unwrap_err();
+    assert!(error.0.contains("no answer to bench"), "{}", error.0);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

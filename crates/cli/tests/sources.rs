@@ -247,6 +247,49 @@ fn a_failed_build_a_lost_repository_and_a_missing_commit_are_said_where_users_lo
             ],
         )
     };
+    // A data file: the engine of commit `reads-file` plays the player its `spec.txt` names,
+    // a file uploaded with the version and placed in its working directory.
+    let reader = format!(
+        "#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n\
+         int main(void) {{\n\
+             char spec[64] = {{0}};\n\
+             FILE *f = fopen(\"spec.txt\", \"r\");\n\
+             if (!f || !fgets(spec, sizeof spec, f)) return 126;\n\
+             spec[strcspn(spec, \"\\n\")] = 0;\n\
+             execl(\"{}\", \"tourney\", \"engine\", spec, (char *)0);\n\
+             return 127;\n\
+         }}\n",
+        env!("CARGO_BIN_EXE_tourney")
+    );
+    std::fs::write(repo.join("engine.c"), reader).unwrap();
+    sh(&repo, "git commit -q -am reads-file && git tag reads-file");
+    let spec = dir.path().join("spec.txt");
+    std::fs::write(&spec, "random\n").unwrap();
+    let with_file = as_admin(
+        port,
+        &[
+            "version",
+            "add",
+            "with-file",
+            "--git",
+            &url,
+            "--commit",
+            "reads-file",
+            "--build",
+            "cc -o engine engine.c",
+            "--binary",
+            "engine",
+            "--file",
+            &format!("spec.txt={}", spec.display()),
+        ],
+    );
+    assert!(
+        with_file.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with_file.stderr)
+    );
+    assert!(admin(port, &["version", "show", "with-file"]).contains("file       spec.txt"));
+
     // A commit that does not exist, and a repository that cannot be fetched: the CLI says
     // which, and registers nothing.
     let missing = add("nope", &url, "0123456789abcdef0123456789abcdef01234567");
@@ -260,6 +303,13 @@ fn a_failed_build_a_lost_repository_and_a_missing_commit_are_said_where_users_lo
     // A build that fails pauses its tournament at once, with the end of the compiler's log
     // in the CLI's summary, the status (the dashboard's) and the report.
     assert!(add("good", &url, "good").status.success());
+    let (code, out) = submit_wait(
+        port,
+        dir.path(),
+        "f.toml",
+        &versions_file("with-file", "good", Some(2)),
+    );
+    assert_eq!(code, Some(0), "the engine found its file: {out}");
     assert!(add("broken", &url, "broken").status.success());
     let (code, out) = submit_wait(
         port,

@@ -20,7 +20,7 @@ impl Report {
         for note in &self.notes {
             let _ = writeln!(
                 page,
-                "<p class=\"note\" style=\"background:#fff3cd;padding:.5em\"><strong>Note:</strong> {}</p>",
+                "<p class=\"note\" style=\"background:#fff3cd;padding:.5em;white-space:pre-wrap\"><strong>Note:</strong> {}</p>",
                 escape(note)
             );
         }
