@@ -611,3 +611,37 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
         Termination::Adjudication
     );
 }
+
+#[test]
+fn the_engine_server_answers_bench_with_the_player_s_signature() {
+    let signature = |spec: &str, game: &str| -> (u64, u64) {
+        let lines = serve(spec, &format!("ugi\nbench {game}\nisready\n"));
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("bench "))
+            .expect("a bench line");
+        assert_eq!(lines[at + 1], "readyok", "bench answers before isready");
+        let words: Vec<&str> = lines[at].split_whitespace().collect();
+        assert_eq!((words[1], words[3]), ("nodes", "nps"), "{}", lines[at]);
+        (words[2].parse().unwrap(), words[4].parse().unwrap())
+    };
+    let (nodes, nps) = signature("ab", "loa");
+    let spec = "ab".parse().unwrap();
+    let own = tourney_ai::bench::bench::<tourney_rules::Loa>(&spec).unwrap();
+    assert_eq!(nodes, own.nodes, "the built-in player's bench");
+    assert!(nps > 0);
+    assert_eq!(signature("ab", "loa").0, nodes, "the same every time");
+    assert_ne!(signature("ab:connectedness=80", "loa").0, nodes);
+    let amazons = tourney_ai::bench::bench::<tourney_rules::Amazons>(&spec).unwrap();
+    assert_eq!(signature("ab", "amazons").0, amazons.nodes);
+    // Without a game: the last newgame's, else LOA.
+    let lines = serve("ab", "newgame amazons\nbench\n");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("bench nodes {} ", amazons.nodes))),
+        "{lines:?}"
+    );
+    let lines = serve("ab", "bench chess\nisready\n");
+    assert!(lines[0].contains("unknown game"), "{lines:?}");
+}
