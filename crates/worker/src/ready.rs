@@ -73,7 +73,12 @@ impl Readiness {
     /// other than the expected one.
     pub(crate) fn ready(&self, job: &mut PairJob) -> Result<Ready, NotReady> {
         let mut ready = Ready::default();
-        let (game, limits) = (job.settings.game, job.settings.engine_limits);
+        let settings = &job.settings;
+        let (game, limits, scale_by_speed) = (
+            settings.game,
+            settings.engine_limits,
+            settings.scale_by_speed,
+        );
         for engine in [&mut job.first, &mut job.second] {
             let EngineKind::Outside {
                 command,
@@ -101,10 +106,15 @@ impl Readiness {
                 *command = crate::play::command_line(&built.program, &[]);
                 build_ms = built.build_ms;
             }
+            // A bench is run where its answer is wanted: a signature to check or to learn
+            // (a build's), or a speed to scale clocks by; an uploaded program with none of
+            // these plays as it always has.
+            let wanted = bench.is_some() || source.is_some() || scale_by_speed;
             let key = format!("{game}\u{1f}{command}\u{1f}{options:?}\u{1f}{files:?}");
             let known = lock(&self.measured).get(&key).copied();
             let measured = match known {
                 Some(m) => m,
+                None if !wanted => None,
                 None => {
                     let mut config = EngineConfig::new(command);
                     config.options = options.clone();
