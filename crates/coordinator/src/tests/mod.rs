@@ -256,3 +256,23 @@ pub(super) fn a_file(pairs: u64) -> String {
     }
     .toml()
 }
+
+/// Settings whose one webhook posts to `port`, signed with `secret`.
+pub(super) fn with_webhook(port: u16, secret: &str) -> Settings {
+    Settings {
+        webhooks: tourney_notify::NotifySettings {
+            dashboard: "http://dash.example".into(),
+            queue: 100,
+            webhooks: vec![tourney_notify::Webhook {
+                url: format!("http://127.0.0.1:{port}/hooks/tourney"),
+                secret: Some(secret.into()),
+                secret_file: None,
+                events: None,
+                retries: 2,
+                retry_ms: 50,
+                timeout_ms: 5_000,
+            }],
+        },
+        ..Settings::default()
+    }
+}

@@ -7,7 +7,7 @@ use tourney_model::job::EngineKind;
 use tourney_model::source::Source;
 use tourney_model::tournament::State;
 use tourney_model::version::EngineVersion;
-use tourney_notify::{NotifySettings, Webhook, signature};
+use tourney_notify::signature;
 use tourney_tests::http::Receiver;
 use tourney_tests::tournaments::MatchFile;
 use tourney_tests::wait;
@@ -116,26 +116,6 @@ async fn the_first_worker_s_signature_and_speed_are_taken_and_kept() {
     let w = c.register("c", "test", 1, "t").unwrap().0;
     let (_, jobs) = c.lease(&w, 1).unwrap();
     assert_eq!(job_bench(&jobs[0], "src"), (Some(4242), Some(900_000)));
-}
-
-/// Settings whose one webhook posts to `port`, signed with `secret`.
-fn with_webhook(port: u16, secret: &str) -> Settings {
-    Settings {
-        webhooks: NotifySettings {
-            dashboard: "http://dash.example".into(),
-            queue: 100,
-            webhooks: vec![Webhook {
-                url: format!("http://127.0.0.1:{port}/hooks/tourney"),
-                secret: Some(secret.into()),
-                secret_file: None,
-                events: None,
-                retries: 2,
-                retry_ms: 50,
-                timeout_ms: 5_000,
-            }],
-        },
-        ..Settings::default()
-    }
 }
 
 #[tokio::test]

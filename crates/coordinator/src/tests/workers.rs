@@ -166,3 +166,43 @@ async fn a_worker_that_loses_on_time_far_more_than_the_others_is_suspect() {
         .sum();
     assert_eq!(time, 24);
 }
+
+#[tokio::test]
+async fn a_worker_newly_suspect_is_told_to_the_webhooks_once() {
+    let receiver = tourney_tests::http::Receiver::start(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        &[200],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = with_webhook(receiver.port, "k");
+    settings.webhooks.webhooks[0].events = Some(vec![tourney_notify::EventKind::Suspect]);
+    let c =
+        Coordinator::open(Store::open(dir.path()).unwrap(), settings, &Registry::new()).unwrap();
+    let id = c
+        .submit(&a_file(64), "odd.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    play_with_an_odd_worker(&c, 64, won_by_a).await;
+    assert_eq!(c.status(id).unwrap().suspect_workers, 1);
+    let told = tourney_tests::wait::until_async(10, "the suspect event", || {
+        let taken = receiver.taken();
+        async move {
+            if taken.is_empty() {
+                Err("nothing yet".to_string())
+            } else {
+                Ok(taken)
+            }
+        }
+    })
+    .await;
+    let body: serde_json::Value = serde_json::from_slice(&told[0].body).unwrap();
+    assert_eq!(body["event"], "suspect");
+    assert_eq!(body["figures"]["suspect_workers"], 1);
+    assert!(
+        body["text"].as_str().unwrap().contains("1 suspect worker"),
+        "{body}"
+    );
+    // The worker stays suspect over the next reports: told once, and no other event.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(receiver.taken().len(), 1, "{:?}", receiver.taken());
+}
