@@ -219,3 +219,37 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(receiver.taken().len(), 3, "no sprt event for a match");
 }
+
+#[tokio::test]
+async fn version_checks_and_failure_reasons_keep_to_their_bounds() {
+    let c = on_temporary_store();
+    c.add_version(from_source("src"), false).unwrap();
+    let id = c
+        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    // More worker hosts than a version keeps checks of: the oldest go.
+    for n in 0..crate::MAX_CHECKS_PER_VERSION + 10 {
+        let w = c.register(&format!("host{n}"), "test", 1, "t").unwrap().0;
+        c.engine_checked(&w, check(id, "src", 7, 1)).await.unwrap();
+    }
+    let checks = c.version_checks("src");
+    assert_eq!(checks.len(), crate::MAX_CHECKS_PER_VERSION);
+    assert!(checks[0].worker.starts_with("host10#"), "{:?}", checks[0]);
+    // A build log of a megabyte: its beginning and its end are kept, within the bound.
+    let w = c.register("loud", "test", 1, "t").unwrap().0;
+    let (_, jobs) = c.lease(&w, 1).unwrap();
+    let log = format!("BEGIN{}END", "x".repeat(1 << 20));
+    c.engine_failed(&w, id, jobs[0].pair, "src", true, &log)
+        .await
+        .unwrap();
+    let reason = c.status(id).unwrap().paused_reason.unwrap();
+    assert!(
+        reason.len() < crate::MAX_REASON_BYTES + 200,
+        "{}",
+        reason.len()
+    );
+    assert!(reason.contains("BEGIN") && reason.ends_with("END"));
+    let kept = &c.version_checks("src");
+    assert!(kept.last().unwrap().problem.len() < crate::MAX_REASON_BYTES + 200);
+}
