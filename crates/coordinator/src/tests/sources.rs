@@ -41,6 +41,23 @@ fn against_random(name: &str) -> String {
     .toml()
 }
 
+/// A coordinator on `dir` with version `src` registered, its match against a random player
+/// submitted, and workers `a` and `b` registered.
+async fn source_match(
+    dir: &tempfile::TempDir,
+    settings: Settings,
+) -> (std::sync::Arc<Coordinator>, u64, [String; 2]) {
+    let c =
+        Coordinator::open(Store::open(dir.path()).unwrap(), settings, &Registry::new()).unwrap();
+    c.add_version(from_source("src"), false).unwrap();
+    let id = c
+        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let workers = ["a", "b"].map(|name| c.register(name, "test", 1, "t").unwrap().0);
+    (c, id, workers)
+}
+
 fn check(id: u64, engine: &str, nodes: u64, nps: u64) -> EngineCheck {
     EngineCheck {
         tournament: id,
@@ -74,17 +91,7 @@ fn job_bench(job: &PairJob, engine: &str) -> (Option<u64>, Option<u64>) {
 #[tokio::test]
 async fn the_first_worker_s_signature_and_speed_are_taken_and_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let c = Coordinator::open(store, Settings::default(), &Registry::new()).unwrap();
-    c.add_version(from_source("src"), false).unwrap();
-    let id = c
-        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
-        .await
-        .unwrap();
-    let (a, b) = (
-        c.register("a", "test", 1, "t").unwrap().0,
-        c.register("b", "test", 1, "t").unwrap().0,
-    );
+    let (c, id, [a, b]) = source_match(&dir, Settings::default()).await;
     let (_, jobs) = c.lease(&a, 1).unwrap();
     assert_eq!(
         job_bench(&jobs[0], "src"),
@@ -122,17 +129,7 @@ async fn the_first_worker_s_signature_and_speed_are_taken_and_kept() {
 async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
     let receiver = Receiver::start(std::net::TcpListener::bind("127.0.0.1:0").unwrap(), &[200]);
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let c = Coordinator::open(store, with_webhook(receiver.port, "k"), &Registry::new()).unwrap();
-    c.add_version(from_source("src"), false).unwrap();
-    let id = c
-        .submit(&against_random("src"), "s.toml", "", BTreeMap::new())
-        .await
-        .unwrap();
-    let (a, b) = (
-        c.register("a", "test", 1, "t").unwrap().0,
-        c.register("b", "test", 1, "t").unwrap().0,
-    );
+    let (c, id, [a, b]) = source_match(&dir, with_webhook(receiver.port, "k")).await;
     let (_, jobs) = c.lease(&a, 1).unwrap();
     let log = "cc -o engine engine.c\nengine.c:1:27: error: expected ';' before '}' token";
     c.engine_failed(
