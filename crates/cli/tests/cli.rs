@@ -1169,3 +1169,55 @@ fn an_archive_stopped_halfway_leaves_no_part_file_and_removes_nothing() {
     let out = tourney(&["export", "1", "--data", data], "");
     assert_eq!(stdout(&out).lines().count(), 3_000);
 }
+
+#[test]
+fn engines_speaking_ugi_and_uci_play_whole_tournaments_of_both_games() {
+    let dir = tempfile::tempdir().unwrap();
+    for (game, ugi_flags) in [("loa", ""), ("amazons", " --game amazons")] {
+        let file = dir.path().join(format!("{game}.toml"));
+        let limits = if game == "loa" {
+            "{ depth = 1 }"
+        } else {
+            "{ depth = 1 }\nadjudication = { max_plies = 40 }"
+        };
+        // UCI is LOA's dialect (moves without separators); UGI plays both games.
+        let second = if game == "loa" {
+            "command = \"tourney engine ab:depth=1 --protocol uci\"\nprotocol = \"uci\"".to_string()
+        } else {
+            "player = \"random\"".to_string()
+        };
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"dialects-{game}\"\ngame = \"{game}\"\nformat = \"match\"\npairs = 3\n\
+                 openings = {{ plies = 2, seed = 1 }}\nlimits = {limits}\n\n\
+                 [[engine]]\nname = \"ugi\"\ncommand = \"tourney engine random --protocol ugi{ugi_flags}\"\nprotocol = \"ugi\"\n\n\
+                 [[engine]]\nname = \"other\"\n{second}\n"
+            ),
+        )
+        .unwrap();
+        let out = run_one_at_a_time(&file, &dir.path().join(format!("data-{game}")));
+        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        let report = stdout(&out);
+        assert!(report.contains("finished"), "{report}");
+        // Every game ended by the rules or the ply cap, none by an engine failing.
+        for failure in ["illegal", "crash", "unfit", "time forfeit", "unresponsive"] {
+            assert!(!report.contains(failure), "{game}: {failure}: {report}");
+        }
+    }
+    // A protocol that does not exist is named with its key.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"b\"\ngame = \"loa\"\nformat = \"match\"\npairs = 1\n\n[[engine]]\nname = \"a\"\n\
+         command = \"./e\"\nprotocol = \"gtp2\"\n\n[[engine]]\nname = \"b\"\nplayer = \"random\"\n",
+    )
+    .unwrap();
+    let out = run_one_at_a_time(&bad, &dir.path().join("data-bad"));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("engine[0].protocol: unknown protocol 'gtp2'"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -142,6 +142,7 @@ mod tests {
                 files: Vec::new(),
                 bench: None,
                 reference_nps: None,
+                protocol: String::new(),
             },
             limits: None,
         }

@@ -96,8 +96,16 @@ impl MoveLimits {
     }
 }
 
+/// The protocols an outside engine may speak: tourney's own, UGI, and UCI as LOA programs
+/// speak it (the runner's `dialect` translates each).
+pub const PROTOCOLS: [&str; 3] = ["tourney", "ugi", "uci"];
+
 /// Who plays one side of a pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "two engines a pair job: their size does not matter, their plain fields do"
+)]
 pub enum EngineKind {
     /// A built-in player, by its spec (`ab:depth=6`).
     BuiltIn(String),
@@ -119,6 +127,8 @@ pub enum EngineKind {
         /// Its reference bench speed, nodes per second (`limits.scale = "nps"` scales a
         /// worker's clocks by it over the worker's own bench speed of the engine).
         reference_nps: Option<u64>,
+        /// The protocol it speaks ([`PROTOCOLS`]; empty: tourney's own).
+        protocol: String,
     },
 }
 
@@ -154,6 +164,7 @@ impl Engine {
                 files: e.files.clone().into_iter().collect(),
                 bench: e.bench,
                 reference_nps: e.reference_nps,
+                protocol: e.protocol.clone().unwrap_or_default(),
             },
         };
         Engine {

@@ -35,6 +35,9 @@ pub struct EngineVersion {
     /// An engine built from source: its repository, commit, build command and program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// The protocol an outside engine speaks (`None`: tourney's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// `setoption` values of an outside engine.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
@@ -110,6 +113,13 @@ impl EngineVersion {
         }
         if self.source.is_some() && self.artifact.is_some() {
             return Err("a version built from source has no uploaded program".into());
+        }
+        if let Some(p) = &self.protocol
+            && (!outside || !crate::job::PROTOCOLS.contains(&p.as_str()))
+        {
+            return Err(format!(
+                "protocol '{p}': tourney, ugi or uci, for an outside engine"
+            ));
         }
         if self.options.len() > MAX_OPTIONS {
             return Err(format!("at most {MAX_OPTIONS} options"));
@@ -235,6 +245,19 @@ mod tests {
         let mut bad_file = v.clone();
         bad_file.files.insert("a/b".into(), "d".repeat(64));
         assert!(bad_file.check().unwrap_err().contains("a/b"));
+        let mut speaks = v.clone();
+        speaks.protocol = Some("uci".into());
+        assert_eq!(speaks.check(), Ok(()));
+        speaks.protocol = Some("gtp2".into());
+        assert!(speaks.check().unwrap_err().contains("protocol 'gtp2'"));
+        let mut player_protocol = built_in("pp");
+        player_protocol.protocol = Some("ugi".into());
+        assert!(
+            player_protocol
+                .check()
+                .unwrap_err()
+                .contains("outside engine")
+        );
         let mut player_bench = built_in("p");
         player_bench.bench = Some(1);
         assert!(

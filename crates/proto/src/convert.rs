@@ -163,6 +163,7 @@ impl From<&Engine> for pb::EngineSpec {
                 files,
                 bench,
                 reference_nps,
+                protocol,
             } => {
                 spec.command = command.clone();
                 spec.artifact_sha256 = artifact_sha256.clone().unwrap_or_default();
@@ -171,6 +172,7 @@ impl From<&Engine> for pb::EngineSpec {
                 spec.files = files.iter().cloned().collect();
                 spec.bench = *bench;
                 spec.reference_nps = *reference_nps;
+                spec.protocol = protocol.clone();
             }
         }
         spec.limits = e.limits.map(|l| pb::MoveLimits {
@@ -191,6 +193,13 @@ impl TryFrom<pb::EngineSpec> for Engine {
             s.check(true)
                 .map_err(|(key, message)| invalid("engine.source", format!("{key}: {message}")))?;
         }
+        if !(e.protocol.is_empty() || tourney_model::job::PROTOCOLS.contains(&e.protocol.as_str()))
+        {
+            return Err(invalid(
+                "engine.protocol",
+                format!("unknown protocol '{}'", e.protocol),
+            ));
+        }
         let files: Vec<(String, String)> = e.files.into_iter().collect();
         check_files(&files.iter().cloned().collect(), true)
             .map_err(|message| invalid("engine.files", message))?;
@@ -207,6 +216,7 @@ impl TryFrom<pb::EngineSpec> for Engine {
                 files,
                 bench: e.bench,
                 reference_nps: e.reference_nps,
+                protocol: e.protocol,
             },
             (true, true) => return Err(WireError::Missing("engine player or command")),
             (false, false) => return Err(invalid("engine", "both a player and a command")),
@@ -284,6 +294,7 @@ impl From<&EngineVersion> for pb::EngineVersion {
             files: v.files.clone().into_iter().collect(),
             bench: v.bench,
             checks: Vec::new(),
+            protocol: v.protocol.clone().unwrap_or_default(),
         }
     }
 }
@@ -324,6 +335,7 @@ impl From<pb::EngineVersion> for EngineVersion {
             source: v.source.map(Into::into),
             files: v.files.into_iter().collect(),
             bench: v.bench,
+            protocol: non_empty(v.protocol),
         }
     }
 }
@@ -387,6 +399,7 @@ mod tests {
                     files: vec![("nn.bin".into(), "cd".repeat(32))],
                     bench: Some(123_456),
                     reference_nps: None,
+                    protocol: "uci".into(),
                 },
                 limits: None,
             },
@@ -421,6 +434,7 @@ mod tests {
             files: Vec::new(),
             bench: None,
             reference_nps: Some(2_000_000),
+            protocol: String::new(),
         };
         let wire = pb::PairJob::from(&built);
         assert_eq!(PairJob::try_from(wire.clone()).unwrap(), built);

@@ -17,6 +17,7 @@ use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
 use tourney_rules::{Amazons, Game, GameKind, Loa};
 
 use crate::contestant::limits_for;
+use crate::dialect::{Dialect, canonical_move, first_mover};
 use crate::protocol::{Command, Go, Info, parse_command};
 
 type Output = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -200,7 +201,16 @@ impl<P: Heuristics> Session<P> {
         };
         let current = game.as_mut().expect("set above");
         for mv in new.split_whitespace() {
-            if let Err(e) = current.play_text(mv) {
+            // A move without separators (a UCI dialect's `b1b3`) is the legal move it names.
+            let played = current.play_text(mv).or_else(|e| {
+                let named = canonical_move(current.position(), mv);
+                if named == mv {
+                    Err(e)
+                } else {
+                    current.play_text(&named)
+                }
+            });
+            if let Err(e) = played {
                 *game = None;
                 return Err(SessionError::Move {
                     mv: mv.to_string(),
@@ -213,6 +223,30 @@ impl<P: Heuristics> Session<P> {
             self.played.push_str(mv);
         }
         Ok(())
+    }
+
+    /// The answer to a UGI `query` (`gameover`, `p1turn`, `result`), p1 being the side that
+    /// moves first.
+    fn query(&self, what: &str) -> String {
+        let game = self.game();
+        let Some(game) = game.as_ref() else {
+            return "response none".into();
+        };
+        let p1 = first_mover(P::GAME);
+        let answer = match what {
+            "gameover" => game.outcome().is_some().to_string(),
+            "p1turn" => (game.position().turn() == p1).to_string(),
+            "result" => match game.outcome() {
+                None => "none".into(),
+                Some(o) => match o.winner {
+                    None => "draw".into(),
+                    Some(w) if w == p1 => "p1win".into(),
+                    Some(_) => "p2win".into(),
+                },
+            },
+            _ => "none".into(),
+        };
+        format!("response {answer}")
     }
 
     fn go(&mut self, go: &Go) {
@@ -290,9 +324,58 @@ impl AnySession {
 /// Reading the input failed.
 pub fn serve(
     spec: &PlayerSpec,
+    input: impl BufRead,
+    output: Box<dyn Write + Send>,
+) -> io::Result<()> {
+    serve_dialect(spec, Dialect::Tourney, GameKind::Loa, input, output)
+}
+
+/// Writes each whole line through a dialect's [`Dialect::outgoing`].
+struct DialectWriter {
+    inner: Box<dyn Write + Send>,
+    dialect: Dialect,
+    pending: Vec<u8>,
+}
+
+impl Write for DialectWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(bytes);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line[..end]);
+            let said = self.dialect.outgoing(&text);
+            self.inner.write_all(said.as_bytes())?;
+            self.inner.write_all(b"\n")?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// [`serve`] in `dialect`: what its runner sends is read as tourney's protocol says it, and
+/// what the player answers is written as the dialect says it. `game` is the game of a
+/// dialect's new game (`ucinewgame`, `uginewgame`), which does not name one.
+///
+/// # Errors
+/// Reading the input failed.
+pub fn serve_dialect(
+    spec: &PlayerSpec,
+    dialect: Dialect,
+    game: GameKind,
     mut input: impl BufRead,
     output: Box<dyn Write + Send>,
 ) -> io::Result<()> {
+    let output: Box<dyn Write + Send> = match dialect {
+        Dialect::Tourney => output,
+        _ => Box::new(DialectWriter {
+            inner: output,
+            dialect,
+            pending: Vec::new(),
+        }),
+    };
     let out: Output = Arc::new(Mutex::new(output));
     let mut session: Option<AnySession> = None;
     let mut unsupported: Option<SessionError> = None;
@@ -303,6 +386,26 @@ pub fn serve(
             break;
         }
         let text = line.trim_end();
+        let translated;
+        let text = if dialect == Dialect::Tourney {
+            text
+        } else if let Some(what) = text.strip_prefix("query ") {
+            let answer = match session.as_ref() {
+                Some(AnySession::Loa(s)) => s.query(what.trim()),
+                Some(AnySession::Amazons(s)) => s.query(what.trim()),
+                None => "response none".into(),
+            };
+            say(&out, &answer);
+            continue;
+        } else {
+            match dialect.incoming(text, game) {
+                Some(t) => {
+                    translated = t;
+                    translated.as_str()
+                }
+                None => continue,
+            }
+        };
         // The line of every move, read without building a command.
         if let Some(args) = text.strip_prefix("position ") {
             let result = match session.as_mut() {

@@ -1,7 +1,8 @@
 //! Playing games: the referee, the engine protocol, and the drivers of both kinds of
 //! player (built-in in-process, outside engines as processes).
 //!
-//! - [`protocol`]: the engine protocol as plain data (format and parse, no I/O).
+//! - [`protocol`]: the engine protocol as plain data (format and parse, no I/O), and
+//!   [`dialect`]: the protocols outside programs speak besides it, as translations.
 //! - [`Contestant`]: one side of a game; [`BuiltIn`] and [`ExternalEngine`] implement it.
 //! - [`referee::play`]: one game under a time control or per-move limits, with clocks
 //!   measured by the referee and adjudication options, giving a complete
@@ -15,6 +16,7 @@
 pub mod build_run;
 pub mod confine;
 mod contestant;
+pub mod dialect;
 pub mod engine_server;
 mod external;
 pub mod protocol;

@@ -645,3 +645,78 @@ fn the_engine_server_answers_bench_with_the_player_s_signature() {
     let lines = serve("ab", "bench chess\nisready\n");
     assert!(lines[0].contains("unknown game"), "{lines:?}");
 }
+
+fn serve_in(dialect: &str, spec: &str, game: tourney_rules::GameKind, input: &str) -> Vec<String> {
+    let out = Shared::default();
+    tourney_runner::engine_server::serve_dialect(
+        &spec.parse().unwrap(),
+        dialect.parse().unwrap(),
+        game,
+        Cursor::new(input.to_string()),
+        Box::new(out.clone()),
+    )
+    .unwrap();
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    text.lines().map(String::from).collect()
+}
+
+#[test]
+fn the_engine_server_speaks_uci_with_compact_moves() {
+    let lines = serve_in(
+        "uci",
+        "ab",
+        tourney_rules::GameKind::Loa,
+        "uci\nisready\nucinewgame\nposition startpos moves b1b3 a2c2\ngo depth 2\n",
+    );
+    assert!(lines.contains(&"uciok".to_string()), "{lines:?}");
+    let best = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .unwrap();
+    assert!(
+        !best.contains('-') && !best.contains('x') && best.len() == 4,
+        "{best}"
+    );
+    // Over (Black's one piece is connected): `bestmove (none)`.
+    let lines = serve_in(
+        "uci",
+        "random",
+        tourney_rules::GameKind::Loa,
+        "uci\nucinewgame\nposition fen 8/8/8/3b4/8/8/8/w7 w\ngo depth 1\n",
+    );
+    assert!(lines.contains(&"bestmove (none)".to_string()), "{lines:?}");
+}
+
+#[test]
+fn the_engine_server_speaks_ugi_and_answers_queries() {
+    let lines = serve_in(
+        "ugi",
+        "ab:depth=1",
+        tourney_rules::GameKind::Loa,
+        "ugi\nuginewgame\nposition startpos\nquery p1turn\nquery gameover\nquery result\n\
+         go p1time 5000 p2time 5000 p1inc 0 p2inc 0\n",
+    );
+    assert!(lines.contains(&"ugiok".to_string()));
+    // LOA: Black moves first, and is p1.
+    let responses: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("response "))
+        .collect();
+    assert_eq!(responses, ["true", "false", "none"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("bestmove ") && l.contains('-')),
+        "{lines:?}"
+    );
+    let amazons = serve_in(
+        "ugi",
+        "random",
+        tourney_rules::GameKind::Amazons,
+        "ugi\nuginewgame\nposition startpos\nquery p1turn\n",
+    );
+    assert!(
+        amazons.contains(&"response true".to_string()),
+        "White moves first: {amazons:?}"
+    );
+}

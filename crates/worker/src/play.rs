@@ -255,14 +255,38 @@ fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
 static PLAYERS: Mutex<Pool> = Mutex::new(Pool::new(pool::BOUNDS));
 
 /// The key of outside engines in the pool (a different one never shares a process).
-fn outside_key(
-    game: tourney_rules::GameKind,
+fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
+    let EngineConfig {
+        command,
+        options,
+        limits,
+        files,
+        protocol,
+        ..
+    } = config;
+    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}\u{1f}{protocol}")
+}
+
+/// How an outside engine of a job is started: its (prepared) command, options, data files
+/// (name → cached path) and protocol, confined by `limits` and `policy`.
+pub(crate) fn outside_config(
     command: &str,
     options: &[(String, String)],
     files: &[(String, String)],
+    protocol: &str,
     limits: &EngineLimits,
-) -> String {
-    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}")
+    policy: &EnginePolicy,
+) -> EngineConfig {
+    let mut config = EngineConfig::new(command);
+    config.options = options.to_vec();
+    config.limits = *limits;
+    config.policy = policy.clone();
+    config.files = (files.iter())
+        .map(|(name, path)| (name.clone(), path.into()))
+        .collect();
+    // Checked where the job came in: empty is tourney's own.
+    config.protocol = protocol.parse().unwrap_or_default();
+    config
 }
 
 /// Ends the kept engines' processes (when the worker stops), off the calling thread's
@@ -309,22 +333,15 @@ impl<P: Heuristics> Side<P> {
                 command,
                 options,
                 files,
+                protocol,
                 ..
             } => {
-                let key = outside_key(P::GAME, command, options, files, limits);
+                let config = outside_config(command, options, files, protocol, limits, policy);
+                let key = outside_key(P::GAME, &config);
                 let kept = players().take(&key);
                 let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {
                     Some(engine) => engine,
-                    None => {
-                        let mut config = EngineConfig::new(command);
-                        config.options = options.clone();
-                        config.limits = *limits;
-                        config.policy = policy.clone();
-                        config.files = (files.iter())
-                            .map(|(name, path)| (name.clone(), path.into()))
-                            .collect();
-                        Box::new(ExternalEngine::new(config))
-                    }
+                    None => Box::new(ExternalEngine::new(config)),
                 };
                 return Ok(Side::Outside(key, engine));
             }

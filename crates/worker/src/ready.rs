@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tourney_model::job::{EngineKind, PairJob};
 use tourney_proto::v1 as pb;
+use tourney_runner::ExternalEngine;
 use tourney_runner::confine::EnginePolicy;
-use tourney_runner::{EngineConfig, ExternalEngine};
 
 use crate::builds::BuildCache;
 
@@ -87,6 +87,7 @@ impl Readiness {
                 files,
                 bench,
                 reference_nps,
+                protocol,
                 ..
             } = &mut engine.kind
             else {
@@ -116,13 +117,14 @@ impl Readiness {
                 Some(m) => m,
                 None if !wanted => None,
                 None => {
-                    let mut config = EngineConfig::new(command);
-                    config.options = options.clone();
-                    config.limits = limits;
-                    config.policy = self.policy.clone();
-                    config.files = (files.iter())
-                        .map(|(name, path)| (name.clone(), path.into()))
-                        .collect();
+                    let config = crate::play::outside_config(
+                        command,
+                        options,
+                        files,
+                        protocol,
+                        &limits,
+                        &self.policy,
+                    );
                     let mut process = ExternalEngine::new(config);
                     match process.bench(game, BENCH_TIMEOUT) {
                         Ok(m) => {
@@ -238,6 +240,7 @@ mod tests {
             files: Vec::new(),
             bench,
             reference_nps,
+            protocol: String::new(),
         };
         job
     }

@@ -146,6 +146,7 @@ fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
             files: Vec::new(),
             bench: None,
             reference_nps: None,
+            protocol: String::new(),
         },
         limits: None,
     });

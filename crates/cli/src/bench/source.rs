@@ -93,6 +93,7 @@ fn job(source: Source) -> PairJob {
                 files: Vec::new(),
                 bench: None,
                 reference_nps: None,
+                protocol: String::new(),
             },
         ),
         second: engine("base", EngineKind::BuiltIn("random".into())),

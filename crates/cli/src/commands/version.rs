@@ -74,6 +74,9 @@ struct AddArgs {
     /// The built program's path in the checkout.
     #[arg(long, value_name = "PATH", requires = "git")]
     binary: Option<String>,
+    /// The protocol the outside engine speaks: tourney (the default), ugi or uci.
+    #[arg(long, value_name = "PROTOCOL")]
+    protocol: Option<String>,
     /// A `setoption` value of the outside engine (repeatable).
     #[arg(long = "option", value_name = "NAME=VALUE", value_parser = option_pair)]
     options: Vec<(String, String)>,
@@ -188,6 +191,7 @@ async fn add(args: &AddArgs) -> Result<()> {
         files,
         bench: args.bench,
         checks: Vec::new(),
+        protocol: args.protocol.clone().unwrap_or_default(),
     };
     admin
         .add_version(pb::AddVersionRequest {

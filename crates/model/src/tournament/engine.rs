@@ -35,6 +35,9 @@ pub struct EngineEntry {
     /// The built program's path in the checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<String>,
+    /// The protocol an outside engine speaks: `tourney` (the default), `ugi` or `uci`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// `setoption` values for an outside engine.
     #[serde(default)]
     pub options: BTreeMap<String, toml::Value>,

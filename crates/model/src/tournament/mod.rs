@@ -155,6 +155,7 @@ impl TournamentConfig {
                 .collect();
             engine.files = version.files;
             engine.bench = version.bench;
+            engine.protocol = version.protocol;
             if let Some(sha) = version.artifact {
                 artifacts.insert(engine.name.clone(), sha);
             }

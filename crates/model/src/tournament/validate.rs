@@ -300,6 +300,7 @@ fn check_engine<'a>(
         (_, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
         ([false, false, false], Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
         ([false, false, false], Some(_)) if !engine.files.is_empty() || engine.bench.is_some() => return at("files", "a version has its files and bench".into()),
+        ([false, false, false], Some(_)) if engine.protocol.is_some() => return at("protocol", "a version has its protocol".into()),
         ([false, false, false], Some(_)) => return Ok(()),
         (_, Some(_)) => return at("version", "give a version, or a player, command or source, not both".into()),
         ([false, false, false], None) => return at("player", "give a built-in player (player = \"ab:depth=6\"), an outside engine (command = \"./engine\"), a source (git, commit, build, binary) or a registered version (version = \"eval-v3\")".into()),
@@ -326,6 +327,20 @@ fn check_engine<'a>(
     }
     if let Err(message) = crate::source::check_files(&engine.files, false) {
         return at("files", message);
+    }
+    if let Some(p) = &engine.protocol {
+        if engine.player.is_some() {
+            return at(
+                "protocol",
+                "a protocol is for outside engines (command or git)".into(),
+            );
+        }
+        if !crate::job::PROTOCOLS.contains(&p.as_str()) {
+            return at(
+                "protocol",
+                format!("unknown protocol '{p}': expected tourney, ugi or uci"),
+            );
+        }
     }
     Ok(())
 }

@@ -22,7 +22,8 @@ use tourney_rules::{Game, Position};
 
 use crate::confine::EnginePolicy;
 use crate::contestant::{Contestant, Failure, Reply, Unfit};
-use crate::protocol::{Command, Go, Message, parse_message};
+use crate::dialect::{Dialect, canonical_move};
+use crate::protocol::{Command, Go, Message};
 
 /// How to start and talk to an outside engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +44,8 @@ pub struct EngineConfig {
     /// Data files it finds in its working directory: name there → the file (read-only,
     /// linked, never copied).
     pub files: Vec<(String, std::path::PathBuf)>,
+    /// The protocol it speaks.
+    pub protocol: Dialect,
 }
 
 impl EngineConfig {
@@ -56,6 +59,7 @@ impl EngineConfig {
             limits: EngineLimits::default(),
             policy: EnginePolicy::default(),
             files: Vec::new(),
+            protocol: Dialect::Tourney,
         }
     }
 }
@@ -100,6 +104,8 @@ pub struct ExternalEngine {
     starts_told: u32,
     /// The current (or last) game's protocol.
     transcript: Transcript,
+    /// The game it plays (what dialects that speak of p1 and p2 need).
+    game: tourney_rules::GameKind,
 }
 
 impl ExternalEngine {
@@ -112,6 +118,7 @@ impl ExternalEngine {
             started: 0,
             starts_told: 0,
             transcript: Transcript::default(),
+            game: tourney_rules::GameKind::Loa,
         }
     }
 
@@ -141,12 +148,17 @@ impl ExternalEngine {
         game: tourney_rules::GameKind,
         timeout: Duration,
     ) -> Result<Option<(u64, u64)>, Unfit> {
+        self.game = game;
+        let command = Command::Bench {
+            game: Some(game.name().to_string()),
+        };
+        if self.config.protocol.line(&command, game).is_none() {
+            return Ok(None);
+        }
         if self.process.is_none() {
             self.start().inspect_err(|_| self.discard())?;
         }
-        self.send_or_unfit(&Command::Bench {
-            game: Some(game.name().to_string()),
-        })?;
+        self.send_or_unfit(&command)?;
         self.send_or_unfit(&Command::IsReady)?;
         let deadline = Instant::now() + timeout;
         let mut found = None;
@@ -156,7 +168,7 @@ impl ExternalEngine {
             .ok_or_else(|| Unfit("no engine process".into()))?;
         loop {
             match process.next_line(deadline) {
-                Ok(line) => match parse_message(&line) {
+                Ok(line) => match self.config.protocol.message(&line) {
                     Message::Bench { nodes, nps } => found = Some((nodes, nps)),
                     Message::ReadyOk => return Ok(found),
                     _ => {}
@@ -201,7 +213,7 @@ impl ExternalEngine {
         loop {
             match process.next_line(deadline) {
                 Ok(line) => {
-                    let message = parse_message(&line);
+                    let message = self.config.protocol.message(&line);
                     self.transcript.note(Direction::Received, line);
                     if let Message::Unsupported(why) = &message {
                         return Err(Unfit(format!("unsupported: {why}")));
@@ -249,7 +261,11 @@ impl ExternalEngine {
             .process
             .as_mut()
             .ok_or_else(|| Unfit("no engine process".into()))?;
-        let line = process.send(command).map_err(|e| Unfit(e.to_string()))?;
+        // A command the engine's dialect has no word for is not sent.
+        let Some(line) = self.config.protocol.line(command, self.game) else {
+            return Ok(());
+        };
+        let line = process.send(line).map_err(|e| Unfit(e.to_string()))?;
         self.transcript.note(Direction::Sent, line);
         Ok(())
     }
@@ -282,6 +298,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
 
     fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
         self.transcript.restart();
+        self.game = P::GAME;
         // A process kept from an earlier game plays on (told `newgame`), unless it died or
         // used up half of a limit that counts over its life.
         let fit = self
@@ -327,9 +344,11 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             start: (start != P::start()).then(|| start.to_string()),
             moves: game.moves().iter().map(ToString::to_string).collect(),
         };
-        let sent = process.send(&position).and_then(|position| {
+        let dialect = self.config.protocol;
+        let line = |command: &Command| dialect.line(command, P::GAME).unwrap_or_default();
+        let sent = process.send(line(&position)).and_then(|position| {
             self.transcript.note(Direction::Sent, position);
-            process.send(&Command::Go(go.clone()))
+            process.send(line(&Command::Go(go.clone())))
         });
         let sent = sent.map(|go| self.transcript.note(Direction::Sent, go));
         if let Err(e) = sent {
@@ -347,7 +366,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         loop {
             match process.next_line(until) {
                 Ok(line) => {
-                    let message = parse_message(&line);
+                    let message = self.config.protocol.message(&line);
                     self.transcript.note(Direction::Received, line);
                     match message {
                         Message::Info(info) => {
@@ -356,7 +375,11 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                             reply.score = info.score.or(reply.score.take());
                         }
                         Message::BestMove(mv) => {
-                            reply.mv = mv;
+                            reply.mv = if dialect.compact_moves() {
+                                canonical_move(game.position(), &mv)
+                            } else {
+                                mv
+                            };
                             return Ok(reply);
                         }
                         _ => {}

@@ -196,9 +196,9 @@ impl EngineProcess {
         let _ = self.child.wait();
     }
 
-    /// Sends `command`; returns the line sent.
-    pub(super) fn send(&mut self, command: &Command) -> Result<String, WriteError> {
-        let mut line = command.to_string();
+    /// Sends `line` (a command as the engine's dialect writes it); returns it.
+    pub(super) fn send(&mut self, line: String) -> Result<String, WriteError> {
+        let mut line = line;
         line.push('\n');
         self.stdin
             .write_all(line.as_bytes())
@@ -271,7 +271,8 @@ impl Drop for EngineProcess {
     /// at once: no polling), then its whole process group is killed (what it forked does
     /// not outlive it); always reaped.
     fn drop(&mut self) {
-        let _ = self.send(&Command::Quit);
+        // `quit` is the same word in every dialect.
+        let _ = self.send(Command::Quit.to_string());
         let until = Instant::now() + Duration::from_secs(1);
         loop {
             let left = until.saturating_duration_since(Instant::now());

@@ -1,0 +1,314 @@
+//! Protocol dialects: the shapes of engine protocol that outside programs speak besides
+//! tourney's own, as translations of its commands and messages. Plain data, no I/O: the
+//! runner writes each [`Command`] through [`Dialect::line`] and reads each line through
+//! [`Dialect::message`]; `tourney engine --protocol` reads through [`Dialect::incoming`]
+//! and writes through [`Dialect::outgoing`].
+//!
+//! - `ugi` (cutegames' game-agnostic UCI): `uginewgame`, `position fen <string>`, clocks as
+//!   `p1time`/`p2time`/`p1inc`/`p2inc` where p1 is the side that moves first in the game
+//!   (LOA: Black; Amazons: White), and `query gameover|p1turn|result`.
+//! - `uci` (UCI as LOA programs such as LOABot speak it): `uci`/`uciok`, `ucinewgame`,
+//!   `position fen <placement> <colour>`, moves without separators (`b1b3`, Amazons
+//!   `d1d7g7`), `bestmove (none)` when the game is over.
+
+use std::fmt;
+use std::str::FromStr;
+
+use tourney_rules::{Color, GameKind, Position, with_position};
+
+use crate::protocol::{Command, Go, Message, parse_message};
+
+/// A protocol an outside engine speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// tourney's own (`docs/engine-protocol.md`).
+    #[default]
+    Tourney,
+    /// UGI, the game-agnostic UCI of cutegames.
+    Ugi,
+    /// UCI as LOA programs speak it.
+    Uci,
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 3] = [Dialect::Tourney, Dialect::Ugi, Dialect::Uci];
+
+    /// Its name, as tournament files and `--protocol` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Tourney => "tourney",
+            Dialect::Ugi => "ugi",
+            Dialect::Uci => "uci",
+        }
+    }
+
+    /// The line an engine of this dialect reads for `command` in `game`; `None` for a
+    /// command the dialect has no word for (UCI's `bench`).
+    pub fn line(self, command: &Command, game: GameKind) -> Option<String> {
+        match (self, command) {
+            (Dialect::Tourney, _) => Some(command.to_string()),
+            (Dialect::Ugi, Command::NewGame { .. }) => Some("uginewgame".into()),
+            (Dialect::Uci, Command::NewGame { .. }) => Some("ucinewgame".into()),
+            (Dialect::Uci, Command::Ugi) => Some("uci".into()),
+            (Dialect::Uci, Command::Bench { .. }) => None,
+            (_, Command::Position { start, moves }) => {
+                let moves: Vec<String> = match self {
+                    Dialect::Uci => moves.iter().map(|m| compact_move(m)).collect(),
+                    _ => moves.clone(),
+                };
+                let mut line = match start {
+                    Some(s) => format!("position fen {s}"),
+                    None => "position startpos".to_string(),
+                };
+                if !moves.is_empty() {
+                    line += &format!(" moves {}", moves.join(" "));
+                }
+                Some(line)
+            }
+            (Dialect::Ugi, Command::Go(go)) => Some(ugi_go(go, first_mover(game))),
+            _ => Some(command.to_string()),
+        }
+    }
+
+    /// What a line an engine of this dialect wrote means.
+    pub fn message(self, line: &str) -> Message {
+        match (self, line.trim()) {
+            (Dialect::Uci, "uciok") => Message::UgiOk,
+            _ => parse_message(line),
+        }
+    }
+
+    /// Whether its moves are written without separators (`b1b3`).
+    pub fn compact_moves(self) -> bool {
+        self == Dialect::Uci
+    }
+
+    /// A line a runner of this dialect sent, as tourney's own protocol says it (for
+    /// `tourney engine --protocol`): `None` for a line to answer apart (`query`).
+    pub fn incoming(self, line: &str, game: GameKind) -> Option<String> {
+        let line = line.trim();
+        let word = line.split_whitespace().next().unwrap_or_default();
+        match (self, word) {
+            (Dialect::Tourney, _) => Some(line.to_string()),
+            (Dialect::Uci, "uci") => Some("ugi".into()),
+            (Dialect::Uci, "ucinewgame") | (Dialect::Ugi, "uginewgame") => {
+                Some(format!("newgame {game}"))
+            }
+            (_, "position") => Some(match line.strip_prefix("position fen ") {
+                Some(rest) => format!("position {rest}"),
+                None => line.to_string(),
+            }),
+            (Dialect::Ugi, "go") => Some(tourney_go(line, first_mover(game))),
+            (Dialect::Ugi, "query") => None,
+            _ => Some(line.to_string()),
+        }
+    }
+
+    /// A line tourney's own protocol says, as an engine of this dialect writes it (for
+    /// `tourney engine --protocol`).
+    pub fn outgoing(self, line: &str) -> String {
+        match self {
+            Dialect::Uci => match line {
+                "ugiok" => "uciok".into(),
+                "bestmove none" => "bestmove (none)".into(),
+                _ => match line.strip_prefix("bestmove ") {
+                    Some(mv) => format!("bestmove {}", compact_move(mv)),
+                    None => line.to_string(),
+                },
+            },
+            _ => line.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dialect {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name() == text)
+            .ok_or_else(|| format!("unknown protocol '{text}': expected tourney, ugi or uci"))
+    }
+}
+
+/// The side that moves first in `game`: UGI's p1.
+pub fn first_mover(game: GameKind) -> Color {
+    with_position!(game, P => P::start().turn())
+}
+
+/// A move without its separators: `b1-b3` and `b1xb3` as `b1b3`, `d1-d7/g7` as `d1d7g7`.
+pub fn compact_move(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '-' | 'x' | '/'))
+        .collect()
+}
+
+/// The move `text` names in `position`, in tourney's notation: as written when it parses,
+/// else the legal move whose separators-free form it is; else `text` as it is (the referee
+/// then calls it illegal).
+pub fn canonical_move<P: Position>(position: &P, text: &str) -> String {
+    if position.parse_move(text).is_ok() {
+        return text.to_string();
+    }
+    position
+        .legal_moves()
+        .into_iter()
+        .map(|m| m.to_string())
+        .find(|m| compact_move(m) == text)
+        .unwrap_or_else(|| text.to_string())
+}
+
+/// A `go` with clocks as UGI writes them: p1 is `first`.
+fn ugi_go(go: &Go, first: Color) -> String {
+    let (p1time, p2time, p1inc, p2inc) = match first {
+        Color::Black => (go.btime, go.wtime, go.binc, go.winc),
+        Color::White => (go.wtime, go.btime, go.winc, go.binc),
+    };
+    let fields: [(&str, Option<u64>); 8] = [
+        ("p1time", p1time),
+        ("p2time", p2time),
+        ("p1inc", p1inc),
+        ("p2inc", p2inc),
+        ("movestogo", go.movestogo.map(u64::from)),
+        ("movetime", go.movetime),
+        ("nodes", go.nodes),
+        ("depth", go.depth.map(u64::from)),
+    ];
+    let mut line = "go".to_string();
+    for (name, value) in fields {
+        if let Some(v) = value {
+            line += &format!(" {name} {v}");
+        }
+    }
+    line
+}
+
+/// A UGI `go` line as tourney's own protocol says it: p1 is `first`.
+fn tourney_go(line: &str, first: Color) -> String {
+    let (p1, p2) = match first {
+        Color::Black => ("b", "w"),
+        Color::White => ("w", "b"),
+    };
+    line.split_whitespace()
+        .map(|word| match word {
+            "p1time" => format!("{p1}time"),
+            "p2time" => format!("{p2}time"),
+            "p1inc" => format!("{p1}inc"),
+            "p2inc" => format!("{p2}inc"),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::parse_command;
+    use tourney_rules::Loa;
+
+    fn go() -> Go {
+        Go {
+            wtime: Some(1000),
+            btime: Some(900),
+            winc: Some(10),
+            binc: Some(20),
+            ..Go::default()
+        }
+    }
+
+    #[test]
+    fn ugi_speaks_of_the_first_mover_as_p1() {
+        assert_eq!(first_mover(GameKind::Loa), Color::Black);
+        assert_eq!(first_mover(GameKind::Amazons), Color::White);
+        let loa = Dialect::Ugi
+            .line(&Command::Go(go()), GameKind::Loa)
+            .unwrap();
+        assert_eq!(loa, "go p1time 900 p2time 1000 p1inc 20 p2inc 10");
+        let amazons = Dialect::Ugi
+            .line(&Command::Go(go()), GameKind::Amazons)
+            .unwrap();
+        assert_eq!(amazons, "go p1time 1000 p2time 900 p1inc 10 p2inc 20");
+        // And back, as `tourney engine --protocol ugi` reads it.
+        for game in [GameKind::Loa, GameKind::Amazons] {
+            let line = Dialect::Ugi.line(&Command::Go(go()), game).unwrap();
+            let back = Dialect::Ugi.incoming(&line, game).unwrap();
+            assert_eq!(parse_command(&back), Some(Command::Go(go())), "{game}");
+        }
+        let newgame = Command::NewGame {
+            game: "loa".into(),
+            rules: vec![],
+        };
+        assert_eq!(
+            Dialect::Ugi.line(&newgame, GameKind::Loa).unwrap(),
+            "uginewgame"
+        );
+        let position = Command::Position {
+            start: Some("1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into()),
+            moves: vec!["b1-b3".into()],
+        };
+        let line = Dialect::Ugi.line(&position, GameKind::Loa).unwrap();
+        assert_eq!(
+            line,
+            "position fen 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b moves b1-b3"
+        );
+        assert_eq!(
+            parse_command(&Dialect::Ugi.incoming(&line, GameKind::Loa).unwrap()),
+            Some(position)
+        );
+        assert_eq!(Dialect::Ugi.incoming("query gameover", GameKind::Loa), None);
+    }
+
+    #[test]
+    fn uci_writes_moves_without_separators_and_reads_them_back() {
+        let position = Command::Position {
+            start: None,
+            moves: vec!["b1-b3".into(), "a2xc2".into()],
+        };
+        assert_eq!(
+            Dialect::Uci.line(&position, GameKind::Loa).unwrap(),
+            "position startpos moves b1b3 a2c2"
+        );
+        assert_eq!(
+            Dialect::Uci.line(&Command::Ugi, GameKind::Loa).unwrap(),
+            "uci"
+        );
+        assert_eq!(Dialect::Uci.message("uciok"), Message::UgiOk);
+        assert_eq!(
+            Dialect::Uci.line(&Command::Bench { game: None }, GameKind::Loa),
+            None
+        );
+        assert_eq!(Dialect::Uci.outgoing("bestmove b1-b3"), "bestmove b1b3");
+        assert_eq!(Dialect::Uci.outgoing("bestmove none"), "bestmove (none)");
+        assert_eq!(Dialect::Uci.outgoing("ugiok"), "uciok");
+        let start = Loa::start();
+        assert_eq!(canonical_move(&start, "b1b3"), "b1-b3");
+        assert_eq!(canonical_move(&start, "b1-b3"), "b1-b3");
+        assert_eq!(
+            canonical_move(&start, "b1b8"),
+            "b1b8",
+            "not a move: as written"
+        );
+        assert_eq!(compact_move("d1-d7/g7"), "d1d7g7");
+        assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci));
+        assert!(
+            "gtp"
+                .parse::<Dialect>()
+                .unwrap_err()
+                .contains("unknown protocol")
+        );
+        // Tourney's own passes through untouched.
+        let go = Command::Go(go());
+        assert_eq!(
+            Dialect::Tourney.line(&go, GameKind::Loa).unwrap(),
+            go.to_string()
+        );
+    }
+}
