@@ -39,8 +39,9 @@ enum Suite {
     /// bytes a game, time until serving, resident memory, export rate.
     Store,
     /// The outside-engine path: `random` against `random` through a worker's game slots
-    /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) and in
-    /// process; plies/s and CPU µs per ply, the runner's and the engines' apart.
+    /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) in each
+    /// protocol dialect (`--protocol`: one) and in process; plies/s and CPU µs per ply, the
+    /// runner's and the engines' apart.
     Outside,
     /// Time keeping of the built-in players, one thread: each player of both games plays
     /// the first `--moves` plies of a game against itself (two instances, each kept across
@@ -89,7 +90,8 @@ enum Suite {
 ///
 /// `outside` plays the same pairs of `random` against `random` (LOA, from the start)
 /// through a worker's game slots, first as outside engines (`tourney engine random`,
-/// processes kept across pairs as a worker keeps them), then in process: plies/s and CPU µs
+/// processes kept across pairs as a worker keeps them) speaking each protocol dialect in
+/// turn (tourney, ugi, uci; `--protocol` picks one), then in process: plies/s and CPU µs
 /// per ply in all, the runner's own and the engine processes' apart.
 ///
 /// `time` has every built-in player (`ab`, `mcts`, `random`) of both games play the first
@@ -164,6 +166,10 @@ pub(crate) struct BenchArgs {
     /// The longest game, plies (bench outside).
     #[arg(long, default_value_t = 200)]
     max_plies: u32,
+    /// The protocol the outside engines speak (bench outside): tourney, ugi or uci
+    /// [default: each in turn].
+    #[arg(long)]
+    protocol: Option<tourney_runner::dialect::Dialect>,
     /// Reports sent at once (bench flood).
     #[arg(long, default_value_t = 16)]
     reports: usize,
@@ -185,7 +191,9 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Validate => validate::validate(args)?,
         Suite::Source => source::source()?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
-        Suite::Outside => crate::bench::outside::outside(args.pairs, args.slots, args.max_plies)?,
+        Suite::Outside => {
+            crate::bench::outside::outside(args.pairs, args.slots, args.max_plies, args.protocol)?
+        }
         Suite::Store => crate::bench::store::store(args.pairs)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Selfplay => {

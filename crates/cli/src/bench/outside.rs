@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
 use tourney_rules::{GameKind, Loa, Position};
+use tourney_runner::dialect::Dialect;
 
 use crate::bench::harness::cpu_times;
 
@@ -119,15 +120,25 @@ fn row(label: &str, m: &Measured) {
     );
 }
 
-/// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`.
-pub(crate) fn outside(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
-    crate::support::engines::until_stopped(move || measure_both(pairs, slots, max_plies))
+/// Runs the benchmark: `pairs` pairs at `slots` game slots, games of at most `max_plies`,
+/// the outside engines speaking `protocol` (all the dialects in turn when `None`).
+pub(crate) fn outside(
+    pairs: usize,
+    slots: usize,
+    max_plies: u32,
+    protocol: Option<Dialect>,
+) -> Result<()> {
+    crate::support::engines::until_stopped(move || measure_all(pairs, slots, max_plies, protocol))
 }
 
-/// The two measurements of [`outside`]: outside engines, then in process.
-fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
+/// The measurements of [`outside`]: outside engines in each dialect, then in process.
+fn measure_all(
+    pairs: usize,
+    slots: usize,
+    max_plies: u32,
+    protocol: Option<Dialect>,
+) -> Result<()> {
     let exe = std::env::current_exe().context("finding this program")?;
-    let command = format!("\"{}\" engine random", exe.display());
     println!(
         "random against random, LOA from the start, {pairs} pairs at {slots} game slots, at most \
          {max_plies} plies a game, through a worker's game slots"
@@ -136,24 +147,29 @@ fn measure_both(pairs: usize, slots: usize, max_plies: u32) -> Result<()> {
         "{:<34} {:>9} {:>11} {:>10} {:>10} {:>10}",
         "players", "plies", "plies/s", "CPU µs/ply", "runner", "engines"
     );
-    let outside: Arc<dyn Fn(&str) -> Engine + Send + Sync> = Arc::new(move |name: &str| Engine {
-        name: name.into(),
-        kind: EngineKind::Outside {
-            command: command.clone(),
-            artifact_sha256: None,
-            options: Vec::new(),
-            source: None,
-            files: Vec::new(),
-            bench: None,
-            reference_nps: None,
-            protocol: String::new(),
-        },
-        limits: None,
-    });
-    row(
-        "tourney engine random (outside)",
-        &measure(pairs, slots, max_plies, outside)?,
-    );
+    let dialects = protocol.map_or(Dialect::ALL.to_vec(), |d| vec![d]);
+    for dialect in dialects {
+        let command = format!("\"{}\" engine random --protocol {dialect}", exe.display());
+        let outside: Arc<dyn Fn(&str) -> Engine + Send + Sync> =
+            Arc::new(move |name: &str| Engine {
+                name: name.into(),
+                kind: EngineKind::Outside {
+                    command: command.clone(),
+                    artifact_sha256: None,
+                    options: Vec::new(),
+                    source: None,
+                    files: Vec::new(),
+                    bench: None,
+                    reference_nps: None,
+                    protocol: dialect.to_string(),
+                },
+                limits: None,
+            });
+        row(
+            &format!("tourney engine random ({dialect})"),
+            &measure(pairs, slots, max_plies, outside)?,
+        );
+    }
     let builtin: Arc<dyn Fn(&str) -> Engine + Send + Sync> = Arc::new(|name: &str| Engine {
         name: name.into(),
         kind: EngineKind::BuiltIn("random".into()),
