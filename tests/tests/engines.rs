@@ -499,3 +499,44 @@ fn data_files_are_in_the_engine_s_directory_and_its_bench_is_read() {
     assert!(error.0.contains("no answer to bench"), "{}", error.0);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn in_every_dialect_a_failing_engine_loses_with_its_reason() {
+    use tourney_runner::dialect::Dialect;
+    for dialect in [Dialect::Ugi, Dialect::Uci] {
+        let speaking = |mode: &str| {
+            let mut config = config(&format!("{mode} --protocol {dialect}"));
+            config.protocol = dialect;
+            ExternalEngine::new(config)
+        };
+        // A good engine of the dialect plays whole games.
+        let mut setup = with_clock();
+        setup.max_plies = Some(40);
+        let record = game_of(&mut speaking("good"), &setup);
+        assert!(!record.termination.is_failure(), "{dialect}: {record:?}");
+        assert!(record.moves.len() >= 2, "{dialect}");
+        for (mode, termination) in [
+            ("crash", Termination::Crash),
+            ("illegal", Termination::IllegalMove),
+            ("hang", Termination::TimeForfeit),
+        ] {
+            let record = game_of(&mut speaking(mode), &with_clock());
+            assert_lost(&record, termination);
+            // The transcript is the dialect's own.
+            let handshake = if dialect == Dialect::Uci {
+                "uci"
+            } else {
+                "ugi"
+            };
+            assert!(
+                record
+                    .white
+                    .transcript
+                    .iter()
+                    .any(|l| l.ends_with(&format!("> {handshake}"))),
+                "{dialect} {mode}: {:?}",
+                record.white.transcript
+            );
+        }
+    }
+}

@@ -12,6 +12,7 @@
 //!   `d1d7g7`), `bestmove (none)` when the game is over.
 
 use std::fmt;
+use std::io::{self, Write};
 use std::str::FromStr;
 
 use tourney_rules::{Color, GameKind, Position, with_position};
@@ -135,6 +136,44 @@ impl FromStr for Dialect {
             .into_iter()
             .find(|d| d.name() == text)
             .ok_or_else(|| format!("unknown protocol '{text}': expected tourney, ugi or uci"))
+    }
+}
+
+/// A writer of tourney's protocol lines that writes each whole line as `dialect` says it
+/// ([`Dialect::outgoing`]): how an engine in a dialect is served.
+pub struct DialectWriter<W: Write> {
+    inner: W,
+    dialect: Dialect,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> DialectWriter<W> {
+    /// Lines to `inner`, translated into `dialect`.
+    pub fn new(inner: W, dialect: Dialect) -> Self {
+        DialectWriter {
+            inner,
+            dialect,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for DialectWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(bytes);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let said = self
+                .dialect
+                .outgoing(&String::from_utf8_lossy(&line[..end]));
+            self.inner.write_all(said.as_bytes())?;
+            self.inner.write_all(b"\n")?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -17,7 +17,7 @@ use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
 use tourney_rules::{Amazons, Game, GameKind, Loa};
 
 use crate::contestant::limits_for;
-use crate::dialect::{Dialect, canonical_move, first_mover};
+use crate::dialect::{Dialect, DialectWriter, canonical_move, first_mover};
 use crate::protocol::{Command, Go, Info, parse_command};
 
 type Output = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -330,31 +330,6 @@ pub fn serve(
     serve_dialect(spec, Dialect::Tourney, GameKind::Loa, input, output)
 }
 
-/// Writes each whole line through a dialect's [`Dialect::outgoing`].
-struct DialectWriter {
-    inner: Box<dyn Write + Send>,
-    dialect: Dialect,
-    pending: Vec<u8>,
-}
-
-impl Write for DialectWriter {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.pending.extend_from_slice(bytes);
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            let text = String::from_utf8_lossy(&line[..end]);
-            let said = self.dialect.outgoing(&text);
-            self.inner.write_all(said.as_bytes())?;
-            self.inner.write_all(b"\n")?;
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
 /// [`serve`] in `dialect`: what its runner sends is read as tourney's protocol says it, and
 /// what the player answers is written as the dialect says it. `game` is the game of a
 /// dialect's new game (`ucinewgame`, `uginewgame`), which does not name one.
@@ -370,11 +345,7 @@ pub fn serve_dialect(
 ) -> io::Result<()> {
     let output: Box<dyn Write + Send> = match dialect {
         Dialect::Tourney => output,
-        _ => Box::new(DialectWriter {
-            inner: output,
-            dialect,
-            pending: Vec::new(),
-        }),
+        _ => Box::new(DialectWriter::new(output, dialect)),
     };
     let out: Output = Arc::new(Mutex::new(output));
     let mut session: Option<AnySession> = None;

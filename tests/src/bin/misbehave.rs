@@ -20,12 +20,16 @@
 //! - `net <port>`: tries to connect to 127.0.0.1:<port>, writes `net: reached` or
 //!   `net: <error>` to stderr; exits as `crash` does.
 //!
+//! `--protocol ugi|uci` anywhere on the command line makes it speak that dialect (through
+//! the runner's translation), so that each misbehaviour can be tried in each dialect.
+//!
 //! It writes a few lines to stderr so that the runner's stderr tail can be checked.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use tourney_rules::{Amazons, Game, Loa, Position};
+use tourney_runner::dialect::{Dialect, DialectWriter};
 
 /// A random legal move for the game so far, as text.
 fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) -> Option<String> {
@@ -35,7 +39,9 @@ fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) ->
     };
     let mut game = Game::new(start, Default::default());
     for mv in moves {
-        game.play_text(mv).ok()?;
+        // A dialect's move without separators is the legal move it names.
+        let named = tourney_runner::dialect::canonical_move(game.position(), mv);
+        game.play_text(&named).ok()?;
     }
     game.position()
         .random_move(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
@@ -43,14 +49,22 @@ fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) ->
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let dialect: Dialect = match args.iter().position(|a| a == "--protocol") {
+        Some(at) if at + 1 < args.len() => {
+            let name = args.remove(at + 1);
+            args.remove(at);
+            name.parse().unwrap_or_default()
+        }
+        _ => Dialect::Tourney,
+    };
     let mode = args.get(1).cloned().unwrap_or_else(|| "good".into());
     let good_moves: usize = match mode.as_str() {
         "net" => 2,
         _ => args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2),
     };
     let stdin = std::io::stdin();
-    let mut out = std::io::stdout();
+    let mut out = DialectWriter::new(std::io::stdout(), dialect);
     let mut game_name = String::from("loa");
     let mut start: Option<String> = None;
     let mut moves: Vec<String> = Vec::new();
@@ -58,6 +72,11 @@ fn main() {
     eprintln!("misbehave: mode {mode}");
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
+        let game: tourney_rules::GameKind =
+            game_name.parse().unwrap_or(tourney_rules::GameKind::Loa);
+        let Some(line) = dialect.incoming(&line, game) else {
+            continue;
+        };
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
             Some("ugi") => {
