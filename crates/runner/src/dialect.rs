@@ -337,6 +337,8 @@ mod tests {
         );
         assert_eq!(compact_move("d1-d7/g7"), "d1d7g7");
         assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci));
+        // The names a tournament file may give are the dialects the runner speaks.
+        assert_eq!(Dialect::ALL.map(Dialect::name), tourney_model::job::PROTOCOLS);
         assert!(
             "gtp"
                 .parse::<Dialect>()
