@@ -190,18 +190,46 @@ pub fn compact_move(text: &str) -> String {
 }
 
 /// The move `text` names in `position`, in tourney's notation: as written when it parses,
-/// else the legal move whose separators-free form it is; else `text` as it is (the referee
-/// then calls it illegal).
+/// else with its separators put back (`b1b3` as `b1-b3`, `d1d7g7` as `d1-d7/g7`) when that
+/// parses; else `text` as it is (the referee then calls it illegal).
 pub fn canonical_move<P: Position>(position: &P, text: &str) -> String {
     if position.parse_move(text).is_ok() {
         return text.to_string();
     }
-    position
-        .legal_moves()
-        .into_iter()
-        .map(|m| m.to_string())
-        .find(|m| compact_move(m) == text)
-        .unwrap_or_else(|| text.to_string())
+    let squares = squares_of(text);
+    let spelled = match squares.as_slice() {
+        [from, to] => format!("{from}-{to}"),
+        [from, to, arrow] => format!("{from}-{to}/{arrow}"),
+        _ => return text.to_string(),
+    };
+    if position.parse_move(&spelled).is_ok() {
+        spelled
+    } else {
+        text.to_string()
+    }
+}
+
+/// The squares a move without separators is made of (`d1d10g7`: `d1`, `d10`, `g7`): each a
+/// letter and its digits; empty when the text is not that.
+fn squares_of(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut squares = Vec::with_capacity(3);
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        if !bytes[at].is_ascii_lowercase() {
+            return Vec::new();
+        }
+        at += 1;
+        while at < bytes.len() && bytes[at].is_ascii_digit() {
+            at += 1;
+        }
+        if at == start + 1 {
+            return Vec::new();
+        }
+        squares.push(&text[start..at]);
+    }
+    squares
 }
 
 /// A `go` with clocks as UGI writes them: p1 is `first`.
@@ -336,9 +364,22 @@ mod tests {
             "not a move: as written"
         );
         assert_eq!(compact_move("d1-d7/g7"), "d1d7g7");
+        let amazons = tourney_rules::Amazons::start();
+        let first = amazons.legal_moves()[0].to_string();
+        assert_eq!(canonical_move(&amazons, &compact_move(&first)), first);
+        assert_eq!(squares_of("d1d10g7"), ["d1", "d10", "g7"]);
+        assert!(squares_of("d1-d7").is_empty() && squares_of("1d").is_empty());
+        // Every legal move's compact form reads back as the move.
+        for mv in start.legal_moves() {
+            let named = canonical_move(&start, &compact_move(&mv.to_string()));
+            assert_eq!(start.parse_move(&named), Ok(mv), "{named}");
+        }
         assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci));
         // The names a tournament file may give are the dialects the runner speaks.
-        assert_eq!(Dialect::ALL.map(Dialect::name), tourney_model::job::PROTOCOLS);
+        assert_eq!(
+            Dialect::ALL.map(Dialect::name),
+            tourney_model::job::PROTOCOLS
+        );
         assert!(
             "gtp"
                 .parse::<Dialect>()
