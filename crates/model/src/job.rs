@@ -96,10 +96,6 @@ impl MoveLimits {
     }
 }
 
-/// The protocols an outside engine may speak: tourney's own, UGI, and UCI as LOA programs
-/// speak it (the runner's `dialect` translates each).
-pub const PROTOCOLS: [&str; 3] = ["tourney", "ugi", "uci"];
-
 /// Who plays one side of a pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(
@@ -127,7 +123,7 @@ pub enum EngineKind {
         /// Its reference bench speed, nodes per second (`limits.scale = "nps"` scales a
         /// worker's clocks by it over the worker's own bench speed of the engine).
         reference_nps: Option<u64>,
-        /// The protocol it speaks ([`PROTOCOLS`]; empty: tourney's own).
+        /// The protocol it speaks ([`crate::source::PROTOCOLS`]; empty: tourney's own).
         protocol: String,
     },
 }

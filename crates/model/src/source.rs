@@ -1,10 +1,15 @@
-//! Engines built from source: a git repository, a commit, a build command and the path of
-//! the program it builds, which every worker fetches and builds for its own machine; and
-//! the data files (networks, books) an outside engine finds in its working directory.
+//! What an outside engine is beyond its command: built from source (a git repository, a
+//! commit, a build command and the path of the program it builds, which every worker
+//! fetches and builds for its own machine), the data files (networks, books) it finds in
+//! its working directory, and the protocol it speaks.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+/// The protocols an outside engine may speak: tourney's own, UGI, and UCI as LOA programs
+/// speak it (the runner's `dialect` translates each).
+pub const PROTOCOLS: [&str; 3] = ["tourney", "ugi", "uci"];
 
 /// The longest repository URL, build command or program path, in characters.
 pub const MAX_SOURCE_CHARS: usize = 1000;

@@ -115,7 +115,7 @@ impl EngineVersion {
             return Err("a version built from source has no uploaded program".into());
         }
         if let Some(p) = &self.protocol
-            && (!outside || !crate::job::PROTOCOLS.contains(&p.as_str()))
+            && (!outside || !crate::source::PROTOCOLS.contains(&p.as_str()))
         {
             return Err(format!(
                 "protocol '{p}': tourney, ugi or uci, for an outside engine"

@@ -378,7 +378,7 @@ mod tests {
         // The names a tournament file may give are the dialects the runner speaks.
         assert_eq!(
             Dialect::ALL.map(Dialect::name),
-            tourney_model::job::PROTOCOLS
+            tourney_model::source::PROTOCOLS
         );
         assert!(
             "gtp"

@@ -335,7 +335,7 @@ fn check_engine<'a>(
                 "a protocol is for outside engines (command or git)".into(),
             );
         }
-        if !crate::job::PROTOCOLS.contains(&p.as_str()) {
+        if !crate::source::PROTOCOLS.contains(&p.as_str()) {
             return at(
                 "protocol",
                 format!("unknown protocol '{p}': expected tourney, ugi or uci"),
