@@ -193,7 +193,8 @@ impl TryFrom<pb::EngineSpec> for Engine {
             s.check(true)
                 .map_err(|(key, message)| invalid("engine.source", format!("{key}: {message}")))?;
         }
-        if !(e.protocol.is_empty() || tourney_model::source::PROTOCOLS.contains(&e.protocol.as_str()))
+        if !(e.protocol.is_empty()
+            || tourney_model::source::PROTOCOLS.contains(&e.protocol.as_str()))
         {
             return Err(invalid(
                 "engine.protocol",
