@@ -175,16 +175,9 @@ impl Write for Shared {
     }
 }
 
+/// The lines `tourney engine SPEC` answers `input` with, in tourney's own protocol.
 fn serve(spec: &str, input: &str) -> Vec<String> {
-    let out = Shared::default();
-    tourney_runner::engine_server::serve(
-        &spec.parse().unwrap(),
-        Cursor::new(input.to_string()),
-        Box::new(out.clone()),
-    )
-    .unwrap();
-    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
-    text.lines().map(String::from).collect()
+    serve_in("tourney", spec, tourney_rules::GameKind::Loa, input)
 }
 
 #[test]
