@@ -412,6 +412,8 @@ async fn an_outside_engine_process_is_kept_across_pairs() {
     }
     let _ = stop_worker.send(());
     worker.await.unwrap().unwrap();
+    // A worker stops once every result is acknowledged, and the gauge says so.
+    assert_eq!(metrics.results_unreported.get(), 0);
     let _ = server.stop.send(());
 }
 
@@ -716,14 +718,16 @@ async fn a_cancelled_tournament_stops_its_workers() {
             .cancelled
     );
     // Within a heartbeat the worker drops the cancelled work: nothing in play or queued
-    // on it, nothing leased out by the coordinator; then no pair can be done any more.
+    // on it, nothing leased out by the coordinator, and the pairs finished before the
+    // cancellation reported; then no pair can be done any more.
     let settled = until_async(30, "the cancelled work to be dropped", || async {
         let s = status(&control).await;
         let (playing, queued) = (metrics.pairs_in_play.get(), metrics.pairs_queued.get());
-        match s.pairs_leased == 0 && playing == 0 && queued == 0 {
+        let unreported = metrics.results_unreported.get();
+        match s.pairs_leased == 0 && playing == 0 && queued == 0 && unreported == 0 {
             true => Ok(s),
             false => Err(format!(
-                "{} leased, {playing} in play, {queued} queued",
+                "{} leased, {playing} in play, {queued} queued, {unreported} unreported",
                 s.pairs_leased
             )),
         }

@@ -246,6 +246,8 @@ impl Desk {
                     engine_fault: not_ready.fault,
                 })),
             };
+            let results = checks.len() + usize::from(outcome.is_some());
+            metrics.results_unreported.add(results as i64);
             done = Some(Finished {
                 lease: queued.lease,
                 outcome,

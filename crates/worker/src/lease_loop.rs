@@ -287,6 +287,7 @@ impl Worker {
         let mut client = s.client.clone();
         let worker_id = s.worker_id.clone();
         let rejected = self.metrics.results_rejected.clone();
+        let unreported = self.metrics.results_unreported.clone();
         self.report_task = Some(tokio::spawn(async move {
             let mut request = pb::ReportRequest {
                 worker_id,
@@ -301,6 +302,7 @@ impl Worker {
             }
             match client.report(request).await {
                 Ok(reply) => {
+                    unreported.sub(batch.len() as i64);
                     let reply = reply.into_inner();
                     if reply.rejected > 0 {
                         // Not sent again: the coordinator said why in its log, and offers

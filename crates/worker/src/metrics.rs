@@ -15,6 +15,9 @@ pub struct WorkerMetrics {
     pub pairs_queued: IntGauge,
     /// `tourney_worker_slots`: game threads the worker may run.
     pub slots: IntGauge,
+    /// `tourney_worker_results_unreported`: finished results (pairs, failures, engine
+    /// checks) the coordinator has not acknowledged yet.
+    pub results_unreported: IntGauge,
     /// `tourney_worker_engine_restarts_total`: outside engine processes started again
     /// after a failure (or after using half a limit that counts over a process's life).
     pub engine_restarts: IntCounter,
@@ -58,6 +61,10 @@ impl WorkerMetrics {
                 "Leased pairs waiting for a game thread.",
             ),
             slots: gauge("tourney_worker_slots", "Game threads the worker may run."),
+            results_unreported: gauge(
+                "tourney_worker_results_unreported",
+                "Finished results the coordinator has not acknowledged yet.",
+            ),
             engine_restarts: counter(
                 "tourney_worker_engine_restarts_total",
                 "Outside engine processes started again after a failure or a limit half used.",
@@ -87,11 +94,12 @@ impl WorkerMetrics {
         for game in ["loa", "amazons"] {
             metrics.games.with_label_values(&[game]);
         }
-        let collectors: [Box<dyn prometheus::core::Collector>; 10] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 11] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
             Box::new(metrics.slots.clone()),
+            Box::new(metrics.results_unreported.clone()),
             Box::new(metrics.engine_restarts.clone()),
             Box::new(metrics.engine_starts.clone()),
             Box::new(metrics.reconnects.clone()),
