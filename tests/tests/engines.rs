@@ -28,8 +28,11 @@ fn config(mode: &str) -> EngineConfig {
 }
 
 /// Plays `outside` (White) against a random built-in (Black).
-fn game_of(outside: &mut ExternalEngine, setup: &Setup<Loa>) -> GameRecord {
-    let mut random = BuiltIn::<Loa>::new("random:seed=1").unwrap();
+fn game_of<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
+    outside: &mut ExternalEngine,
+    setup: &Setup<P>,
+) -> GameRecord {
+    let mut random = BuiltIn::<P>::new("random:seed=1").unwrap();
     play(
         setup,
         Seat {
@@ -503,7 +506,12 @@ fn data_files_are_in_the_engine_s_directory_and_its_bench_is_read() {
 #[test]
 fn in_every_dialect_a_failing_engine_loses_with_its_reason() {
     use tourney_runner::dialect::Dialect;
-    for dialect in [Dialect::Ugi, Dialect::Uci] {
+    // LOA in the dialects that play it, with the first line each is sent.
+    for (dialect, first_line) in [
+        (Dialect::Ugi, "ugi"),
+        (Dialect::Uci, "uci"),
+        (Dialect::CodinGame, "8"),
+    ] {
         let speaking = |mode: &str| {
             let mut config = config(&format!("{mode} --protocol {dialect}"));
             config.protocol = dialect;
@@ -523,20 +531,64 @@ fn in_every_dialect_a_failing_engine_loses_with_its_reason() {
             let record = game_of(&mut speaking(mode), &with_clock());
             assert_lost(&record, termination);
             // The transcript is the dialect's own.
-            let handshake = if dialect == Dialect::Uci {
-                "uci"
-            } else {
-                "ugi"
-            };
             assert!(
                 record
                     .white
                     .transcript
                     .iter()
-                    .any(|l| l.ends_with(&format!("> {handshake}"))),
+                    .any(|l| l.ends_with(&format!("> {first_line}"))),
                 "{dialect} {mode}: {:?}",
                 record.white.transcript
             );
+        }
+    }
+}
+
+#[test]
+fn gtp_and_codingame_engines_play_amazons_and_lose_by_their_failures() {
+    use tourney_rules::{Amazons, Position};
+    use tourney_runner::dialect::Dialect;
+    let gtp = Dialect::Gtp {
+        first: tourney_rules::Color::Black,
+    };
+    for (dialect, flags) in [(gtp, ""), (Dialect::CodinGame, " --game amazons")] {
+        let speaking = |mode: &str| {
+            let mut config = config(&format!("{mode} --protocol {dialect}{flags}"));
+            config.protocol = dialect;
+            ExternalEngine::new(config)
+        };
+        let mut setup = Setup::<Amazons>::new(Default::default());
+        setup.time_control = "2+0.1".parse::<TimeControl>().unwrap();
+        setup.time_margin = Duration::from_millis(200);
+        // From an opening position: GTP has no set-up, so it is told turns that reach it.
+        let mut opening = tourney_rules::Game::new(Amazons::start(), Default::default());
+        for seed in [3u64, 5] {
+            let mv = opening.position().random_move(seed << 40).unwrap();
+            opening.play(mv).unwrap();
+        }
+        setup.start = *opening.position();
+        setup.max_plies = Some(12);
+        let record = game_of(&mut speaking("good"), &setup);
+        assert!(!record.termination.is_failure(), "{dialect}: {record:?}");
+        assert_eq!(record.moves.len(), 12, "{dialect}: {record:?}");
+        for (mode, termination, says) in [
+            ("crash", Termination::Crash, "exit"),
+            ("illegal", Termination::IllegalMove, ""),
+            ("hang", Termination::TimeForfeit, "time ran out"),
+        ] {
+            setup.max_plies = None;
+            let record = game_of(&mut speaking(mode), &setup);
+            assert_lost(&record, termination);
+            let detail = record.detail.clone().unwrap_or_default();
+            assert!(detail.contains(says), "{dialect} {mode}: {detail}");
+        }
+        if dialect == gtp {
+            // A program that never answers the handshake is unfit, with the command named.
+            let mut silent = speaking("nohandshake");
+            let unfit =
+                tourney_runner::Contestant::<Amazons>::new_game(&mut silent, Default::default(), 0)
+                    .unwrap_err();
+            assert!(unfit.0.contains("'protocol_version'"), "{}", unfit.0);
         }
     }
 }

@@ -155,6 +155,7 @@ fn main() -> ExitCode {
             | Command::Play(_)
             | Command::Coordinator(_)
             | Command::Replay(_)
+            | Command::Bench(_)
     );
     #[cfg(unix)]
     if !drives_engines {

@@ -1171,38 +1171,64 @@ fn an_archive_stopped_halfway_leaves_no_part_file_and_removes_nothing() {
 }
 
 #[test]
-fn engines_speaking_ugi_and_uci_play_whole_tournaments_of_both_games() {
+fn engines_of_every_dialect_play_whole_tournaments_of_both_games() {
     let dir = tempfile::tempdir().unwrap();
-    for (game, ugi_flags) in [("loa", ""), ("amazons", " --game amazons")] {
-        let file = dir.path().join(format!("{game}.toml"));
-        let limits = if game == "loa" {
-            "{ depth = 1 }"
+    let engine = |spec: &str, protocol: &str, flags: &str| {
+        format!(
+            "command = \"tourney engine {spec} --protocol {protocol}{flags}\"\nprotocol = \"{protocol}\""
+        )
+    };
+    // UCI is LOA's dialect (moves without separators), GTP Amazons'; UGI and CodinGame
+    // play both games.
+    let cases = [
+        (
+            "loa",
+            engine("random", "ugi", ""),
+            engine("ab:depth=1", "uci", ""),
+        ),
+        (
+            "loa",
+            engine("random", "codingame", " --movetime 10"),
+            "player = \"random\"".to_string(),
+        ),
+        (
+            "amazons",
+            engine("random", "ugi", " --game amazons"),
+            "player = \"random\"".to_string(),
+        ),
+        (
+            "amazons",
+            engine("random", "codingame", " --game amazons --movetime 10"),
+            engine("ab:depth=1", "gtp", " --game amazons"),
+        ),
+    ];
+    for (i, (game, first, second)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("{i}.toml"));
+        let limits = if *game == "loa" {
+            "{ movetime = 200 }"
         } else {
-            "{ depth = 1 }\nadjudication = { max_plies = 40 }"
-        };
-        // UCI is LOA's dialect (moves without separators); UGI plays both games.
-        let second = if game == "loa" {
-            "command = \"tourney engine ab:depth=1 --protocol uci\"\nprotocol = \"uci\"".to_string()
-        } else {
-            "player = \"random\"".to_string()
+            "{ movetime = 200 }\nadjudication = { max_plies = 40 }"
         };
         std::fs::write(
             &file,
             format!(
-                "name = \"dialects-{game}\"\ngame = \"{game}\"\nformat = \"match\"\npairs = 3\n\
+                "name = \"dialects-{i}\"\ngame = \"{game}\"\nformat = \"match\"\npairs = 3\n\
                  openings = {{ plies = 2, seed = 1 }}\nlimits = {limits}\n\n\
-                 [[engine]]\nname = \"ugi\"\ncommand = \"tourney engine random --protocol ugi{ugi_flags}\"\nprotocol = \"ugi\"\n\n\
+                 [[engine]]\nname = \"first\"\n{first}\n\n\
                  [[engine]]\nname = \"other\"\n{second}\n"
             ),
         )
         .unwrap();
-        let out = run_one_at_a_time(&file, &dir.path().join(format!("data-{game}")));
-        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        let out = run_one_at_a_time(&file, &dir.path().join(format!("data-{i}")));
+        assert!(out.status.success(), "{first}: {}", stderr(&out));
         let report = stdout(&out);
         assert!(report.contains("finished"), "{report}");
         // Every game ended by the rules or the ply cap, none by an engine failing.
         for failure in ["illegal", "crash", "unfit", "time forfeit", "unresponsive"] {
-            assert!(!report.contains(failure), "{game}: {failure}: {report}");
+            assert!(
+                !report.contains(failure),
+                "{first} / {second}: {failure}: {report}"
+            );
         }
     }
     // A protocol that does not exist is named with its key.

@@ -7,9 +7,40 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The protocols an outside engine may speak: tourney's own, UGI, and UCI as LOA programs
-/// speak it (the runner's `dialect` translates each).
-pub const PROTOCOLS: [&str; 3] = ["tourney", "ugi", "uci"];
+/// The protocols an outside engine may speak: tourney's own, UGI, UCI as LOA programs
+/// speak it, CodinGame's per-turn input and GTP for Amazons (the runner's `dialect`
+/// translates each).
+pub const PROTOCOLS: [&str; 5] = ["tourney", "ugi", "uci", "codingame", "gtp"];
+
+/// Checks a protocol as a tournament file or `--protocol` gives it: one of [`PROTOCOLS`],
+/// and for GTP optionally the colour of the side that moves first (`gtp:first=white`;
+/// black by default, as KataGo-style programs expect).
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_protocol(text: &str) -> Result<(), String> {
+    let (name, option) = text.split_once(':').unwrap_or((text, ""));
+    if !PROTOCOLS.contains(&name) {
+        return Err(format!(
+            "unknown protocol '{text}': expected {}",
+            PROTOCOLS.join(", ")
+        ));
+    }
+    match (name, option) {
+        (_, "") | ("gtp", "first=black" | "first=white") => Ok(()),
+        ("gtp", other) => Err(format!(
+            "unknown GTP option '{other}' in '{text}': expected first=black or first=white"
+        )),
+        (_, other) => Err(format!(
+            "the {name} protocol takes no options, found '{other}'"
+        )),
+    }
+}
+
+/// Whether an engine speaking `protocol` can play `game`: GTP is for Amazons only.
+pub fn protocol_plays(protocol: &str, game: tourney_rules::GameKind) -> bool {
+    !(protocol.starts_with("gtp") && game == tourney_rules::GameKind::Loa)
+}
 
 /// The longest repository URL, build command or program path, in characters.
 pub const MAX_SOURCE_CHARS: usize = 1000;

@@ -114,12 +114,11 @@ impl EngineVersion {
         if self.source.is_some() && self.artifact.is_some() {
             return Err("a version built from source has no uploaded program".into());
         }
-        if let Some(p) = &self.protocol
-            && (!outside || !crate::source::PROTOCOLS.contains(&p.as_str()))
-        {
-            return Err(format!(
-                "protocol '{p}': tourney, ugi or uci, for an outside engine"
-            ));
+        if let Some(p) = &self.protocol {
+            if !outside {
+                return Err(format!("protocol '{p}' is for an outside engine"));
+            }
+            crate::source::check_protocol(p)?;
         }
         if self.options.len() > MAX_OPTIONS {
             return Err(format!("at most {MAX_OPTIONS} options"));

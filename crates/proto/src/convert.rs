@@ -193,13 +193,9 @@ impl TryFrom<pb::EngineSpec> for Engine {
             s.check(true)
                 .map_err(|(key, message)| invalid("engine.source", format!("{key}: {message}")))?;
         }
-        if !(e.protocol.is_empty()
-            || tourney_model::source::PROTOCOLS.contains(&e.protocol.as_str()))
-        {
-            return Err(invalid(
-                "engine.protocol",
-                format!("unknown protocol '{}'", e.protocol),
-            ));
+        if !e.protocol.is_empty() {
+            tourney_model::source::check_protocol(&e.protocol)
+                .map_err(|message| invalid("engine.protocol", message))?;
         }
         let files: Vec<(String, String)> = e.files.into_iter().collect();
         check_files(&files.iter().cloned().collect(), true)

@@ -7,7 +7,8 @@
 //! - [`referee::play`]: one game under a time control or per-move limits, with clocks
 //!   measured by the referee and adjudication options, giving a complete
 //!   [`GameRecord`](tourney_model::GameRecord).
-//! - [`engine_server::serve`]: a built-in player served over the protocol (`tourney engine`).
+//! - [`engine_server::serve`]: a built-in player served over the protocol (`tourney engine`);
+//!   [`turn_server::serve`] in the turn-by-turn shapes (CodinGame, GTP).
 //! - [`confine`]: what an outside engine's process may see and use.
 //! - [`build_run`]: an engine's build from source, confined like an engine.
 
@@ -21,6 +22,7 @@ pub mod engine_server;
 mod external;
 pub mod protocol;
 pub mod referee;
+pub mod turn_server;
 
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
 pub use external::{EngineConfig, ExternalEngine, split_command};

@@ -22,6 +22,8 @@
 //!
 //! `--protocol ugi|uci` anywhere on the command line makes it speak that dialect (through
 //! the runner's translation), so that each misbehaviour can be tried in each dialect.
+//! `--protocol codingame` (with `--game amazons` for Amazons) and `--protocol gtp` (Amazons)
+//! speak those shapes, in the modes `good`, `crash`, `hang`, `illegal` and `nohandshake`.
 //!
 //! It writes a few lines to stderr so that the runner's stderr tail can be checked.
 
@@ -48,28 +50,149 @@ fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) ->
         .map(|m| m.to_string())
 }
 
+/// The value of `--flag VALUE`, taken out of `args`.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> Option<String> {
+    let at = args.iter().position(|a| a == flag)?;
+    if at + 1 >= args.len() {
+        return None;
+    }
+    let value = args.remove(at + 1);
+    args.remove(at);
+    Some(value)
+}
+
+/// What a misbehaving turn does once its good moves are played: `None` to play on.
+fn misbehave_now(mode: &str, turn: usize, good_moves: usize) -> Option<&'static str> {
+    if turn <= good_moves {
+        return None;
+    }
+    eprintln!("misbehave: now doing '{mode}' at move {turn}");
+    match mode {
+        "crash" => std::process::exit(3),
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(60));
+        },
+        "illegal" => Some("a1a1"),
+        _ => None,
+    }
+}
+
+/// Plays as a CodinGame bot: a listed move each turn.
+fn codingame(mode: &str, good_moves: usize, amazons: bool) {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines().map_while(Result::ok);
+    let mut next = || lines.next();
+    let Some(size) = next().and_then(|s| s.trim().parse::<usize>().ok()) else {
+        return;
+    };
+    if !amazons {
+        next();
+    }
+    let mut out = std::io::stdout();
+    for turn in 1.. {
+        if amazons && next().is_none() {
+            return;
+        }
+        for _ in 0..size + 1 {
+            if next().is_none() {
+                return;
+            }
+        }
+        let count: usize = next().and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+        let moves: Vec<String> = (0..count).filter_map(|_| next()).collect();
+        let mv = match misbehave_now(mode, turn, good_moves) {
+            Some(bad) => bad.to_string(),
+            None => moves[turn * 7 % moves.len().max(1)].clone(),
+        };
+        let _ = writeln!(out, "{mv}");
+        let _ = out.flush();
+    }
+}
+
+/// Plays Amazons as a GTP program: random turns, given out a square at a time.
+fn gtp(mode: &str, good_moves: usize) {
+    use tourney_runner::dialect::gtp::{square, turn_squares, vertex};
+    let mut game = Game::new(Amazons::start(), Default::default());
+    let mut told: Vec<String> = Vec::new();
+    let mut to_give: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut turn = 0;
+    let mut out = std::io::stdout();
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let answer: Result<String, &str> = match words.as_slice() {
+            ["protocol_version"] if mode == "nohandshake" => continue,
+            ["protocol_version"] => Ok("2".into()),
+            ["clear_board"] => {
+                game = Game::new(Amazons::start(), Default::default());
+                to_give.clear();
+                Ok(String::new())
+            }
+            ["play", _, v] => {
+                told.push(square(v).unwrap_or_default());
+                if told.len() == 3 {
+                    let text = std::mem::take(&mut told).concat();
+                    let named = tourney_runner::dialect::canonical_move(game.position(), &text);
+                    game.play_text(&named)
+                        .map(|_| String::new())
+                        .map_err(|_| "illegal move")
+                } else {
+                    Ok(String::new())
+                }
+            }
+            ["genmove", _] => match to_give.pop_front() {
+                Some(sq) => Ok(vertex(&sq).unwrap_or(sq)),
+                None => {
+                    turn += 1;
+                    match misbehave_now(mode, turn, good_moves) {
+                        Some(_) => Ok("A1".into()),
+                        None => {
+                            let mv = game
+                                .position()
+                                .random_move(turn as u64 * 0x9e37_79b9)
+                                .unwrap();
+                            game.play(mv).unwrap();
+                            to_give = turn_squares(&mv.to_string()).into();
+                            let sq = to_give.pop_front().unwrap_or_default();
+                            Ok(vertex(&sq).unwrap_or(sq))
+                        }
+                    }
+                }
+            },
+            ["quit"] => break,
+            [_, ..] => Ok(String::new()),
+            [] => continue,
+        };
+        let _ = match answer {
+            Ok(text) => write!(out, "= {text}\n\n"),
+            Err(why) => write!(out, "? {why}\n\n"),
+        };
+        let _ = out.flush();
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
-    let dialect: Dialect = match args.iter().position(|a| a == "--protocol") {
-        Some(at) if at + 1 < args.len() => {
-            let name = args.remove(at + 1);
-            args.remove(at);
-            name.parse().unwrap_or_default()
-        }
-        _ => Dialect::Tourney,
-    };
+    let dialect: Dialect = take_flag(&mut args, "--protocol")
+        .and_then(|name| name.parse().ok())
+        .unwrap_or_default();
+    let amazons = take_flag(&mut args, "--game").as_deref() == Some("amazons");
     let mode = args.get(1).cloned().unwrap_or_else(|| "good".into());
     let good_moves: usize = match mode.as_str() {
         "net" => 2,
         _ => args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2),
     };
+    eprintln!("misbehave: mode {mode}");
+    match dialect {
+        Dialect::CodinGame => return codingame(&mode, good_moves, amazons),
+        Dialect::Gtp { .. } => return gtp(&mode, good_moves),
+        _ => {}
+    }
     let stdin = std::io::stdin();
     let mut out = DialectWriter::new(std::io::stdout(), dialect);
     let mut game_name = String::from("loa");
     let mut start: Option<String> = None;
     let mut moves: Vec<String> = Vec::new();
     let mut played = 0usize;
-    eprintln!("misbehave: mode {mode}");
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let game: tourney_rules::GameKind =

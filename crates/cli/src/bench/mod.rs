@@ -88,11 +88,12 @@ enum Suite {
 /// on disk, time until the restarted coordinator serves, its resident memory, export
 /// games/s.
 ///
-/// `outside` plays the same pairs of `random` against `random` (LOA, from the start)
-/// through a worker's game slots, first as outside engines (`tourney engine random`,
-/// processes kept across pairs as a worker keeps them) speaking each protocol dialect in
-/// turn (tourney, ugi, uci; `--protocol` picks one), then in process: plies/s and CPU µs
-/// per ply in all, the runner's own and the engine processes' apart.
+/// `outside` plays the same pairs of `random` against `random` (`--game`, LOA by default,
+/// from the start) through a worker's game slots, first as outside engines (`tourney
+/// engine random`, processes kept across pairs as a worker keeps them) speaking each
+/// protocol dialect that plays the game in turn (tourney, ugi, uci, codingame, and gtp for
+/// Amazons; `--protocol` picks one), then in process: plies/s and CPU µs per ply in all,
+/// the runner's own and the engine processes' apart.
 ///
 /// `time` has every built-in player (`ab`, `mcts`, `random`) of both games play the first
 /// `--moves` plies of a game against itself (two instances, each kept across its moves, so
@@ -166,10 +167,13 @@ pub(crate) struct BenchArgs {
     /// The longest game, plies (bench outside).
     #[arg(long, default_value_t = 200)]
     max_plies: u32,
-    /// The protocol the outside engines speak (bench outside): tourney, ugi or uci
-    /// [default: each in turn].
+    /// The protocol the outside engines speak (bench outside): tourney, ugi, uci,
+    /// codingame or gtp [default: each that plays the game, in turn].
     #[arg(long)]
     protocol: Option<tourney_runner::dialect::Dialect>,
+    /// The game played (bench outside): loa or amazons.
+    #[arg(long, default_value = "loa")]
+    game: tourney_rules::GameKind,
     /// Reports sent at once (bench flood).
     #[arg(long, default_value_t = 16)]
     reports: usize,
@@ -191,9 +195,13 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Validate => validate::validate(args)?,
         Suite::Source => source::source()?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
-        Suite::Outside => {
-            crate::bench::outside::outside(args.pairs, args.slots, args.max_plies, args.protocol)?
-        }
+        Suite::Outside => crate::bench::outside::outside(
+            args.pairs,
+            args.slots,
+            args.max_plies,
+            args.game,
+            args.protocol,
+        )?,
         Suite::Store => crate::bench::store::store(args.pairs)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Selfplay => {

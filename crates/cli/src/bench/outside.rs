@@ -11,19 +11,19 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tourney_model::TimeControl;
 use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
-use tourney_rules::{GameKind, Loa, Position};
+use tourney_rules::{GameKind, Position, with_position};
 use tourney_runner::dialect::Dialect;
 
 use crate::bench::harness::cpu_times;
 
-/// A pair of `random` against `random` in LOA from the start, to at most `max_plies`.
-fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
+/// A pair of `random` against `random` in `game` from the start, to at most `max_plies`.
+fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
     PairJob {
         tournament: 1,
         pair,
         settings: GameSettings {
             tournament_name: "bench-outside".into(),
-            game: GameKind::Loa,
+            game,
             rules: String::new(),
             time_control: TimeControl::Infinite,
             nodes: None,
@@ -38,7 +38,7 @@ fn job(pair: u64, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
         },
         first: engine("a"),
         second: engine("b"),
-        opening: Loa::start().to_string(),
+        opening: with_position!(game, P => P::start().to_string()),
         opening_index: 0,
         ticket: String::new(),
         seed: pair + 1,
@@ -58,6 +58,7 @@ fn measure(
     pairs: usize,
     slots: usize,
     max_plies: u32,
+    game: GameKind,
     engine: Arc<dyn Fn(&str) -> Engine + Send + Sync>,
 ) -> Result<Measured> {
     let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
@@ -76,7 +77,7 @@ fn measure(
                     if pair >= pairs {
                         return Ok(results);
                     }
-                    let job = job(pair as u64, engine.as_ref(), max_plies);
+                    let job = job(pair as u64, game, engine.as_ref(), max_plies);
                     let result = tourney_worker::play_here(&job, &policy, &metrics)?;
                     results.push(result.games_lz4);
                 }
@@ -126,9 +127,12 @@ pub(crate) fn outside(
     pairs: usize,
     slots: usize,
     max_plies: u32,
+    game: GameKind,
     protocol: Option<Dialect>,
 ) -> Result<()> {
-    crate::support::engines::until_stopped(move || measure_all(pairs, slots, max_plies, protocol))
+    crate::support::engines::until_stopped(move || {
+        measure_all(pairs, slots, max_plies, game, protocol)
+    })
 }
 
 /// The measurements of [`outside`]: outside engines in each dialect, then in process.
@@ -136,12 +140,13 @@ fn measure_all(
     pairs: usize,
     slots: usize,
     max_plies: u32,
+    game: GameKind,
     protocol: Option<Dialect>,
 ) -> Result<()> {
     let exe = std::env::current_exe().context("finding this program")?;
     println!(
-        "random against random, LOA from the start, {pairs} pairs at {slots} game slots, at most \
-         {max_plies} plies a game, through a worker's game slots"
+        "random against random, {game} from the start, {pairs} pairs at {slots} game slots, at \
+         most {max_plies} plies a game, through a worker's game slots"
     );
     println!(
         "{:<34} {:>9} {:>11} {:>10} {:>10} {:>10}",
@@ -149,7 +154,13 @@ fn measure_all(
     );
     let dialects = protocol.map_or(Dialect::ALL.to_vec(), |d| vec![d]);
     for dialect in dialects {
-        let command = format!("\"{}\" engine random --protocol {dialect}", exe.display());
+        if !tourney_model::source::protocol_plays(dialect.name(), game) {
+            continue;
+        }
+        let command = format!(
+            "\"{}\" engine random --protocol {dialect} --game {game}",
+            exe.display()
+        );
         let outside: Arc<dyn Fn(&str) -> Engine + Send + Sync> =
             Arc::new(move |name: &str| Engine {
                 name: name.into(),
@@ -167,7 +178,7 @@ fn measure_all(
             });
         row(
             &format!("tourney engine random ({dialect})"),
-            &measure(pairs, slots, max_plies, outside)?,
+            &measure(pairs, slots, max_plies, game, outside)?,
         );
     }
     let builtin: Arc<dyn Fn(&str) -> Engine + Send + Sync> = Arc::new(|name: &str| Engine {
@@ -177,7 +188,7 @@ fn measure_all(
     });
     row(
         "random (in process)",
-        &measure(pairs, slots, max_plies, builtin)?,
+        &measure(pairs, slots, max_plies, game, builtin)?,
     );
     Ok(())
 }

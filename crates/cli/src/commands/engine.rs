@@ -15,23 +15,43 @@ use tourney_ai::PlayerSpec;
 /// `ucinewgame` and moves without separators), so that other runners (cutegames for UGI)
 /// can play tourney's players; `--game` is the game their new games are of.
 ///
+/// With `--protocol codingame` it plays one game as a CodinGame bot (the situation read
+/// each turn, a move written back, `--movetime` a move); with `--protocol gtp` (or
+/// `gtp:first=white`) it is a GTP program for Amazons (`boardsize`, `clear_board`, a turn
+/// as three `genmove`s, `time_settings`/`time_left`).
+///
 /// Example: `tourney engine ab:depth=6`, then type `ugi`, `newgame loa`, `isready`,
 /// `position startpos`, `go movetime 500`.
 #[derive(Args)]
 pub(crate) struct EngineArgs {
     /// The built-in player to serve, e.g. `ab:depth=6` or `mcts`.
     spec: PlayerSpec,
-    /// The protocol to speak: tourney, ugi or uci.
+    /// The protocol to speak: tourney, ugi, uci, codingame or gtp (`gtp:first=white`).
     #[arg(long, default_value = "tourney")]
     protocol: tourney_runner::dialect::Dialect,
-    /// The game of a dialect's new game (`uginewgame`, `ucinewgame` name none): loa or
-    /// amazons.
+    /// The game of a dialect's new game (`uginewgame`, `ucinewgame`, CodinGame and GTP
+    /// name none): loa or amazons.
     #[arg(long, default_value = "loa")]
     game: tourney_rules::GameKind,
+    /// CodinGame and GTP: what a move may take, in milliseconds, when the runner says
+    /// nothing of time (CodinGame never does).
+    #[arg(long, default_value_t = 100)]
+    movetime: u64,
 }
 
 pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
     let stdin = std::io::stdin().lock();
+    if !args.protocol.speaks_commands() {
+        return tourney_runner::turn_server::serve(
+            &args.spec,
+            args.protocol,
+            args.game,
+            std::time::Duration::from_millis(args.movetime),
+            stdin,
+            &mut std::io::stdout().lock(),
+        )
+        .context("serving the engine protocol");
+    }
     tourney_runner::engine_server::serve_dialect(
         &args.spec,
         args.protocol,

@@ -74,7 +74,7 @@ struct AddArgs {
     /// The built program's path in the checkout.
     #[arg(long, value_name = "PATH", requires = "git")]
     binary: Option<String>,
-    /// The protocol the outside engine speaks: tourney (the default), ugi or uci.
+    /// The protocol the outside engine speaks: tourney (the default), ugi, uci, codingame or gtp (`gtp:first=white`).
     #[arg(long, value_name = "PROTOCOL")]
     protocol: Option<String>,
     /// A `setoption` value of the outside engine (repeatable).

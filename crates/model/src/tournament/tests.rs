@@ -190,6 +190,20 @@ fn errors_name_the_file_line_and_key() {
     let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
     assert!(e.message.contains("swiss"), "{e}");
     assert_eq!(e.line, Some(5));
+    // A dialect's options are checked, and GTP is for Amazons.
+    let gtp = |protocol: &str| {
+        error(&SPRT.replace(
+            "command = \"./engines/v1\"\n",
+            &format!("command = \"./engines/v1\"\nprotocol = \"{protocol}\"\n"),
+        ))
+    };
+    let e = gtp("gtp:first=red");
+    assert_eq!(e.key.as_deref(), Some("engine[1].protocol"), "{e}");
+    assert!(e.message.contains("first=black or first=white"), "{e}");
+    let e = gtp("gtp");
+    assert_eq!(e.key.as_deref(), Some("engine[1].protocol"), "{e}");
+    assert!(e.message.contains("gtp is for Amazons"), "{e}");
+    assert!(gtp("codingame:x=1").message.contains("takes no options"));
     let e = error(&SPRT.replace("name = \"v1\"", "name = \"v2\""));
     assert_eq!(e.key.as_deref(), Some("engine[1].name"));
     assert!(

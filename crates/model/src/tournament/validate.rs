@@ -44,6 +44,15 @@ impl TournamentConfig {
         let mut names = HashSet::new();
         for (i, engine) in self.engines.iter().enumerate() {
             check_engine(i, engine, &mut names)?;
+            if let Some(p) = &engine.protocol
+                && !crate::source::protocol_plays(p, self.game)
+            {
+                return Err((
+                    Some(("engine", i)),
+                    format!("engine[{i}].protocol"),
+                    format!("{p} is for Amazons; this tournament plays {}", self.game),
+                ));
+            }
         }
         self.check_format()?;
         self.check_openings()?;
@@ -335,11 +344,8 @@ fn check_engine<'a>(
                 "a protocol is for outside engines (command or git)".into(),
             );
         }
-        if !crate::source::PROTOCOLS.contains(&p.as_str()) {
-            return at(
-                "protocol",
-                format!("unknown protocol '{p}': expected tourney, ugi or uci"),
-            );
+        if let Err(message) = crate::source::check_protocol(p) {
+            return at("protocol", message);
         }
     }
     Ok(())

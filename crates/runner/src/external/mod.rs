@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod process;
 mod transcript;
+mod turns;
 
 use process::EngineProcess;
 use transcript::{Direction, Transcript};
@@ -106,6 +107,8 @@ pub struct ExternalEngine {
     transcript: Transcript,
     /// The game it plays (what dialects that speak of p1 and p2 need).
     game: tourney_rules::GameKind,
+    /// What a turn-by-turn engine (CodinGame, GTP) has been told of this game.
+    turns: turns::TurnState,
 }
 
 impl ExternalEngine {
@@ -119,6 +122,7 @@ impl ExternalEngine {
             starts_told: 0,
             transcript: Transcript::default(),
             game: tourney_rules::GameKind::Loa,
+            turns: turns::TurnState::default(),
         }
     }
 
@@ -248,6 +252,9 @@ impl ExternalEngine {
         .map_err(|e| Unfit(e.to_string()))?;
         self.started += 1;
         self.process = Some(process);
+        if !self.config.protocol.speaks_commands() {
+            return self.start_turns();
+        }
         self.send_or_unfit(&Command::Ugi)?;
         self.await_line("ugiok", |m| *m == Message::UgiOk)?;
         for (name, value) in self.config.options.clone() {
@@ -301,10 +308,12 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         self.game = P::GAME;
         // A process kept from an earlier game plays on (told `newgame`), unless it died or
         // used up half of a limit that counts over its life.
-        let fit = self
-            .process
-            .as_mut()
-            .is_some_and(EngineProcess::fit_for_another_game);
+        // CodinGame bots cannot be told that a new game begins: a fresh one each game.
+        let fit = self.config.protocol != Dialect::CodinGame
+            && self
+                .process
+                .as_mut()
+                .is_some_and(EngineProcess::fit_for_another_game);
         if fit {
             if let Some(p) = &self.process {
                 p.clear_stderr();
@@ -312,6 +321,9 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         } else {
             self.discard();
             self.start().inspect_err(|_| self.discard())?;
+        }
+        if !self.config.protocol.speaks_commands() {
+            return self.new_game_turns::<P>().inspect_err(|_| self.discard());
         }
         let rules_text = rules.to_string();
         let command = Command::NewGame {
@@ -333,6 +345,14 @@ impl<P: Position> Contestant<P> for ExternalEngine {
     }
 
     fn go(&mut self, game: &Game<P>, go: &Go, deadline: Duration) -> Result<Reply, Failure> {
+        let has_clock = go.wtime.is_some() || go.btime.is_some() || go.movetime.is_some();
+        if self.process.is_some() {
+            match self.config.protocol {
+                Dialect::CodinGame => return self.go_codingame(game, deadline, has_clock),
+                Dialect::Gtp { .. } => return self.go_gtp(game, go, deadline, has_clock),
+                _ => {}
+            }
+        }
         let Some(process) = self.process.as_mut() else {
             return Err(Failure {
                 termination: Termination::Crash,
@@ -355,7 +375,6 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             let why = process.ended();
             return Err(self.failure(Termination::Crash, format!("{why} ({e})")));
         }
-        let has_clock = go.wtime.is_some() || go.btime.is_some() || go.movetime.is_some();
         let until = Instant::now() + deadline;
         let mut reply = Reply {
             mv: String::new(),

@@ -10,6 +10,14 @@
 //! - `uci` (UCI as LOA programs such as LOABot speak it): `uci`/`uciok`, `ucinewgame`,
 //!   `position fen <placement> <colour>`, moves without separators (`b1b3`, Amazons
 //!   `d1d7g7`), `bestmove (none)` when the game is over.
+//!
+//! Two shapes are not line for line translations of tourney's commands, and the runner
+//! drives them turn by turn instead ([`Dialect::speaks_commands`] is false):
+//! - `codingame` ([`codingame`]): the whole situation written each turn, one move back;
+//! - `gtp` ([`gtp`]): Amazons over the Go Text Protocol, a turn as three GTP moves.
+
+pub mod codingame;
+pub mod gtp;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -29,11 +37,26 @@ pub enum Dialect {
     Ugi,
     /// UCI as LOA programs speak it.
     Uci,
+    /// CodinGame's per-turn input ([`codingame`]).
+    CodinGame,
+    /// GTP for Amazons ([`gtp`]).
+    Gtp {
+        /// GTP's colour of the side that moves first (black unless `gtp:first=white`).
+        first: Color,
+    },
 }
 
 impl Dialect {
-    /// Every dialect.
-    pub const ALL: [Dialect; 3] = [Dialect::Tourney, Dialect::Ugi, Dialect::Uci];
+    /// Every dialect (GTP with its default colours).
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Tourney,
+        Dialect::Ugi,
+        Dialect::Uci,
+        Dialect::CodinGame,
+        Dialect::Gtp {
+            first: Color::Black,
+        },
+    ];
 
     /// Its name, as tournament files and `--protocol` write it.
     pub fn name(self) -> &'static str {
@@ -41,13 +64,22 @@ impl Dialect {
             Dialect::Tourney => "tourney",
             Dialect::Ugi => "ugi",
             Dialect::Uci => "uci",
+            Dialect::CodinGame => "codingame",
+            Dialect::Gtp { .. } => "gtp",
         }
+    }
+
+    /// Whether it is spoken as tourney's commands translated line for line (`tourney`,
+    /// `ugi`, `uci`); the others are driven turn by turn.
+    pub fn speaks_commands(self) -> bool {
+        matches!(self, Dialect::Tourney | Dialect::Ugi | Dialect::Uci)
     }
 
     /// The line an engine of this dialect reads for `command` in `game`; `None` for a
     /// command the dialect has no word for (UCI's `bench`).
     pub fn line(self, command: &Command, game: GameKind) -> Option<String> {
         match (self, command) {
+            (Dialect::CodinGame | Dialect::Gtp { .. }, _) => None,
             (Dialect::Tourney, _) => Some(command.to_string()),
             (Dialect::Ugi, Command::NewGame { .. }) => Some("uginewgame".into()),
             (Dialect::Uci, Command::NewGame { .. }) => Some("ucinewgame".into()),
@@ -82,7 +114,7 @@ impl Dialect {
 
     /// Whether its moves are written without separators (`b1b3`).
     pub fn compact_moves(self) -> bool {
-        self == Dialect::Uci
+        !matches!(self, Dialect::Tourney | Dialect::Ugi)
     }
 
     /// A line a runner of this dialect sent, as tourney's own protocol says it (for
@@ -125,17 +157,33 @@ impl Dialect {
 
 impl fmt::Display for Dialect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Dialect::Gtp {
+                first: Color::White,
+            } => f.write_str("gtp:first=white"),
+            _ => f.write_str(self.name()),
+        }
     }
 }
 
 impl FromStr for Dialect {
     type Err = String;
+
+    /// A protocol as [`tourney_model::source::check_protocol`] accepts it: a name, and
+    /// for GTP `:first=black` or `:first=white`.
     fn from_str(text: &str) -> Result<Self, String> {
-        Dialect::ALL
+        tourney_model::source::check_protocol(text)?;
+        let (name, option) = text.split_once(':').unwrap_or((text, ""));
+        let dialect = Dialect::ALL
             .into_iter()
-            .find(|d| d.name() == text)
-            .ok_or_else(|| format!("unknown protocol '{text}': expected tourney, ugi or uci"))
+            .find(|d| d.name() == name)
+            .expect("checked above");
+        Ok(match (dialect, option) {
+            (Dialect::Gtp { .. }, "first=white") => Dialect::Gtp {
+                first: Color::White,
+            },
+            _ => dialect,
+        })
     }
 }
 
@@ -381,11 +429,23 @@ mod tests {
             tourney_model::source::PROTOCOLS
         );
         assert!(
-            "gtp"
+            "gtp2"
                 .parse::<Dialect>()
                 .unwrap_err()
                 .contains("unknown protocol")
         );
+        assert_eq!(
+            "gtp:first=white".parse::<Dialect>(),
+            Ok(Dialect::Gtp {
+                first: Color::White
+            })
+        );
+        assert_eq!(
+            "gtp:first=white".parse::<Dialect>().unwrap().to_string(),
+            "gtp:first=white"
+        );
+        assert!("gtp:first=red".parse::<Dialect>().is_err());
+        assert!("uci:first=white".parse::<Dialect>().is_err());
         // Tourney's own passes through untouched.
         let go = Command::Go(go());
         assert_eq!(
