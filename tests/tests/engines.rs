@@ -592,3 +592,143 @@ fn gtp_and_codingame_engines_play_amazons_and_lose_by_their_failures() {
         }
     }
 }
+
+#[test]
+fn check_engine_names_the_first_broken_exchange_of_each_misbehaviour() {
+    use tourney_runner::check::{Verdict, check_engine};
+    use tourney_runner::dialect::Dialect;
+    let gtp = Dialect::Gtp {
+        first: tourney_rules::Color::Black,
+    };
+    // (protocol, game, mode, the first check that fails, what its detail says)
+    let cases = [
+        (
+            Dialect::Tourney,
+            "loa",
+            "crash",
+            "position with moves, go depth",
+            "exit status: 3",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "hang",
+            "position with moves, go depth",
+            "no bestmove within",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "illegal",
+            "position with moves, go depth",
+            "'a1-a1' is not legal",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "junk",
+            "position with moves, go depth",
+            "'!!!' is not legal",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "close",
+            "position with moves, go depth",
+            "closed its output",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "nohandshake",
+            "handshake",
+            "no ugiok",
+        ),
+        (
+            Dialect::Tourney,
+            "loa",
+            "unsupported",
+            "newgame",
+            "error unsupported game loa",
+        ),
+        (
+            Dialect::Uci,
+            "loa",
+            "illegal",
+            "position with moves, go depth",
+            "not legal",
+        ),
+        (
+            Dialect::Ugi,
+            "amazons",
+            "crash",
+            "position with moves, go depth",
+            "exit status: 3",
+        ),
+        (
+            Dialect::CodinGame,
+            "loa",
+            "illegal",
+            "later turns within 150 ms",
+            "'a1a1' is not legal",
+        ),
+        (
+            Dialect::CodinGame,
+            "loa",
+            "crash",
+            "later turns within 150 ms",
+            "exit status: 3",
+        ),
+        (
+            Dialect::CodinGame,
+            "amazons",
+            "hang",
+            "later turns within 150 ms",
+            "no move within 150 ms",
+        ),
+        (
+            gtp,
+            "amazons",
+            "nohandshake",
+            "protocol_version",
+            "no answer to 'protocol_version'",
+        ),
+        (
+            gtp,
+            "amazons",
+            "crash",
+            "play: the opponent's turn",
+            "exit status: 3",
+        ),
+    ];
+    for (dialect, game, mode, check, says) in cases {
+        let flags = if game == "amazons" {
+            " --game amazons"
+        } else {
+            ""
+        };
+        let mut config = config(&format!("{mode} 1 --protocol {dialect}{flags}"));
+        config.protocol = dialect;
+        config.unresponsive_timeout = Duration::from_secs(2);
+        let results = check_engine(&config, game.parse().unwrap(), |_| {}).unwrap();
+        let failed = results
+            .iter()
+            .find(|r| r.verdict == Verdict::Fail)
+            .unwrap_or_else(|| panic!("{dialect} {mode}: no check failed: {results:?}"));
+        assert_eq!(failed.name, check, "{dialect} {mode}: {results:?}");
+        assert!(
+            failed.detail.contains(says),
+            "{dialect} {mode}: {}",
+            failed.detail
+        );
+        // The exchange that broke is kept, with what was sent.
+        assert!(
+            failed.exchange.iter().any(|l| l.starts_with("> ")),
+            "{dialect} {mode}: {:?}",
+            failed.exchange
+        );
+        // Every check before the first failure passed.
+        let at = results.iter().position(|r| r.name == check).unwrap();
+        assert!(results[..at].iter().all(|r| r.verdict == Verdict::Pass));
+    }
+}

@@ -137,6 +137,7 @@ enum Command {
     Store(commands::store::StoreArgs),
     Play(commands::play::PlayArgs),
     Engine(commands::engine::EngineArgs),
+    CheckEngine(commands::check_engine::CheckEngineArgs),
     Openings(commands::openings::OpeningsArgs),
     Ratings(commands::ratings::RatingsArgs),
 }
@@ -156,6 +157,7 @@ fn main() -> ExitCode {
             | Command::Coordinator(_)
             | Command::Replay(_)
             | Command::Bench(_)
+            | Command::CheckEngine(_)
     );
     #[cfg(unix)]
     if !drives_engines {
@@ -192,6 +194,7 @@ fn main() -> ExitCode {
         Command::Exclude(args) => commands::exclude::exclude(&args).map(|()| ExitCode::SUCCESS),
         Command::Store(args) => commands::store::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Engine(args) => commands::engine::engine(&args).map(|()| ExitCode::SUCCESS),
+        Command::CheckEngine(args) => commands::check_engine::run(&args),
         Command::Openings(args) => commands::openings::openings(&args).map(|()| ExitCode::SUCCESS),
     };
     match result {

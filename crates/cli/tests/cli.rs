@@ -1247,3 +1247,104 @@ fn engines_of_every_dialect_play_whole_tournaments_of_both_games() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_8x8_amazons_tournament_plays_to_the_end_in_three_protocols() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a8.toml");
+    std::fs::write(
+        &file,
+        "name = \"a8\"\ngame = \"amazons\"\nformat = \"round-robin\"\nrounds = 1\n\
+         openings = { plies = 2, seed = 3 }\nlimits = { movetime = 100 }\n\n\
+         [rules]\nsize = \"8\"\n\n\
+         [[engine]]\nname = \"ab\"\nplayer = \"ab:depth=1\"\n\n\
+         [[engine]]\nname = \"cg\"\ncommand = \"tourney engine random --protocol codingame --game amazons\"\nprotocol = \"codingame\"\n\n\
+         [[engine]]\nname = \"gtp\"\ncommand = \"tourney engine ab:depth=1 --protocol gtp --game amazons\"\nprotocol = \"gtp\"\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let out = run_one_at_a_time(&file, &data);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    assert!(report.contains("finished"), "{report}");
+    for failure in ["illegal", "crash", "unfit", "time forfeit", "unresponsive"] {
+        assert!(!report.contains(failure), "{failure}: {report}");
+    }
+    let exported = tourney(&["export", "1", "--data", data.to_str().unwrap()], "");
+    let games: Vec<serde_json::Value> = stdout(&exported)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 6);
+    for game in &games {
+        // Every game on 8×8, from an opening of 8 ranks, to the end by the rules.
+        assert_eq!(game["rules"], "size=8", "{game}");
+        assert_eq!(
+            game["start"].as_str().unwrap().split('/').count(),
+            8,
+            "{game}"
+        );
+        assert_eq!(game["termination"], "no-moves", "{game}");
+    }
+    // A rule option Amazons does not have is named with its key.
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("size = \"8\"", "size = \"9\""),
+    )
+    .unwrap();
+    let out = run_one_at_a_time(&file, &dir.path().join("data-bad"));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("rules: amazons: size must be 8 or 10, found '9'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_engine_passes_every_reference_implementation() {
+    for (protocol, game, spec) in [
+        ("tourney", "loa", "ab:depth=2"),
+        ("ugi", "loa", "ab:depth=2"),
+        ("uci", "loa", "ab:depth=2"),
+        ("ugi", "amazons", "ab:depth=1"),
+        ("codingame", "loa", "ab:depth=2"),
+        ("codingame", "amazons", "random"),
+        ("gtp", "amazons", "random"),
+    ] {
+        let command = format!("tourney engine {spec} --protocol {protocol} --game {game}");
+        let out = tourney(
+            &[
+                "check-engine",
+                &command,
+                "--protocol",
+                protocol,
+                "--game",
+                game,
+            ],
+            "",
+        );
+        let report = stdout(&out);
+        assert!(
+            out.status.success(),
+            "{protocol} {game}: {report}{}",
+            stderr(&out)
+        );
+        assert!(report.contains(" 0 failed, 0 skipped"), "{report}");
+        assert!(!report.contains("FAIL"), "{report}");
+    }
+    // A program that does not start: exit status 2, said.
+    let out = tourney(&["check-engine", "/nonexistent/engine"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be started"),
+        "{}",
+        stderr(&out)
+    );
+    // GTP is for Amazons.
+    let out = tourney(&["check-engine", "x", "--protocol", "gtp"], "");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--game amazons"), "{}", stderr(&out));
+}

@@ -55,6 +55,7 @@ fn suite_of(
         plies: o.plies.unwrap_or(4),
         count: config.max_pairs().clamp(1, most) as usize,
         seed: o.seed,
+        rules: config.rules_text(),
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),
         judge_budget: Some(judge_budget),
     };

@@ -216,6 +216,11 @@ fn check_typed<P: Position + Adjudicate>(
         .rules
         .parse()
         .map_err(|e: tourney_rules::ParseError| Rejection::Rules(e.to_string()))?;
+    if !start.fits(rules) {
+        return Err(Rejection::Rules(format!(
+            "the start {opening} is not a board of the rules '{rules}'"
+        )));
+    }
     // The same rules, however written (the referee writes them out in full).
     if record.game != settings.game || record.rules.parse::<P::Rules>().ok() != Some(rules) {
         return Err(Rejection::Record(format!(

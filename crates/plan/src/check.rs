@@ -111,7 +111,7 @@ pub fn openings_file(
     let positions = with_position!(config.game, P => {
         let rules: <P as Position>::Rules = config.rules_text().parse().unwrap_or_default();
         match format {
-            OpeningsFormat::Positions => positions_of::<P>(openings_text, game),
+            OpeningsFormat::Positions => positions_of::<P>(openings_text, game, rules),
             OpeningsFormat::Moves => move_lines_of::<P>(openings_text, rules),
             OpeningsFormat::Pgn => pgn_games_of::<P>(openings_text, game, rules),
         }
@@ -140,15 +140,33 @@ fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
-fn positions_of<P: Position>(text: &str, game: &str) -> Result<Vec<String>, Problem> {
+fn positions_of<P: Position>(
+    text: &str,
+    game: &str,
+    rules: P::Rules,
+) -> Result<Vec<String>, Problem> {
     content_lines(text)
         .map(|(n, line)| {
-            line.parse::<P>().map(|_| line.to_string()).map_err(|e| {
+            let position = line.parse::<P>().map_err(|e| {
                 let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
                 (n, format!("not a {game} position string{at}"))
-            })
+            })?;
+            fits(&position, rules).map_err(|why| (n, why))?;
+            Ok(line.to_string())
         })
         .collect()
+}
+
+/// `Ok` when `position` is a board of `rules` (Amazons: of their size).
+fn fits<P: Position>(position: &P, rules: P::Rules) -> Result<(), String> {
+    if position.fits(rules) {
+        Ok(())
+    } else {
+        let size = P::start_for(rules).to_string().split('/').count();
+        Err(format!(
+            "a board of another size: these rules ('{rules}') play on {size}×{size}"
+        ))
+    }
 }
 
 /// Whether a movetext token is a move number (`12.`, `12...`) or a result.
@@ -188,8 +206,12 @@ fn after_moves<'a, P: Position>(
 fn move_lines_of<P: Position>(text: &str, rules: P::Rules) -> Result<Vec<String>, Problem> {
     content_lines(text)
         .map(|(n, line)| {
-            after_moves(P::start(), rules, line.split_whitespace().map(|t| (n, t)))
-                .map(|p| p.to_string())
+            after_moves(
+                P::start_for(rules),
+                rules,
+                line.split_whitespace().map(|t| (n, t)),
+            )
+            .map(|p| p.to_string())
         })
         .collect()
 }
@@ -207,7 +229,7 @@ fn pgn_games_of<P: Position>(
     let mut in_moves = false;
     let mut in_comment = false;
     let finish = |start: &mut Option<P>, moves: &mut Vec<(usize, String)>| {
-        let from = start.take().unwrap_or_else(P::start);
+        let from = start.take().unwrap_or_else(|| P::start_for(rules));
         let tokens = std::mem::take(moves);
         after_moves(from, rules, tokens.iter().map(|(n, t)| (*n, t.as_str())))
             .map(|p| p.to_string())
@@ -229,6 +251,7 @@ fn pgn_games_of<P: Position>(
                     let at = e.column.map_or(String::new(), |c| format!(" (column {c})"));
                     (n, format!("FEN: not a {game} position string{at}"))
                 })?;
+                fits(&position, rules).map_err(|why| (n, format!("FEN: {why}")))?;
                 start = Some(position);
             }
             continue;
@@ -316,6 +339,26 @@ mod tests {
         );
         let e = openings_file(&config, "# nothing\n", "o.txt").unwrap_err();
         assert!(e.to_string().contains("no positions"), "{e}");
+    }
+
+    #[test]
+    fn openings_of_8x8_amazons_are_8x8_boards() {
+        let file = FILE
+            .replace("depht", "depth")
+            .replace("game = \"loa\"", "game = \"amazons\"")
+            + "\n[rules]\nsize = \"8\"\n";
+        let config = TournamentConfig::parse(&file, "t.toml").unwrap();
+        let small = "2b2b2/8/b6b/8/8/w6w/8/2w2w2 w";
+        assert_eq!(openings_file(&config, small, "o.txt").unwrap(), [small]);
+        let large = tourney_rules::Amazons::start().to_string();
+        let e = openings_file(&config, &format!("{small}\n{large}\n"), "o.txt").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.message.contains("play on 8×8"), "{e}");
+        // Moves are played from the 8×8 start; a 10×10 square is off that board.
+        let moves = openings_file(&config, "1. c1-c6/e4\n", "o.pgn").unwrap();
+        assert_eq!(moves, ["2b2b2/8/b1w4b/8/4x3/w6w/8/5w2 b"]);
+        let e = openings_file(&config, "1. c1-c9/c8\n", "o.pgn").unwrap_err();
+        assert!(e.message.contains("off the 8×8 board"), "{e}");
     }
 
     /// The LOA position after `moves` from the start, as the rules core writes it.

@@ -17,6 +17,9 @@ pub struct OpeningSettings {
     pub count: usize,
     /// Seed of the random plies.
     pub seed: u64,
+    /// The rule options (`size=8` for 8×8 Amazons; empty for the defaults), which say the
+    /// start position.
+    pub rules: String,
     /// A player spec that judges balance (`ab:depth=3`), with the largest accepted
     /// |score| in centi-units.
     pub balanced: Option<(String, i32)>,
@@ -36,6 +39,9 @@ pub enum OpeningsError {
     /// The balance judge's spec does not build.
     #[error("balanced: {0}")]
     Judge(#[from] SpecError),
+    /// The rule options do not parse.
+    #[error("rules: {0}")]
+    Rules(String),
     /// Fewer distinct (balanced) openings than wanted.
     #[error(
         "only {found} distinct openings of {wanted} wanted after {attempts} tries (fewer plies, a wider --max-score or a smaller --count may help)"
@@ -92,6 +98,10 @@ fn collect<P: Heuristics>(
         Some((spec, _)) => Some(spec.parse::<PlayerSpec>()?.build::<P>()?),
         None => None,
     };
+    let rules: P::Rules = settings
+        .rules
+        .parse()
+        .map_err(|e: tourney_rules::ParseError| OpeningsError::Rules(e.to_string()))?;
     let mut rng = Rng::new(settings.seed);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -101,7 +111,7 @@ fn collect<P: Heuristics>(
         if out.len() == settings.count || settings.judge_budget.is_some_and(|b| spent >= b) {
             break;
         }
-        let mut game = Game::new(P::start(), Default::default());
+        let mut game = Game::new(P::start_for(rules), rules);
         for _ in 0..settings.plies {
             if game.outcome().is_some() {
                 break;

@@ -175,8 +175,20 @@ pub trait Position:
     /// Which game this is.
     const GAME: GameKind;
 
-    /// The start position.
+    /// The start position under the default rules.
     fn start() -> Self;
+
+    /// The start position under `rules` (Amazons: of the board size they give).
+    fn start_for(rules: Self::Rules) -> Self {
+        let _ = rules;
+        Self::start()
+    }
+
+    /// Whether this is a board of the game `rules` describe (Amazons: of their size).
+    fn fits(&self, rules: Self::Rules) -> bool {
+        let _ = rules;
+        true
+    }
 
     /// The side to move.
     fn turn(&self) -> Color;

@@ -186,7 +186,7 @@ impl<P: Heuristics> Session<P> {
             &moves[self.played.len()..]
         } else {
             let position: P = if start.is_empty() {
-                P::start()
+                P::start_for(self.rules)
             } else {
                 start.parse().map_err(|error| SessionError::Position {
                     start: start.to_string(),

@@ -9,6 +9,8 @@
 //!   [`GameRecord`](tourney_model::GameRecord).
 //! - [`engine_server::serve`]: a built-in player served over the protocol (`tourney engine`);
 //!   [`turn_server::serve`] in the turn-by-turn shapes (CodinGame, GTP).
+//! - [`check::check_engine`]: an outside engine put through the exchanges a tournament
+//!   needs (`tourney check-engine`).
 //! - [`confine`]: what an outside engine's process may see and use.
 //! - [`build_run`]: an engine's build from source, confined like an engine.
 
@@ -25,7 +27,7 @@ pub mod referee;
 pub mod turn_server;
 
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
-pub use external::{EngineConfig, ExternalEngine, split_command};
+pub use external::{EngineConfig, ExternalEngine, check, split_command};
 pub use referee::{
     Adjudicate, RefereeError, RulesError, Seat, Setup, SideLimits, pair_seats, play,
 };

@@ -102,6 +102,8 @@ pub fn serve_codingame<P: Heuristics>(
     let size: usize = size
         .parse()
         .map_err(|_| bad(format!("board size: '{size}'")))?;
+    // Amazons on 8×8 says so in its rules; LOA has no size option.
+    let rules: P::Rules = format!("size={size}").parse().unwrap_or_default();
     let mut colour = None;
     if P::GAME == tourney_rules::GameKind::Loa {
         colour = read_trimmed(&mut input)?;
@@ -148,7 +150,7 @@ pub fn serve_codingame<P: Heuristics>(
         seat.game = if follows {
             next
         } else {
-            Game::new(position, P::Rules::default())
+            Game::new(position, rules)
         };
         let mv = seat.choose(&seat.movetime_limits());
         writeln!(output, "{}", compact_move(&mv.to_string()))?;
@@ -161,6 +163,8 @@ pub fn serve_codingame<P: Heuristics>(
 /// or being given out (`genmove`), and the time it was given.
 struct GtpSession<P: Heuristics> {
     seat: Seat<P>,
+    /// The rules of `boardsize` (Amazons: the size).
+    rules: P::Rules,
     first: Color,
     played: Vec<String>,
     to_give: VecDeque<String>,
@@ -169,8 +173,30 @@ struct GtpSession<P: Heuristics> {
 }
 
 impl<P: Heuristics> GtpSession<P> {
-    fn size() -> usize {
-        codingame::rows(&P::start().to_string()).len()
+    /// Starts a game on a `size`×`size` board; false when the game has no such board.
+    fn set_board(&mut self, size: &str) -> bool {
+        let text = if size == "10" {
+            String::new()
+        } else {
+            format!("size={size}")
+        };
+        let Ok(rules) = text.parse::<P::Rules>() else {
+            return false;
+        };
+        let start = P::start_for(rules);
+        if codingame::rows(&start.to_string()).len().to_string() != size {
+            return false;
+        }
+        self.rules = rules;
+        self.clear();
+        true
+    }
+
+    fn clear(&mut self) {
+        self.seat.game = Game::new(P::start_for(self.rules), self.rules);
+        self.seat.player.new_game(0);
+        self.played.clear();
+        self.to_give.clear();
     }
 
     /// The side a GTP colour word names.
@@ -196,13 +222,10 @@ impl<P: Heuristics> GtpSession<P> {
             ("version", _) => Ok(env!("CARGO_PKG_VERSION").into()),
             ("known_command", [what]) => Ok(COMMANDS.contains(what).to_string()),
             ("list_commands", _) => Ok(COMMANDS.join("\n")),
-            ("boardsize", [n]) if n.parse() == Ok(Self::size()) => Ok(String::new()),
+            ("boardsize", [n]) if self.set_board(n) => Ok(String::new()),
             ("boardsize", _) => Err("unacceptable size".into()),
             ("clear_board", _) => {
-                self.seat.game = Game::new(P::start(), P::Rules::default());
-                self.seat.player.new_game(0);
-                self.played.clear();
-                self.to_give.clear();
+                self.clear();
                 Ok(String::new())
             }
             ("komi", _) | ("quit", _) => Ok(String::new()),
@@ -225,7 +248,10 @@ impl<P: Heuristics> GtpSession<P> {
             }
             ("play", [colour, vertex]) => {
                 self.side(colour).ok_or("syntax error")?;
-                let square = gtp::square(vertex).ok_or("invalid coordinate")?;
+                let size = codingame::rows(&self.seat.game.start().to_string()).len();
+                let square = gtp::square(vertex)
+                    .filter(|s| gtp::on_board(s, size))
+                    .ok_or("invalid coordinate")?;
                 self.played.push(square);
                 if self.played.len() == 3 {
                     let text = std::mem::take(&mut self.played).concat();
@@ -306,6 +332,7 @@ pub fn serve_gtp<P: Heuristics>(
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     let mut session = GtpSession {
         seat,
+        rules: P::Rules::default(),
         first,
         played: Vec::new(),
         to_give: VecDeque::new(),

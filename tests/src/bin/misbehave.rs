@@ -22,6 +22,7 @@
 //!
 //! `--protocol ugi|uci` anywhere on the command line makes it speak that dialect (through
 //! the runner's translation), so that each misbehaviour can be tried in each dialect.
+//! `--game amazons` plays Amazons where the dialect's new game does not name the game.
 //! `--protocol codingame` (with `--game amazons` for Amazons) and `--protocol gtp` (Amazons)
 //! speak those shapes, in the modes `good`, `crash`, `hang`, `illegal` and `nohandshake`.
 //!
@@ -111,7 +112,7 @@ fn codingame(mode: &str, good_moves: usize, amazons: bool) {
 
 /// Plays Amazons as a GTP program: random turns, given out a square at a time.
 fn gtp(mode: &str, good_moves: usize) {
-    use tourney_runner::dialect::gtp::{square, turn_squares, vertex};
+    use tourney_runner::dialect::gtp::{on_board, square, turn_squares, vertex};
     let mut game = Game::new(Amazons::start(), Default::default());
     let mut told: Vec<String> = Vec::new();
     let mut to_give: std::collections::VecDeque<String> = std::collections::VecDeque::new();
@@ -122,10 +123,20 @@ fn gtp(mode: &str, good_moves: usize) {
         let answer: Result<String, &str> = match words.as_slice() {
             ["protocol_version"] if mode == "nohandshake" => continue,
             ["protocol_version"] => Ok("2".into()),
+            ["name"] => Ok("misbehave".into()),
+            ["version"] => Ok(mode.to_string()),
+            ["list_commands"] => Ok(["protocol_version", "name", "version", "list_commands"]
+                .into_iter()
+                .chain(["boardsize", "clear_board", "play", "genmove", "quit"])
+                .collect::<Vec<_>>()
+                .join("\n")),
             ["clear_board"] => {
                 game = Game::new(Amazons::start(), Default::default());
                 to_give.clear();
                 Ok(String::new())
+            }
+            ["play", _, v] if !square(v).is_some_and(|s| on_board(&s, 10)) => {
+                Err("invalid coordinate")
             }
             ["play", _, v] => {
                 told.push(square(v).unwrap_or_default());
@@ -189,7 +200,7 @@ fn main() {
     }
     let stdin = std::io::stdin();
     let mut out = DialectWriter::new(std::io::stdout(), dialect);
-    let mut game_name = String::from("loa");
+    let mut game_name = String::from(if amazons { "amazons" } else { "loa" });
     let mut start: Option<String> = None;
     let mut moves: Vec<String> = Vec::new();
     let mut played = 0usize;

@@ -68,6 +68,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         plies: 4,
         count: pairs.clamp(1, 100_000),
         seed: 1,
+        rules: String::new(),
         balanced: None,
         judge_budget: None,
     };

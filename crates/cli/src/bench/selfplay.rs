@@ -17,6 +17,7 @@ pub(crate) fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<(
         plies: 4,
         count: 200,
         seed: args.seed,
+        rules: String::new(),
         balanced: None,
         judge_budget: None,
     };

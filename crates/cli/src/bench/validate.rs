@@ -19,6 +19,7 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
         plies: 4,
         count: 100,
         seed: args.seed,
+        rules: String::new(),
         balanced: None,
         judge_budget: None,
     };

@@ -2,6 +2,7 @@
 
 pub(crate) mod archive;
 pub(crate) mod cancel;
+pub(crate) mod check_engine;
 pub(crate) mod coordinator;
 pub(crate) mod engine;
 pub(crate) mod exclude;

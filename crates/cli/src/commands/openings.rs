@@ -34,6 +34,10 @@ pub(crate) struct OpeningsArgs {
     /// Seed of the random plies.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Rule options of the game, as a tournament's `[rules]` writes them (`size=8` for
+    /// 8×8 Amazons).
+    #[arg(long, default_value = "")]
+    rules: String,
     /// Keep only positions this player (e.g. `ab:depth=3`) scores within --max-score.
     #[arg(long, conflicts_with = "from_games")]
     balanced: Option<String>,
@@ -82,6 +86,7 @@ pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
                 plies: args.plies,
                 count: args.count,
                 seed: args.seed,
+                rules: args.rules.clone(),
                 balanced: args.balanced.clone().map(|spec| (spec, args.max_score)),
                 judge_budget: None,
             };

@@ -697,6 +697,16 @@ mod tests {
             amazons.positions[1],
             "3b2b3/10/10/b2w2x2b/10/10/w8w/10/10/6w3 b"
         );
+        // 8×8 Amazons: positions of 8 ranks, which the viewer draws as an 8×8 board (it
+        // takes the size from the rows).
+        let small = game_view(record(
+            "amazons",
+            Amazons::start_sized(8).to_string(),
+            &["c1-c6/e4", "a6-a4/b4"],
+        ));
+        assert!(small.replay_error.is_none(), "{:?}", small.replay_error);
+        assert_eq!(small.positions[1], "2b2b2/8/b1w4b/8/4x3/w6w/8/5w2 b");
+        assert!(small.positions.iter().all(|p| p.split('/').count() == 8));
     }
 
     #[test]

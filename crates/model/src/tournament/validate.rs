@@ -41,6 +41,7 @@ impl TournamentConfig {
             return top("name", "must not be empty".into());
         }
         self.check_engine_count()?;
+        self.check_rules()?;
         let mut names = HashSet::new();
         for (i, engine) in self.engines.iter().enumerate() {
             check_engine(i, engine, &mut names)?;
@@ -61,6 +62,20 @@ impl TournamentConfig {
     }
 
     /// As many `[[engine]]` tables as the format takes, and at most [`MAX_ENGINES`].
+    /// The `[rules]` table: options the game knows (LOA `double-connection`, Amazons
+    /// `size`).
+    fn check_rules(&self) -> Result<(), Problem> {
+        use tourney_rules::Position;
+        let text = self.rules_text();
+        let parsed = tourney_rules::with_position!(self.game, P => {
+            text.parse::<<P as Position>::Rules>().map(|_| ())
+        });
+        match parsed {
+            Ok(()) => Ok(()),
+            Err(e) => top("rules", format!("{}: {}", self.game, e.message)),
+        }
+    }
+
     fn check_engine_count(&self) -> Result<(), Problem> {
         let n = self.engines.len();
         let two_only = matches!(self.format, Format::Sprt | Format::Match);

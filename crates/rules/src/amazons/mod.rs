@@ -1,8 +1,12 @@
-//! Amazons on a 10×10 board.
+//! Amazons on a 10×10 board, or 8×8 (four amazons a side on both).
 //!
 //! A turn moves one amazon like a chess queen and then shoots an arrow like a queen from
 //! where it landed (the square it left is free again). Arrows block for the rest of the
 //! game; nothing is captured; a side with no complete turn loses.
+//!
+//! An 8×8 board is the 10×10 one with files i, j and ranks 9, 10 walled off: squares keep
+//! their names and indices, and walls block like arrows without being arrows, so one move
+//! generator serves both sizes.
 //!
 //! Besides `u128` bitboards the position keeps the occupancy of every line as a 10-bit
 //! word (see `tables.rs`), so counting the turns of a position needs no per-arrow work:
@@ -25,28 +29,76 @@ use tables::{
 /// A square of the Amazons board (`a1` … `j10`).
 pub type Square = crate::square::Square<10>;
 
-/// Amazons has no rule options; its text form is the empty string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct AmazonsRules;
+/// The board sizes Amazons is played on.
+pub const SIZES: [usize; 2] = [8, 10];
+
+/// Amazons rule options: the board size. Text form: empty for 10×10 (the default),
+/// `size=8` for 8×8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AmazonsRules {
+    /// The board is `size`×`size`: 8 or 10.
+    pub size: u8,
+}
+
+impl Default for AmazonsRules {
+    fn default() -> Self {
+        AmazonsRules { size: 10 }
+    }
+}
 
 impl fmt::Display for AmazonsRules {
-    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Ok(())
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.size {
+            10 => Ok(()),
+            n => write!(f, "size={n}"),
+        }
     }
 }
 
 impl FromStr for AmazonsRules {
     type Err = ParseError;
     fn from_str(text: &str) -> Result<Self, ParseError> {
-        if text.trim().is_empty() {
-            Ok(AmazonsRules)
-        } else {
-            Err(ParseError::at(
-                1,
-                format!("Amazons has no rule options, found '{text}'"),
-            ))
+        let mut rules = AmazonsRules::default();
+        let mut column = 1;
+        for item in text.split(',') {
+            let trimmed = item.trim();
+            match trimmed.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+                _ if trimmed.is_empty() => {}
+                Some(("size", "8")) => rules.size = 8,
+                Some(("size", "10")) => rules.size = 10,
+                Some(("size", other)) => {
+                    return Err(ParseError::at(
+                        column,
+                        format!("size must be 8 or 10, found '{other}'"),
+                    ));
+                }
+                _ => {
+                    return Err(ParseError::at(
+                        column,
+                        format!(
+                            "unknown Amazons rule option '{trimmed}': expected size=8 or size=10"
+                        ),
+                    ));
+                }
+            }
+            column += item.len() + 1;
         }
+        Ok(rules)
     }
+}
+
+/// The squares of the 10×10 board outside a `size`×`size` one (files and ranks from
+/// `size` up).
+pub const fn walls(size: usize) -> u128 {
+    let mut bb = 0u128;
+    let mut s = 0;
+    while s < 100 {
+        if s % 10 >= size || s / 10 >= size {
+            bb |= 1 << s;
+        }
+        s += 1;
+    }
+    bb
 }
 
 /// One turn: an amazon moves `from`-`to` and shoots an arrow to `arrow` (`d1-d7/g7`).
@@ -115,11 +167,13 @@ pub enum Piece {
     Arrow,
 }
 
-/// An Amazons position: four amazons a side, arrows, side to move.
+/// An Amazons position: its board size, four amazons a side, arrows, side to move.
 #[derive(Clone, Copy)]
 pub struct Amazons {
-    /// Occupancy word of each line (amazons and arrows; walls on short diagonals).
+    /// Occupancy word of each line (amazons, arrows and walls; walls on short diagonals).
     lines: [u16; LINES],
+    /// The squares outside the board ([`walls`] of its size).
+    walls: u128,
     /// The squares of each side's amazons, in no particular order.
     squares: [[u8; 4]; 2],
     /// Each side's amazons as a bitboard.
@@ -174,7 +228,8 @@ fn queen_targets(lines: &[u16; LINES], s: usize, out: &mut [u8; SPAN]) -> usize 
 }
 
 impl Amazons {
-    /// A position from each side's amazons and the arrows (bit `i` = square index `i`).
+    /// A 10×10 position from each side's amazons and the arrows (bit `i` = square index
+    /// `i`).
     ///
     /// # Errors
     /// If a side does not have exactly four amazons or two pieces share a square.
@@ -184,14 +239,45 @@ impl Amazons {
         arrows: u128,
         turn: Color,
     ) -> Result<Amazons, ParseError> {
+        Amazons::sized(10, black, white, arrows, turn)
+    }
+
+    /// A `size`×`size` position ([`SIZES`]) from each side's amazons and the arrows, with
+    /// the squares named as on 10×10 (bit `rank * 10 + file`).
+    ///
+    /// # Errors
+    /// An unsupported size, a piece off the board, a side without exactly four amazons, or
+    /// two pieces on one square.
+    pub fn sized(
+        size: usize,
+        black: u128,
+        white: u128,
+        arrows: u128,
+        turn: Color,
+    ) -> Result<Amazons, ParseError> {
+        if !SIZES.contains(&size) {
+            return Err(ParseError::whole(format!(
+                "Amazons boards are 8×8 or 10×10, not {size}×{size}"
+            )));
+        }
         if black & white != 0 || (black | white) & arrows != 0 {
             return Err(ParseError::whole("two pieces on one square"));
         }
-        if (black | white | arrows) >> 100 != 0 {
-            return Err(ParseError::whole("a piece beyond square j10"));
+        let walls = walls(size);
+        if (black | white | arrows) & walls != 0 || (black | white | arrows) >> 100 != 0 {
+            return Err(ParseError::whole(format!(
+                "a piece off the {size}×{size} board"
+            )));
+        }
+        let mut lines = EMPTY_LINES;
+        let mut rest = walls;
+        while rest != 0 {
+            toggle(&mut lines, rest.trailing_zeros() as usize);
+            rest &= rest - 1;
         }
         let mut position = Amazons {
-            lines: EMPTY_LINES,
+            lines,
+            walls,
             squares: [[0; 4]; 2],
             amazons: [black, white],
             arrows,
@@ -239,9 +325,34 @@ impl Amazons {
         self.arrows
     }
 
-    /// Amazons and arrows as a bitboard.
+    /// Amazons, arrows and the squares off the board, as a bitboard.
     pub fn occupied(&self) -> u128 {
-        self.amazons[0] | self.amazons[1] | self.arrows
+        self.amazons[0] | self.amazons[1] | self.arrows | self.walls
+    }
+
+    /// The board is `size()`×`size()`: 8 or 10.
+    pub fn size(&self) -> usize {
+        if self.walls == 0 { 10 } else { 8 }
+    }
+
+    /// The start position on a `size`×`size` board ([`SIZES`]): White on the first ranks
+    /// and moving first, Black on the last, each amazon a third of the way in from a
+    /// corner (10×10: a4 d1 g1 j4 and a7 d10 g10 j7; 8×8, as on Botzone and CodinGame: a3
+    /// c1 f1 h3 and a6 c8 f8 h6).
+    ///
+    /// # Panics
+    /// A size that is not one of [`SIZES`].
+    pub fn start_sized(size: usize) -> Amazons {
+        let k = (size - 1) / 3;
+        let top = size - 1;
+        let bits = |squares: [(usize, usize); 4]| {
+            squares
+                .iter()
+                .fold(0u128, |bb, &(f, r)| bb | (1 << (r * 10 + f)))
+        };
+        let white = bits([(0, k), (k, 0), (top - k, 0), (top, k)]);
+        let black = bits([(0, top - k), (k, top), (top - k, top), (top, top - k)]);
+        Amazons::sized(size, black, white, 0, Color::White).expect("a supported size")
     }
 
     /// The squares of the four amazons of `color`, in no particular order.
@@ -258,7 +369,7 @@ impl Amazons {
     /// amazons of both colours, the free squares of each side's regions, indexed by
     /// [`Color::index`]; `None` while the sides still share a region.
     pub fn separated_territory(&self) -> Option<[u32; 2]> {
-        let open = !self.arrows & ((1u128 << 100) - 1);
+        let open = !(self.arrows | self.walls) & ((1u128 << 100) - 1);
         let mut unvisited = open;
         let mut territory = [0u32; 2];
         while unvisited != 0 {
@@ -327,7 +438,10 @@ impl Amazons {
 
 impl PartialEq for Amazons {
     fn eq(&self, other: &Self) -> bool {
-        self.amazons == other.amazons && self.arrows == other.arrows && self.turn == other.turn
+        self.amazons == other.amazons
+            && self.arrows == other.arrows
+            && self.turn == other.turn
+            && self.walls == other.walls
     }
 }
 
@@ -345,15 +459,15 @@ impl Position for Amazons {
     const GAME: GameKind = GameKind::Amazons;
 
     fn start() -> Self {
-        let bits = |squares: [(usize, usize); 4]| {
-            squares
-                .iter()
-                .fold(0u128, |bb, &(f, r)| bb | (1 << (r * 10 + f)))
-        };
-        let white = bits([(0, 3), (3, 0), (6, 0), (9, 3)]);
-        let black = bits([(0, 6), (3, 9), (6, 9), (9, 6)]);
-        // The start position is valid by construction.
-        Amazons::from_bitboards(black, white, 0, Color::White).expect("start position is valid")
+        Amazons::start_sized(10)
+    }
+
+    fn start_for(rules: AmazonsRules) -> Self {
+        Amazons::start_sized(usize::from(rules.size))
+    }
+
+    fn fits(&self, rules: AmazonsRules) -> bool {
+        self.size() == usize::from(rules.size)
     }
 
     fn turn(&self) -> Color {
@@ -494,6 +608,15 @@ impl Position for Amazons {
 
     fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         let mv: Move = text.parse()?;
+        let size = self.size();
+        if let Some(off) = [mv.from, mv.to, mv.arrow]
+            .into_iter()
+            .find(|s| s.file() >= size || s.rank() >= size)
+        {
+            return Err(MoveError::Parse(ParseError::whole(format!(
+                "{off} is off the {size}×{size} board"
+            ))));
+        }
         if self.is_legal(mv) {
             Ok(mv)
         } else {
@@ -505,8 +628,9 @@ impl Position for Amazons {
 impl fmt::Display for Amazons {
     /// The position string, e.g. `3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&board_text::format(10, self.turn, |i| {
-            self.piece_at(Square::from_index_unchecked(i))
+        let n = self.size();
+        f.write_str(&board_text::format(n, self.turn, |i| {
+            self.piece_at(Square::from_index_unchecked(i / n * 10 + i % n))
                 .map(|p| match p {
                     Piece::Amazon(Color::Black) => b'b',
                     Piece::Amazon(Color::White) => b'w',
@@ -525,11 +649,25 @@ impl fmt::Debug for Amazons {
 impl FromStr for Amazons {
     type Err = ParseError;
 
+    /// A position string of either size: 10 ranks (`3b2b3/10/...`) or 8 (`2b2b2/8/...`).
     fn from_str(text: &str) -> Result<Self, ParseError> {
-        let parsed = board_text::parse(text, 10, b"bwx")?;
+        let ranks = text
+            .split(' ')
+            .next()
+            .unwrap_or_default()
+            .split('/')
+            .count();
+        let n = if ranks == 8 { 8 } else { 10 };
+        let parsed = board_text::parse(text, n, b"bwx")?;
+        // Bit `rank * n + file` of an n×n board, as bit `rank * 10 + file`.
+        let widen = |bb: u128| {
+            (0..n * n)
+                .filter(|i| bb >> i & 1 == 1)
+                .fold(0u128, |out, i| out | 1 << (i / n * 10 + i % n))
+        };
         let [black, white, arrows] = parsed.pieces[..] else {
             unreachable!("three piece letters")
         };
-        Amazons::from_bitboards(black, white, arrows, parsed.turn)
+        Amazons::sized(n, widen(black), widen(white), widen(arrows), parsed.turn)
     }
 }

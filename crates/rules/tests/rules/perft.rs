@@ -36,6 +36,14 @@ fn amazons_perft_matches_oracle() {
 }
 
 #[test]
+fn amazons_8x8_perft_matches_a_second_implementation() {
+    check::<Amazons>("amazons8.perft", QUICK_LIMIT, false);
+    let start: Amazons = "2b2b2/8/b6b/8/8/w6w/8/2w2w2 w".parse().unwrap();
+    assert_eq!(start, Amazons::start_sized(8));
+    assert_eq!(start, Amazons::start_for("size=8".parse().unwrap()));
+}
+
+#[test]
 #[ignore = "deep perft: billions of nodes, run with --ignored --release"]
 fn loa_perft_deep() {
     check::<Loa>("loa.perft", QUICK_LIMIT, true);

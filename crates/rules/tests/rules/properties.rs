@@ -249,7 +249,7 @@ fn random_loa_games_end_with_a_valid_outcome() {
 #[test]
 fn random_amazons_games_end_with_a_valid_outcome() {
     for seed in 0..300 {
-        let game = random_playout(Amazons::start(), AmazonsRules, rng(seed));
+        let game = random_playout(Amazons::start(), AmazonsRules::default(), rng(seed));
         let outcome = game.outcome().unwrap();
         assert_eq!(outcome.reason, EndReason::NoMoves);
         assert_eq!(outcome.winner, Some(!game.position().turn()));

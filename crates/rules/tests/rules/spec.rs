@@ -471,7 +471,7 @@ fn amazons_turn_is_not_complete_without_its_arrow() {
 
 #[test]
 fn amazons_arrows_block_for_the_rest_of_the_game_and_nothing_is_captured() {
-    let mut game = Game::new(Amazons::start(), AmazonsRules);
+    let mut game = Game::new(Amazons::start(), AmazonsRules::default());
     game.play_text("d1-d7/g7").unwrap();
     // The arrow on g7 stays; the black amazon on g10 cannot cross it.
     assert!(game.position().parse_move("g10-g6/g8").is_err());
@@ -498,7 +498,7 @@ fn amazons_side_without_a_complete_turn_loses() {
     );
     assert!(position.legal_moves().is_empty());
     assert_eq!(
-        position.outcome(AmazonsRules),
+        position.outcome(AmazonsRules::default()),
         win(Color::Black, EndReason::NoMoves)
     );
     assert_eq!(perft(&position, 0), 1);
@@ -510,7 +510,7 @@ fn amazons_side_without_a_complete_turn_loses() {
         &["c1", "c2", "c3", "b3", "a3"],
         Color::Black,
     );
-    assert_eq!(black_to_move.outcome(AmazonsRules), None);
+    assert_eq!(black_to_move.outcome(AmazonsRules::default()), None);
 }
 
 #[test]
@@ -529,7 +529,7 @@ fn amazons_amazon_that_can_step_always_has_a_turn() {
 fn amazons_games_have_no_draws_and_last_at_most_92_turns() {
     let mut state = 0x1234_5678_9abc_def0u64;
     for _ in 0..200 {
-        let game = tourney_rules::random_playout(Amazons::start(), AmazonsRules, || {
+        let game = tourney_rules::random_playout(Amazons::start(), AmazonsRules::default(), || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -646,4 +646,54 @@ fn amazons_separated_territory_counts_each_sides_regions() {
         .parse()
         .unwrap();
     assert_eq!(leaky.separated_territory(), None);
+}
+
+#[test]
+fn amazons_on_8x8_the_board_ends_at_h8() {
+    let rules: AmazonsRules = "size=8".parse().unwrap();
+    assert_eq!(rules.to_string(), "size=8");
+    assert_eq!(AmazonsRules::default().to_string(), "");
+    assert!(
+        "size=9"
+            .parse::<AmazonsRules>()
+            .unwrap_err()
+            .to_string()
+            .contains("8 or 10")
+    );
+    assert!("board=8".parse::<AmazonsRules>().is_err());
+    let start = Amazons::start_for(rules);
+    assert_eq!(start.size(), 8);
+    assert_eq!(start.to_string(), "2b2b2/8/b6b/8/8/w6w/8/2w2w2 w");
+    assert_eq!(start.turn(), Color::White, "White moves first on 8×8 too");
+    // No amazon or arrow goes past h8: the rook slide from a3 stops at a5.
+    let moves = start.legal_moves();
+    assert!(moves.iter().all(|m| {
+        [m.from, m.to, m.arrow]
+            .iter()
+            .all(|s| s.file() < 8 && s.rank() < 8)
+    }));
+    assert!(start.parse_move("a3-a5/a4").is_ok());
+    let off = start.parse_move("a3-a9/a4").unwrap_err().to_string();
+    assert!(off.contains("a9 is off the 8×8 board"), "{off}");
+    // A position string of 9 ranks is neither size.
+    assert!("8/8/8/8/8/8/8/8/8 w".parse::<Amazons>().is_err());
+    // Nothing may stand off the board.
+    let beyond = Amazons::sized(8, 1 << 8, 0, 0, Color::White).unwrap_err();
+    assert!(beyond.to_string().contains("off the 8×8 board"), "{beyond}");
+}
+
+#[test]
+fn amazons_on_8x8_the_edge_boxes_in_like_arrows() {
+    // White in the top-right corner of 8×8 (h8, g8, h7, g7) behind arrows: no turn, even
+    // though on 10×10 the same squares would have room beyond them.
+    let text = "5xww/5xww/5xxx/8/8/8/8/b1b1b1b1 w";
+    let boxed: Amazons = text.parse().unwrap();
+    assert_eq!(boxed.to_string(), text);
+    assert!(boxed.legal_moves().is_empty());
+    assert_eq!(
+        boxed.outcome(AmazonsRules { size: 8 }),
+        win(Color::Black, EndReason::NoMoves)
+    );
+    // The regions are apart: White's none, Black's every other free square.
+    assert_eq!(boxed.separated_territory(), Some([64 - 8 - 5, 0]));
 }

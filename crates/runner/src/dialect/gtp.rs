@@ -36,6 +36,16 @@ pub fn square(vertex: &str) -> Option<String> {
     Some(format!("{}{rank}", (b'a' + file as u8) as char))
 }
 
+/// Whether the square named `square` (`d10`) is on a `size`×`size` board.
+pub fn on_board(square: &str, size: usize) -> bool {
+    let file = square
+        .bytes()
+        .next()
+        .map_or(usize::MAX, |b| usize::from(b.wrapping_sub(b'a')));
+    let rank: usize = square.get(1..).and_then(|r| r.parse().ok()).unwrap_or(0);
+    file < size && (1..=size).contains(&rank)
+}
+
 /// The GTP colour word of `side`, the side that moves first being `first` in GTP's words.
 pub fn colour(side: Color, mover_first: Color, first: Color) -> &'static str {
     let gtp = if side == mover_first {
@@ -114,7 +124,7 @@ pub fn turns_to(target: &Amazons, budget: usize) -> Option<Vec<String>> {
         });
         found
     }
-    let start = Amazons::start();
+    let start = Amazons::start_sized(target.size());
     let plies = target.arrows().count_ones() as usize;
     let mut path = Vec::with_capacity(plies);
     let mut budget = budget;
@@ -136,6 +146,9 @@ mod tests {
         assert_eq!(square("j9").as_deref(), Some("i9"));
         assert_eq!(square("I5"), None, "GTP has no column I");
         assert_eq!(square("pass"), None);
+        assert!(on_board("h8", 8) && on_board("j10", 10));
+        assert!(!on_board("i8", 8) && !on_board("a9", 8) && !on_board("a0", 10));
+        assert!(!on_board("y99", 10));
         for file in b'a'..=b'j' {
             let name = format!("{}7", file as char);
             assert_eq!(square(&vertex(&name).unwrap()), Some(name));

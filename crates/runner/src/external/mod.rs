@@ -10,6 +10,7 @@
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
+pub mod check;
 mod process;
 mod transcript;
 mod turns;
@@ -323,7 +324,9 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             self.start().inspect_err(|_| self.discard())?;
         }
         if !self.config.protocol.speaks_commands() {
-            return self.new_game_turns::<P>().inspect_err(|_| self.discard());
+            return self
+                .new_game_turns::<P>(rules)
+                .inspect_err(|_| self.discard());
         }
         let rules_text = rules.to_string();
         let command = Command::NewGame {

@@ -187,6 +187,20 @@ impl EngineProcess {
             .clear();
     }
 
+    /// Its exit status if it exits within `within` (`None`: still running).
+    pub(super) fn exit_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + within;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Kills the engine and everything in its process group, and reaps it.
     pub(super) fn kill(&mut self) {
         // Killed before it is forgotten: `end_engines` meanwhile kills it too, never misses it.

@@ -128,10 +128,10 @@ impl ExternalEngine {
 
     /// A new game (in a fresh process for CodinGame bots, which cannot be told): GTP
     /// programs get the board size and a clear board.
-    pub(super) fn new_game_turns<P: Position>(&mut self) -> Result<(), Unfit> {
+    pub(super) fn new_game_turns<P: Position>(&mut self, rules: P::Rules) -> Result<(), Unfit> {
         self.turns = TurnState::default();
         if let Dialect::Gtp { .. } = self.config.protocol {
-            let size = codingame::rows(&P::start().to_string()).len();
+            let size = codingame::rows(&P::start_for(rules).to_string()).len();
             self.gtp_setup(&format!("boardsize {size}"))?;
             self.gtp_setup("clear_board")?;
         }
@@ -196,7 +196,7 @@ impl ExternalEngine {
         let until = Instant::now() + deadline;
         if self.turns.opening.is_none() {
             let start = *game.start();
-            let opening = if start == P::start() {
+            let opening = if start == P::start_for(game.rules()) {
                 Some(Vec::new())
             } else {
                 (start.to_string().parse().ok()).and_then(|s| gtp::turns_to(&s, OPENING_SEARCH))
