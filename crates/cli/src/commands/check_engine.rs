@@ -1,5 +1,6 @@
 //! `tourney check-engine`: an outside engine put through the exchanges a tournament needs.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -41,16 +42,18 @@ pub(crate) struct CheckEngineArgs {
     timeout: f64,
 }
 
-/// One line per check; a failure's exchange indented below it.
+/// One line per check; a failure's exchange indented below it. Output that cannot be
+/// written (a reader gone, `| head`) is dropped: the checks still run to their end.
 fn print(result: &CheckResult) {
     let mark = match result.verdict {
         Verdict::Pass => "PASS",
         Verdict::Fail => "FAIL",
         Verdict::Skip => "SKIP",
     };
-    println!("{mark}  {:<36} {}", result.name, result.detail);
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{mark}  {:<36} {}", result.name, result.detail);
     for line in &result.exchange {
-        println!("        {line}");
+        let _ = writeln!(out, "        {line}");
     }
 }
 
@@ -78,7 +81,8 @@ pub(crate) fn run(args: &CheckEngineArgs) -> Result<ExitCode> {
         count(Verdict::Fail),
         count(Verdict::Skip),
     );
-    println!(
+    let _ = writeln!(
+        std::io::stdout(),
         "{passed} of {} checks passed, {failed} failed, {skipped} skipped ({} in {})",
         results.len(),
         args.protocol,
