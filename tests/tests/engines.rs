@@ -95,6 +95,30 @@ fn a_good_engine_plays_whole_games() {
     let record = game("good", &setup).unwrap();
     assert!(!record.termination.is_failure(), "{record:?}");
     assert!(record.moves.len() >= 2);
+    // A game the engine did not lose by failing keeps no log, unless every game keeps
+    // them (`engine_logs = "all"`): then its protocol and stderr are in the record, and
+    // the built-in side has none to keep.
+    assert!(record.white.transcript.is_empty() && record.white.stderr.is_empty());
+    setup.keep_logs = true;
+    let logged = game("good", &setup).unwrap();
+    assert!(!logged.termination.is_failure(), "{logged:?}");
+    let transcript = &logged.white.transcript;
+    assert!(
+        transcript.iter().any(|l| l.ends_with("> isready")),
+        "{transcript:?}"
+    );
+    assert!(
+        transcript.iter().any(|l| l.contains("< bestmove")),
+        "{transcript:?}"
+    );
+    assert!(
+        transcript
+            .iter()
+            .any(|l| l.contains("! misbehave: mode good")),
+        "{transcript:?}"
+    );
+    assert!(logged.black.transcript.is_empty());
+    assert!(logged.white.check_bounds().is_ok());
     assert_eq!(
         record.white.spec,
         format!("cmd:{} good", env!("CARGO_BIN_EXE_misbehave"))

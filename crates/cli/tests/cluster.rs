@@ -180,6 +180,10 @@ format = "round-robin"
 rounds = 50
 openings = { plies = 2, seed = 5 }
 limits = { depth = 1 }
+engine_logs = "all"
+
+[rules]
+size = "8"
 
 [[engine]]
 name = "one"
@@ -187,7 +191,8 @@ player = "ab:depth=1"
 
 [[engine]]
 name = "random"
-player = "random"
+command = "tourney engine random --protocol gtp --game amazons"
+protocol = "gtp"
 "#;
 
 /// Waits up to `seconds` for `child` to exit; its exit status, or `None` if it still runs.
@@ -374,7 +379,14 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         std::fs::write(&file, text).unwrap();
         ids.push(submit(port, &file));
     }
-    let _worker = Reaped(start_worker(port, "browser-test"));
+    // Outside engines (the Amazons round robin's GTP one) may run as root here: the test's own.
+    let worker = worker_command(port, "browser-test")
+        .arg("--allow-root-engines")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _worker = Reaped(worker);
     for id in &ids {
         wait_for(port, id, "a first pair", |s| {
             s["pairs_done"].as_u64().unwrap() >= 1
@@ -561,6 +573,19 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
         &format!("const b = (() => {{ {board} }})(); return b && b.pieces === 8 ? b : null;"),
     );
     assert_eq!(amazons["drawn"], true, "{amazons}");
+    // An 8×8 board: 64 squares, ranks 1 to 8.
+    let squares = browser
+        .eval("return document.querySelectorAll('#board rect[data-square]:not(.arrow)').length;");
+    assert_eq!(squares, 64, "{amazons}");
+    // Every game kept its engine logs (`engine_logs = \"all\"`): the GTP engine's is linked
+    // from the game, and shows its protocol.
+    browser.click("#log-links a");
+    let log = browser.wait_for(
+        5,
+        "the engine log",
+        "const pre = document.querySelector('#engine-log'); return pre.hidden ? null : pre.textContent;",
+    );
+    assert!(log.as_str().unwrap().contains("genmove"), "{log}");
     browser.click("#next");
     browser.click("#next");
     let two = browser.eval(board);

@@ -379,6 +379,22 @@ function showGame(index) {
     }, m.move));
   });
   $("#moves").replaceChildren(...lines);
+  // Each side's engine log (its protocol transcript and stderr), when the game kept one
+  // (`engine_logs = "all"`, or the side lost by failing): a link that shows it below.
+  const log = $("#engine-log");
+  log.hidden = true;
+  const links = [["White", g.white, g.white_log], ["Black", g.black, g.black_log]]
+    .filter(([, , lines]) => lines && lines.length)
+    .map(([side, name, lines]) => el("a", {
+      href: "#engine-log",
+      class: "log-link",
+      onclick: (event) => {
+        event.preventDefault();
+        log.textContent = lines.join("\n");
+        log.hidden = false;
+      },
+    }, `${side}'s log (${name}, ${lines.length} lines)`));
+  $("#log-links").replaceChildren(...links.flatMap((a, i) => (i ? [" · ", a] : [a])));
   for (const i of [0, 1]) {
     const tab = $("#game-" + i);
     tab.hidden = i >= viewer.pair.games.length;

@@ -450,6 +450,7 @@ mod tests {
             scale_by_speed: false,
             score_rules: ScoreRules::default(),
             engine_limits: Default::default(),
+            engine_logs: Default::default(),
         }
     }
 

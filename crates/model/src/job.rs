@@ -38,6 +38,8 @@ pub struct GameSettings {
     pub score_rules: crate::adjudication::ScoreRules,
     /// What outside engines' processes may use.
     pub engine_limits: crate::tournament::EngineLimits,
+    /// Which games keep their outside engines' logs.
+    pub engine_logs: crate::tournament::EngineLogs,
 }
 
 impl GameSettings {
@@ -58,6 +60,7 @@ impl GameSettings {
             scale_by_speed: l.scale == crate::tournament::ClockScale::Nps,
             score_rules: config.adjudication.score_rules(),
             engine_limits: config.engine_limits,
+            engine_logs: config.engine_logs,
         }
     }
 }

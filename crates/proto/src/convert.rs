@@ -87,6 +87,7 @@ impl From<&GameSettings> for pb::GameSettings {
                 stderr_kb: s.engine_limits.stderr_kb,
                 network: s.engine_limits.network,
             }),
+            all_engine_logs: s.engine_logs == tourney_model::tournament::EngineLogs::All,
         }
     }
 }
@@ -95,6 +96,11 @@ impl TryFrom<pb::GameSettings> for GameSettings {
     type Error = WireError;
     fn try_from(s: pb::GameSettings) -> Result<Self, WireError> {
         Ok(GameSettings {
+            engine_logs: if s.all_engine_logs {
+                tourney_model::tournament::EngineLogs::All
+            } else {
+                tourney_model::tournament::EngineLogs::Failures
+            },
             game: s.game.parse().map_err(|e| invalid("settings.game", e))?,
             time_control: tc_of(&s.tc, "settings.tc")?,
             tournament_name: s.tournament_name,
@@ -375,6 +381,7 @@ mod tests {
                     network: true,
                     ..Default::default()
                 },
+                engine_logs: tourney_model::tournament::EngineLogs::All,
             },
             first: Engine {
                 name: "a".into(),

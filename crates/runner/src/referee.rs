@@ -59,6 +59,9 @@ pub struct Setup<P: Position> {
     pub seed: u64,
     /// Extra record fields (pair index, opening, ...).
     pub meta: BTreeMap<String, tourney_model::MetaValue>,
+    /// Every game keeps its outside engines' transcripts and stderr, not only a game an
+    /// engine lost by failing (`engine_logs = "all"`).
+    pub keep_logs: bool,
 }
 
 impl<P: Position> Setup<P> {
@@ -85,6 +88,7 @@ impl<P: Position> Setup<P> {
             adjudicate: settings.adjudicate,
             score_rules: settings.score_rules,
             time_margin: Duration::from_millis(settings.margin_ms),
+            keep_logs: settings.engine_logs == tourney_model::tournament::EngineLogs::All,
             ..Setup::new(rules)
         })
     }
@@ -92,7 +96,7 @@ impl<P: Position> Setup<P> {
     /// A game from the standard start with no clock and no limits.
     pub fn new(rules: P::Rules) -> Self {
         Setup {
-            start: P::start(),
+            start: P::start_for(rules),
             opening: Vec::new(),
             rules,
             time_control: TimeControl::Infinite,
@@ -106,6 +110,7 @@ impl<P: Position> Setup<P> {
             unresponsive: Duration::from_secs(60),
             seed: 0,
             meta: BTreeMap::new(),
+            keep_logs: false,
         }
     }
 
@@ -528,7 +533,8 @@ pub fn play<'a, P: Adjudicate>(
 
 /// The record of a game that ended with `ending`. A game played on past its adjudication
 /// is recorded as adjudicated, up to that ply; how it really ended goes into its meta. The
-/// side that lost by failing keeps its stderr and the game's protocol transcript.
+/// side that lost by failing keeps its stderr and the game's protocol transcript; with
+/// [`Setup::keep_logs`] every side does.
 fn game_record<P: Adjudicate>(
     setup: &Setup<P>,
     seats: [Seat<'_, P>; 2],
@@ -555,18 +561,18 @@ fn game_record<P: Adjudicate>(
     let failed = termination.is_failure();
     let [black, white] = seats;
     let record = |seat: &Seat<'_, P>, color: Color| {
-        let lost = failed && winner != Some(color);
+        let kept = (failed && winner != Some(color)) || setup.keep_logs;
         PlayerRecord {
             name: seat.name.clone(),
             spec: seat.player.spec(),
             artifact: None,
             options: seat.player.options().into_iter().collect(),
-            stderr: if lost {
+            stderr: if kept {
                 seat.player.stderr_tail()
             } else {
                 Vec::new()
             },
-            transcript: if lost {
+            transcript: if kept {
                 seat.player.transcript()
             } else {
                 Vec::new()

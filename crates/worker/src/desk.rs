@@ -316,6 +316,7 @@ pub(crate) mod tests {
                     adjudicate: false,
                     margin_ms: 100,
                     engine_limits: Default::default(),
+                    engine_logs: Default::default(),
                     scale_by_speed: false,
                     score_rules: Default::default(),
                 },

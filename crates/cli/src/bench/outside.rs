@@ -35,6 +35,7 @@ fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u3
             scale_by_speed: false,
             score_rules: Default::default(),
             engine_limits: Default::default(),
+            engine_logs: Default::default(),
         },
         first: engine("a"),
         second: engine("b"),

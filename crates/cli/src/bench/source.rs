@@ -82,6 +82,7 @@ fn job(source: Source) -> PairJob {
             scale_by_speed: false,
             score_rules: Default::default(),
             engine_limits: Default::default(),
+            engine_logs: Default::default(),
         },
         first: engine(
             "source",

@@ -40,6 +40,7 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
         adjudicate: false,
         margin_ms: 100,
         engine_limits: Default::default(),
+        engine_logs: Default::default(),
         scale_by_speed: false,
         score_rules: Default::default(),
     };

@@ -159,6 +159,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
         adjudicate: args.adjudicate,
         margin_ms: args.margin,
         engine_limits: Default::default(),
+        engine_logs: Default::default(),
         scale_by_speed: false,
         score_rules: Default::default(),
     };

@@ -574,6 +574,11 @@ struct GameView {
     positions: Vec<String>,
     /// Why the replay stopped early, if a move did not replay (a corrupt record).
     replay_error: Option<String>,
+    /// White's engine log as the record kept it: the protocol transcript (with stderr), or
+    /// stderr alone; empty when the game kept none.
+    white_log: Vec<String>,
+    /// Black's, likewise.
+    black_log: Vec<String>,
 }
 
 /// Both games of a pair.
@@ -605,7 +610,14 @@ fn game_view(record: GameRecord) -> GameView {
         Ok(positions) => (positions, None),
         Err((positions, e)) => (positions, Some(e)),
     };
+    let log = |p: &tourney_model::PlayerRecord| match p.transcript.is_empty() {
+        true => p.stderr.iter().map(|l| format!("! {l}")).collect(),
+        false => p.transcript.clone(),
+    };
+    let (white_log, black_log) = (log(&record.white), log(&record.black));
     GameView {
+        white_log,
+        black_log,
         game: record.game,
         white: record.white.name,
         black: record.black.name,

@@ -39,7 +39,7 @@ pub use engine::EngineEntry;
 pub use error::{ConfigError, parse_toml};
 pub use outcome::{PairOutcome, State};
 pub use settings::{
-    AdjudicationSettings, ClockScale, EngineLimits, Format, LimitSettings, MAX_ENGINES,
+    AdjudicationSettings, ClockScale, EngineLimits, EngineLogs, Format, LimitSettings, MAX_ENGINES,
     MAX_NAME_CHARS, MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel,
     SprtSettings,
 };
@@ -79,6 +79,10 @@ pub struct TournamentConfig {
     /// What outside engines' processes may use.
     #[serde(default)]
     pub engine_limits: EngineLimits,
+    /// Which games keep their outside engines' logs: `"failures"` (the default) or
+    /// `"all"`.
+    #[serde(default)]
+    pub engine_logs: EngineLogs,
     /// Scheduling priority: higher runs first.
     #[serde(default)]
     pub priority: i32,

@@ -133,6 +133,17 @@ pub struct OpeningSettings {
     pub offset: u64,
 }
 
+/// Which games keep their outside engines' logs (the protocol transcript and stderr).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineLogs {
+    /// Only a game an engine lost by failing (crash, time, illegal move, silence).
+    #[default]
+    Failures,
+    /// Every game.
+    All,
+}
+
 /// How an openings file writes its openings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

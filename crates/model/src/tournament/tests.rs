@@ -190,6 +190,15 @@ fn errors_name_the_file_line_and_key() {
     let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
     assert!(e.message.contains("swiss"), "{e}");
     assert_eq!(e.line, Some(5));
+    // Which games keep engine logs: failures (the default) or all.
+    let c = TournamentConfig::parse(&format!("engine_logs = \"all\"\n{SPRT}"), "t.toml").unwrap();
+    assert_eq!(c.engine_logs, crate::tournament::EngineLogs::All);
+    assert_eq!(
+        crate::job::GameSettings::of(&c).engine_logs,
+        crate::tournament::EngineLogs::All
+    );
+    let e = error(&format!("engine_logs = \"some\"\n{SPRT}"));
+    assert!(e.to_string().contains("engine_logs"), "{e}");
     // A dialect's options are checked, and GTP is for Amazons.
     let gtp = |protocol: &str| {
         error(&SPRT.replace(
