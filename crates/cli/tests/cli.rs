@@ -1230,6 +1230,29 @@ fn engines_of_every_dialect_play_whole_tournaments_of_both_games() {
                 "{first} / {second}: {failure}: {report}"
             );
         }
+        if i == 0 {
+            // What the UCI engine reported of each search is in the record: selective
+            // depth, speed, its own time (the latency is the rest) and the PV.
+            let data = dir.path().join("data-0");
+            let exported = tourney(&["export", "1", "--data", data.to_str().unwrap()], "");
+            let moves: Vec<serde_json::Value> = (stdout(&exported).lines())
+                .flat_map(|l| {
+                    let game: serde_json::Value = serde_json::from_str(l).unwrap();
+                    game["moves"].as_array().unwrap().clone()
+                })
+                .collect();
+            let searched: Vec<_> = moves.iter().filter(|m| m["pv"].is_array()).collect();
+            assert!(!searched.is_empty(), "{moves:?}");
+            for m in searched {
+                assert!(
+                    m["seldepth"].as_u64().is_some() && m["nps"].as_u64().is_some(),
+                    "{m}"
+                );
+                let (engine, measured) = (m["engine_ms"].as_u64(), m["time_ms"].as_u64());
+                assert!(engine.unwrap() <= measured.unwrap() + 5, "{m}");
+                assert!(m["pv"].as_array().unwrap().len() <= 32, "{m}");
+            }
+        }
     }
     // A protocol that does not exist is named with its key.
     let bad = dir.path().join("bad.toml");

@@ -343,6 +343,18 @@ function drawBoard(game, position, move) {
   return board;
 }
 
+/** What the record says of move `i` (0-based) of game `g`: time, clock, search figures,
+ * and for an outside engine its latency and principal variation. */
+function moveInfo(g, i, side) {
+  const m = g.moves[i];
+  const clock = g.clock_ms && g.clock_ms[i] != null ? `clock ${(g.clock_ms[i] / 1000).toFixed(1)} s left` : "";
+  const latency = m.engine_ms != null ? `latency ${Math.max(0, m.time_ms - m.engine_ms)} ms` : "";
+  const depth = m.depth ? "depth " + m.depth + (m.seldepth ? "/" + m.seldepth : "") : "";
+  return [side, m.time_ms + " ms", clock, latency, depth, m.nodes ? m.nodes + " nodes" : "",
+    m.nps ? m.nps + " nps" : "", m.score || "", m.pv && m.pv.length ? "pv " + m.pv.join(" ") : ""]
+    .filter(Boolean).join(", ");
+}
+
 function showPly(ply) {
   const g = viewer.pair.games[viewer.game];
   viewer.ply = Math.max(0, Math.min(ply, g.positions.length - 1));
@@ -352,6 +364,8 @@ function showPly(ply) {
   $("#viewer-ply").textContent = `ply ${viewer.ply} / ${g.positions.length - 1}` + (move ? `: ${move}` : "");
   $("#viewer-ply").dataset.ply = viewer.ply;
   $("#viewer-position").textContent = g.positions[viewer.ply];
+  const mover = (position) => (position.split(" ")[1] === "b" ? "Black" : "White");
+  $("#viewer-move-info").textContent = viewer.ply > 0 ? moveInfo(g, viewer.ply - 1, mover(g.positions[viewer.ply - 1])) : "";
   for (const span of $("#moves").querySelectorAll(".ply")) span.classList.toggle("current", Number(span.dataset.ply) === viewer.ply);
 }
 
@@ -374,7 +388,7 @@ function showGame(index) {
     lines[lines.length - 1].append(" ", el("span", {
       class: "ply" + (i < g.opening_plies ? " opening" : ""),
       "data-ply": i + 1,
-      title: [mover(g.positions[i]), m.time_ms + " ms", m.nodes ? m.nodes + " nodes" : "", m.depth ? "depth " + m.depth : "", m.score || ""].filter(Boolean).join(", "),
+      title: moveInfo(g, i, mover(g.positions[i])),
       onclick: () => showPly(i + 1),
     }, m.move));
   });

@@ -162,6 +162,50 @@ impl Clock {
     }
 }
 
+/// The mover's clock left after each move of `record`, in milliseconds, as its
+/// `time_control` (one for both, or `white A; black B`) and times run it down; `None` for
+/// a move without a clock, and for the opening's moves, which take no time.
+pub fn clocks_left(record: &GameRecord) -> Vec<Option<u64>> {
+    let parse = |text: &str| text.trim().parse::<TimeControl>().ok();
+    let tc = record.time_control.as_str();
+    let [white, black] = match tc.split_once(';') {
+        Some((w, b)) => [
+            parse(w.trim().trim_start_matches("white")),
+            parse(b.trim().trim_start_matches("black")),
+        ],
+        None => [parse(tc), parse(tc)],
+    };
+    let scale = match record.meta.get("clock_scale") {
+        Some(MetaValue::Text(t)) => t.parse::<f64>().unwrap_or(1.0),
+        Some(MetaValue::Number(n)) => *n as f64,
+        None => 1.0,
+    };
+    let limits = |tc: Option<TimeControl>| MoveLimits {
+        time_control: tc.unwrap_or(TimeControl::Infinite),
+        nodes: None,
+        depth: None,
+        movetime_ms: None,
+    };
+    // By colour index: Black 0, White 1.
+    let mut clocks = [
+        Clock::new(limits(black), scale),
+        Clock::new(limits(white), scale),
+    ];
+    let mut mover = usize::from(!record.start.ends_with(" b"));
+    let opening = record.opening_plies as usize;
+    (record.moves.iter().enumerate())
+        .map(|(i, m)| {
+            let clock = &mut clocks[mover];
+            mover = 1 - mover;
+            if i < opening || clock.base.is_none() {
+                return None;
+            }
+            clock.spend(m.time_ms);
+            Some(clock.left)
+        })
+        .collect()
+}
+
 /// The clock factor a record says it was played with, within the bounds a worker uses.
 fn clock_scale(record: &GameRecord, settings: &GameSettings) -> Result<f64, Rejection> {
     if !settings.scale_by_speed {
@@ -252,6 +296,18 @@ fn check_typed<P: Position + Adjudicate>(
             return Err(Rejection::Scores(format!(
                 "ply {ply}: {mover}'s player reports no scores, the record gives '{}'",
                 m.score.as_deref().unwrap_or_default()
+            )));
+        }
+        if m.pv.len() > crate::MAX_PV_MOVES
+            || m.pv
+                .iter()
+                .any(|p| p.chars().count() > crate::MAX_PV_MOVE_CHARS)
+        {
+            return Err(Rejection::Record(format!(
+                "ply {ply}: a principal variation of {} moves, beyond {} moves of {} characters",
+                m.pv.len(),
+                crate::MAX_PV_MOVES,
+                crate::MAX_PV_MOVE_CHARS
             )));
         }
         let clock = &mut clocks[mover.index()];
@@ -484,6 +540,7 @@ mod tests {
                     nodes: None,
                     depth: None,
                     score: None,
+                    ..Default::default()
                 })
                 .collect(),
             result,
@@ -725,6 +782,31 @@ mod tests {
     }
 
     #[test]
+    fn the_clock_left_after_each_move_runs_down_each_sides_own() {
+        let start = Loa::start().to_string();
+        let mut r = record(
+            GameKind::Loa,
+            &start,
+            &refs(&loa_moves(4)),
+            300,
+            Termination::MaxPlies,
+            GameResult::Draw,
+        );
+        r.time_control = "10+0.1".into();
+        // Black moves first: 10 s - 0.3 s + 0.1 s each move, each side its own clock.
+        assert_eq!(
+            clocks_left(&r),
+            [Some(9_800), Some(9_800), Some(9_600), Some(9_600)]
+        );
+        r.time_control = "white 1+0; black inf".into();
+        assert_eq!(clocks_left(&r), [None, Some(700), None, Some(400)]);
+        r.opening_plies = 2;
+        assert_eq!(clocks_left(&r), [None, None, None, Some(700)]);
+        r.time_control = "inf".into();
+        assert!(clocks_left(&r).iter().all(Option::is_none));
+    }
+
+    #[test]
     fn a_record_is_its_tournaments_and_within_a_workers_bounds() {
         let start = Loa::start().to_string();
         let s = settings(GameKind::Loa, "inf");
@@ -747,7 +829,19 @@ mod tests {
         long_line.white.stderr = vec!["x".repeat(crate::MAX_STDERR_LINE_CHARS + 1)];
         let mut transcript = good.clone();
         transcript.black.transcript = vec!["y".repeat(1000); 100];
+        let mut long_pv = good.clone();
+        long_pv.moves[0].pv = vec!["b1-b3".into(); crate::MAX_PV_MOVES + 1];
+        let mut wide_pv = good.clone();
+        wide_pv.moves[0].pv = vec!["b".repeat(crate::MAX_PV_MOVE_CHARS + 1)];
+        // Telemetry within the bounds is taken.
+        let mut telemetry = good.clone();
+        telemetry.moves[0].pv = vec!["b1-b3".into(); crate::MAX_PV_MOVES];
+        (telemetry.moves[0].seldepth, telemetry.moves[0].nps) = (Some(9), Some(1_000_000));
+        telemetry.moves[0].engine_ms = Some(0);
+        assert_eq!(check(&telemetry, &start, &s, searchers()), Ok(()));
         for (what, r) in [
+            ("a long principal variation", long_pv),
+            ("a principal variation move", wide_pv),
             ("rules", other_rules),
             ("opening plies", opening),
             ("stderr lines", stderr),

@@ -18,9 +18,10 @@ mod utc;
 pub mod version;
 
 pub use record::{
-    GameRecord, GameResult, GameSummary, MAX_STDERR_LINE_CHARS, MAX_STDERR_LINES,
-    MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_LINE_CHARS, MAX_TRANSCRIPT_LINES, MetaValue, MoveCost,
-    MoveRecord, Notation, PlayerName, PlayerRecord, SummaryMeta, Termination, fingerprint,
+    GameRecord, GameResult, GameSummary, MAX_PV_MOVE_CHARS, MAX_PV_MOVES, MAX_STDERR_LINE_CHARS,
+    MAX_STDERR_LINES, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_LINE_CHARS, MAX_TRANSCRIPT_LINES,
+    MetaValue, MoveCost, MoveRecord, Notation, PlayerName, PlayerRecord, SummaryMeta, Termination,
+    fingerprint,
 };
 pub use time_control::{TimeControl, TimeControlError};
 pub use tourney_rules::GameKind;

@@ -10,7 +10,7 @@ use tourney_rules::{Color, Game, Position};
 use crate::protocol::Go;
 
 /// A move as a player gave it, not yet checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reply {
     /// The move text.
     pub mv: String,
@@ -20,6 +20,14 @@ pub struct Reply {
     pub depth: Option<u32>,
     /// Score (`cp 35`), if reported.
     pub score: Option<String>,
+    /// Selective depth, if reported.
+    pub seldepth: Option<u32>,
+    /// Nodes per second, if reported.
+    pub nps: Option<u64>,
+    /// The search time the engine reported, in milliseconds.
+    pub engine_ms: Option<u64>,
+    /// The principal variation it reported last.
+    pub pv: Vec<String>,
 }
 
 /// A player's failure during a game: it loses with this termination.
@@ -147,6 +155,9 @@ impl<P: Heuristics> Contestant<P> for BuiltIn<P> {
             nodes: Some(result.info.nodes),
             depth: Some(result.info.depth).filter(|&d| d > 0),
             score: result.info.score.map(|s| s.to_string()),
+            // The rest is an outside engine's telemetry: a built-in player's moves stay
+            // as compact as they always were.
+            ..Reply::default()
         })
     }
 }

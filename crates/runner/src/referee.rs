@@ -358,6 +358,7 @@ fn play_opening<P: Adjudicate>(
             nodes: None,
             depth: None,
             score: None,
+            ..Default::default()
         });
     }
     Ok((game, moves))
@@ -461,6 +462,14 @@ fn turn<P: Adjudicate>(
             nodes: reply.nodes,
             depth: reply.depth,
             score: reply.score,
+            seldepth: reply.seldepth,
+            nps: reply.nps,
+            engine_ms: reply.engine_ms,
+            // Kept within the record's bounds: at most so many moves, none too long.
+            pv: (reply.pv.into_iter())
+                .take(tourney_model::MAX_PV_MOVES)
+                .take_while(|m| m.chars().count() <= tourney_model::MAX_PV_MOVE_CHARS)
+                .collect(),
         }),
         Err(e) => {
             let detail = format!("{mover} played '{}': {e}", reply.mv);

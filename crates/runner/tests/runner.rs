@@ -404,6 +404,7 @@ impl tourney_runner::Contestant<Loa> for Recorder {
             nodes: None,
             depth: None,
             score: self.1.map(str::to_string),
+            ..Default::default()
         })
     }
 }

@@ -44,6 +44,7 @@ fn random_game(start: &Loa, white: &str, black: &str, rng: &mut Rng) -> GameReco
             nodes: Some(1),
             depth: None,
             score: None,
+            ..Default::default()
         });
     }
     let outcome = game.outcome().expect("a random LOA game ends");

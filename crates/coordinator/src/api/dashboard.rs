@@ -579,6 +579,8 @@ struct GameView {
     white_log: Vec<String>,
     /// Black's, likewise.
     black_log: Vec<String>,
+    /// The mover's clock left after each move, in milliseconds (`None`: no clock).
+    clock_ms: Vec<Option<u64>>,
 }
 
 /// Both games of a pair.
@@ -615,7 +617,9 @@ fn game_view(record: GameRecord) -> GameView {
         false => p.transcript.clone(),
     };
     let (white_log, black_log) = (log(&record.white), log(&record.black));
+    let clock_ms = tourney_model::check::clocks_left(&record);
     GameView {
+        clock_ms,
         white_log,
         black_log,
         game: record.game,
@@ -676,6 +680,7 @@ mod tests {
                     nodes: None,
                     depth: None,
                     score: None,
+                    ..Default::default()
                 })
                 .collect(),
             result: GameResult::Draw,

@@ -163,7 +163,7 @@ impl PlayerRecord {
 }
 
 /// One move as played.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveRecord {
     /// The move in notation.
     #[serde(rename = "move")]
@@ -179,7 +179,27 @@ pub struct MoveRecord {
     /// Score from the mover's view as the protocol writes it (`cp 35`, `win 7`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<String>,
+    /// Selective depth, if an outside engine said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seldepth: Option<u32>,
+    /// Nodes per second, if an outside engine said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nps: Option<u64>,
+    /// The search time an outside engine reported (its last `info time`), in
+    /// milliseconds: `time_ms` less this is the move's latency (the protocol, the process,
+    /// the operating system).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ms: Option<u64>,
+    /// The principal variation an outside engine reported last, from this move on; at
+    /// most [`MAX_PV_MOVES`] moves of at most [`MAX_PV_MOVE_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pv: Vec<String>,
 }
+
+/// The most moves a recorded principal variation keeps.
+pub const MAX_PV_MOVES: usize = 32;
+/// The longest move text a recorded principal variation keeps, in characters.
+pub const MAX_PV_MOVE_CHARS: usize = 16;
 
 /// How a game ended, from White's side; written `1-0`, `1/2-1/2` or `0-1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -372,6 +392,7 @@ mod tests {
                     nodes: Some(100),
                     depth: None,
                     score: Some("cp 5".into()),
+                    ..Default::default()
                 })
                 .collect(),
             result: GameResult::BlackWins,

@@ -379,12 +379,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
             return Err(self.failure(Termination::Crash, format!("{why} ({e})")));
         }
         let until = Instant::now() + deadline;
-        let mut reply = Reply {
-            mv: String::new(),
-            nodes: None,
-            depth: None,
-            score: None,
-        };
+        let mut reply = Reply::default();
         loop {
             match process.next_line(until) {
                 Ok(line) => {
@@ -395,6 +390,12 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                             reply.nodes = info.nodes.or(reply.nodes);
                             reply.depth = info.depth.or(reply.depth);
                             reply.score = info.score.or(reply.score.take());
+                            reply.seldepth = info.seldepth.or(reply.seldepth);
+                            reply.nps = info.nps.or(reply.nps);
+                            reply.engine_ms = info.time.or(reply.engine_ms);
+                            if !info.pv.is_empty() {
+                                reply.pv = info.pv;
+                            }
                         }
                         Message::BestMove(mv) => {
                             reply.mv = if dialect.compact_moves() {

@@ -280,9 +280,7 @@ impl ExternalEngine {
 fn reply(mv: String) -> Reply {
     Reply {
         mv,
-        nodes: None,
-        depth: None,
-        score: None,
+        ..Reply::default()
     }
 }
 
