@@ -1241,6 +1241,9 @@ fn engines_of_every_dialect_play_whole_tournaments_of_both_games() {
                     game["moves"].as_array().unwrap().clone()
                 })
                 .collect();
+            // The report gives each engine's mean latency.
+            assert!(report.contains("Engine latency"), "{report}");
+            assert!(report.contains("  other: mean "), "{report}");
             let searched: Vec<_> = moves.iter().filter(|m| m["pv"].is_array()).collect();
             assert!(!searched.is_empty(), "{moves:?}");
             for m in searched {

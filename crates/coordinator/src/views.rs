@@ -136,6 +136,7 @@ fn report_from(
         terminations,
         openings: opening_results(config, outcomes, status.openings),
         engine_failures: Vec::new(),
+        latency: Vec::new(),
         workers: Default::default(),
         timeline: None,
         spsa: None,
@@ -401,6 +402,7 @@ impl Coordinator {
         report.details = details;
         report.adjudication_check = check;
         report.engine_failures = engine_failures;
+        report.latency = self.latency(id);
         report.workers = workers;
         let sprt = report.sprt.as_ref().map(|s| {
             let counted = s.estimate.pairs;
@@ -422,6 +424,37 @@ impl Coordinator {
             ));
         }
         Some((status, report))
+    }
+
+    /// Each outside engine's latency over the moves whose search time it reported, in the
+    /// first [`LATENCY_PAIRS`] pairs stored (none while the store cannot be read).
+    fn latency(&self, id: TournamentId) -> Vec<tourney_report::EngineLatency> {
+        if self.readable(id).is_err() {
+            return Vec::new();
+        }
+        let Ok(pairs) = self.store.pair_games_from(id, 0, LATENCY_PAIRS) else {
+            return Vec::new();
+        };
+        let mut per_engine: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        for game in pairs.iter().flat_map(|p| &p.games) {
+            let Some(record) = game
+                .to_json()
+                .ok()
+                .and_then(|j| serde_json::from_str::<GameRecord>(&j).ok())
+            else {
+                continue;
+            };
+            let mut white = !record.start.ends_with(" b");
+            for m in &record.moves {
+                let side = if white { &record.white } else { &record.black };
+                if let Some(own) = m.engine_ms {
+                    (per_engine.entry(side.name.clone()).or_default())
+                        .push(m.time_ms.saturating_sub(own));
+                }
+                white = !white;
+            }
+        }
+        tourney_report::EngineLatency::of(per_engine)
     }
 
     /// Whether tournament `id`'s games can be read from the store: not while the store
@@ -518,6 +551,10 @@ impl Coordinator {
 pub(crate) const EXPORT_PAGE_BYTES: usize = 1 << 20;
 /// Pairs read from the store at a time by an export.
 const EXPORT_READ_PAIRS: usize = 64;
+
+/// The most pairs (the first ones stored) a report's engine latency is measured over: a
+/// report reads them from the store, so it stays quick however long the tournament.
+const LATENCY_PAIRS: usize = 1_000;
 
 /// A game of `pair` as an export line (`None` when `filter` leaves it out): the stored
 /// record's fields as they came in (whatever passed the checks exports, even fields this

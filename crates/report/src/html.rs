@@ -135,6 +135,20 @@ impl Report {
             }
             page += "</table></section>\n";
         }
+        if !self.latency.is_empty() {
+            page += "<section id=\"latency\"><h2>Engine latency</h2>\n<p>The referee's time of a move less the engine's own report of its search.</p>\n<table><tr><th>Engine</th><th>Moves</th><th>Mean ms</th><th>Max ms</th></tr>\n";
+            for l in &self.latency {
+                let _ = writeln!(
+                    page,
+                    "<tr><td class=\"name\">{}</td><td>{}</td><td>{:.1}</td><td>{}</td></tr>",
+                    escape(&l.engine),
+                    l.moves,
+                    l.mean_ms,
+                    l.max_ms
+                );
+            }
+            page += "</table></section>\n";
+        }
         let w = &self.workers;
         if !w.workers.is_empty() {
             let _ = writeln!(

@@ -273,6 +273,10 @@ pub struct Report {
     pub openings: Vec<OpeningResult>,
     /// Games each engine lost by failing (engine, termination, games).
     pub engine_failures: Vec<(String, String, u64)>,
+    /// Each outside engine's latency: the referee's time of a move less the engine's own
+    /// report of its search (empty when no engine reported its time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<EngineLatency>,
     /// The workers that played the games (empty when not known, as for a file of games).
     pub workers: WorkersReport,
     /// For a tournament between registered engine versions: every version on one scale.
@@ -285,6 +289,36 @@ pub struct Report {
     /// the adjudication was wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adjudication_check: Option<AdjudicationCheck>,
+}
+
+/// An outside engine's latency over the moves whose search time it reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineLatency {
+    /// The engine's name.
+    pub engine: String,
+    /// Moves with a reported search time.
+    pub moves: u64,
+    /// Mean of (the referee's time − the engine's time), in milliseconds.
+    pub mean_ms: f64,
+    /// The largest, in milliseconds.
+    pub max_ms: u64,
+}
+
+impl EngineLatency {
+    /// The latencies of the moves of each engine (name → per-move milliseconds), in
+    /// name order; engines without a move left out.
+    pub fn of(per_engine: std::collections::BTreeMap<String, Vec<u64>>) -> Vec<EngineLatency> {
+        per_engine
+            .into_iter()
+            .filter(|(_, ms)| !ms.is_empty())
+            .map(|(engine, ms)| EngineLatency {
+                moves: ms.len() as u64,
+                mean_ms: ms.iter().sum::<u64>() as f64 / ms.len() as f64,
+                max_ms: ms.iter().copied().max().unwrap_or(0),
+                engine,
+            })
+            .collect()
+    }
 }
 
 /// Score-adjudicated games played on to their end: how many ended otherwise.

@@ -115,6 +115,16 @@ impl Report {
                 let _ = writeln!(out, "  {engine}: {termination} {n}");
             }
         }
+        if !self.latency.is_empty() {
+            out += "\nEngine latency (the referee's time of a move less the engine's own)\n";
+            for l in &self.latency {
+                let _ = writeln!(
+                    out,
+                    "  {}: mean {:.1} ms, max {} ms over {} moves",
+                    l.engine, l.mean_ms, l.max_ms, l.moves
+                );
+            }
+        }
         out += &self.workers_text();
         if self.telling_openings().next().is_some() {
             let _ = writeln!(

@@ -64,6 +64,13 @@ fn report() -> Report {
             },
         ]),
         engine_failures: vec![("Kilo".into(), "time-forfeit".into(), 3)],
+        latency: tourney_report::EngineLatency::of(
+            [
+                ("Mike<".to_string(), vec![1, 2, 6]),
+                ("Lima".to_string(), Vec::new()),
+            ]
+            .into(),
+        ),
         workers: tourney_report::WorkersReport {
             g: 31.5,
             dof: 8,
@@ -105,6 +112,7 @@ fn html_report_has_every_section_and_chart() {
         "id=\"sprt\"",
         "id=\"terminations\"",
         "id=\"engine-failures\"",
+        "<td class=\"name\">Mike&lt;</td><td>3</td><td>3.0</td><td>6</td>",
         "id=\"workers\"",
         "G = 31.5, 8 degrees of freedom, p = 1.10e-4; 1 suspect",
         "<td class=\"name\">box&lt;7&gt;</td><td>40</td><td>1, 2, 3, 4, 30</td><td>5.25</td>",
@@ -138,6 +146,12 @@ fn text_and_csv_list_every_player() {
     }
     assert!(text.contains("SPRT normalized [0, 2]") && text.contains("connection: 200"));
     assert!(text.contains("Kilo: time-forfeit 3"), "{text}");
+    // Latency: the mean and the largest of each engine that reported its time.
+    assert!(
+        text.contains("  Mike<: mean 3.0 ms, max 6 ms over 3 moves"),
+        "{text}"
+    );
+    assert!(!text.contains("Lima: mean"), "no moves, no line: {text}");
     assert!(text.contains("Workers (G = 31.5, 8 degrees of freedom, p = 1.10e-4; 1 suspect)"));
     assert!(text.contains("excluded since 2026-12-01 04:00:00 UTC: cheats"));
     assert!(text.contains("suspect: results unlike the other workers'"));

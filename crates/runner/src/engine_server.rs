@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
 use tourney_rules::{Amazons, Game, GameKind, Loa};
@@ -46,19 +47,24 @@ impl<P: Heuristics> Shared<P> {
             return;
         };
         let mut player = self.player.lock().unwrap_or_else(|e| e.into_inner());
-        let report = |info: &SearchInfo<P::Move>| {
-            let line = Info {
+        let line = |info: &SearchInfo<P::Move>, time: Duration| {
+            Info {
                 depth: Some(info.depth),
                 seldepth: Some(info.seldepth),
                 score: info.score.map(|s| s.to_string()),
                 nodes: Some(info.nodes),
                 nps: Some(info.nps()),
-                time: Some(info.time.as_millis() as u64),
+                time: Some(time.as_millis() as u64),
                 pv: info.pv.iter().map(ToString::to_string).collect(),
-            };
-            say(&self.out, &line.to_string());
+            }
+            .to_string()
         };
+        let report = |info: &SearchInfo<P::Move>| say(&self.out, &line(info, info.time));
+        let started = Instant::now();
         let result = player.choose(game, limits, &self.stop, &mut { report });
+        // The search's last word, with its whole time: what a runner sets against its own
+        // measure of the move (the difference is the protocol's and the process's latency).
+        say(&self.out, &line(&result.info, started.elapsed()));
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(out, "bestmove {}", result.mv);
         let _ = out.flush();

@@ -196,6 +196,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         terminations,
         openings: Vec::new(),
         engine_failures: Vec::new(),
+        latency: Vec::new(),
         workers: Default::default(),
         timeline: None,
         spsa: None,
