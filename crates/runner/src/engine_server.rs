@@ -208,14 +208,12 @@ impl<P: Heuristics> Session<P> {
         let current = game.as_mut().expect("set above");
         for mv in new.split_whitespace() {
             // A move without separators (a UCI dialect's `b1b3`) is the legal move it names.
-            let played = current.play_text(mv).or_else(|e| {
-                let named = canonical_move(current.position(), mv);
-                if named == mv {
-                    Err(e)
-                } else {
-                    current.play_text(&named)
-                }
-            });
+            let compact = !mv.contains(['-', 'x', '/']) && mv.bytes().any(|b| b.is_ascii_digit());
+            let played = if compact {
+                current.play_text(&canonical_move(current.position(), mv))
+            } else {
+                current.play_text(mv)
+            };
             if let Err(e) = played {
                 *game = None;
                 return Err(SessionError::Move {
@@ -349,9 +347,10 @@ pub fn serve_dialect(
     mut input: impl BufRead,
     output: Box<dyn Write + Send>,
 ) -> io::Result<()> {
+    // UGI writes what tourney's protocol writes: only UCI's answers are translated.
     let output: Box<dyn Write + Send> = match dialect {
-        Dialect::Tourney => output,
-        _ => Box::new(DialectWriter::new(output, dialect)),
+        Dialect::Uci => Box::new(DialectWriter::new(output, dialect)),
+        _ => output,
     };
     let out: Output = Arc::new(Mutex::new(output));
     let mut session: Option<AnySession> = None;
@@ -378,7 +377,7 @@ pub fn serve_dialect(
             match dialect.incoming(text, game) {
                 Some(t) => {
                     translated = t;
-                    translated.as_str()
+                    &*translated
                 }
                 None => continue,
             }

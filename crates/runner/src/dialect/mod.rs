@@ -19,6 +19,7 @@
 pub mod codingame;
 pub mod gtp;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
@@ -86,16 +87,26 @@ impl Dialect {
             (Dialect::Uci, Command::Ugi) => Some("uci".into()),
             (Dialect::Uci, Command::Bench { .. }) => None,
             (_, Command::Position { start, moves }) => {
-                let moves: Vec<String> = match self {
-                    Dialect::Uci => moves.iter().map(|m| compact_move(m)).collect(),
-                    _ => moves.clone(),
-                };
-                let mut line = match start {
-                    Some(s) => format!("position fen {s}"),
-                    None => "position startpos".to_string(),
-                };
+                // Written straight into one string: this line grows with the game and is
+                // sent every move.
+                let mut line =
+                    String::with_capacity(32 + moves.iter().map(|m| m.len() + 1).sum::<usize>());
+                match start {
+                    Some(s) => {
+                        line += "position fen ";
+                        line += s;
+                    }
+                    None => line += "position startpos",
+                }
                 if !moves.is_empty() {
-                    line += &format!(" moves {}", moves.join(" "));
+                    line += " moves";
+                    for m in moves {
+                        line.push(' ');
+                        match self {
+                            Dialect::Uci => line.extend(m.split(['-', 'x', '/'])),
+                            _ => line += m,
+                        }
+                    }
                 }
                 Some(line)
             }
@@ -119,38 +130,43 @@ impl Dialect {
 
     /// A line a runner of this dialect sent, as tourney's own protocol says it (for
     /// `tourney engine --protocol`): `None` for a line to answer apart (`query`).
-    pub fn incoming(self, line: &str, game: GameKind) -> Option<String> {
+    /// A line that needs no translation is returned as it is, without a copy (the
+    /// `position` of every move is the longest line of a session).
+    pub fn incoming(self, line: &str, game: GameKind) -> Option<Cow<'_, str>> {
         let line = line.trim();
         let word = line.split_whitespace().next().unwrap_or_default();
         match (self, word) {
-            (Dialect::Tourney, _) => Some(line.to_string()),
-            (Dialect::Uci, "uci") => Some("ugi".into()),
+            (Dialect::Tourney, _) => Some(Cow::Borrowed(line)),
+            (Dialect::Uci, "uci") => Some(Cow::Borrowed("ugi")),
             (Dialect::Uci, "ucinewgame") | (Dialect::Ugi, "uginewgame") => {
-                Some(format!("newgame {game}"))
+                Some(Cow::Owned(format!("newgame {game}")))
             }
+            // `position fen <string> ...` read as `position <string> ...`: the same line
+            // from its fourth character on, with `position` written over `fen`.
             (_, "position") => Some(match line.strip_prefix("position fen ") {
-                Some(rest) => format!("position {rest}"),
-                None => line.to_string(),
+                Some(rest) => Cow::Owned(format!("position {rest}")),
+                None => Cow::Borrowed(line),
             }),
-            (Dialect::Ugi, "go") => Some(tourney_go(line, first_mover(game))),
+            (Dialect::Ugi, "go") => Some(Cow::Owned(tourney_go(line, first_mover(game)))),
             (Dialect::Ugi, "query") => None,
-            _ => Some(line.to_string()),
+            _ => Some(Cow::Borrowed(line)),
         }
     }
 
     /// A line tourney's own protocol says, as an engine of this dialect writes it (for
     /// `tourney engine --protocol`).
-    pub fn outgoing(self, line: &str) -> String {
+    /// A line that needs no translation (an `info`) is returned as it is, without a copy.
+    pub fn outgoing(self, line: &str) -> Cow<'_, str> {
         match self {
             Dialect::Uci => match line {
-                "ugiok" => "uciok".into(),
-                "bestmove none" => "bestmove (none)".into(),
+                "ugiok" => Cow::Borrowed("uciok"),
+                "bestmove none" => Cow::Borrowed("bestmove (none)"),
                 _ => match line.strip_prefix("bestmove ") {
-                    Some(mv) => format!("bestmove {}", compact_move(mv)),
-                    None => line.to_string(),
+                    Some(mv) => Cow::Owned(format!("bestmove {}", compact_move(mv))),
+                    None => Cow::Borrowed(line),
                 },
             },
-            _ => line.to_string(),
+            _ => Cow::Borrowed(line),
         }
     }
 }
@@ -209,14 +225,16 @@ impl<W: Write> DialectWriter<W> {
 impl<W: Write> Write for DialectWriter<W> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.pending.extend_from_slice(bytes);
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            let said = self
-                .dialect
-                .outgoing(&String::from_utf8_lossy(&line[..end]));
+        let mut from = 0;
+        while let Some(at) = self.pending[from..].iter().position(|&b| b == b'\n') {
+            let end = from + at;
+            let text = String::from_utf8_lossy(&self.pending[from..end]);
+            let said = self.dialect.outgoing(&text);
             self.inner.write_all(said.as_bytes())?;
             self.inner.write_all(b"\n")?;
+            from = end + 1;
         }
+        self.pending.drain(..from);
         Ok(bytes.len())
     }
 
@@ -241,7 +259,12 @@ pub fn compact_move(text: &str) -> String {
 /// else with its separators put back (`b1b3` as `b1-b3`, `d1d7g7` as `d1-d7/g7`) when that
 /// parses; else `text` as it is (the referee then calls it illegal).
 pub fn canonical_move<P: Position>(position: &P, text: &str) -> String {
-    if position.parse_move(text).is_ok() {
+    // Text with a separator (or a word: `pass`) is tried as written; text without one
+    // would only fail, at the cost of an error message, so it goes to its squares.
+    let compact = text.bytes().all(|b| b.is_ascii_alphanumeric())
+        && text.bytes().filter(u8::is_ascii_alphabetic).count() >= 2
+        && text.bytes().any(|b| b.is_ascii_digit());
+    if !compact && position.parse_move(text).is_ok() {
         return text.to_string();
     }
     let squares = squares_of(text);
