@@ -1459,3 +1459,51 @@ async fn dashboard_event_streams_are_bounded_in_all_and_per_address() {
     let _ = stop.send(());
     let _ = served.await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_every_dialect_an_engine_that_fails_loses_its_games_through_a_worker() {
+    let server = start(None).await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let misbehave = env!("CARGO_BIN_EXE_misbehave");
+    // (protocol, game, misbehaviour, the termination it loses by, what the reason says)
+    let cases = [
+        ("ugi", "loa", "crash", "crash", "exit status: 3"),
+        ("uci", "loa", "illegal", "illegal-move", "a1a1"),
+        ("codingame", "loa", "hang", "time-forfeit", "time"),
+        ("codingame", "amazons", "illegal", "illegal-move", "a1a1"),
+        ("gtp", "amazons", "crash", "crash", "exit status: 3"),
+    ];
+    let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
+    let (stop_worker, worker) = spawn_worker_with(&server.addr, metrics);
+    for (protocol, game, mode, termination, says) in cases {
+        let config = format!(
+            "name = \"{protocol}-{mode}\"\ngame = \"{game}\"\nformat = \"match\"\npairs = 1\n\
+             openings = {{ plies = 2, seed = 3 }}\nlimits = {{ tc = \"2+0.05\" }}\n\n\
+             [[engine]]\nname = \"bad\"\ncommand = \"{misbehave} {mode} 1 --protocol {protocol} --game {game}\"\n\
+             protocol = \"{protocol}\"\n\n[[engine]]\nname = \"random\"\nplayer = \"random\"\n"
+        );
+        let id = submit(&mut admin, config, "bad.toml").await;
+        let status = wait_until_finished(&mut admin, id).await;
+        assert_eq!(status.games, 2, "{protocol} {mode}");
+        for v in exported(&mut admin, id).await {
+            assert_eq!(v["termination"], termination, "{protocol} {mode}: {v}");
+            let loser = if v["result"] == "1-0" {
+                "black"
+            } else {
+                "white"
+            };
+            assert_eq!(v[loser], "bad", "{protocol} {mode}: {v}");
+            let detail = v["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains(says), "{protocol} {mode}: {detail}");
+            // The protocol of the failure, in the dialect's words, is kept for its loser.
+            let transcript = v[format!("{loser}_transcript")]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(!transcript.is_empty(), "{protocol} {mode}: {v}");
+        }
+    }
+    let _ = stop_worker.send(());
+    worker.await.unwrap().unwrap();
+    let _ = server.stop.send(());
+}
