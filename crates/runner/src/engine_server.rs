@@ -18,7 +18,7 @@ use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
 use tourney_rules::{Amazons, Game, GameKind, Loa};
 
 use crate::contestant::limits_for;
-use crate::dialect::{Dialect, DialectWriter, canonical_move, first_mover};
+use crate::dialect::{Dialect, DialectWriter, canonical_move, first_mover, is_compact};
 use crate::protocol::{Command, Go, Info, parse_command};
 
 type Output = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -208,8 +208,7 @@ impl<P: Heuristics> Session<P> {
         let current = game.as_mut().expect("set above");
         for mv in new.split_whitespace() {
             // A move without separators (a UCI dialect's `b1b3`) is the legal move it names.
-            let compact = !mv.contains(['-', 'x', '/']) && mv.bytes().any(|b| b.is_ascii_digit());
-            let played = if compact {
+            let played = if is_compact(mv) {
                 current.play_text(&canonical_move(current.position(), mv))
             } else {
                 current.play_text(mv)

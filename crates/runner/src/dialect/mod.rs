@@ -248,6 +248,14 @@ pub fn first_mover(game: GameKind) -> Color {
     with_position!(game, P => P::start().turn())
 }
 
+/// Whether `text` looks like a move written without separators (`b1b3`, `d1d7g7`): letters
+/// and digits only, two letters at least, a digit among them (so not `pass` or `none`).
+pub fn is_compact(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_alphanumeric())
+        && text.bytes().filter(u8::is_ascii_alphabetic).count() >= 2
+        && text.bytes().any(|b| b.is_ascii_digit())
+}
+
 /// A move without its separators: `b1-b3` and `b1xb3` as `b1b3`, `d1-d7/g7` as `d1d7g7`.
 pub fn compact_move(text: &str) -> String {
     text.chars()
@@ -261,10 +269,7 @@ pub fn compact_move(text: &str) -> String {
 pub fn canonical_move<P: Position>(position: &P, text: &str) -> String {
     // Text with a separator (or a word: `pass`) is tried as written; text without one
     // would only fail, at the cost of an error message, so it goes to its squares.
-    let compact = text.bytes().all(|b| b.is_ascii_alphanumeric())
-        && text.bytes().filter(u8::is_ascii_alphabetic).count() >= 2
-        && text.bytes().any(|b| b.is_ascii_digit());
-    if !compact && position.parse_move(text).is_ok() {
+    if !is_compact(text) && position.parse_move(text).is_ok() {
         return text.to_string();
     }
     let squares = squares_of(text);
@@ -440,6 +445,8 @@ mod tests {
         assert_eq!(canonical_move(&amazons, &compact_move(&first)), first);
         assert_eq!(squares_of("d1d10g7"), ["d1", "d10", "g7"]);
         assert!(squares_of("d1-d7").is_empty() && squares_of("1d").is_empty());
+        assert!(is_compact("b1b3") && is_compact("d1d10g7"));
+        assert!(!is_compact("b1-b3") && !is_compact("pass") && !is_compact("none"));
         // Every legal move's compact form reads back as the move.
         for mv in start.legal_moves() {
             let named = canonical_move(&start, &compact_move(&mv.to_string()));

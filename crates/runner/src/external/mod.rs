@@ -286,6 +286,28 @@ impl ExternalEngine {
         }
     }
 
+    /// The failure of an engine that said nothing in time, or whose output ended.
+    fn silent(&mut self, e: RecvTimeoutError, deadline: Duration, has_clock: bool) -> Failure {
+        match e {
+            RecvTimeoutError::Timeout => {
+                let (termination, what) = if has_clock {
+                    (Termination::TimeForfeit, "no move before its time ran out")
+                } else {
+                    (Termination::Unresponsive, "no move")
+                };
+                let detail = format!("{what} (waited {:.1} s)", deadline.as_secs_f64());
+                self.failure(termination, detail)
+            }
+            RecvTimeoutError::Disconnected => {
+                let why = self
+                    .process
+                    .as_mut()
+                    .map_or_else(String::new, |p| p.ended());
+                self.failure(Termination::Crash, why)
+            }
+        }
+    }
+
     fn failure(&mut self, termination: Termination, detail: String) -> Failure {
         self.discard();
         Failure {
@@ -408,19 +430,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                         _ => {}
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    let (termination, what) = if has_clock {
-                        (Termination::TimeForfeit, "no move before its time ran out")
-                    } else {
-                        (Termination::Unresponsive, "no move")
-                    };
-                    let detail = format!("{what} (waited {:.1} s)", deadline.as_secs_f64());
-                    return Err(self.failure(termination, detail));
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    let why = process.ended();
-                    return Err(self.failure(Termination::Crash, why));
-                }
+                Err(e) => return Err(self.silent(e, deadline, has_clock)),
             }
         }
     }

@@ -252,28 +252,6 @@ impl ExternalEngine {
         self.turns.told.push(mv.clone());
         Ok(reply(mv))
     }
-
-    /// The failure of an engine that said nothing in time, or whose output ended.
-    fn silent(&mut self, e: RecvTimeoutError, deadline: Duration, has_clock: bool) -> Failure {
-        match e {
-            RecvTimeoutError::Timeout => {
-                let (termination, what) = if has_clock {
-                    (Termination::TimeForfeit, "no move before its time ran out")
-                } else {
-                    (Termination::Unresponsive, "no move")
-                };
-                let detail = format!("{what} (waited {:.1} s)", deadline.as_secs_f64());
-                self.failure(termination, detail)
-            }
-            RecvTimeoutError::Disconnected => {
-                let why = self
-                    .process
-                    .as_mut()
-                    .map_or_else(String::new, |p| p.ended());
-                self.failure(Termination::Crash, why)
-            }
-        }
-    }
 }
 
 /// A reply of a dialect that reports nothing but the move.
