@@ -23,11 +23,30 @@ pub fn request(
     path: &str,
     body: Option<&str>,
 ) -> std::io::Result<(u16, String)> {
+    request_with(method, host_port, path, &[], body).map(|(code, _, body)| (code, body))
+}
+
+/// [`request`] with more `headers`; the status code, the response's head (status line and
+/// headers) and its body.
+///
+/// # Errors
+/// The connection failed, or the response is not HTTP.
+pub fn request_with(
+    method: &str,
+    host_port: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> std::io::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect(host_port)?;
     let body = body.unwrap_or_default();
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n{extra}\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )?;
@@ -73,7 +92,7 @@ pub fn request(
             stream.read_to_end(&mut body)?;
         }
     }
-    Ok((code, String::from_utf8_lossy(&body).into_owned()))
+    Ok((code, head, String::from_utf8_lossy(&body).into_owned()))
 }
 
 /// `GET path` over HTTP/1.0 (so the body is never chunked): the status line and the body.

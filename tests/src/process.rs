@@ -122,3 +122,19 @@ impl Drop for Reaped {
         let _ = self.0.wait();
     }
 }
+
+/// Runs `command` to its end with `stdin` as its input; its output.
+///
+/// # Panics
+/// The command does not start.
+pub fn output_with_stdin(command: &mut Command, stdin: &str) -> std::process::Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    // A command that exits without reading its input is not an error here.
+    let _ = std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}

@@ -119,13 +119,27 @@ enum Command {
     Export(commands::export::ExportArgs),
     Archive(commands::archive::ArchiveArgs),
     Version(commands::version::VersionArgs),
+    User(commands::user::UserArgs),
+    Events(commands::user::EventsArgs),
+    #[command(name = "whoami")]
+    WhoAmI(commands::user::WhoAmIArgs),
     Timeline(commands::timeline::TimelineArgs),
     Replay(commands::replay::ReplayArgs),
     /// Cancel a tournament.
     ///
-    /// Cancels a queued, running or paused tournament; an unknown id, or one already
-    /// ended, is an error saying so. Example: `tourney cancel 7`.
+    /// Cancels a queued, running, paused or pending tournament; an unknown id, or one
+    /// already ended, is an error saying so. Example: `tourney cancel 7`.
     Cancel(support::local::TournamentArgs),
+    /// Approve a test waiting for approval (state `pending`).
+    ///
+    /// A test submitted by a user (the `user` role) waits until an approver or admin other
+    /// than its author approves it, unless the coordinator runs with `--no-approval`.
+    /// Nothing of it is played until then. Example: `tourney approve 7`. See
+    /// docs/accounts.md.
+    Approve(support::local::TournamentArgs),
+    Modify(commands::cancel::ModifyArgs),
+    Machines(commands::machines::MachinesArgs),
+    Note(commands::cancel::NoteArgs),
     /// Resume a tournament paused because a pair could not be played.
     ///
     /// A tournament pauses when no connected worker can play a pair (an engine that does
@@ -187,9 +201,16 @@ fn main() -> ExitCode {
         Command::Export(args) => commands::export::export(&args).map(|()| ExitCode::SUCCESS),
         Command::Archive(args) => commands::archive::archive(&args).map(|()| ExitCode::SUCCESS),
         Command::Version(args) => commands::version::version(&args).map(|()| ExitCode::SUCCESS),
+        Command::User(args) => commands::user::user(&args).map(|()| ExitCode::SUCCESS),
+        Command::Events(args) => commands::user::events(&args).map(|()| ExitCode::SUCCESS),
+        Command::WhoAmI(args) => commands::user::whoami(&args).map(|()| ExitCode::SUCCESS),
         Command::Timeline(args) => commands::timeline::timeline(&args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => commands::replay::replay(&args).map(|()| ExitCode::SUCCESS),
         Command::Cancel(args) => commands::cancel::cancel(&args).map(|()| ExitCode::SUCCESS),
+        Command::Approve(args) => commands::cancel::approve(&args).map(|()| ExitCode::SUCCESS),
+        Command::Modify(args) => commands::cancel::modify(&args).map(|()| ExitCode::SUCCESS),
+        Command::Machines(args) => commands::machines::machines(&args).map(|()| ExitCode::SUCCESS),
+        Command::Note(args) => commands::cancel::note(&args).map(|()| ExitCode::SUCCESS),
         Command::Resume(args) => commands::resume::resume(&args).map(|()| ExitCode::SUCCESS),
         Command::Exclude(args) => commands::exclude::exclude(&args).map(|()| ExitCode::SUCCESS),
         Command::Store(args) => commands::store::run(&args).map(|()| ExitCode::SUCCESS),

@@ -1,27 +1,16 @@
 //! The `tourney` binary as users run it: `perft`, `legal` and their errors, and outside
 //! engines that close their input (which must not kill `play` or `run`).
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use tourney_tests::process::forking_engine;
+use tourney_tests::process::{forking_engine, output_with_stdin};
 use tourney_tests::tournaments::MatchFile;
 
 fn tourney(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tourney"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tourney starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_tourney")).args(args),
+        stdin,
+    )
 }
 
 /// `tourney run FILE --data DATA --concurrency 1`.

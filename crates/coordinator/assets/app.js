@@ -74,7 +74,7 @@ function showChart(container, figure) {
 
 // ---- overview ------------------------------------------------------------------------
 
-const view = { selected: null, overview: null, detailKey: null, recentKey: null, loading: false };
+const view = { selected: null, overview: null, detailKey: null, recentKey: null, loading: false, search: null };
 
 function selectedFromHash() {
   const m = /^#t=(\d+)$/.exec(location.hash);
@@ -110,12 +110,16 @@ function progressCell(t) {
 
 function renderTournaments(o) {
   const table = $("#tournaments table");
-  $("#tournaments .empty").hidden = o.tournaments.length > 0;
+  const found = view.search?.found;
+  const listed = found ?? o.tournaments;
+  $("#tournaments .empty").hidden = listed.length > 0 || !!found;
   const older = o.tournaments_total - o.tournaments.length;
-  $("#older").hidden = older <= 0;
+  $("#older").hidden = !!found || older <= 0;
   $("#older").textContent = `The ${o.tournaments.length} most recent of ${o.tournaments_total}: ` +
-    `tourney status --limit 0 lists all, and the Admin API's List pages through them.`;
-  fillBody(table, o.tournaments.map((t) => {
+    `search finds older ones, and the Admin API's List pages through them all.`;
+  $("#search-more").hidden = !view.search?.next;
+  $("#search-clear").hidden = !found;
+  fillBody(table, listed.map((t) => {
     const tail = t.sprt
       ? `LLR ${t.sprt.llr.toFixed(2)} [${t.sprt.lower_bound.toFixed(2)}, ${t.sprt.upper_bound.toFixed(2)}]`
       : t.leader ? `${t.leader.name} ${t.leader.elo >= 0 ? "+" : ""}${t.leader.elo.toFixed(0)}` : "";
@@ -203,6 +207,7 @@ function renderDetail(t) {
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
     ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
+  renderActions(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));
   $("#details").replaceChildren(...r.details.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
   const players = r.ratings.players;
@@ -438,6 +443,297 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Home") showPly(0);
   if (e.key === "End") showPly(Infinity);
 });
+
+// ---- search --------------------------------------------------------------------------
+
+/** Searches the tournaments by the form's fields; `more` appends the next page. */
+async function search(more) {
+  const fields = ["q", "author", "engine", "state", "verdict"];
+  const params = new URLSearchParams();
+  for (const field of fields) {
+    const value = $(`#search-${field}`).value.trim();
+    if (value) params.set(field, value);
+  }
+  const day = (id) => $(id).value ? Date.parse($(id).value + "T00:00:00Z") : null;
+  if (day("#search-since") !== null) params.set("since_ms", day("#search-since"));
+  if (day("#search-until") !== null) params.set("until_ms", day("#search-until") + 86400000);
+  if (more && view.search?.next) params.set("after", view.search.next);
+  const answer = await fetch(`/api/v1/search?${params}`);
+  if (!answer.ok) return;
+  const page = await answer.json();
+  const found = more ? [...(view.search?.found ?? []), ...page.tournaments] : page.tournaments;
+  view.search = { found, next: page.next };
+  if (view.overview) renderTournaments(view.overview);
+}
+
+$("#search-form").addEventListener("submit", (e) => { e.preventDefault(); search(false); });
+$("#search-more").addEventListener("click", () => search(true));
+$("#search-mine").addEventListener("click", () => {
+  $("#search-form").reset();
+  $("#search-author").value = account.me?.name ?? "";
+  search(false);
+});
+$("#search-clear").addEventListener("click", () => {
+  view.search = null;
+  $("#search-form").reset();
+  if (view.overview) renderTournaments(view.overview);
+});
+
+// ---- accounts: logging in, actions, the events log ------------------------------------
+
+const account = { me: null, logBefore: 0 };
+
+/** Who is logged in (with the session's CSRF token), or null. */
+async function loadMe() {
+  const answer = await fetch("/api/v1/me");
+  account.me = answer.ok ? await answer.json() : null;
+  renderAccount();
+}
+
+function renderAccount() {
+  const me = account.me;
+  $("#login-open").hidden = !!me;
+  $("#logout").hidden = !me;
+  $("#log-open").hidden = !me;
+  $("#new-open").hidden = !me || me.role === "viewer";
+  $("#me-open").hidden = !me;
+  $("#search-mine").hidden = !me;
+  if (!me) $("#me").hidden = true;
+  $("#account-name").hidden = !me;
+  $("#account-name").textContent = me ? `${me.name} (${me.role})` : "";
+  if (!me) $("#log").hidden = true;
+  view.detailKey = null;
+  if (view.overview) renderOverview(view.overview);
+}
+
+/** A POST of the logged-in user (with `body` as JSON), with its CSRF token; the answer's
+ *  JSON (or an error). */
+async function act(path, body) {
+  const headers = { "X-CSRF-Token": account.me?.csrf ?? "", "Content-Type": "application/json" };
+  const answer = await fetch(path, { method: "POST", headers, body: body ? JSON.stringify(body) : "" });
+  const said = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
+  return answer.ok ? said : { error: said.error ?? `failed (${answer.status})` };
+}
+
+/** The action buttons of tournament `t`, by its state and the user's role. */
+function renderActions(t) {
+  const me = account.me;
+  const live = ["queued", "running", "paused", "pending"].includes(t.state);
+  const approver = me && (me.role === "approver" || me.role === "admin");
+  $("#actions").hidden = !me;
+  $("#share").hidden = !live;
+  $("#action-approve").hidden = !(t.state === "pending" && approver);
+  $("#action-resume").hidden = t.state !== "paused";
+  $("#action-cancel").hidden = !live;
+  const budgeted = ["sprt", "match"].includes(t.format);
+  $("#share-budget-label").hidden = !budgeted;
+  // A field the user has changed keeps its value until it is sent or another test shown.
+  const fields = { "#share-priority": t.priority, "#share-weight": t.weight, "#share-budget": t.max_pairs };
+  for (const [id, value] of Object.entries(fields)) {
+    const input = $(id);
+    if (input.dataset.for !== String(t.id)) delete input.dataset.edited;
+    input.dataset.for = t.id;
+    input.oninput = () => { input.dataset.edited = "yes"; };
+    if (!input.dataset.edited) input.value = value;
+  }
+  const ended = ["finished", "cancelled"].includes(t.state);
+  $("#action-delete").hidden = !me || me.role === "viewer" || !ended;
+  $("#action-modify").onclick = async () => {
+    const change = { priority: Number($("#share-priority").value), weight: Number($("#share-weight").value) };
+    const budget = Number($("#share-budget").value);
+    if (budgeted && budget && budget !== t.max_pairs) change.max_pairs = budget;
+    const done = await act(`/api/v1/tournaments/${t.id}/modify`, change);
+    if (!done.error) for (const id of Object.keys(fields)) delete $(id).dataset.edited;
+    $("#action-result").textContent = done.error ?? done.done;
+    view.detailKey = null;
+    if (view.overview) renderOverview(view.overview);
+  };
+  $("#annotate").hidden = !me || me.role === "viewer";
+  $("#action-clone").hidden = !me || me.role === "viewer";
+  $("#action-annotate").onclick = async () => {
+    const links = $("#note-links").value.split(/\s+/).filter((l) => l);
+    const done = await act(`/api/v1/tournaments/${t.id}/annotate`, { note: $("#note-text").value, links });
+    $("#action-result").textContent = done.error ?? done.done;
+    view.detailKey = null;
+    if (view.overview) renderOverview(view.overview);
+  };
+  $("#action-clone").onclick = async () => {
+    const answer = await fetch(`/api/v1/tournaments/${t.id}/file`);
+    const file = await answer.json();
+    if (!answer.ok) {
+      $("#action-result").textContent = file.error ?? `failed (${answer.status})`;
+      return;
+    }
+    openNewTest(file);
+  };
+  for (const action of ["approve", "resume", "cancel", "delete"]) {
+    $(`#action-${action}`).onclick = async () => {
+      const done = await act(`/api/v1/tournaments/${t.id}/${action}`);
+      $("#action-result").textContent = done.error ?? done.done;
+      if (action === "delete" && view.search) search(false);
+      view.detailKey = null;
+      if (view.overview) renderOverview(view.overview);
+    };
+  }
+}
+
+async function showLog(older) {
+  if (!older) account.logBefore = 0;
+  const answer = await fetch(`/api/v1/log?limit=50&before=${account.logBefore}`);
+  if (!answer.ok) return;
+  const events = await answer.json();
+  const rows = events.map((e) => el("tr", {},
+    el("td", {}, e.seq), el("td", {}, new Date(e.at_ms).toISOString().slice(0, 19).replace("T", " ")),
+    el("td", {}, e.who), el("td", {}, e.action), el("td", {}, e.subject), el("td", {}, e.detail)));
+  if (older) $("#log tbody").append(...rows);
+  else $("#log tbody").replaceChildren(...rows);
+  if (events.length) account.logBefore = events[events.length - 1].seq;
+  $("#log-older").hidden = events.length < 50;
+  $("#log").hidden = false;
+}
+
+$("#login-open").addEventListener("click", () => {
+  $("#login-error").textContent = "";
+  $("#login").showModal();
+});
+$("#login-cancel").addEventListener("click", () => $("#login").close());
+$("#login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const answer = await fetch("/api/v1/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ name: $("#login-name").value, password: $("#login-password").value }),
+  });
+  $("#login-password").value = "";
+  if (!answer.ok) {
+    const body = await answer.json().catch(() => ({}));
+    $("#login-error").textContent = body.error ?? `failed (${answer.status})`;
+    return;
+  }
+  $("#login").close();
+  await loadMe();
+});
+$("#logout").addEventListener("click", async () => {
+  await act("/api/v1/logout");
+  await loadMe();
+});
+$("#log-open").addEventListener("click", () => showLog(false));
+
+/** The account section: own tokens and password, and for admins the users. */
+async function showMe() {
+  const say = (done) => { $("#me-result").textContent = done.error ?? ""; };
+  const tokens = await (await fetch("/api/v1/account/tokens")).json();
+  fillBody($("#tokens"), tokens.map((t) => el("tr", {},
+    el("td", { class: "name" }, t.id), el("td", { class: "name" }, t.label),
+    el("td", { class: "name" }, new Date(t.created_ms).toISOString().slice(0, 16).replace("T", " ")),
+    el("td", {}, el("button", { type: "button", onclick: async () => {
+      say(await act(`/api/v1/account/tokens/${encodeURIComponent(t.id)}/revoke`));
+      showMe();
+    } }, "Revoke")))));
+  const admin = account.me?.role === "admin";
+  $("#users-admin").hidden = !admin;
+  if (admin) {
+    const users = await (await fetch("/api/v1/account/users")).json();
+    fillBody($("#users"), users.map((u) => {
+      const role = el("select", { "aria-label": `Role of ${u.name}` },
+        ...["viewer", "user", "approver", "admin"].map((r) => el("option", r === u.role ? { selected: "" } : {}, r)));
+      role.addEventListener("change", async () => {
+        say(await act(`/api/v1/account/users/${encodeURIComponent(u.name)}/role`, { role: role.value }));
+        showMe();
+      });
+      return el("tr", {}, el("td", { class: "name" }, u.name), el("td", { class: "name" }, role),
+        el("td", {}, u.tokens), el("td", { class: "name" }, u.has_password ? "yes" : "no"),
+        el("td", {}, el("button", { type: "button", onclick: async () => {
+          say(await act(`/api/v1/account/users/${encodeURIComponent(u.name)}/remove`));
+          showMe();
+        } }, "Remove")));
+    }));
+  }
+  $("#me").hidden = false;
+}
+
+$("#me-open").addEventListener("click", () => showMe());
+
+/** The machines section: every worker host; admins block and unblock them. */
+async function showMachines() {
+  const answer = await fetch("/api/v1/machines");
+  if (!answer.ok) return;
+  const { machines, min_worker_version: lowest } = await answer.json();
+  const admin = account.me?.role === "admin";
+  const say = (done) => { $("#machines-result").textContent = done.error ?? ""; showMachines(); };
+  fillBody($("#machines"), machines.map((m) => {
+    const message = el("input", { placeholder: "message to its workers", "aria-label": `Why block ${m.host}` });
+    const control = !admin ? "" : m.blocked
+      ? el("button", { type: "button", onclick: async () => say(await act(`/api/v1/account/machines/${encodeURIComponent(m.host)}/unblock`)) }, "Unblock")
+      : el("span", {}, message, el("button", { type: "button", onclick: async () =>
+        say(await act(`/api/v1/account/machines/${encodeURIComponent(m.host)}/block`, { message: message.value })) }, "Block"));
+    return el("tr", {}, el("td", { class: "name" }, m.host), el("td", { class: "name" }, m.facts.cpu_model),
+      el("td", {}, m.facts.cores), el("td", {}, m.facts.memory_mb ? `${m.facts.memory_mb} MiB` : ""),
+      el("td", { class: "name" }, m.facts.os), el("td", { class: "name" }, m.versions.join(", ")),
+      el("td", {}, m.registrations), el("td", {}, m.slots), el("td", {}, m.games),
+      el("td", {}, m.facts.speed_nps ? compact(m.facts.speed_nps) : "–"),
+      el("td", { class: "name benches" }, ...m.benches.map((b) => el("div", { title: `tournament ${b.tournament}` },
+        `${b.version}: ${b.bench_nodes ?? "no bench"}${b.bench_nps ? ` @ ${compact(b.bench_nps)} nps` : ""}` +
+        `${b.build_ms ? `, built in ${(b.build_ms / 1000).toFixed(1)} s` : ""}${b.problem ? ` — refused: ${b.problem.split("\n")[0]}` : ""}`))),
+      el("td", { class: "name" }, m.last_seen_ms ? new Date(m.last_seen_ms).toISOString().slice(0, 19).replace("T", " ") : "–"),
+      el("td", { class: "name" }, m.blocked ?? ""), el("td", {}, control));
+  }));
+  $("#min-version-note").textContent = `Lowest worker version accepted: ${lowest ?? "any"}.`;
+  $("#min-version-form").hidden = !admin;
+  $("#machines").hidden = false;
+}
+
+$("#machines-open").addEventListener("click", () => showMachines());
+
+/** The verdicts section: the accepted tests of each engine line. */
+async function showVerdicts() {
+  const answer = await fetch("/api/v1/verdicts");
+  if (!answer.ok) return;
+  const lines = await answer.json();
+  const version = (name) => el("a", { href: `/timeline#${encodeURIComponent(name)}` }, name);
+  $("#verdict-lines").replaceChildren(...(lines.length ? lines.map((l) => el("div", {},
+    el("h3", {}, l.line),
+    el("table", {}, el("thead", {}, el("tr", {}, ...["Test", "Patch", "Base", "Elo", "Pairs", "Ended"].map((h) => el("th", { class: "name" }, h)))),
+      el("tbody", {}, ...l.verdicts.map((v) => el("tr", {},
+        el("td", { class: "name" }, el("a", { href: `#t=${v.id}` }, `${v.id} ${v.name}`)),
+        el("td", { class: "name" }, version(v.patch)), el("td", { class: "name" }, version(v.base)),
+        el("td", {}, v.elo === null ? "–" : v.elo.toFixed(1)), el("td", {}, v.pairs),
+        el("td", { class: "name" }, v.ended_ms ? new Date(v.ended_ms).toISOString().slice(0, 16).replace("T", " ") : "–")))))))
+    : [el("p", { class: "note" }, "No test has been accepted yet.")]));
+  $("#verdicts").hidden = false;
+}
+
+$("#verdicts-open").addEventListener("click", () => showVerdicts());
+$("#min-version-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const done = await act("/api/v1/account/min-worker-version", { version: $("#min-version").value });
+  $("#machines-result").textContent = done.error ?? "";
+  showMachines();
+});
+$("#token-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const made = await act("/api/v1/account/tokens", { label: $("#token-label").value });
+  $("#me-result").textContent = made.error ?? "";
+  $("#token-new").textContent = made.token ? `${made.token} (id ${made.id}): copy it now, it is not shown again` : "";
+  showMe();
+});
+$("#password-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const done = await act("/api/v1/account/password", { password: $("#password-new").value });
+  $("#password-new").value = "";
+  $("#me-result").textContent = done.error ?? "password changed";
+});
+$("#user-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const done = await act("/api/v1/account/users", {
+    name: $("#user-name").value, role: $("#user-role").value, password: $("#user-password").value,
+  });
+  $("#user-password").value = "";
+  $("#me-result").textContent = done.error ?? "";
+  showMe();
+});
+$("#log-older").addEventListener("click", () => showLog(true));
+loadMe();
 
 // ---- live updates ----------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ use prometheus::Histogram;
 use tokio::sync::{mpsc, oneshot};
 use tourney_model::check::{Rejection, Side};
 use tourney_model::job::{Identity, MoveLimits};
-use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+use tourney_model::tournament::{PairOutcome, TournamentConfig};
 use tourney_model::{GameRecord, GameSummary, MetaValue};
 use tourney_rules::Color;
 use tourney_store::{PairDigest, PairRecord, Store};
@@ -326,7 +326,7 @@ impl Coordinator {
                 let now_ended = inner
                     .scheduler
                     .tournament(tid)
-                    .is_some_and(|t| matches!(t.state, State::Finished | State::Cancelled));
+                    .is_some_and(|t| t.state.has_ended());
                 if let (true, Some(entry)) = (now_ended, inner.tournaments.get_mut(&tid)) {
                     entry
                         .record

@@ -41,6 +41,44 @@ pub struct WorkerInfo {
     pub rejected: u64,
     /// The name of the token it registered with (its later calls must carry the same).
     pub token: String,
+    /// What it said of its machine.
+    pub host: HostFacts,
+}
+
+/// What a worker says of its machine when it registers (each text at most
+/// [`MAX_HOST_TEXT`] characters).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostFacts {
+    /// The CPU's model name.
+    pub cpu_model: String,
+    /// Its logical cores.
+    pub cores: u32,
+    /// Its memory, MiB.
+    pub memory_mb: u64,
+    /// The operating system and its version.
+    pub os: String,
+    /// One core's nodes per second on the built-in speed benchmark (0: not measured).
+    pub speed_nps: u64,
+}
+
+/// The longest text of [`HostFacts`] kept.
+pub const MAX_HOST_TEXT: usize = 128;
+
+impl HostFacts {
+    /// The facts with their texts cut to [`MAX_HOST_TEXT`] printable characters.
+    pub fn bounded(self) -> HostFacts {
+        let cut = |text: String| {
+            (text.chars())
+                .filter(|c| !c.is_control())
+                .take(MAX_HOST_TEXT)
+                .collect()
+        };
+        HostFacts {
+            cpu_model: cut(self.cpu_model),
+            os: cut(self.os),
+            ..self
+        }
+    }
 }
 
 /// The bounds on registrations.
@@ -168,6 +206,21 @@ impl Fleet {
         }
     }
 
+    /// Notes what worker `id` said of its machine.
+    pub fn set_host(&mut self, id: &str, host: HostFacts) {
+        if let Some(worker) = self.workers.get_mut(id) {
+            worker.host = host.bounded();
+        }
+    }
+
+    /// Forgets every registration of the host `name` (blocked): their next calls are
+    /// refused and their leases go to others when they expire.
+    pub fn drop_host(&mut self, name: &str) {
+        self.workers.retain(|_, w| w.name != name);
+        let workers = &self.workers;
+        self.sessions.retain(|id, _| workers.contains_key(id));
+    }
+
     /// Registers a worker that called with token `token`; returns its new id and the
     /// registration's secret.
     ///
@@ -221,6 +274,7 @@ impl Fleet {
                 nodes: 0,
                 rejected: 0,
                 token: token.to_string(),
+                host: HostFacts::default(),
             },
         );
         Ok((id, session))

@@ -9,6 +9,9 @@ use tourney_model::tournament::{State, TournamentConfig};
 use tourney_rules::with_position;
 use tourney_store::{OpeningSuite, TournamentRecord, WorkerExclusion};
 
+use tourney_model::account::Role;
+
+use crate::accounts::Principal;
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, Entry};
 use crate::types::CoordinatorError;
@@ -63,6 +66,18 @@ fn suite_of(
         .map_err(|e| CoordinatorError::Invalid(format!("openings: {e}")))
 }
 
+/// Where a submitted tournament comes from: who submitted it, whether it waits for an
+/// approver, and the tuning run whose verification SPRT it is.
+#[derive(Debug, Default)]
+pub struct Origin {
+    /// The tuning run it verifies.
+    pub tuned_by: Option<TournamentId>,
+    /// Who submitted it.
+    pub author: Option<String>,
+    /// It waits for an approver before anything is played.
+    pub pending: bool,
+}
+
 impl Coordinator {
     /// Submits a tournament file; returns its id.
     ///
@@ -75,8 +90,15 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, CoordinatorError> {
-        self.submit_linked(text, file, openings_text, artifacts, BTreeMap::new(), None)
-            .await
+        self.submit_linked(
+            text,
+            file,
+            openings_text,
+            artifacts,
+            BTreeMap::new(),
+            Origin::default(),
+        )
+        .await
     }
 
     /// [`Coordinator::submit`] with what the submitter resolved of its engines (`facts`,
@@ -92,8 +114,9 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
         facts: BTreeMap<String, EngineFacts>,
+        origin: Origin,
     ) -> Result<TournamentId, CoordinatorError> {
-        self.submit_linked(text, file, openings_text, artifacts, facts, None)
+        self.submit_linked(text, file, openings_text, artifacts, facts, origin)
             .await
     }
 
@@ -106,10 +129,25 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
         facts: BTreeMap<String, EngineFacts>,
-        tuned_by: Option<TournamentId>,
+        origin: Origin,
     ) -> Result<TournamentId, CoordinatorError> {
+        let Origin {
+            tuned_by,
+            author,
+            pending,
+        } = origin;
+        let state = if pending {
+            State::Pending
+        } else {
+            State::Queued
+        };
         let live = (self.lock().scheduler.tournaments())
-            .filter(|t| matches!(t.state, State::Queued | State::Running | State::Paused))
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    State::Queued | State::Running | State::Paused | State::Pending
+                )
+            })
             .count();
         let most = self.settings.max_live_tournaments;
         if live >= most {
@@ -188,7 +226,7 @@ impl Coordinator {
             config_text: text.to_string(),
             file: file.to_string(),
             openings: Vec::new(),
-            state: State::Queued,
+            state,
             created_ms,
             artifacts: artifacts.clone(),
             engines: facts,
@@ -198,14 +236,20 @@ impl Coordinator {
             archived_ms: None,
             verification: None,
             tuned_by,
+            author,
+            approved_by: None,
+            priority: None,
+            weight: None,
+            note: String::new(),
+            links: Vec::new(),
+            max_pairs: None,
+            hidden: false,
         };
         self.store.put_openings(id, &openings)?;
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
         let mut inner = self.lock();
-        inner
-            .scheduler
-            .add(id, config.clone(), State::Queued, Vec::new());
+        inner.scheduler.add(id, config.clone(), state, Vec::new());
         let entry = Entry {
             record,
             openings,
@@ -223,6 +267,42 @@ impl Coordinator {
         drop(inner);
         self.changed();
         Ok(id)
+    }
+
+    /// Approves a tournament waiting for it (an approver or admin other than its author):
+    /// its pairs are leased from now on. Returns whether it was waiting.
+    ///
+    /// # Errors
+    /// Not allowed (a lesser role, its own author), or the store failed.
+    pub async fn approve(
+        &self,
+        by: &Principal,
+        id: TournamentId,
+    ) -> Result<bool, CoordinatorError> {
+        by.require(Role::Approver)?;
+        let record = {
+            let mut inner = self.lock();
+            let Some(entry) = inner.tournaments.get_mut(&id) else {
+                return Ok(false);
+            };
+            if entry.record.author.as_deref() == Some(by.name.as_str()) {
+                return Err(CoordinatorError::Forbidden(format!(
+                    "'{}' submitted tournament {id}: another approver approves it",
+                    by.name
+                )));
+            }
+            if !inner.scheduler.approve(id) {
+                return Ok(false);
+            }
+            if let Some(entry) = inner.tournaments.get_mut(&id) {
+                entry.record.approved_by = Some(by.name.clone());
+            }
+            inner.record(id)
+        };
+        self.save(record).await?;
+        self.changed();
+        self.record_event(by, "approved", &format!("tournament {id}"), "");
+        Ok(true)
     }
 
     /// Cancels a tournament.
@@ -322,6 +402,10 @@ impl Coordinator {
             inner.record(id)
         };
         tracing::warn!(tournament = id, pair, %worker, %reason, "tournament paused");
+        if engine_fault {
+            let on = crate::accounts::Principal::operator(worker);
+            self.record_event(&on, "build-failed", &format!("tournament {id}"), &reason);
+        }
         self.notify(crate::notify::Event::paused(id, &reason, engine_fault));
         self.save(record).await
     }
@@ -468,7 +552,7 @@ impl Coordinator {
             else {
                 return Ok(None);
             };
-            if !matches!(t.state, State::Finished | State::Cancelled) {
+            if !t.state.has_ended() {
                 return Err(CoordinatorError::Invalid(format!(
                     "tournament {id} is {}: only a finished or cancelled tournament is archived",
                     t.state.name()

@@ -91,5 +91,9 @@ impl Coordinator {
             self.metrics.leases_expired.inc_by(expired.len() as u64);
             self.changed();
         }
+        let coordinator = crate::accounts::Principal::operator("coordinator");
+        for (url, event) in self.notifier.take_failures() {
+            self.record_event(&coordinator, "webhook-failed", &url, event);
+        }
     }
 }

@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod accounts;
 pub mod api;
 pub mod clock;
 pub mod details;
@@ -37,9 +38,11 @@ mod commit;
 mod history;
 mod intake;
 mod leasing;
+mod machines;
 mod notify;
 mod open;
 mod pair_map;
+mod search;
 mod state;
 mod ticket;
 mod tuning;
@@ -51,6 +54,9 @@ mod views;
 mod tests;
 
 pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
+pub use intake::Origin;
+pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
+pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{
     CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, VersionCheck,

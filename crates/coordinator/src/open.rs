@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use prometheus::Registry;
 use tokio::sync::{mpsc, watch};
 use tourney_model::job::GameSettings;
-use tourney_model::tournament::{State, TournamentConfig};
+use tourney_model::tournament::TournamentConfig;
 use tourney_model::version::EngineVersion;
 use tourney_store::{Store, StoreError};
 
@@ -68,6 +68,11 @@ impl Coordinator {
                 .and_then(|mut config| {
                     config.resolve_versions(|name| versions.get(name).cloned())?;
                     config.apply_facts(&record.engines)?;
+                    config.priority = record.priority.unwrap_or(config.priority);
+                    config.weight = record.weight.unwrap_or(config.weight);
+                    if let Some(pairs) = record.max_pairs {
+                        config.set_pair_budget(pairs)?;
+                    }
                     Ok(config)
                 });
             let config = match parsed {
@@ -146,7 +151,7 @@ impl Coordinator {
                 let now = inner.scheduler.tournament(id).map(|t| t.state);
                 match (stored, now, inner.tournaments.get_mut(&id)) {
                     (Some(stored), Some(now), Some(entry)) if stored != now => {
-                        if matches!(now, State::Finished | State::Cancelled) {
+                        if now.has_ended() {
                             entry
                                 .record
                                 .ended_ms
@@ -203,7 +208,7 @@ impl Coordinator {
             else {
                 return;
             };
-            if !matches!(t.state, State::Finished | State::Cancelled) || entry.games.is_folded() {
+            if !t.state.has_ended() || entry.games.is_folded() {
                 return;
             }
             let bytes = crate::history::summary(t.outcomes(), &entry.workers, &entry.games);

@@ -212,6 +212,7 @@ impl Coordinator {
         slots: u32,
         token: &str,
     ) -> Result<(String, String), CoordinatorError> {
+        self.admits(name, version)?;
         let now = self.now_ms();
         let limits = RegistrationLimits {
             max_slots: self.settings.max_slots,

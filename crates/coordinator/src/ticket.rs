@@ -143,6 +143,7 @@ mod tests {
                 bench: None,
                 reference_nps: None,
                 protocol: String::new(),
+                threads: 1,
             },
             limits: None,
         }

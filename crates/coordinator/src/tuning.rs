@@ -209,16 +209,22 @@ impl Coordinator {
                 {
                     let made = verification_of(id, entry, t);
                     entry.verifying = made.is_some();
-                    made
+                    made.map(|m| (m, entry.record.author.clone()))
                 }
                 _ => None,
             }
         };
-        let Some((text, file, suite, artifacts)) = made else {
+        // The verification SPRT is the tuning run's author's too.
+        let Some(((text, file, suite, artifacts), author)) = made else {
             return Ok(None);
         };
+        let origin = crate::intake::Origin {
+            tuned_by: Some(id),
+            author,
+            pending: false,
+        };
         let submitted = self
-            .submit_linked(&text, &file, &suite, artifacts, BTreeMap::new(), Some(id))
+            .submit_linked(&text, &file, &suite, artifacts, BTreeMap::new(), origin)
             .await;
         let record = {
             let mut inner = self.lock();

@@ -52,6 +52,12 @@ pub struct Settings {
     /// Tournaments queued, running or paused at once (each holds its opening suite, up
     /// to 100,000 openings, in memory): a submission past it is refused until one ends.
     pub max_live_tournaments: usize,
+    /// Tests submitted by a user (the `user` role) wait for an approver other than their
+    /// author before anything is played.
+    pub approval: bool,
+    /// The dashboard's data (tournaments, games, the timeline) only for logged-in users;
+    /// the page itself and its login stay public.
+    pub dashboard_login: bool,
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
@@ -71,6 +77,8 @@ impl Default for Settings {
             dashboard_streams: 256,
             dashboard_streams_per_address: 16,
             max_live_tournaments: 100,
+            approval: true,
+            dashboard_login: false,
             webhooks: Default::default(),
         }
     }
@@ -137,6 +145,8 @@ pub struct Status {
     pub pairs_excluded: u64,
     /// Workers whose results look suspect (and are not excluded).
     pub suspect_workers: u64,
+    /// Who submitted it (`None` before accounts).
+    pub author: Option<String>,
 }
 
 impl Status {
@@ -195,6 +205,9 @@ pub enum CoordinatorError {
     /// A stored record does not decode.
     #[error("stored record: {0}")]
     Record(#[from] serde_json::Error),
+    /// The caller's role does not allow it (the message says which role would).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl From<tourney_model::tournament::ConfigError> for CoordinatorError {

@@ -230,13 +230,10 @@ impl Coordinator {
     ) -> (Vec<Status>, Option<TournamentId>) {
         let ids: Vec<TournamentId> = {
             let inner = self.lock();
-            inner
-                .tournaments
-                .keys()
-                .rev()
-                .filter(|&&id| after.is_none_or(|a| id < a))
+            (inner.tournaments.iter().rev())
+                .filter(|&(&id, e)| after.is_none_or(|a| id < a) && !e.record.hidden)
                 .take(size.max(1) + 1)
-                .copied()
+                .map(|(&id, _)| id)
                 .collect()
         };
         let more = ids.len() > size.max(1);
@@ -303,6 +300,7 @@ impl Coordinator {
         let duplicate_pair_count = entry.games.pairs.len() as u64;
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
+        let author = record.author.clone();
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -333,6 +331,7 @@ impl Coordinator {
             duplicate_pair_count,
             pairs_excluded,
             suspect_workers,
+            author,
         };
         Some((status, outcomes, prefix, workers))
     }
@@ -376,12 +375,25 @@ impl Coordinator {
                     )
                 })
                 .collect();
-            let details = crate::details::details(
+            let mut details = crate::details::details(
                 &status,
                 entry.openings.len(),
                 &entry.artifacts,
                 tourney_model::unix_ms_now(),
             );
+            if let Some(author) = &entry.record.author {
+                let by = match &entry.record.approved_by {
+                    Some(approver) => format!("{author}, approved by {approver}"),
+                    None => author.clone(),
+                };
+                details.insert(0, ("Submitted by".to_string(), by));
+            }
+            if !entry.record.note.is_empty() {
+                details.push(("Note".to_string(), entry.record.note.clone()));
+            }
+            if !entry.record.links.is_empty() {
+                details.push(("Links".to_string(), entry.record.links.join(" ")));
+            }
             (terminations, engine_failures, details, check)
         };
         let mut report = report_from(status.clone(), &outcomes, prefix, terminations);
@@ -416,6 +428,15 @@ impl Coordinator {
         report.notes = duplicate_note(&status, sprt);
         if let Some(reason) = &status.paused_reason {
             report.notes.insert(0, format!("Paused: {reason}"));
+        }
+        if status.state == tourney_model::tournament::State::Pending {
+            report.notes.insert(
+                0,
+                format!(
+                    "Waiting for approval: an approver other than its author approves it \
+                     (tourney approve {id}); nothing is played until then."
+                ),
+            );
         }
         if status.pairs_excluded > 0 {
             report.notes.push(format!(

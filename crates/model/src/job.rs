@@ -128,6 +128,9 @@ pub enum EngineKind {
         reference_nps: Option<u64>,
         /// The protocol it speaks ([`crate::source::PROTOCOLS`]; empty: tourney's own).
         protocol: String,
+        /// The threads it is given: the cores a worker keeps for it while its game runs,
+        /// and its `Threads` option when it declares one (at least 1).
+        threads: u32,
     },
 }
 
@@ -164,6 +167,7 @@ impl Engine {
                 bench: e.bench,
                 reference_nps: e.reference_nps,
                 protocol: e.protocol.clone().unwrap_or_default(),
+                threads: config.threads_of(index).unwrap_or(1),
             },
         };
         Engine {
@@ -280,4 +284,22 @@ pub struct PairJob {
     /// coordinator take a result of a lease it no longer knows (after a restart), and only
     /// as leased.
     pub ticket: String,
+}
+
+impl Engine {
+    /// The threads it is given (`None`: a built-in player, on the game thread).
+    pub fn threads(&self) -> Option<u32> {
+        match &self.kind {
+            EngineKind::BuiltIn(_) => None,
+            EngineKind::Outside { threads, .. } => Some(*threads),
+        }
+    }
+}
+
+impl PairJob {
+    /// The cores one of its games takes while it runs
+    /// ([`cores_of_game`](crate::fleet::cores_of_game)).
+    pub fn cores(&self) -> u32 {
+        crate::fleet::cores_of_game([self.first.threads(), self.second.threads()])
+    }
 }

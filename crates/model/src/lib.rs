@@ -5,8 +5,10 @@
 
 #![deny(missing_docs)]
 
+pub mod account;
 pub mod adjudication;
 pub mod check;
+pub mod fleet;
 pub mod job;
 mod record;
 mod seed;

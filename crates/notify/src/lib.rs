@@ -288,7 +288,16 @@ pub struct Notifier {
     metrics: Metrics,
     dashboard: String,
     sent: std::sync::atomic::AtomicU64,
+    /// Deliveries that failed since [`Notifier::take_failures`] was last called.
+    failures: Failures,
 }
+
+/// Failed deliveries not yet taken: (the webhook's URL, the event's name), at most
+/// [`FAILURES_KEPT`] (later ones are only counted).
+type Failures = Arc<std::sync::Mutex<Vec<(String, &'static str)>>>;
+
+/// The most failed deliveries kept until they are taken.
+pub const FAILURES_KEPT: usize = 100;
 
 impl Notifier {
     /// A notifier for `settings` (read by [`NotifySettings::parse`]; a webhook whose URL
@@ -329,9 +338,15 @@ impl Notifier {
             })
             .collect();
         let hooks = Arc::new(hooks);
+        let failures = Failures::default();
         let queue = (!hooks.is_empty()).then(|| {
             let (sender, receiver) = mpsc::channel(settings.queue.max(1));
-            tokio::spawn(dispatch(receiver, Arc::clone(&hooks), metrics.clone()));
+            tokio::spawn(dispatch(
+                receiver,
+                Arc::clone(&hooks),
+                metrics.clone(),
+                Arc::clone(&failures),
+            ));
             sender
         });
         Notifier {
@@ -340,7 +355,14 @@ impl Notifier {
             metrics,
             dashboard: settings.dashboard.trim_end_matches('/').to_string(),
             sent: std::sync::atomic::AtomicU64::new(0),
+            failures,
         }
+    }
+
+    /// The deliveries that failed (out of retries, or refused) since the last call: each
+    /// webhook's URL and the event's name.
+    pub fn take_failures(&self) -> Vec<(String, &'static str)> {
+        std::mem::take(&mut *self.failures.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The dashboard's address (for links), empty when not given.
@@ -390,18 +412,30 @@ fn wants(hook: &Webhook, kind: EventKind) -> bool {
 }
 
 /// Takes deliveries off the queue, at most [`IN_FLIGHT`] under way.
-async fn dispatch(mut receiver: mpsc::Receiver<Delivery>, hooks: Arc<Vec<Hook>>, metrics: Metrics) {
+async fn dispatch(
+    mut receiver: mpsc::Receiver<Delivery>,
+    hooks: Arc<Vec<Hook>>,
+    metrics: Metrics,
+    failures: Failures,
+) {
     let room = Arc::new(Semaphore::new(IN_FLIGHT));
     while let Some(delivery) = receiver.recv().await {
         let Ok(permit) = Arc::clone(&room).acquire_owned().await else {
             break;
         };
         let (hooks, metrics) = (Arc::clone(&hooks), metrics.clone());
+        let failures = Arc::clone(&failures);
         tokio::spawn(async move {
             let hook = &hooks[delivery.hook];
             let result = deliver(hook, &delivery).await;
             metrics.queued.dec();
             metrics.deliveries.with_label_values(&[result]).inc();
+            if result == "failed" {
+                let mut kept = failures.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() < FAILURES_KEPT {
+                    kept.push((hook.settings.url.clone(), delivery.kind.name()));
+                }
+            }
             drop(permit);
         });
     }

@@ -170,6 +170,7 @@ impl From<&Engine> for pb::EngineSpec {
                 bench,
                 reference_nps,
                 protocol,
+                threads,
             } => {
                 spec.command = command.clone();
                 spec.artifact_sha256 = artifact_sha256.clone().unwrap_or_default();
@@ -179,6 +180,7 @@ impl From<&Engine> for pb::EngineSpec {
                 spec.bench = *bench;
                 spec.reference_nps = *reference_nps;
                 spec.protocol = protocol.clone();
+                spec.threads = *threads;
             }
         }
         spec.limits = e.limits.map(|l| pb::MoveLimits {
@@ -220,6 +222,7 @@ impl TryFrom<pb::EngineSpec> for Engine {
                 bench: e.bench,
                 reference_nps: e.reference_nps,
                 protocol: e.protocol,
+                threads: e.threads.clamp(1, tourney_model::fleet::MAX_THREADS),
             },
             (true, true) => return Err(WireError::Missing("engine player or command")),
             (false, false) => return Err(invalid("engine", "both a player and a command")),
@@ -404,6 +407,7 @@ mod tests {
                     bench: Some(123_456),
                     reference_nps: None,
                     protocol: "uci".into(),
+                    threads: 4,
                 },
                 limits: None,
             },
@@ -439,6 +443,7 @@ mod tests {
             bench: None,
             reference_nps: Some(2_000_000),
             protocol: String::new(),
+            threads: 1,
         };
         let wire = pb::PairJob::from(&built);
         assert_eq!(PairJob::try_from(wire.clone()).unwrap(), built);

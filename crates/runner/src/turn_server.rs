@@ -3,7 +3,7 @@
 //! drivers, and `tourney check-engine`, are tested against.
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -23,9 +23,10 @@ pub fn serve(
     dialect: Dialect,
     game: GameKind,
     movetime: Duration,
-    input: impl BufRead,
+    input: impl Read,
     output: &mut dyn Write,
 ) -> io::Result<()> {
+    let input = BufReader::with_capacity(64 << 10, input);
     match (dialect, game) {
         (Dialect::CodinGame, GameKind::Loa) => {
             serve_codingame::<Loa>(spec, movetime, input, output)
@@ -133,7 +134,7 @@ pub fn serve_codingame<P: Heuristics>(
             .parse()
             .map_err(|_| bad(format!("move count: '{count}'")))?;
         for _ in 0..count {
-            read_trimmed(&mut input)?;
+            input.skip_until(b'\n')?;
         }
         let text = codingame::position_text(&rows, turn);
         let position: P = text
@@ -165,6 +166,8 @@ struct GtpSession<P: Heuristics> {
     seat: Seat<P>,
     /// The rules of `boardsize` (Amazons: the size).
     rules: P::Rules,
+    /// The board's size (squares a side).
+    size: usize,
     first: Color,
     played: Vec<String>,
     to_give: VecDeque<String>,
@@ -183,11 +186,12 @@ impl<P: Heuristics> GtpSession<P> {
         let Ok(rules) = text.parse::<P::Rules>() else {
             return false;
         };
-        let start = P::start_for(rules);
-        if codingame::rows(&start.to_string()).len().to_string() != size {
+        let sides = codingame::rows(&P::start_for(rules).to_string()).len();
+        if sides.to_string() != size {
             return false;
         }
         self.rules = rules;
+        self.size = sides;
         self.clear();
         true
     }
@@ -248,9 +252,8 @@ impl<P: Heuristics> GtpSession<P> {
             }
             ("play", [colour, vertex]) => {
                 self.side(colour).ok_or("syntax error")?;
-                let size = codingame::rows(&self.seat.game.start().to_string()).len();
                 let square = gtp::square(vertex)
-                    .filter(|s| gtp::on_board(s, size))
+                    .filter(|s| gtp::on_board(s, self.size))
                     .ok_or("invalid coordinate")?;
                 self.played.push(square);
                 if self.played.len() == 3 {
@@ -317,7 +320,8 @@ const COMMANDS: [&str; 13] = [
 ];
 
 /// Plays as a GTP program until `quit` or the end of the input. `first` is GTP's colour of
-/// the side that moves first.
+/// the side that moves first. Answers are flushed once no command is waiting, so that a
+/// turn's commands sent together are answered in one write.
 ///
 /// # Errors
 /// Reading or writing failed, or the player cannot play this game.
@@ -325,7 +329,7 @@ pub fn serve_gtp<P: Heuristics>(
     spec: &PlayerSpec,
     first: Color,
     movetime: Duration,
-    mut input: impl BufRead,
+    mut input: BufReader<impl Read>,
     output: &mut dyn Write,
 ) -> io::Result<()> {
     let seat = Seat::<P>::new(spec, movetime)
@@ -333,6 +337,7 @@ pub fn serve_gtp<P: Heuristics>(
     let mut session = GtpSession {
         seat,
         rules: P::Rules::default(),
+        size: codingame::rows(&P::start().to_string()).len(),
         first,
         played: Vec::new(),
         to_give: VecDeque::new(),
@@ -360,10 +365,75 @@ pub fn serve_gtp<P: Heuristics>(
             true => write!(output, "{sign}{id}\n\n")?,
             false => write!(output, "{sign}{id} {text}\n\n")?,
         }
-        output.flush()?;
+        // Commands sent together (a turn's `play`s and `genmove`s) are answered together.
+        if input.buffer().is_empty() {
+            output.flush()?;
+        }
         if command == "quit" {
             break;
         }
     }
-    Ok(())
+    output.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Input that arrives in the chunks given, one a read (as from a pipe).
+    struct Chunks(VecDeque<&'static [u8]>);
+
+    impl Read for Chunks {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some(chunk) = self.0.pop_front() else {
+                return Ok(0);
+            };
+            buf[..chunk.len()].copy_from_slice(chunk);
+            Ok(chunk.len())
+        }
+    }
+
+    /// Output that notes how much was written at each flush.
+    #[derive(Default)]
+    struct Flushes {
+        written: Vec<u8>,
+        at: Vec<usize>,
+    }
+
+    impl Write for Flushes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.at.push(self.written.len());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn gtp_commands_sent_together_are_answered_in_one_write() {
+        let spec: PlayerSpec = "random".parse().unwrap();
+        let input = Chunks(VecDeque::from([
+            &b"protocol_version\n"[..],
+            b"play b D1\nplay b D7\nplay b G7\ngenmove w\ngenmove w\ngenmove w\n",
+        ]));
+        let mut output = Flushes::default();
+        let input = BufReader::new(input);
+        serve_gtp::<Amazons>(
+            &spec,
+            Color::Black,
+            Duration::from_millis(5),
+            input,
+            &mut output,
+        )
+        .unwrap();
+        let text = String::from_utf8(output.written).unwrap();
+        let answers: Vec<&str> = text.split("\n\n").filter(|a| !a.is_empty()).collect();
+        assert_eq!(answers.len(), 7, "{text}");
+        assert_eq!(answers[..4], ["= 2", "=", "=", "="]);
+        // The first answer went out alone (nothing else was waiting); the turn's six in one.
+        assert_eq!(output.at[0], "= 2\n\n".len());
+        assert_eq!(output.at[1], text.len(), "{:?}", output.at);
+    }
 }

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tourney_model::version::EngineVersion;
 
+mod accounts;
 mod codec;
 mod migrate;
 mod records;
@@ -41,6 +42,7 @@ mod room;
 mod tests;
 mod verify;
 
+pub use accounts::{AccountError, MAX_EVENTS, MAX_SESSIONS, MAX_TOKENS_PER_USER, MAX_USERS};
 use codec::decode as decode_pair;
 pub use codec::{GameJson, PairDigest, PairGames};
 pub use records::{OpeningSuite, PairRecord, TournamentRecord, WorkerExclusion};
@@ -120,6 +122,10 @@ pub(crate) struct Trees {
     openings: sled::Tree,
     versions: sled::Tree,
     artifacts: sled::Tree,
+    users: sled::Tree,
+    user_tokens: sled::Tree,
+    events: sled::Tree,
+    sessions: sled::Tree,
 }
 
 /// Writes pair records and their digests in one transaction, adding `added` to the
@@ -311,6 +317,10 @@ impl Store {
             openings: db.open_tree("openings")?,
             versions: db.open_tree("versions")?,
             artifacts: db.open_tree("artifacts")?,
+            users: db.open_tree("users")?,
+            user_tokens: db.open_tree("user_tokens")?,
+            events: db.open_tree("events")?,
+            sessions: db.open_tree("sessions")?,
             meta,
             db,
         };

@@ -52,6 +52,31 @@ pub struct TournamentRecord {
     /// The tuning run a verification SPRT checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuned_by: Option<u64>,
+    /// Who submitted it: a user, or an operator token's name (`None` before accounts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Who approved it, when it waited for approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
+    /// Its priority as changed after submission (in place of its file's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// Its weight (share of the workers) as changed after submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// What its author says of it (free text).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// Links that go with it: a diff, a pull request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+    /// Its pair budget as changed after submission (in place of its file's `pairs` or
+    /// `sprt.max_pairs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<u64>,
+    /// Deleted from the lists (overview, search) by a person; its games and figures stay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
 }
 
 /// An operator's decision about one worker's results in a tournament: left out of every

@@ -41,6 +41,14 @@ fn record(id: u64) -> TournamentRecord {
         archived_ms: None,
         verification: None,
         tuned_by: None,
+        author: None,
+        approved_by: None,
+        priority: None,
+        weight: None,
+        note: String::new(),
+        links: Vec::new(),
+        max_pairs: None,
+        hidden: false,
     }
 }
 
@@ -112,14 +120,23 @@ fn reopen(path: &Path) -> Store {
 
 /// `open` retried until the last process-local handle of the store has let go of it.
 fn reopen_with(open: impl Fn() -> Result<Store, StoreError>) -> Store {
-    (0..100)
-        .find_map(|_| {
-            open().ok().or_else(|| {
+    open_once_free(open).expect("the store reopens")
+}
+
+/// `open` retried for up to two seconds while sled's lock file is still held by a handle
+/// of this process (its flusher thread outlives the handle briefly); any other outcome
+/// is returned as it is.
+fn open_once_free(open: impl Fn() -> Result<Store, StoreError>) -> Result<Store, StoreError> {
+    let mut tries = 0;
+    loop {
+        match open() {
+            Err(e) if tries < 100 && e.to_string().contains("could not acquire lock") => {
+                tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                None
-            })
-        })
-        .expect("the store reopens")
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 #[test]
@@ -241,7 +258,7 @@ fn a_store_of_another_schema_version_is_refused() {
             .unwrap();
         db.flush().unwrap();
     }
-    let err = Store::open(dir.path()).err().unwrap();
+    let err = open_once_free(|| Store::open(dir.path())).err().unwrap();
     assert!(err.to_string().contains("schema version 99"), "{err}");
 }
 

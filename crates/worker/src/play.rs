@@ -62,6 +62,14 @@ pub enum PlayError {
     /// The records could not be written.
     #[error("records: {0}")]
     Records(#[from] serde_json::Error),
+    /// Its games take more cores than the worker offers.
+    #[error("its games take {needs} cores; this worker offers {offers} (--cores)")]
+    TooFewCores {
+        /// The cores one of its games takes.
+        needs: u32,
+        /// The worker's `--cores`.
+        offers: usize,
+    },
 }
 
 /// Makes a job ready to play: outside engines' programs and data files are fetched (once
@@ -262,22 +270,28 @@ fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
         limits,
         files,
         protocol,
+        threads,
         ..
     } = config;
-    format!("{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}\u{1f}{protocol}")
+    format!(
+        "{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}\u{1f}{protocol}\
+         \u{1f}{threads:?}"
+    )
 }
 
 /// How an outside engine of a job is started: its (prepared) command, options, data files
-/// (name → cached path) and protocol, confined by `limits` and `policy`.
+/// (name → cached path), protocol and threads, confined by `limits` and `policy`.
 pub(crate) fn outside_config(
     command: &str,
     options: &[(String, String)],
     files: &[(String, String)],
     protocol: &str,
+    threads: Option<u32>,
     limits: &EngineLimits,
     policy: &EnginePolicy,
 ) -> EngineConfig {
     let mut config = EngineConfig::new(command);
+    config.threads = threads;
     config.options = options.to_vec();
     config.limits = *limits;
     config.policy = policy.clone();
@@ -334,9 +348,12 @@ impl<P: Heuristics> Side<P> {
                 options,
                 files,
                 protocol,
+                threads,
                 ..
             } => {
-                let config = outside_config(command, options, files, protocol, limits, policy);
+                let threads = Some(*threads);
+                let config =
+                    outside_config(command, options, files, protocol, threads, limits, policy);
                 let key = outside_key(P::GAME, &config);
                 let kept = players().take(&key);
                 let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {
@@ -389,20 +406,21 @@ impl<P: Heuristics> Side<P> {
     }
 }
 
-/// This worker's clock factor for `scale = "nps"` tournaments: its speed on the built-in
-/// benchmark against the reference machine's, measured once (a fraction of a second).
-fn clock_scale() -> f64 {
-    static SCALE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *SCALE.get_or_init(|| {
+/// This machine's nodes per second on the built-in speed benchmark, measured once (a
+/// fraction of a second), for the machines page and scaled clocks.
+pub(crate) fn speed_nps() -> f64 {
+    static NPS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *NPS.get_or_init(|| {
         let nps = tourney_ai::speed::nodes_per_second();
-        let scale = tourney_ai::speed::clock_scale(nps);
-        tracing::info!(
-            nodes_per_second = nps as u64,
-            scale,
-            "speed measured for scaled clocks"
-        );
-        scale
+        tracing::info!(nodes_per_second = nps as u64, "speed measured");
+        nps
     })
+}
+
+/// This worker's clock factor for `scale = "nps"` tournaments: its speed on the built-in
+/// benchmark against the reference machine's.
+fn clock_scale() -> f64 {
+    tourney_ai::speed::clock_scale(speed_nps())
 }
 
 fn play_typed<P: Heuristics + Adjudicate>(

@@ -122,6 +122,8 @@ impl Readiness {
                         options,
                         files,
                         protocol,
+                        // The bench signature does not depend on the threads.
+                        None,
                         &limits,
                         &self.policy,
                     );
@@ -241,6 +243,7 @@ mod tests {
             bench,
             reference_nps,
             protocol: String::new(),
+            threads: 1,
         };
         job
     }

@@ -63,19 +63,47 @@ pub(crate) fn status_value(pid: u32, key: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// CPU time used so far by this process and by its reaped children.
-pub(crate) fn cpu_times() -> (Duration, Duration) {
-    let of = |who| {
-        // SAFETY: getrusage fills the struct it is given; all-zero is a valid value of it.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid `who` and a pointer to a live rusage.
-        unsafe { libc::getrusage(who, &mut usage) };
-        let time = |t: libc::timeval| {
-            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-        };
-        time(usage.ru_utime) + time(usage.ru_stime)
+/// CPU time used so far by this process.
+pub(crate) fn own_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given; all-zero is a valid value of it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and a pointer to a live rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
-    (of(libc::RUSAGE_SELF), of(libc::RUSAGE_CHILDREN))
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// CPU time the whole machine has been busy so far, over all its cores (user, system and
+/// interrupt time of every process and of the kernel's own threads, from `/proc/stat`):
+/// what a benchmark costs when it has the machine to itself, including work the kernel
+/// does for it later (such as tearing down an exited engine's namespaces).
+pub(crate) fn machine_busy() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = (stat.lines().next()?.split_whitespace().skip(1))
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq: all but idle and iowait.
+    let busy: u64 = [0, 1, 2, 5, 6].iter().filter_map(|&i| fields.get(i)).sum();
+    // SAFETY: sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    Some(Duration::from_micros(busy * 1_000_000 / hz.max(1)))
+}
+
+/// Waits (at most `most`) until the machine is idle: less than a tenth of a core busy over
+/// 200 ms, so that work a benchmark left to the kernel is counted in it.
+pub(crate) fn wait_for_idle(most: Duration) {
+    let until = std::time::Instant::now() + most;
+    let window = Duration::from_millis(200);
+    while std::time::Instant::now() < until {
+        let Some(before) = machine_busy() else { return };
+        std::thread::sleep(window);
+        let Some(after) = machine_busy() else { return };
+        if (after - before) * 10 < window {
+            return;
+        }
+    }
 }
 
 /// One game of `white` ("a") against `black` ("b") under `setup`.

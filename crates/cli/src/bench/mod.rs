@@ -5,6 +5,7 @@ mod coordinator;
 mod flood;
 pub(crate) mod harness;
 mod outside;
+mod pages;
 mod rules;
 mod search;
 mod selfplay;
@@ -34,14 +35,19 @@ enum Suite {
     /// Distribution overhead: the same pairs played by the referee alone (2 threads) and
     /// by a 2-worker cluster on loopback; games/s of each.
     Cluster,
+    /// The dashboard with many tests: `--tournaments` ended tests stored, a coordinator
+    /// process started on them, and the page, the overview, searches, a test's detail and
+    /// the machines each timed over loopback; median and slowest ms.
+    Pages,
     /// The store at scale: `--pairs` pairs of synthetic valid random LOA games written,
     /// then a coordinator process restarted on them and the games exported; write rate,
     /// bytes a game, time until serving, resident memory, export rate.
     Store,
     /// The outside-engine path: `random` against `random` through a worker's game slots
     /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) in each
-    /// protocol dialect (`--protocol`: one) and in process; plies/s and CPU µs per ply, the
-    /// runner's and the engines' apart.
+    /// protocol dialect (`--protocol`: one) and in process; plies/s and the machine's CPU
+    /// µs per ply, the runner's and the rest (engines, kernel) apart, and the engine
+    /// processes started.
     Outside,
     /// Time keeping of the built-in players, one thread: each player of both games plays
     /// the first `--moves` plies of a game against itself (two instances, each kept across
@@ -92,8 +98,12 @@ enum Suite {
 /// from the start) through a worker's game slots, first as outside engines (`tourney
 /// engine random`, processes kept across pairs as a worker keeps them) speaking each
 /// protocol dialect that plays the game in turn (tourney, ugi, uci, codingame, and gtp for
-/// Amazons; `--protocol` picks one), then in process: plies/s and CPU µs per ply in all,
-/// the runner's own and the engine processes' apart.
+/// Amazons; `--protocol` picks one), then in process: plies/s and CPU µs per ply of the
+/// whole machine (from `/proc/stat`, waiting for it to be idle before and after: run it on
+/// an otherwise idle machine), the runner's own and the rest (the engines and the kernel's
+/// work for them, such as tearing down an exited engine's namespaces) apart, and how many
+/// engine processes were started (a CodinGame bot needs one a game, so its start is part of
+/// each game's cost).
 ///
 /// `time` has every built-in player (`ab`, `mcts`, `random`) of both games play the first
 /// `--moves` plies of a game against itself (two instances, each kept across its moves, so
@@ -106,6 +116,13 @@ enum Suite {
 /// event streams from one address, each part against a fresh process: its resident memory
 /// before, at its peak (`VmHWM`) and after, its threads, and how many reports were read or
 /// deferred and streams served or refused.
+///
+/// `pages` stores `--tournaments` ended tests (10,000 by default), starts a `tourney
+/// coordinator` process on them, and times what a browser asks of the dashboard, each 20
+/// times over loopback: the page, the overview, searches (by name, by author and state, a
+/// page from the middle, one that matches nothing), one test's detail and the machines;
+/// the median and slowest milliseconds and the answer's size, after the time until it
+/// serves and its resident memory.
 ///
 /// `source` builds three commits of a small C engine kept in a local git repository as a
 /// worker does before an engine's first game (fetch, `cc`, bench), first with the host's
@@ -183,6 +200,9 @@ pub(crate) struct BenchArgs {
     /// Dashboard event streams opened (bench flood).
     #[arg(long, default_value_t = 2000)]
     streams: usize,
+    /// Tests stored (bench pages).
+    #[arg(long, default_value_t = 10_000)]
+    tournaments: u64,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -203,6 +223,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
             args.protocol,
         )?,
         Suite::Store => crate::bench::store::store(args.pairs)?,
+        Suite::Pages => pages::pages(args.tournaments)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Selfplay => {
             selfplay::selfplay::<Loa>(args)?;

@@ -1,8 +1,10 @@
 //! `tourney bench outside`: what the outside-engine path costs. The same pairs of
 //! `random` against `random` are played through a worker's game slots, first with both
 //! sides as outside engines (`tourney engine random`, processes kept across pairs as a
-//! worker keeps them), then in process; plies per second and CPU time per ply, the
-//! runner's own and the engine processes' apart.
+//! worker keeps them), then in process; plies per second and CPU time per ply: the whole
+//! machine's (it should have nothing else to do), the runner's own and the rest (the
+//! engines, and the kernel's work for them) apart, and how many engine processes were
+//! started (CodinGame bots need one a game).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +16,7 @@ use tourney_model::job::{Engine, EngineKind, GameSettings, PairJob};
 use tourney_rules::{GameKind, Position, with_position};
 use tourney_runner::dialect::Dialect;
 
-use crate::bench::harness::cpu_times;
+use crate::bench::harness::{machine_busy, own_cpu, wait_for_idle};
 
 /// A pair of `random` against `random` in `game` from the start, to at most `max_plies`.
 fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u32) -> PairJob {
@@ -50,8 +52,12 @@ fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u3
 struct Measured {
     plies: u64,
     wall: Duration,
+    /// The runner's own CPU time (this process).
     runner: Duration,
-    engines: Duration,
+    /// The rest of the machine's: the engines and the kernel's work for them.
+    others: Duration,
+    /// Engine processes started (a CodinGame bot's is per game: its cost is the game's).
+    starts: u64,
 }
 
 /// Plays `pairs` pairs on `slots` threads through the worker's game slots.
@@ -65,7 +71,9 @@ fn measure(
     let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
     let policy = crate::support::engines::own_engines();
     let next = Arc::new(AtomicUsize::new(0));
-    let (cpu_before, children_before) = cpu_times();
+    // Work left over from before (the kernel tearing down engines) is not this run's.
+    wait_for_idle(Duration::from_secs(30));
+    let (own_before, machine_before) = (own_cpu(), machine_busy());
     let started = Instant::now();
     let threads: Vec<_> = (0..slots)
         .map(|_| {
@@ -93,9 +101,13 @@ fn measure(
         );
     }
     let wall = started.elapsed();
-    // The engines' CPU time is counted once they are reaped.
     tourney_worker::retire_engines(&metrics);
-    let (cpu_after, children_after) = cpu_times();
+    // What the kernel still does for the exited engines is counted too.
+    wait_for_idle(Duration::from_secs(30));
+    let own = own_cpu() - own_before;
+    let machine = machine_busy()
+        .zip(machine_before)
+        .map_or(own, |(after, before)| after.saturating_sub(before));
     let mut plies = 0u64;
     for lz4 in records {
         let json = lz4_flex::decompress_size_prepended(&lz4).context("a pair's records")?;
@@ -105,20 +117,22 @@ fn measure(
     Ok(Measured {
         plies,
         wall,
-        runner: cpu_after - cpu_before,
-        engines: children_after - children_before,
+        runner: own,
+        others: machine.saturating_sub(own),
+        starts: metrics.engine_starts.get(),
     })
 }
 
 fn row(label: &str, m: &Measured) {
     let per_ply = |d: Duration| d.as_secs_f64() * 1e6 / m.plies.max(1) as f64;
     println!(
-        "{label:<34} {:>9} {:>11.0} {:>10.2} {:>10.2} {:>10.2}",
+        "{label:<34} {:>9} {:>11.0} {:>10.2} {:>10.2} {:>10.2} {:>8}",
         m.plies,
         m.plies as f64 / m.wall.as_secs_f64(),
-        per_ply(m.runner + m.engines),
+        per_ply(m.runner + m.others),
         per_ply(m.runner),
-        per_ply(m.engines)
+        per_ply(m.others),
+        m.starts
     );
 }
 
@@ -150,10 +164,13 @@ fn measure_all(
          most {max_plies} plies a game, through a worker's game slots"
     );
     println!(
-        "{:<34} {:>9} {:>11} {:>10} {:>10} {:>10}",
-        "players", "plies", "plies/s", "CPU µs/ply", "runner", "engines"
+        "{:<34} {:>9} {:>11} {:>10} {:>10} {:>10} {:>8}",
+        "players", "plies", "plies/s", "CPU µs/ply", "runner", "engines", "starts"
     );
-    let dialects = protocol.map_or(Dialect::ALL.to_vec(), |d| vec![d]);
+    let mut dialects = protocol.map_or(Dialect::ALL.to_vec(), |d| vec![d]);
+    // CodinGame's process a game goes last: the kernel tears down each one's namespaces
+    // after it exits, for a while, and would slow the dialects measured after it.
+    dialects.sort_by_key(|&d| d == Dialect::CodinGame);
     for dialect in dialects {
         if !tourney_model::source::protocol_plays(dialect.name(), game) {
             continue;
@@ -174,6 +191,7 @@ fn measure_all(
                     bench: None,
                     reference_nps: None,
                     protocol: dialect.to_string(),
+                    threads: 1,
                 },
                 limits: None,
             });

@@ -95,6 +95,7 @@ fn job(source: Source) -> PairJob {
                 bench: None,
                 reference_nps: None,
                 protocol: String::new(),
+                threads: 1,
             },
         ),
         second: engine("base", EngineKind::BuiltIn("random".into())),

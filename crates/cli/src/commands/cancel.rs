@@ -1,10 +1,11 @@
-//! `tourney cancel`: cancels a tournament.
+//! `tourney cancel`, `tourney approve`, `tourney modify` and `tourney note`: a tournament
+//! stopped, let start, given another share of the workers, or annotated.
 
 use anyhow::Result;
 use tourney_proto::v1 as pb;
 
 use crate::support::client::status_error;
-use crate::support::local::TournamentArgs;
+use crate::support::local::{AdminTarget, TournamentArgs};
 
 pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
     tokio::runtime::Runtime::new()?.block_on(async {
@@ -14,6 +15,104 @@ pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
             .await
             .map_err(status_error)?;
         println!("cancelled");
+        Ok(())
+    })
+}
+
+pub(crate) fn approve(args: &TournamentArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        admin
+            .approve(pb::ApproveRequest { id: args.id })
+            .await
+            .map_err(status_error)?;
+        println!("approved");
+        Ok(())
+    })
+}
+
+/// Change a test's priority, weight or pair budget, or delete it from the lists.
+///
+/// Tests of higher priority are leased first; among tests of one priority, each gets pairs
+/// in proportion to its weight (its throughput share). The change is kept across restarts
+/// and recorded in the events log. `--max-pairs` changes its pair budget, `--delete` takes an
+/// ended test off the lists. Allowed to its author, approvers and admins. Example:
+/// `tourney modify 7 --priority 5`, `tourney modify 7 --weight 3 --max-pairs 20000` or
+/// `tourney modify 7 --delete`.
+#[derive(clap::Args)]
+pub(crate) struct ModifyArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The tournament id.
+    id: u64,
+    /// The new priority (higher first), from -1,000,000 to 1,000,000.
+    #[arg(long, allow_hyphen_values = true, required_unless_present_any = ["weight", "max_pairs", "delete", "restore"])]
+    priority: Option<i32>,
+    /// The new weight: its share of the workers among tests of its priority (above 0).
+    #[arg(long)]
+    weight: Option<f64>,
+    /// The new pair budget: an SPRT's most pairs, a match's pairs (at least the pairs
+    /// handed out already).
+    #[arg(long, value_name = "PAIRS")]
+    max_pairs: Option<u64>,
+    /// Delete an ended test from the lists (the dashboard's, searches); its games, figures
+    /// and page stay.
+    #[arg(long, conflicts_with = "restore")]
+    delete: bool,
+    /// Bring a deleted test back into the lists.
+    #[arg(long)]
+    restore: bool,
+}
+
+pub(crate) fn modify(args: &ModifyArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        admin
+            .modify(pb::ModifyRequest {
+                id: args.id,
+                priority: args.priority,
+                weight: args.weight,
+                max_pairs: args.max_pairs,
+                hidden: (args.delete || args.restore).then_some(args.delete),
+            })
+            .await
+            .map_err(status_error)?;
+        println!("modified");
+        Ok(())
+    })
+}
+
+/// Set a test's note and links, shown in its report.
+///
+/// The note is free text (at most 2,000 characters: what the patch does); links are
+/// http:// or https:// addresses (at most 10: the diff, the pull request). Allowed to its
+/// author, approvers and admins. Example: `tourney note 7 "Faster move ordering" --link
+/// https://github.com/me/engine/pull/12`.
+#[derive(clap::Args)]
+pub(crate) struct NoteArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// The tournament id.
+    id: u64,
+    /// The note ("" for none).
+    note: String,
+    /// A link (repeatable).
+    #[arg(long = "link", value_name = "URL")]
+    links: Vec<String>,
+}
+
+pub(crate) fn note(args: &NoteArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        admin
+            .annotate(pb::AnnotateRequest {
+                id: args.id,
+                note: args.note.clone(),
+                links: args.links.clone(),
+            })
+            .await
+            .map_err(status_error)?;
+        println!("noted");
         Ok(())
     })
 }

@@ -85,6 +85,14 @@ pub(crate) struct CoordinatorArgs {
     /// until one ends [default: 100].
     #[arg(long)]
     max_live_tournaments: Option<usize>,
+    /// Let tests submitted by users (the `user` role) start without an approver's
+    /// `tourney approve` (docs/accounts.md).
+    #[arg(long)]
+    no_approval: bool,
+    /// Show the dashboard's data (tournaments, games, the timeline) only to logged-in
+    /// users; the page and its login stay public (docs/accounts.md).
+    #[arg(long)]
+    dashboard_login: bool,
     /// Webhooks file (TOML): where to post when a tournament finishes, an SPRT decides, a
     /// tournament pauses, a worker looks suspect or a build fails (docs/operations.md).
     #[arg(long, value_name = "FILE")]
@@ -108,6 +116,8 @@ struct CoordinatorFile {
     max_pairs_per_lease: Option<usize>,
     registrations_per_token: Option<usize>,
     max_live_tournaments: Option<usize>,
+    approval: Option<bool>,
+    dashboard_login: Option<bool>,
     webhooks: Option<PathBuf>,
 }
 
@@ -127,6 +137,10 @@ struct CoordinatorSetup {
     bounds: (u32, usize, usize),
     /// Tournaments queued, running or paused at once.
     max_live_tournaments: usize,
+    /// Users' tests wait for an approver.
+    approval: bool,
+    /// The dashboard's data for logged-in users only.
+    dashboard_login: bool,
     /// The webhooks file.
     webhooks: Option<PathBuf>,
 }
@@ -204,6 +218,8 @@ impl CoordinatorArgs {
                 .or(file.max_live_tournaments)
                 .unwrap_or(Settings::default().max_live_tournaments)
                 .max(1),
+            approval: !self.no_approval && file.approval.unwrap_or(true),
+            dashboard_login: self.dashboard_login || file.dashboard_login.unwrap_or(false),
             webhooks: self.webhooks.clone().or(in_file(file.webhooks)),
         })
     }
@@ -328,6 +344,8 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 max_pairs_per_lease: setup.bounds.1,
                 registrations_per_token: setup.bounds.2,
                 max_live_tournaments: setup.max_live_tournaments,
+                approval: setup.approval,
+                dashboard_login: setup.dashboard_login,
                 webhooks,
                 ..Settings::default()
             },

@@ -48,7 +48,7 @@ pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
             args.game,
             std::time::Duration::from_millis(args.movetime),
             stdin,
-            &mut std::io::stdout().lock(),
+            &mut std::io::BufWriter::new(std::io::stdout().lock()),
         )
         .context("serving the engine protocol");
     }

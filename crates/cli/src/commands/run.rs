@@ -148,11 +148,13 @@ async fn run_embedded(
         token: client.token.clone(),
         name: "local".into(),
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        cores: args.concurrency.unwrap_or(0).max(cores()),
         tls_ca: None,
         cache_dir: args.data.join("artifacts"),
         cache_bytes: 4 << 30,
         build_timeout: std::time::Duration::from_secs(900),
         engine_policy: crate::support::engines::own_engines(),
+        exit_when_idle: None,
     };
     let mut stopped = workers_stopped.clone();
     let worker_metrics = WorkerMetrics::new(&registry);

@@ -36,6 +36,12 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
         s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
     );
+    if !s.author.is_empty() {
+        out += &format!(", by {}", s.author);
+    }
+    if s.priority != 0 || s.weight != 1.0 {
+        out += &format!(", priority {} weight {}", s.priority, s.weight);
+    }
     if !s.paused_reason.is_empty() {
         out += &format!(
             " ({}; fix it, then `tourney resume {}`)",

@@ -20,6 +20,12 @@ pub(crate) struct StatusJson {
     openings_note: Option<String>,
     pairs_excluded: u64,
     suspect_workers: u64,
+    /// Who submitted it (empty before accounts).
+    author: String,
+    priority: i32,
+    weight: f64,
+    /// The most pairs it may play.
+    max_pairs: u64,
     standings: Vec<StandingJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
@@ -61,6 +67,10 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         pairs_excluded: s.pairs_excluded,
         suspect_workers: s.suspect_workers,
+        author: s.author.clone(),
+        priority: s.priority,
+        weight: s.weight,
+        max_pairs: s.max_pairs,
         standings: s
             .standings
             .iter()

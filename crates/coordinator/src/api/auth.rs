@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use prometheus::IntCounter;
 use tonic::{Request, Status as GrpcStatus};
 
+use crate::accounts::Principal;
 use crate::fleet::same_secret;
 
 /// The name of the token a call carried (`"open"` when the service checks none), put in
@@ -140,11 +141,17 @@ impl Tokens {
     }
 }
 
-/// Checks `authorization: Bearer <token>` against a service's tokens (if it has any),
-/// counting refusals, and tells the service which token it was ([`TokenName`]).
+/// Finds the user whose personal token a call carries (see
+/// [`crate::state::Coordinator::principal_of_token`]).
+pub type PersonalTokens = Arc<dyn Fn(&str) -> Option<Principal> + Send + Sync>;
+
+/// Checks `authorization: Bearer <token>` against a service's tokens (if it has any) and,
+/// for the Admin service, users' personal tokens, counting refusals; tells the service
+/// which token it was ([`TokenName`]) and who is calling ([`Principal`]).
 #[derive(Clone)]
 pub struct Auth {
     tokens: Option<Tokens>,
+    personal: Option<PersonalTokens>,
     /// Counts calls refused for a missing or wrong token.
     failures: IntCounter,
 }
@@ -152,31 +159,48 @@ pub struct Auth {
 impl Auth {
     /// Requires one of `tokens` (`None`: no check).
     pub fn new(tokens: Option<Tokens>, failures: IntCounter) -> Self {
-        Auth { tokens, failures }
+        Auth {
+            tokens,
+            personal: None,
+            failures,
+        }
+    }
+
+    /// Also takes users' personal tokens, found by `personal`.
+    pub fn with_personal_tokens(mut self, personal: PersonalTokens) -> Self {
+        self.personal = Some(personal);
+        self
     }
 
     /// The interceptor function for tonic.
     #[allow(clippy::result_large_err)] // tonic's interceptor signature
     pub fn check(&self, mut request: Request<()>) -> Result<Request<()>, GrpcStatus> {
-        let name = match &self.tokens {
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let operator = match &self.tokens {
             None => Some("open".to_string()),
-            Some(tokens) => request
-                .metadata()
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .and_then(|given| tokens.name_of(given)),
+            Some(tokens) => given.and_then(|given| tokens.name_of(given)),
         };
-        match name {
-            Some(name) => {
-                request.extensions_mut().insert(TokenName(name));
-                Ok(request)
-            }
-            None => {
+        // A user's own token names the user even where the service checks no token.
+        let user = (self.personal.as_ref())
+            .zip(given)
+            .and_then(|(personal, given)| personal(given));
+        let principal = match (user, operator) {
+            (Some(user), _) => user,
+            (None, Some(name)) => Principal::operator(&name),
+            (None, None) => {
                 self.failures.inc();
-                Err(GrpcStatus::unauthenticated("missing or wrong token"))
+                return Err(GrpcStatus::unauthenticated("missing or wrong token"));
             }
-        }
+        };
+        request
+            .extensions_mut()
+            .insert(TokenName(principal.name.clone()));
+        request.extensions_mut().insert(principal);
+        Ok(request)
     }
 }
 
@@ -186,6 +210,15 @@ pub fn token_name<T>(request: &Request<T>) -> String {
         .extensions()
         .get::<TokenName>()
         .map_or_else(|| "open".to_string(), |t| t.0.clone())
+}
+
+/// Who made `request` (set by [`Auth::check`]; the open operator when nothing checked it).
+pub fn principal<T>(request: &Request<T>) -> Principal {
+    request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .unwrap_or_else(|| Principal::operator("open"))
 }
 
 #[cfg(test)]

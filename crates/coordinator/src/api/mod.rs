@@ -5,3 +5,4 @@ pub mod auth;
 pub mod dashboard;
 pub mod server;
 pub mod service;
+pub mod web;

@@ -46,10 +46,12 @@ pub async fn serve(
         options.worker_tokens.clone(),
         refused.with_label_values(&["worker"]),
     );
+    let accounts = Arc::clone(&coordinator);
     let admin_auth = Auth::new(
         options.admin_tokens.clone(),
         refused.with_label_values(&["admin"]),
-    );
+    )
+    .with_personal_tokens(Arc::new(move |token| accounts.principal_of_token(token)));
     coordinator
         .metrics()
         .insecure
@@ -119,6 +121,7 @@ pub async fn serve(
         let _ = closing_tx.send(true);
     };
     let mut builder = Server::builder().accept_http1(true);
+    let secure = options.tls.is_some();
     if let Some((cert, key)) = options.tls {
         builder =
             builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
@@ -128,6 +131,7 @@ pub async fn serve(
             routes.routes(),
             coordinator,
             closing,
+            secure,
         )))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await;
@@ -172,13 +176,36 @@ fn incoming(
     })
 }
 
-/// Adds `GET /metrics` (Prometheus text format) and the dashboard beside the gRPC services.
+/// Adds `GET /metrics` (Prometheus text format), the dashboard and its logins and actions
+/// beside the gRPC services.
 fn with_http(
     routes: Routes,
     coordinator: Arc<Coordinator>,
     closing: tokio::sync::watch::Receiver<bool>,
+    secure: bool,
 ) -> axum::Router {
-    let dashboard = crate::api::dashboard::router(Arc::clone(&coordinator), closing);
+    let mut dashboard = crate::api::dashboard::router(Arc::clone(&coordinator), closing);
+    if coordinator.settings.dashboard_login {
+        let sessions = Arc::clone(&coordinator);
+        dashboard = dashboard.route_layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let sessions = Arc::clone(&sessions);
+                async move {
+                    let public = matches!(
+                        request.uri().path(),
+                        "/" | "/dashboard/app.js" | "/dashboard/form.js" | "/dashboard/app.css"
+                    );
+                    if public || crate::api::web::signed_in_reader(&sessions, request.headers()) {
+                        next.run(request).await
+                    } else {
+                        use axum::response::IntoResponse;
+                        (axum::http::StatusCode::UNAUTHORIZED, "log in to see this").into_response()
+                    }
+                }
+            },
+        ));
+    }
+    let dashboard = dashboard.merge(crate::api::web::router(Arc::clone(&coordinator), secure));
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {

@@ -388,11 +388,57 @@ impl Scheduler {
         }
     }
 
-    /// Cancels an active or paused tournament; its leases are dropped at their next
-    /// heartbeat. Returns whether it was active or paused.
+    /// Changes a tournament's priority and weight (its share of the workers among those of
+    /// its priority). Returns whether it is one that has not ended.
+    pub fn set_share(&mut self, id: TournamentId, priority: i32, weight: f64) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if !t.state.has_ended() => {
+                t.config.priority = priority;
+                t.config.weight = weight;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Changes a tournament's pair budget (see [`TournamentConfig::set_pair_budget`]).
+    /// Returns whether it is one that has not ended.
+    ///
+    /// # Errors
+    /// A budget below the pairs already handed out, or one its format does not take.
+    pub fn set_pair_budget(&mut self, id: TournamentId, pairs: u64) -> Result<bool, String> {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if !t.state.has_ended() => {
+                if pairs < t.next_pair {
+                    return Err(format!(
+                        "max_pairs: {} pairs have been handed out already: at least that many",
+                        t.next_pair
+                    ));
+                }
+                t.config.set_pair_budget(pairs)?;
+                t.update_state();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Lets a tournament waiting for approval be played. Returns whether it was waiting.
+    pub fn approve(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) if t.state == State::Pending => {
+                t.state = State::Queued;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels an active, paused or pending tournament; its leases are dropped at their
+    /// next heartbeat. Returns whether it was one of those.
     pub fn cancel(&mut self, id: TournamentId) -> bool {
         match self.tournaments.get_mut(&id) {
-            Some(t) if t.state.is_active() || t.state == State::Paused => {
+            Some(t) if t.state.is_active() || matches!(t.state, State::Paused | State::Pending) => {
                 t.state = State::Cancelled;
                 t.leased.clear();
                 t.retry = PairSet::default();

@@ -404,3 +404,18 @@ fn chaotic_workers_never_lose_or_double_count_a_pair() {
         (0..300).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_pending_tournament_is_leased_nothing_until_approved_and_can_be_cancelled() {
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("match", "pairs = 4"), State::Pending, vec![]);
+    s.add(2, config("match", "pairs = 4"), State::Pending, vec![]);
+    assert!(s.lease("w1", 8, 0).is_none(), "nothing pending is leased");
+    assert!(!s.resume(1), "resume is not approval");
+    assert!(s.approve(1) && !s.approve(1));
+    let (_, given) = s.lease("w1", 8, 0).unwrap();
+    assert!(given.iter().all(|a| a.tournament == 1) && given.len() == 4);
+    assert!(s.cancel(2));
+    assert_eq!(s.tournament(2).unwrap().state, State::Cancelled);
+    assert!(!s.approve(2), "a cancelled test is not approved");
+}

@@ -14,6 +14,7 @@ use crate::state::Coordinator;
 use crate::types::Reported;
 use crate::types::{Finished, Settings};
 
+mod accounts;
 mod adjudication;
 mod exports;
 mod lifecycle;

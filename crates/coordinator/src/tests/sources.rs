@@ -162,6 +162,14 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
         checks[0].problem.contains("error: expected ';'"),
         "{checks:?}"
     );
+    // The events log says which worker's build failed, and why.
+    let events = c.events(0, 10).unwrap();
+    let failed = events.iter().find(|e| e.action == "build-failed").unwrap();
+    assert_eq!(
+        (failed.who.as_str(), failed.subject.clone()),
+        (a.as_str(), format!("tournament {id}"))
+    );
+    assert!(failed.detail.contains("error: expected ';'"));
 
     // The webhook hears `paused` and `build_failed`, signed, with the reason and a link.
     let delivered = |n: usize| {
@@ -249,4 +257,33 @@ async fn version_checks_and_failure_reasons_keep_to_their_bounds() {
     assert!(reason.contains("BEGIN") && reason.ends_with("END"));
     let kept = &c.version_checks("src");
     assert!(kept.last().unwrap().problem.len() < crate::MAX_REASON_BYTES + 200);
+}
+
+#[tokio::test]
+async fn a_webhook_that_refuses_its_deliveries_is_in_the_events_log() {
+    let receiver = Receiver::start(std::net::TcpListener::bind("127.0.0.1:0").unwrap(), &[400]);
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id, [a, _]) = source_match(&dir, with_webhook(receiver.port, "k")).await;
+    let (_, jobs) = c.lease(&a, 1).unwrap();
+    c.engine_failed(&a, id, jobs[0].pair, "src", true, "the build failed")
+        .await
+        .unwrap();
+    let logged = || {
+        c.tick();
+        let events = c.events(0, 20).unwrap();
+        let failed: Vec<String> = (events.iter())
+            .filter(|e| e.action == "webhook-failed" && e.who == "coordinator")
+            .map(|e| e.detail.clone())
+            .collect();
+        async move {
+            if failed.len() >= 2 {
+                Ok(failed)
+            } else {
+                Err(format!("{failed:?}"))
+            }
+        }
+    };
+    let mut failed = wait::until_async(10, "two failed deliveries logged", logged).await;
+    failed.sort();
+    assert_eq!(failed, ["build_failed", "paused"]);
 }

@@ -38,6 +38,11 @@ pub struct EngineEntry {
     /// The protocol an outside engine speaks: `tourney` (the default), `ugi` or `uci`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// Threads this outside engine is given (its `Threads` option, unless `options` set
+    /// it), in place of the tournament's `threads`; a worker keeps that many cores for it
+    /// while its game runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
     /// `setoption` values for an outside engine.
     #[serde(default)]
     pub options: BTreeMap<String, toml::Value>,

@@ -27,6 +27,7 @@ use tourney_rules::GameKind;
 
 mod engine;
 mod error;
+mod fleet;
 mod outcome;
 pub(crate) mod settings;
 #[cfg(test)]
@@ -89,6 +90,20 @@ pub struct TournamentConfig {
     /// Share of the workers among tournaments of equal priority.
     #[serde(default = "one_f64")]
     pub weight: f64,
+    /// Threads each outside engine is given unless its `[[engine]]` says otherwise
+    /// (default 1); a game takes the cores of both (see [`crate::fleet::cores_of_game`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// What a worker must have to take its pairs.
+    #[serde(default, skip_serializing_if = "crate::fleet::Requirements::is_empty")]
+    pub requires: crate::fleet::Requirements,
+    /// Its own labels, which workers started with `--only LABEL` look for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// A test that disturbs the machine it runs on (all its cores, its memory bandwidth):
+    /// workers started with `--avoid-noisy` do not take it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub noisy: bool,
     /// Seed of the games: each game's seed derives from it, its pair and its game (see
     /// [`TournamentConfig::pair_seed`]), and seeded built-in players mix it into their own.
     #[serde(default = "settings::one")]
@@ -240,6 +255,30 @@ impl TournamentConfig {
     pub fn max_pairs(&self) -> u64 {
         self.planned_pairs()
             .unwrap_or_else(|| self.sprt.as_ref().map_or(0, |s| s.max_pairs))
+    }
+
+    /// Sets the most pairs it may play (its pair budget): an SPRT's `sprt.max_pairs`, a
+    /// match's `pairs`.
+    ///
+    /// # Errors
+    /// A budget of 0, or a format whose length is not a number of pairs (rounds of a round
+    /// robin or gauntlet, an SPSA run's schedule).
+    pub fn set_pair_budget(&mut self, pairs: u64) -> Result<(), String> {
+        if pairs == 0 {
+            return Err("max_pairs: at least 1".into());
+        }
+        match (self.format, self.sprt.as_mut()) {
+            (Format::Sprt, Some(sprt)) => sprt.max_pairs = pairs,
+            (Format::Match, _) => self.pairs = Some(pairs),
+            (format, _) => {
+                return Err(format!(
+                    "max_pairs: a {} test's length is not a pair budget (its rounds or \
+                     schedule are its file's: clone it to change them)",
+                    format.name()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The seed of pair `index`; its game `g` (0 or 1) has seed

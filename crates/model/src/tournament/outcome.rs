@@ -17,10 +17,13 @@ pub enum State {
     /// Stopped because a pair could not be played (an engine that does not start, does not
     /// support the game, or whose program cannot be fetched); `tourney resume` goes on.
     Paused,
+    /// Submitted by a user, waiting for an approver other than its author
+    /// (`tourney approve`); nothing is leased meanwhile.
+    Pending,
 }
 
 impl State {
-    /// `queued`, `running`, `finished`, `cancelled` or `paused`.
+    /// `queued`, `running`, `finished`, `cancelled`, `paused` or `pending`.
     pub fn name(self) -> &'static str {
         match self {
             State::Queued => "queued",
@@ -28,12 +31,18 @@ impl State {
             State::Finished => "finished",
             State::Cancelled => "cancelled",
             State::Paused => "paused",
+            State::Pending => "pending",
         }
     }
 
     /// Whether pairs can still be leased.
     pub fn is_active(self) -> bool {
         matches!(self, State::Queued | State::Running)
+    }
+
+    /// Whether it has ended: finished or cancelled, for good.
+    pub fn has_ended(self) -> bool {
+        matches!(self, State::Finished | State::Cancelled)
     }
 }
 

@@ -55,6 +55,7 @@ impl TournamentConfig {
                 ));
             }
         }
+        self.check_fleet()?;
         self.check_format()?;
         self.check_openings()?;
         self.check_adjudication()?;
@@ -101,6 +102,37 @@ impl TournamentConfig {
             );
         }
         Ok(())
+    }
+
+    /// Threads within bounds and only for outside engines; the `[requires]` table and the
+    /// labels well formed.
+    fn check_fleet(&self) -> Result<(), Problem> {
+        use crate::fleet::{MAX_LABELS, MAX_THREADS, check_labels};
+        let bad_threads = |t: u32| !(1..=MAX_THREADS).contains(&t);
+        if let Some(t) = self.threads.filter(|t| bad_threads(*t)) {
+            return top("threads", format!("must be 1 to {MAX_THREADS}, found {t}"));
+        }
+        for (i, engine) in self.engines.iter().enumerate() {
+            let at = |message: String| {
+                Err((Some(("engine", i)), format!("engine[{i}].threads"), message))
+            };
+            match engine.threads {
+                Some(t) if bad_threads(t) => {
+                    return at(format!("must be 1 to {MAX_THREADS}, found {t}"));
+                }
+                Some(t) if t > 1 && engine.player.is_some() => {
+                    return at(format!(
+                        "built-in players think on one thread: give threads = 1 or leave \
+                         it out (found {t})"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if let Some((key, message)) = self.requires.problem() {
+            return Err((Some(("requires", 0)), format!("requires.{key}"), message));
+        }
+        check_labels(&self.labels, MAX_LABELS).or_else(|message| top("labels", message))
     }
 
     /// What the format needs: rounds, pairs, an SPRT's or a tuning run's table.

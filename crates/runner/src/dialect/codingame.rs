@@ -15,9 +15,11 @@
 //! Moves are written without separators ([`super::compact_move`]). A bot cannot be told that
 //! a new game begins, so the runner starts a fresh process for each game.
 
+use std::fmt::Write as _;
+
 use tourney_rules::{Color, Game, GameKind, Position};
 
-use super::compact_move;
+use super::{compact_move, is_separator};
 
 /// The lines a bot reads once, before its first turn.
 pub fn initial_input(game: GameKind, size: usize, colour: Color) -> Vec<String> {
@@ -78,23 +80,65 @@ pub fn position_text(rows: &[String], turn: Color) -> String {
     format!("{} {}", ranks.join("/"), turn.letter())
 }
 
-/// The lines of one turn of `game`, for the side to move.
-pub fn turn_input<P: Position>(game: &Game<P>) -> Vec<String> {
-    let position = game.position();
-    let mut lines = Vec::with_capacity(80);
-    if P::GAME == GameKind::Amazons {
-        lines.push(position.turn().letter().to_string());
+/// One turn's input: the lines a transcript shows, then the legal moves listed.
+#[derive(Debug)]
+pub struct TurnInput {
+    /// Amazons' colour, the board rows, the last move and the count of legal moves.
+    pub head: Vec<String>,
+    /// The legal moves, one a line (written into one string: Amazons lists thousands).
+    pub listing: String,
+    /// How many moves `listing` holds.
+    pub listed: usize,
+}
+
+impl TurnInput {
+    /// The whole input as one text, without the last line's newline.
+    pub fn text(&self) -> String {
+        let mut text = self.head.join("\n");
+        if self.listed > 0 {
+            text.push('\n');
+            text.push_str(self.listing.trim_end_matches('\n'));
+        }
+        text
     }
-    lines.extend(rows(&position.to_string()));
-    lines.push(
+}
+
+/// The input of one turn of `game`, for the side to move.
+pub fn turn_input<P: Position>(game: &Game<P>) -> TurnInput {
+    let position = game.position();
+    let mut head = Vec::with_capacity(16);
+    if P::GAME == GameKind::Amazons {
+        head.push(position.turn().letter().to_string());
+    }
+    head.extend(rows(&position.to_string()));
+    head.push(
         game.moves()
             .last()
             .map_or_else(|| "null".to_string(), |m| compact_move(&m.to_string())),
     );
     let moves = position.legal_moves();
-    lines.push(moves.len().to_string());
-    lines.extend(moves.iter().map(|m| compact_move(&m.to_string())));
-    lines
+    head.push(moves.len().to_string());
+    let mut listing = String::with_capacity(moves.len() * 8);
+    let mut compact = Compact(&mut listing);
+    for mv in &moves {
+        // Writing to a string cannot fail.
+        let _ = writeln!(compact, "{mv}");
+    }
+    TurnInput {
+        head,
+        listing,
+        listed: moves.len(),
+    }
+}
+
+/// A writer that leaves out a move's separators as it writes (see [`compact_move`]).
+struct Compact<'a>(&'a mut String);
+
+impl std::fmt::Write for Compact<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0.extend(text.chars().filter(|&c| !is_separator(c)));
+        Ok(())
+    }
 }
 
 /// The move in a bot's answer: its first word (CodinGame bots may add a message after it).
@@ -110,16 +154,22 @@ mod tests {
     #[test]
     fn a_turn_is_the_board_the_last_move_and_the_legal_moves() {
         let mut game = Game::new(Loa::start(), Default::default());
-        let first = turn_input(&game);
+        let input = turn_input(&game);
+        let text = input.text();
+        let first: Vec<&str> = text.lines().collect();
         assert_eq!(first[0], ".bbbbbb.");
         assert_eq!(first[1], "w......w");
         assert_eq!(first[8], "null");
         let count: usize = first[9].parse().unwrap();
         assert_eq!(count, Loa::start().legal_moves().len());
-        assert_eq!(first.len(), 10 + count);
-        assert!(first.contains(&"b1b3".to_string()));
+        assert_eq!(
+            (first.len(), input.listed, input.head.len()),
+            (10 + count, count, 10)
+        );
+        assert!(first.contains(&"b1b3"));
+        assert!(!input.listing.contains(['-', 'x']), "moves are compact");
         game.play_text("b1-b3").unwrap();
-        let second = turn_input(&game);
+        let second = turn_input(&game).head;
         assert_eq!(second[8], "b1b3");
         assert_eq!(second[7], "..bbbbb.");
         assert_eq!(initial_input(GameKind::Loa, 8, Color::White), ["8", "w"]);
@@ -127,7 +177,7 @@ mod tests {
         let mut amazons = Game::new(Amazons::start(), Default::default());
         let mv = amazons.legal_moves()[0];
         amazons.play(mv).unwrap();
-        let turn = turn_input(&amazons);
+        let turn = turn_input(&amazons).head;
         assert_eq!(turn[0], "b", "Amazons says the colour every turn");
         assert_eq!(turn[11], compact_move(&mv.to_string()));
         assert!(turn[1..11].iter().any(|row| row.contains('-')), "{turn:?}");

@@ -258,9 +258,12 @@ pub fn is_compact(text: &str) -> bool {
 
 /// A move without its separators: `b1-b3` and `b1xb3` as `b1b3`, `d1-d7/g7` as `d1d7g7`.
 pub fn compact_move(text: &str) -> String {
-    text.chars()
-        .filter(|c| !matches!(c, '-' | 'x' | '/'))
-        .collect()
+    text.chars().filter(|&c| !is_separator(c)).collect()
+}
+
+/// Whether `c` separates a move's squares in tourney's notation (`-`, `x`, `/`).
+pub(crate) fn is_separator(c: char) -> bool {
+    matches!(c, '-' | 'x' | '/')
 }
 
 /// The move `text` names in `position`, in tourney's notation: as written when it parses,

@@ -440,7 +440,7 @@ fn codingame_checks(game: GameKind) -> Vec<Step> {
                 let game = walk::<P>(0);
                 let size = codingame::rows(&game.position().to_string()).len();
                 let mut lines = codingame::initial_input(p.game, size, game.position().turn());
-                lines.extend(codingame::turn_input(&game));
+                lines.push(codingame::turn_input(&game).text());
                 p.send(lines.join("\n"))?;
                 let started = Instant::now();
                 let answer = p.line(Duration::from_millis(1000), "move")?;
@@ -460,7 +460,7 @@ fn codingame_checks(game: GameKind) -> Vec<Step> {
                     let Some(reply) = game.position().random_move(i.wrapping_mul(0x9e37_79b9) + 1) else { break };
                     game.play(reply).map_err(|e| e.to_string())?;
                     if game.outcome().is_some() { break; }
-                    p.send(codingame::turn_input(&game).join("\n"))?;
+                    p.send(codingame::turn_input(&game).text())?;
                     let started = Instant::now();
                     let answer = p.line(Duration::from_millis(150), "move")?;
                     slowest = slowest.max(started.elapsed().as_millis());
@@ -475,7 +475,7 @@ fn codingame_checks(game: GameKind) -> Vec<Step> {
     if game == GameKind::Loa {
         steps.push(("a forced pass", |p| {
             let game = from::<Loa>(LOA_BLACK_PASS);
-            p.send(codingame::turn_input(&game).join("\n"))?;
+            p.send(codingame::turn_input(&game).text())?;
             let answer = p.line(Duration::from_millis(150) + MARGIN, "move")?;
             legal(&game, codingame::answer(&answer))
         }));

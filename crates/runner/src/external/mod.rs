@@ -48,6 +48,9 @@ pub struct EngineConfig {
     pub files: Vec<(String, std::path::PathBuf)>,
     /// The protocol it speaks.
     pub protocol: Dialect,
+    /// The threads it is given: sent as its `Threads` option when it declares one and
+    /// `options` do not set it.
+    pub threads: Option<u32>,
 }
 
 impl EngineConfig {
@@ -62,7 +65,29 @@ impl EngineConfig {
             policy: EnginePolicy::default(),
             files: Vec::new(),
             protocol: Dialect::Tourney,
+            threads: None,
         }
+    }
+
+    /// The `Threads` option to send an engine that declared `declared` options (`option
+    /// name <Name> ...` lines): when it has threads, declares a `Threads` option, and the
+    /// options given do not set it already (names are compared ignoring case).
+    fn threads_option(&self, declared: &[Message]) -> Option<(String, String)> {
+        let threads = self.threads?;
+        let named = |name: &str| name.eq_ignore_ascii_case("threads");
+        if self.options.iter().any(|(name, _)| named(name)) {
+            return None;
+        }
+        declared.iter().find_map(|m| match m {
+            Message::Option(line) => {
+                let mut words = line.split_whitespace().skip(1);
+                (words.next() == Some("name")
+                    && words.next().is_some_and(named)
+                    && words.next() == Some("type"))
+                .then(|| ("Threads".to_string(), threads.to_string()))
+            }
+            _ => None,
+        })
     }
 }
 
@@ -257,8 +282,9 @@ impl ExternalEngine {
             return self.start_turns();
         }
         self.send_or_unfit(&Command::Ugi)?;
-        self.await_line("ugiok", |m| *m == Message::UgiOk)?;
-        for (name, value) in self.config.options.clone() {
+        let declared = self.await_line("ugiok", |m| *m == Message::UgiOk)?;
+        let threads = self.config.threads_option(&declared);
+        for (name, value) in self.config.options.clone().into_iter().chain(threads) {
             self.send_or_unfit(&Command::SetOption { name, value })?;
         }
         Ok(())
@@ -455,6 +481,32 @@ impl<P: Position> Contestant<P> for ExternalEngine {
 mod tests {
     use super::transcript::{TRANSCRIPT_BYTES, line_cut};
     use super::*;
+
+    #[test]
+    fn threads_go_as_the_threads_option_only_to_an_engine_that_declares_it() {
+        let declared = |lines: &[&str]| -> Vec<Message> {
+            lines
+                .iter()
+                .map(|l| crate::protocol::parse_message(l))
+                .collect()
+        };
+        let smp = declared(&[
+            "id name e",
+            "option name Hash type spin default 16 min 1 max 1024",
+            "option name threads type spin default 1 min 1 max 64",
+        ]);
+        let mut config = EngineConfig::new("./e");
+        assert_eq!(config.threads_option(&smp), None, "no threads given");
+        config.threads = Some(8);
+        assert_eq!(
+            config.threads_option(&smp),
+            Some(("Threads".into(), "8".into()))
+        );
+        let single = declared(&["option name ThreadsPerCore type spin default 1"]);
+        assert_eq!(config.threads_option(&single), None, "not its Threads");
+        config.options.push(("THREADS".into(), "2".into()));
+        assert_eq!(config.threads_option(&smp), None, "the file's option wins");
+    }
 
     #[test]
     fn a_transcript_keeps_its_first_and_last_lines_within_its_bound() {

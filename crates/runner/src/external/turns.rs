@@ -38,14 +38,23 @@ enum Exchange {
 }
 
 impl ExternalEngine {
-    /// Sends `lines` as one write; the transcript notes each (a CodinGame move list as its
-    /// count only, so that it stays readable).
-    pub(super) fn send_lines(&mut self, lines: &[String], listed: usize) -> Result<(), String> {
+    /// Sends `lines` and then `listing` (lines already joined, each ending in a newline) as
+    /// one write; the transcript notes each line (the listing as its count of `listed`
+    /// moves only, so that it stays readable).
+    pub(super) fn send_lines(
+        &mut self,
+        lines: &[String],
+        listing: &str,
+        listed: usize,
+    ) -> Result<(), String> {
         let process = self.process.as_mut().ok_or("no engine process")?;
-        let text = lines.join("\n");
+        let mut text = lines.join("\n");
+        if !listing.is_empty() {
+            text.push('\n');
+            text.push_str(listing.strip_suffix('\n').unwrap_or(listing));
+        }
         process.send(text).map_err(|e| e.to_string())?;
-        let shown = lines.len() - listed;
-        for line in &lines[..shown] {
+        for line in lines {
             self.transcript.note(Direction::Sent, line.clone());
         }
         if listed > 0 {
@@ -62,7 +71,7 @@ impl ExternalEngine {
         commands: &[String],
         deadline: Instant,
     ) -> Result<Vec<String>, Exchange> {
-        self.send_lines(commands, 0)
+        self.send_lines(commands, "", 0)
             .map_err(|_| Exchange::Silent(RecvTimeoutError::Disconnected))?;
         let mut answers = Vec::with_capacity(commands.len());
         for command in commands {
@@ -152,13 +161,8 @@ impl ExternalEngine {
             self.turns.introduced = true;
         }
         let turn = codingame::turn_input(game);
-        let listed = turn.len()
-            - turn
-                .iter()
-                .position(|l| l.parse::<usize>().is_ok())
-                .map_or(0, |i| i + 1);
-        lines.extend(turn);
-        if let Err(e) = self.send_lines(&lines, listed) {
+        lines.extend(turn.head);
+        if let Err(e) = self.send_lines(&lines, &turn.listing, turn.listed) {
             let why = self
                 .process
                 .as_mut()
@@ -209,20 +213,31 @@ impl ExternalEngine {
             self.turns.opening = Some(opening);
         }
         let opening = self.turns.opening.as_deref().unwrap_or_default();
-        let moves: Vec<String> = (opening.iter().cloned())
-            .chain(game.moves().iter().map(ToString::to_string))
-            .collect();
+        // The turns from the standard start: the opening's, then the game's (the game's
+        // written out only from where the program's board ends, as the game only grows).
+        let total = opening.len() + game.moves().len();
+        let nth = |i: usize| -> String {
+            match opening.get(i) {
+                Some(mv) => mv.clone(),
+                None => game.moves()[i - opening.len()].to_string(),
+            }
+        };
+        let told = self.turns.told.len();
         let mut commands = Vec::new();
-        if !moves.starts_with(&self.turns.told) {
+        let on_its_board = told <= total
+            && (told == 0 || self.turns.told[told - 1] == nth(told - 1))
+            && (told < 2 || self.turns.told[0] == nth(0));
+        if !on_its_board {
             commands.push("clear_board".to_string());
             self.turns.told.clear();
         }
+        let unseen: Vec<String> = (self.turns.told.len()..total).map(nth).collect();
         let p1 = first_mover(P::GAME);
         let mut side = P::start().turn();
         if self.turns.told.len() % 2 == 1 {
             side = side.opponent();
         }
-        for mv in &moves[self.turns.told.len()..] {
+        for mv in &unseen {
             let colour = gtp::colour(side, p1, first);
             for square in gtp::turn_squares(mv) {
                 commands.push(format!(
@@ -243,7 +258,7 @@ impl ExternalEngine {
             }
             Err(Exchange::Silent(e)) => return Err(self.silent(e, deadline, has_clock)),
         };
-        self.turns.told = moves;
+        self.turns.told.extend(unseen);
         let squares: Vec<String> = answers[answers.len().saturating_sub(3)..]
             .iter()
             .map(|vertex| gtp::square(vertex).unwrap_or_else(|| vertex.to_lowercase()))

@@ -10,6 +10,10 @@ use tonic::{Request, Response, Status as GrpcStatus};
 use tourney_model::tournament::State;
 use tourney_proto::v1 as pb;
 
+use tourney_model::account::Role;
+
+use super::accounts;
+use crate::api::auth::principal;
 use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
 use crate::state::Coordinator;
 use crate::types::CoordinatorError;
@@ -43,6 +47,7 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::SubmitRequest>,
     ) -> Result<Response<pb::SubmitResponse>, GrpcStatus> {
+        let by = principal(&request);
         let r = request.into_inner();
         let artifacts: BTreeMap<String, String> = r.artifacts.into_iter().collect();
         let mut facts: BTreeMap<String, tourney_model::source::EngineFacts> = BTreeMap::new();
@@ -58,7 +63,7 @@ impl pb::admin_server::Admin for AdminService {
         }
         let id = self
             .0
-            .submit_with(&r.config, &r.file, &r.openings, artifacts, facts)
+            .submit_as(&by, &r.config, &r.file, &r.openings, artifacts, facts)
             .await?;
         let warnings = self
             .0
@@ -155,9 +160,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::CancelRequest>,
     ) -> Result<Response<pb::CancelResponse>, GrpcStatus> {
+        let by = principal(&request);
         let id = request.into_inner().id;
         let state = self.state_of(id)?;
-        let cancelled = self.0.cancel(id).await?;
+        let cancelled = self.0.cancel_as(&by, id).await?;
         if !cancelled {
             return Err(GrpcStatus::failed_precondition(format!(
                 "tournament {id} is {}: only a queued, running or paused tournament can be \
@@ -178,9 +184,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::ResumeRequest>,
     ) -> Result<Response<pb::ResumeResponse>, GrpcStatus> {
+        let by = principal(&request);
         let id = request.into_inner().id;
         let state = self.state_of(id)?;
-        let resumed = self.0.resume(id).await?;
+        let resumed = self.0.resume_as(&by, id).await?;
         if !resumed {
             return Err(GrpcStatus::failed_precondition(format!(
                 "tournament {id} is {}, not paused",
@@ -200,12 +207,22 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::ExcludeWorkerRequest>,
     ) -> Result<Response<pb::ExcludeWorkerResponse>, GrpcStatus> {
+        let by = principal(&request);
+        by.require(Role::Admin)?;
         let r = request.into_inner();
         let pairs = self
             .0
             .exclude_worker(r.id, &r.worker, !r.include, &r.reason)
             .await?
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        let action = if r.include {
+            "worker-included"
+        } else {
+            "worker-excluded"
+        };
+        let subject = format!("tournament {}", r.id);
+        let detail = format!("{}: {}", r.worker, r.reason);
+        self.0.record_event(&by, action, &subject, &detail);
         Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
@@ -219,11 +236,16 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::AddVersionRequest>,
     ) -> Result<Response<pb::AddVersionResponse>, GrpcStatus> {
+        let by = principal(&request);
+        by.require(Role::User)?;
         let r = request.into_inner();
         let version = r
             .version
             .ok_or_else(|| GrpcStatus::invalid_argument("version is missing"))?;
+        let name = version.name.clone();
         self.0.add_version(version.into(), r.replace)?;
+        self.0
+            .record_event(&by, "version-added", &format!("version {name}"), "");
         Ok(Response::new(pb::AddVersionResponse {}))
     }
 
@@ -300,12 +322,16 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::ArchiveRequest>,
     ) -> Result<Response<pb::ArchiveResponse>, GrpcStatus> {
+        let by = principal(&request);
+        by.require(Role::Admin)?;
         let r = request.into_inner();
         let pairs = self
             .0
             .archive(r.id, r.games)
             .await?
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {}", r.id)))?;
+        self.0
+            .record_event(&by, "archived", &format!("tournament {}", r.id), "");
         Ok(Response::new(pb::ArchiveResponse { pairs }))
     }
 
@@ -319,6 +345,7 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,
     ) -> Result<Response<pb::UploadArtifactResponse>, GrpcStatus> {
+        principal(&request).require(Role::User)?;
         let mut chunks = request.into_inner();
         let mut content = Vec::new();
         while let Some(chunk) = chunks.message().await? {
@@ -457,5 +484,179 @@ impl pb::admin_server::Admin for AdminService {
             }
         };
         Ok(Response::new(pb::GetReportResponse { content }))
+    }
+
+    async fn approve(
+        &self,
+        request: Request<pb::ApproveRequest>,
+    ) -> Result<Response<pb::ApproveResponse>, GrpcStatus> {
+        let by = principal(&request);
+        let id = request.into_inner().id;
+        let state = self.state_of(id)?;
+        if !self.0.approve(&by, id).await? {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {id} is {}, not waiting for approval",
+                state.name()
+            )));
+        }
+        Ok(Response::new(pb::ApproveResponse {}))
+    }
+
+    async fn modify(
+        &self,
+        request: Request<pb::ModifyRequest>,
+    ) -> Result<Response<pb::ModifyResponse>, GrpcStatus> {
+        let by = principal(&request);
+        let r = request.into_inner();
+        let state = self.state_of(r.id)?;
+        if let Some(hidden) = r.hidden {
+            self.0.hide_as(&by, r.id, hidden).await?;
+        }
+        let change = crate::accounts::Modification {
+            priority: r.priority,
+            weight: r.weight,
+            max_pairs: r.max_pairs,
+        };
+        if change == Default::default() {
+            return Ok(Response::new(pb::ModifyResponse {}));
+        }
+        if !self.0.modify_as(&by, r.id, change).await? {
+            return Err(GrpcStatus::failed_precondition(format!(
+                "tournament {} is {}: only a test that has not ended can be changed",
+                r.id,
+                state.name()
+            )));
+        }
+        Ok(Response::new(pb::ModifyResponse {}))
+    }
+
+    async fn annotate(
+        &self,
+        request: Request<pb::AnnotateRequest>,
+    ) -> Result<Response<pb::AnnotateResponse>, GrpcStatus> {
+        let by = principal(&request);
+        let r = request.into_inner();
+        self.state_of(r.id)?;
+        self.0.annotate_as(&by, r.id, &r.note, &r.links).await?;
+        Ok(Response::new(pb::AnnotateResponse {}))
+    }
+
+    async fn list_machines(
+        &self,
+        _: Request<pb::ListMachinesRequest>,
+    ) -> Result<Response<pb::ListMachinesResponse>, GrpcStatus> {
+        let machines = (self.0.machines().into_iter())
+            .map(|m| pb::Machine {
+                host: m.host,
+                facts: Some(pb::HostFacts {
+                    cpu_model: m.facts.cpu_model,
+                    cores: m.facts.cores,
+                    memory_mb: m.facts.memory_mb,
+                    os: m.facts.os,
+                    speed_nps: m.facts.speed_nps,
+                }),
+                versions: m.versions,
+                registrations: m.registrations as u32,
+                slots: m.slots,
+                games: m.games,
+                nodes: m.nodes,
+                last_seen_ms: m.last_seen_ms,
+                blocked: m.blocked.unwrap_or_default(),
+            })
+            .collect();
+        Ok(Response::new(pb::ListMachinesResponse {
+            machines,
+            min_worker_version: self.0.min_worker_version().unwrap_or_default(),
+        }))
+    }
+
+    async fn block_host(
+        &self,
+        request: Request<pb::BlockHostRequest>,
+    ) -> Result<Response<pb::BlockHostResponse>, GrpcStatus> {
+        let by = principal(&request);
+        let r = request.into_inner();
+        self.0.block_host(&by, &r.host, &r.message)?;
+        Ok(Response::new(pb::BlockHostResponse {}))
+    }
+
+    async fn set_min_worker_version(
+        &self,
+        request: Request<pb::SetMinWorkerVersionRequest>,
+    ) -> Result<Response<pb::SetMinWorkerVersionResponse>, GrpcStatus> {
+        let by = principal(&request);
+        self.0
+            .set_min_worker_version(&by, &request.into_inner().version)?;
+        Ok(Response::new(pb::SetMinWorkerVersionResponse {}))
+    }
+
+    async fn who_am_i(
+        &self,
+        request: Request<pb::WhoAmIRequest>,
+    ) -> Result<Response<pb::WhoAmIResponse>, GrpcStatus> {
+        let by = principal(&request);
+        Ok(Response::new(pb::WhoAmIResponse {
+            name: by.name,
+            role: by.role.to_string(),
+            operator: by.operator,
+        }))
+    }
+
+    async fn add_user(
+        &self,
+        request: Request<pb::AddUserRequest>,
+    ) -> Result<Response<pb::AddUserResponse>, GrpcStatus> {
+        accounts::add_user(&self.0, request)
+    }
+
+    async fn list_users(
+        &self,
+        request: Request<pb::ListUsersRequest>,
+    ) -> Result<Response<pb::ListUsersResponse>, GrpcStatus> {
+        accounts::list_users(&self.0, &request)
+    }
+
+    async fn set_user(
+        &self,
+        request: Request<pb::SetUserRequest>,
+    ) -> Result<Response<pb::SetUserResponse>, GrpcStatus> {
+        accounts::set_user(&self.0, request)
+    }
+
+    async fn remove_user(
+        &self,
+        request: Request<pb::RemoveUserRequest>,
+    ) -> Result<Response<pb::RemoveUserResponse>, GrpcStatus> {
+        let by = principal(&request);
+        self.0.remove_user(&by, &request.into_inner().name)?;
+        Ok(Response::new(pb::RemoveUserResponse {}))
+    }
+
+    async fn create_token(
+        &self,
+        request: Request<pb::CreateTokenRequest>,
+    ) -> Result<Response<pb::CreateTokenResponse>, GrpcStatus> {
+        accounts::create_token(&self.0, request)
+    }
+
+    async fn list_tokens(
+        &self,
+        request: Request<pb::ListTokensRequest>,
+    ) -> Result<Response<pb::ListTokensResponse>, GrpcStatus> {
+        accounts::list_tokens(&self.0, request)
+    }
+
+    async fn revoke_token(
+        &self,
+        request: Request<pb::RevokeTokenRequest>,
+    ) -> Result<Response<pb::RevokeTokenResponse>, GrpcStatus> {
+        accounts::revoke_token(&self.0, request)
+    }
+
+    async fn list_events(
+        &self,
+        request: Request<pb::ListEventsRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, GrpcStatus> {
+        accounts::list_events(&self.0, request)
     }
 }

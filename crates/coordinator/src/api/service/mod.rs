@@ -1,6 +1,7 @@
 //! The gRPC adapters: thin translations between `tourney.v1` messages and the
 //! [`Coordinator`], with token checks. Errors become `Status` here and nowhere else.
 
+mod accounts;
 mod admin;
 mod worker;
 
@@ -31,6 +32,7 @@ impl From<CoordinatorError> for GrpcStatus {
         match e {
             CoordinatorError::Invalid(message) => GrpcStatus::invalid_argument(message),
             CoordinatorError::Exhausted(message) => GrpcStatus::resource_exhausted(message),
+            CoordinatorError::Forbidden(message) => GrpcStatus::permission_denied(message),
             CoordinatorError::Closed => GrpcStatus::unavailable("the coordinator is stopping"),
             CoordinatorError::Unavailable(why) => {
                 GrpcStatus::unavailable(format!("the store is unavailable: {why}"))
@@ -93,6 +95,10 @@ impl From<&Status> for pb::TournamentStatus {
             openings_note: s.openings_note().unwrap_or_default(),
             pairs_excluded: s.pairs_excluded,
             suspect_workers: s.suspect_workers,
+            author: s.author.clone().unwrap_or_default(),
+            priority: s.config.priority,
+            weight: s.config.weight,
+            max_pairs: s.config.max_pairs(),
         }
     }
 }

@@ -48,6 +48,16 @@ impl pb::worker_server::Worker for WorkerService {
         let token = token_name(&request);
         let r = request.into_inner();
         let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
+        if let Some(host) = r.host {
+            let facts = crate::fleet::HostFacts {
+                cpu_model: host.cpu_model,
+                cores: host.cores,
+                memory_mb: host.memory_mb,
+                os: host.os,
+                speed_nps: host.speed_nps,
+            };
+            self.0.set_host_facts(&worker_id, facts);
+        }
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             session,

@@ -1,7 +1,12 @@
 //! The live dashboard: a web page served by the coordinator itself (assets embedded in the
 //! binary, no network needed) and the read-only JSON API behind it.
 //!
-//! - `GET /`: the page; `GET /dashboard/app.js`, `/dashboard/app.css`: its assets.
+//! - `GET /`: the page; `GET /dashboard/app.js`, `/dashboard/form.js` (the New test
+//!   dialog), `/dashboard/app.css`: its assets.
+//! - `GET /api/v1/versions`: the registered engine versions (name, parent, note, kind), for
+//!   the New test form.
+//! - `GET /api/v1/verdicts`: the accepted SPRTs, by engine line (the patch's oldest
+//!   ancestor version), newest first.
 //! - `GET /api/v1/overview`: tournaments with progress, fleet throughput and its history,
 //!   the workers table and the most recent games.
 //! - `GET /api/v1/events`: the overview again as server-sent events (`event: overview`),
@@ -9,6 +14,11 @@
 //!   which are bounded in all and per client address (past that: 503 and `Retry-After`).
 //! - `GET /api/v1/tournaments/{id}`: one tournament's standings, cross-table, SPRT state
 //!   with its trajectory and pentanomial counts, and its charts as inline SVG.
+//! - `GET /api/v1/search?q=&author=&engine=&state=&verdict=&since_ms=&until_ms=&after=&size=`:
+//!   the tournaments that match, newest first, a page at a time (`next`: the `after` of the
+//!   next page).
+//! - `GET /api/v1/machines`: every worker host (its machine, versions, registrations,
+//!   games, last call, whether it is blocked) and the lowest worker version accepted.
 //! - `GET /api/v1/tournaments/{id}/pairs/{pair}`: both games of a pair, with the position
 //!   after every ply replayed by the rules core, for the board viewer.
 
@@ -29,13 +39,16 @@ use tourney_model::{GameRecord, GameResult, MoveRecord, Termination};
 use tourney_report::{Report, elo_chart, llr_chart, pentanomial_chart};
 use tourney_rules::{GameKind, Position, with_position};
 
+mod lists;
+
 use crate::fleet::{RecentGame, Throughput};
 use crate::state::Coordinator;
 use crate::types::{CoordinatorError, Status};
 
-const INDEX_HTML: &str = include_str!("../../assets/index.html");
-const APP_JS: &str = include_str!("../../assets/app.js");
-const APP_CSS: &str = include_str!("../../assets/app.css");
+const INDEX_HTML: &str = include_str!("../../../assets/index.html");
+const APP_JS: &str = include_str!("../../../assets/app.js");
+const FORM_JS: &str = include_str!("../../../assets/form.js");
+const APP_CSS: &str = include_str!("../../../assets/app.css");
 
 /// Seconds per point of the throughput chart.
 const HISTORY_BUCKET_S: u64 = 5;
@@ -57,6 +70,10 @@ pub fn tournament_link(template: &str, id: u64) -> String {
 /// when `closing` turns true.
 pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> axum::Router {
     let overview = Arc::clone(&coordinator);
+    let machines = Arc::clone(&coordinator);
+    let versions = Arc::clone(&coordinator);
+    let verdicts = Arc::clone(&coordinator);
+    let search = Arc::clone(&coordinator);
     let tournament = Arc::clone(&coordinator);
     let (timeline, timeline_json) = (Arc::clone(&coordinator), Arc::clone(&coordinator));
     let feed = Feed::start(Arc::clone(&coordinator), closing.clone());
@@ -68,6 +85,10 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
         .route(
             "/dashboard/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/dashboard/form.js",
+            get(|| async { asset("text/javascript; charset=utf-8", FORM_JS) }),
         )
         .route(
             "/dashboard/app.css",
@@ -105,6 +126,40 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
             get(move || {
                 let c = Arc::clone(&timeline_json);
                 blocking_json(move || c.timeline(None).map(|t| Some(t.report())))
+            }),
+        )
+        .route(
+            "/api/v1/search",
+            get(move |request: axum::extract::Request| {
+                let c = Arc::clone(&search);
+                let query = request.uri().query().unwrap_or_default().to_string();
+                blocking_json(move || Ok(Some(search_page(&c, &query))))
+            }),
+        )
+        .route(
+            "/api/v1/versions",
+            get(move || {
+                let c = Arc::clone(&versions);
+                blocking_json(move || Ok(Some(lists::version_list(&c))))
+            }),
+        )
+        .route(
+            "/api/v1/verdicts",
+            get(move || {
+                let c = Arc::clone(&verdicts);
+                blocking_json(move || Ok(Some(lists::verdicts(&c))))
+            }),
+        )
+        .route(
+            "/api/v1/machines",
+            get(move || {
+                let c = Arc::clone(&machines);
+                blocking_json(move || {
+                    Ok(Some(serde_json::json!({
+                        "machines": c.machines(),
+                        "min_worker_version": c.min_worker_version(),
+                    })))
+                })
             }),
         )
         .route(
@@ -312,7 +367,7 @@ async fn overview_json(coordinator: &Arc<Coordinator>) -> Result<Arc<str>, JoinE
 
 /// The client's address of a request served by the coordinator (plain or TLS); the
 /// unspecified address when it is not known.
-fn client_address(request: &axum::extract::Request) -> std::net::IpAddr {
+pub(crate) fn client_address(request: &axum::extract::Request) -> std::net::IpAddr {
     use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
     let extensions = request.extensions();
     extensions
@@ -386,11 +441,15 @@ pub struct TournamentSummary {
     state: &'static str,
     pairs_done: u64,
     pairs_planned: Option<u64>,
+    /// The most pairs it may play (an SPRT's budget; a planned tournament's pairs).
+    max_pairs: u64,
     pairs_leased: u64,
     games: u64,
     leader: Option<Leader>,
     sprt: Option<tourney_stats::SprtStatus>,
     paused_reason: Option<String>,
+    priority: i32,
+    weight: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -408,6 +467,7 @@ fn summary_of(s: &Status) -> TournamentSummary {
         state: s.state_name(),
         pairs_done: s.pairs_done,
         pairs_planned: s.pairs_planned(),
+        max_pairs: s.config.max_pairs(),
         pairs_leased: s.pairs_leased,
         games: 2 * s.pairs_done,
         leader: s
@@ -421,6 +481,8 @@ fn summary_of(s: &Status) -> TournamentSummary {
             }),
         sprt: s.sprt,
         paused_reason: s.paused_reason.clone(),
+        priority: s.config.priority,
+        weight: s.config.weight,
     }
 }
 
@@ -536,6 +598,68 @@ pub struct TournamentView {
     summary: TournamentSummary,
     report: Report,
     charts: Charts,
+}
+
+/// A page of [`Coordinator::search`] for the query string `query`.
+fn search_page(c: &Coordinator, query: &str) -> serde_json::Value {
+    let mut search = crate::Search::default();
+    let (mut after, mut size) = (None, 50);
+    for (key, value) in query_pairs(query) {
+        let number = value.parse::<u64>().unwrap_or(0);
+        match key.as_str() {
+            "q" => search.q = value,
+            "author" => search.author = value,
+            "engine" => search.engine = value,
+            "state" => search.state = value,
+            "verdict" => search.verdict = value,
+            "since_ms" => search.since_ms = number,
+            "until_ms" => search.until_ms = number,
+            "after" => after = (number > 0).then_some(number),
+            "size" => size = number as usize,
+            _ => {}
+        }
+    }
+    let (page, next) = c.search(&search, after, size);
+    serde_json::json!({
+        "tournaments": page.iter().map(summary_of).collect::<Vec<_>>(),
+        "next": next,
+    })
+}
+
+/// The `key=value` pairs of a query string, percent-decoded (`+` is a space); at most 32
+/// pairs of at most 200 bytes each are read.
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
+    let decode = |text: &str| {
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                    match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                        Some(b) => {
+                            out.push(b);
+                            i += 2;
+                        }
+                        None => out.push(b'%'),
+                    }
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    (query.split('&'))
+        .filter(|pair| !pair.is_empty() && pair.len() <= 200)
+        .take(32)
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
 }
 
 /// A tournament's standings, cross-table, SPRT and charts (`None`: no such tournament).
@@ -658,87 +782,4 @@ fn replay<P: Position>(record: &GameRecord) -> Result<Vec<String>, (Vec<String>,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tourney_model::PlayerRecord;
-    use tourney_rules::{Amazons, Loa};
-
-    fn record(game: &str, start: String, moves: &[&str]) -> GameRecord {
-        GameRecord {
-            game: game.parse().unwrap(),
-            rules: String::new(),
-            start,
-            opening_plies: 0,
-            time_control: "inf".into(),
-            white: PlayerRecord::default(),
-            black: PlayerRecord::default(),
-            moves: moves
-                .iter()
-                .map(|m| MoveRecord {
-                    mv: (*m).into(),
-                    time_ms: 0,
-                    nodes: None,
-                    depth: None,
-                    score: None,
-                    ..Default::default()
-                })
-                .collect(),
-            result: GameResult::Draw,
-            termination: Termination::MaxPlies,
-            detail: None,
-            started_ms: None,
-            meta: Default::default(),
-        }
-    }
-
-    #[test]
-    fn a_game_replays_to_a_position_after_every_ply() {
-        let view = game_view(record("loa", Loa::start().to_string(), &["b1-b3", "a2-c2"]));
-        assert_eq!(view.positions.len(), 3);
-        assert_eq!(view.positions[0], Loa::start().to_string());
-        assert_eq!(
-            view.positions[1],
-            "1bbbbbb1/w6w/w6w/w6w/w6w/wb5w/w6w/2bbbbb1 w"
-        );
-        assert_eq!(
-            view.positions[2],
-            "1bbbbbb1/w6w/w6w/w6w/w6w/wb5w/2w4w/2bbbbb1 b"
-        );
-        assert!(view.replay_error.is_none());
-        let amazons = game_view(record(
-            "amazons",
-            Amazons::start().to_string(),
-            &["d1-d7/g7"],
-        ));
-        assert_eq!(
-            amazons.positions[1],
-            "3b2b3/10/10/b2w2x2b/10/10/w8w/10/10/6w3 b"
-        );
-        // 8×8 Amazons: positions of 8 ranks, which the viewer draws as an 8×8 board (it
-        // takes the size from the rows).
-        let small = game_view(record(
-            "amazons",
-            Amazons::start_sized(8).to_string(),
-            &["c1-c6/e4", "a6-a4/b4"],
-        ));
-        assert!(small.replay_error.is_none(), "{:?}", small.replay_error);
-        assert_eq!(small.positions[1], "2b2b2/8/b1w4b/8/4x3/w6w/8/5w2 b");
-        assert!(small.positions.iter().all(|p| p.split('/').count() == 8));
-    }
-
-    #[test]
-    fn a_move_that_does_not_replay_stops_the_replay_and_says_where() {
-        let view = game_view(record("loa", Loa::start().to_string(), &["b1-b3", "b3-b4"]));
-        assert_eq!(view.positions.len(), 2);
-        let error = view.replay_error.expect("the second move is illegal");
-        assert!(error.starts_with("ply 2 (b3-b4)"), "{error}");
-        let bad_start = game_view(record("amazons", "nonsense".into(), &[]));
-        assert!(bad_start.positions.is_empty());
-        assert!(
-            bad_start
-                .replay_error
-                .unwrap()
-                .starts_with("start position")
-        );
-    }
-}
+mod tests;

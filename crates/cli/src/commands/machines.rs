@@ -1,0 +1,127 @@
+//! `tourney machines`: the fleet's hosts, blocked hosts and the lowest worker version.
+
+use anyhow::Result;
+use clap::Args;
+use tourney_model::Utc;
+use tourney_proto::v1 as pb;
+
+use crate::support::client::status_error;
+use crate::support::local::AdminTarget;
+
+/// List the worker hosts, block or unblock one, or set the lowest worker version accepted.
+///
+/// Each host with its CPU, cores, memory, operating system, tourney versions, registrations,
+/// slots, games and last call, and whether it is blocked. An admin blocks a host from every
+/// tournament with a message its workers log (`--block HOST --message TEXT`; their
+/// registrations end now and new ones are refused), unblocks it (`--unblock HOST`), and sets
+/// the lowest worker version the coordinator accepts (`--min-version 0.2.0`; `""`: any):
+/// older workers are refused and told to upgrade. See docs/accounts.md.
+#[derive(Args)]
+pub(crate) struct MachinesArgs {
+    #[command(flatten)]
+    client: AdminTarget,
+    /// Block this host (with --message).
+    #[arg(
+        long,
+        value_name = "HOST",
+        requires = "message",
+        conflicts_with = "unblock"
+    )]
+    block: Option<String>,
+    /// What the blocked host's workers are told.
+    #[arg(long)]
+    message: Option<String>,
+    /// Unblock this host.
+    #[arg(long, value_name = "HOST")]
+    unblock: Option<String>,
+    /// The lowest worker version accepted ("" for any).
+    #[arg(long, value_name = "VERSION")]
+    min_version: Option<String>,
+    /// JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn machines(args: &MachinesArgs) -> Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let mut admin = args.client.admin().await?;
+        let block = (args.block.clone().zip(args.message.clone()))
+            .or_else(|| args.unblock.clone().map(|host| (host, String::new())));
+        if let Some((host, message)) = block {
+            admin
+                .block_host(pb::BlockHostRequest {
+                    host: host.clone(),
+                    message,
+                })
+                .await
+                .map_err(status_error)?;
+            eprintln!(
+                "{host} {}",
+                if args.block.is_some() {
+                    "blocked"
+                } else {
+                    "unblocked"
+                }
+            );
+            return Ok(());
+        }
+        if let Some(version) = &args.min_version {
+            admin
+                .set_min_worker_version(pb::SetMinWorkerVersionRequest {
+                    version: version.clone(),
+                })
+                .await
+                .map_err(status_error)?;
+            eprintln!(
+                "lowest worker version: {}",
+                if version.is_empty() { "any" } else { version }
+            );
+            return Ok(());
+        }
+        let listed = admin
+            .list_machines(pb::ListMachinesRequest {})
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        for m in &listed.machines {
+            let facts = m.facts.clone().unwrap_or_default();
+            if args.json {
+                let line = serde_json::json!({
+                    "host": m.host, "cpu_model": facts.cpu_model, "cores": facts.cores,
+                    "memory_mb": facts.memory_mb, "os": facts.os, "versions": m.versions,
+                    "registrations": m.registrations, "slots": m.slots, "games": m.games,
+                    "nodes": m.nodes, "last_seen_ms": m.last_seen_ms, "blocked": m.blocked,
+                });
+                println!("{line}");
+                continue;
+            }
+            let seen = if m.last_seen_ms == 0 {
+                "-".to_string()
+            } else {
+                Utc::from_unix_ms(m.last_seen_ms).to_string()
+            };
+            println!(
+                "{:<24} {:>3} cores {:>7} MiB  {:<32} {:<10} {:>2} reg. {:>8} games  {seen}{}",
+                m.host,
+                facts.cores,
+                facts.memory_mb,
+                facts.cpu_model,
+                m.versions.join(","),
+                m.registrations,
+                m.games,
+                if m.blocked.is_empty() {
+                    String::new()
+                } else {
+                    format!("  BLOCKED: {}", m.blocked)
+                }
+            );
+        }
+        if !args.json && !listed.min_worker_version.is_empty() {
+            println!(
+                "lowest worker version accepted: {}",
+                listed.min_worker_version
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,142 @@
+//! Lists the dashboard's forms and pages read: the registered versions (for the New test
+//! form's engines) and the accepted tests of each engine line (the verdicts list).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tourney_model::tournament::{Format, State};
+use tourney_stats::Decision;
+
+use crate::state::Coordinator;
+
+/// The most accepted tests the verdicts list holds (the newest).
+pub(super) const MAX_VERDICTS: usize = 500;
+
+/// A registered version as the New test form offers it.
+#[derive(Debug, Serialize)]
+pub(super) struct VersionItem {
+    name: String,
+    parent: Option<String>,
+    note: String,
+    /// `player`, `program`, `source`.
+    kind: &'static str,
+    created_ms: u64,
+}
+
+/// Every registered version, newest first.
+pub(super) fn version_list(c: &Coordinator) -> Vec<VersionItem> {
+    let mut versions: Vec<VersionItem> = (c.versions().into_iter())
+        .map(|v| VersionItem {
+            kind: if v.player.is_some() {
+                "player"
+            } else if v.source.is_some() {
+                "source"
+            } else {
+                "program"
+            },
+            name: v.name,
+            parent: v.parent,
+            note: v.note,
+            created_ms: v.created_ms,
+        })
+        .collect();
+    versions.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(a.name.cmp(&b.name)));
+    versions
+}
+
+/// One accepted test: an SPRT that ended with H1.
+#[derive(Debug, Serialize)]
+pub(super) struct Verdict {
+    id: u64,
+    name: String,
+    /// The patch (the first engine) and its base, by version where they are versions.
+    patch: String,
+    base: String,
+    /// The patch's Elo against the base, as the ratings estimate it.
+    elo: Option<f64>,
+    pairs: u64,
+    ended_ms: Option<u64>,
+}
+
+/// An engine line (the oldest ancestor of the patch's version, or the patch's name when
+/// it is no version) and its accepted tests, newest first.
+#[derive(Debug, Serialize)]
+pub(super) struct Line {
+    line: String,
+    verdicts: Vec<Verdict>,
+}
+
+/// The accepted SPRTs (at most [`MAX_VERDICTS`], the newest), by engine line.
+pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
+    let parents: BTreeMap<String, Option<String>> = (c.versions().into_iter())
+        .map(|v| (v.name, v.parent))
+        .collect();
+    let root = |name: &str| {
+        let mut at = name.to_string();
+        // A chain is at most as long as the versions are many (guards a loop).
+        for _ in 0..parents.len() {
+            match parents.get(&at).cloned().flatten() {
+                Some(parent) if parents.contains_key(&parent) => at = parent,
+                _ => break,
+            }
+        }
+        at
+    };
+    let mut lines: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
+    let mut kept = 0;
+    for id in c.finished_of_format(Format::Sprt) {
+        if kept == MAX_VERDICTS {
+            break;
+        }
+        let Some(status) = c.status(id) else { continue };
+        if status.sprt.map(|s| s.decision) != Some(Decision::AcceptH1) {
+            continue;
+        }
+        let label = |i: usize| {
+            let e = &status.config.engines[i];
+            e.version.clone().unwrap_or_else(|| e.name.clone())
+        };
+        if status.config.engines.len() < 2 {
+            continue;
+        }
+        let (patch, base) = (label(0), label(1));
+        let first = &status.config.engines[0].name;
+        let players = &status.ratings.players;
+        let elo = (players.iter().find(|p| &p.name == first))
+            .zip(
+                players
+                    .iter()
+                    .find(|p| p.name == status.config.engines[1].name),
+            )
+            .map(|(a, b)| a.elo - b.elo);
+        lines.entry(root(&patch)).or_default().push(Verdict {
+            id,
+            name: status.config.name.clone(),
+            patch,
+            base,
+            elo,
+            pairs: status.pairs_done,
+            ended_ms: status.ended_ms,
+        });
+        kept += 1;
+    }
+    lines
+        .into_iter()
+        .map(|(line, verdicts)| Line { line, verdicts })
+        .collect()
+}
+
+impl Coordinator {
+    /// The tournaments of `format` that finished, newest first, but for those deleted
+    /// from the lists.
+    pub(crate) fn finished_of_format(&self, format: Format) -> Vec<u64> {
+        let inner = self.lock();
+        (inner.tournaments.iter().rev())
+            .filter(|(_, e)| e.config.format == format && !e.record.hidden)
+            .filter(|&(&id, _)| {
+                inner.scheduler.tournament(id).map(|t| t.state) == Some(State::Finished)
+            })
+            .map(|(&id, _)| id)
+            .collect()
+    }
+}
