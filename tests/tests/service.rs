@@ -144,11 +144,13 @@ fn spawn_worker_with(
         token: Some("w-secret".into()),
         name: "test".into(),
         concurrency: 2,
+        cores: 4,
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
         cache_bytes: 1 << 30,
         build_timeout: std::time::Duration::from_secs(600),
         engine_policy: own_engines(),
+        exit_when_idle: None,
     };
     let handle = tokio::spawn(tourney_worker::run(options, metrics, async {
         let _ = stopped.await;

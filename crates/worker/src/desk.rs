@@ -57,6 +57,8 @@ pub(crate) struct Finished {
     pub(crate) checks: Vec<pb::EngineCheck>,
     /// How long it took.
     pub(crate) took: Duration,
+    /// The cores it kept while it ran (given back now).
+    pub(crate) cores: usize,
 }
 
 struct State {
@@ -68,6 +70,14 @@ struct State {
     threads: usize,
     /// Game threads allowed.
     slots: usize,
+    /// Cores offered to the games: the pairs in play keep at most this many.
+    cores: usize,
+    /// Cores kept by the pairs in play (each its [`PairJob::cores`]).
+    busy: usize,
+    /// The most cores ever kept at once (for tests of the accounting).
+    peak: usize,
+    /// The cores of the pair queued last: how many games at once the work of now fits.
+    last_cost: usize,
     /// How far ahead to lease, learnt from the pairs played.
     ahead: LeaseAhead,
 }
@@ -75,6 +85,30 @@ struct State {
 impl State {
     fn held(&self) -> usize {
         self.queue.len() + self.playing
+    }
+
+    /// The cores `queued` keeps while it runs, within the budget (a pair that needs more
+    /// is refused before it is queued).
+    fn cost(&self, queued: &Queued) -> usize {
+        (queued.job.cores() as usize).clamp(1, self.cores)
+    }
+
+    /// Games that fit at once: the slots, or fewer when the pairs' engines take more
+    /// cores than the budget gives each slot.
+    fn fitting(&self) -> usize {
+        self.slots.min(self.cores / self.last_cost.max(1)).max(1)
+    }
+
+    /// The front of the queue, counted in play with its cores kept, if its cores are free.
+    fn take_fitting(&mut self) -> Option<Queued> {
+        let cost = self.cost(self.queue.front()?);
+        if self.busy + cost > self.cores {
+            return None;
+        }
+        self.busy += cost;
+        self.peak = self.peak.max(self.busy);
+        self.playing += 1;
+        self.queue.pop_front()
     }
 }
 
@@ -89,9 +123,14 @@ pub(crate) struct Desk {
 }
 
 impl Desk {
-    /// An empty desk for `slots` game threads, whose outside engines are confined by
-    /// `policy` and built through `builds`.
-    pub(crate) fn new(slots: usize, policy: EnginePolicy, builds: BuildCache) -> Self {
+    /// An empty desk for at most `slots` game threads keeping at most `cores` cores,
+    /// whose outside engines are confined by `policy` and built through `builds`.
+    pub(crate) fn new(
+        slots: usize,
+        cores: usize,
+        policy: EnginePolicy,
+        builds: BuildCache,
+    ) -> Self {
         Desk {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -99,6 +138,10 @@ impl Desk {
                 playing: 0,
                 threads: 0,
                 slots,
+                cores: cores.max(1),
+                busy: 0,
+                peak: 0,
+                last_cost: 1,
                 ahead: LeaseAhead::default(),
             }),
             wake: Notify::new(),
@@ -118,7 +161,15 @@ impl Desk {
 
     /// Queues a leased pair.
     pub(crate) fn push(&self, queued: Queued) {
-        self.state().queue.push_back(queued);
+        let mut state = self.state();
+        state.last_cost = state.cost(&queued);
+        state.queue.push_back(queued);
+    }
+
+    /// Cores kept by the pairs in play now, and the most ever kept at once.
+    pub(crate) fn cores_busy(&self) -> (usize, usize) {
+        let state = self.state();
+        (state.busy, state.peak)
     }
 
     /// Pairs held: queued or in play.
@@ -144,7 +195,7 @@ impl Desk {
     /// Pairs to lease now (see [`LeaseAhead::wanted`]).
     pub(crate) fn wanted(&self) -> usize {
         let state = self.state();
-        state.ahead.wanted(state.held(), state.slots)
+        state.ahead.wanted(state.held(), state.fitting())
     }
 
     /// Takes the results left since last time.
@@ -166,27 +217,24 @@ impl Desk {
         removed
     }
 
-    /// Starts game threads, up to the slots, for the pairs held.
+    /// Starts game threads, up to the slots, for the queued pairs whose cores are free.
     pub(crate) fn start_threads(self: &Arc<Self>, metrics: &WorkerMetrics) {
         let mut state = self.state();
-        while state.threads < state.slots && state.threads < state.held() {
+        while state.threads < state.slots {
+            let Some(first) = state.take_fitting() else {
+                break;
+            };
             state.threads += 1;
             let (desk, metrics) = (Arc::clone(self), metrics.clone());
-            tokio::task::spawn_blocking(move || desk.game_thread(&metrics));
+            tokio::task::spawn_blocking(move || desk.game_thread(first, &metrics));
         }
     }
 
-    /// A game thread: plays queued pairs until the queue is empty.
-    fn game_thread(&self, metrics: &WorkerMetrics) {
-        let mut done = None;
-        loop {
-            let (next, wake) = self.next(done.take());
-            if wake {
-                self.wake.notify_one();
-            }
-            let Some(queued) = next else {
-                break;
-            };
+    /// A game thread: plays `first`, then queued pairs while their cores are free.
+    fn game_thread(&self, first: Queued, metrics: &WorkerMetrics) {
+        let mut next = Some(first);
+        while let Some(queued) = next.take() {
+            let cores = self.state().cost(&queued);
             metrics.pairs_in_play.inc();
             let span = tracing::debug_span!(
                 "pair",
@@ -248,37 +296,40 @@ impl Desk {
             };
             let results = checks.len() + usize::from(outcome.is_some());
             metrics.results_unreported.add(results as i64);
-            done = Some(Finished {
+            let (following, wake) = self.next(Some(Finished {
                 lease: queued.lease,
                 outcome,
                 checks,
                 took,
-            });
+                cores,
+            }));
+            if wake {
+                self.wake.notify_one();
+            }
+            next = following;
         }
     }
 
-    /// Leaves a game thread's result (if any) and gives it the next queued pair, counted as
-    /// in play (`None`: the queue is empty and the thread ends); and whether to wake the
-    /// async side.
+    /// Leaves a game thread's result (if any), gives back its cores, and gives it the next
+    /// queued pair if that pair's cores are free, counted as in play (`None`: the thread
+    /// ends); and whether to wake the async side.
     fn next(&self, done: Option<Finished>) -> (Option<Queued>, bool) {
         let mut state = self.state();
         let mut wake = false;
         if let Some(done) = done {
             state.playing -= 1;
+            state.busy -= done.cores.min(state.busy);
             if matches!(done.outcome, Some(Outcome::Played(_))) {
                 state.ahead.observe(done.took);
             }
             wake |= state.finished.is_empty();
             state.finished.push(done);
         }
-        wake |= state.held() <= state.ahead.low_water(state.slots);
-        let next = state.queue.pop_front();
-        match &next {
-            Some(_) => state.playing += 1,
-            None => {
-                state.threads -= 1;
-                wake = true;
-            }
+        wake |= state.held() <= state.ahead.low_water(state.fitting());
+        let next = state.take_fitting();
+        if next.is_none() {
+            state.threads -= 1;
+            wake = true;
         }
         (next, wake)
     }
@@ -346,6 +397,7 @@ pub(crate) mod tests {
             outcome: None,
             checks: Vec::new(),
             took: Duration::from_millis(1),
+            cores: q.job.cores() as usize,
         })
     }
 
@@ -353,7 +405,7 @@ pub(crate) mod tests {
     fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
         // Two slots, nothing learnt yet: one pair queued per slot, so the low-water mark
         // is 2 held.
-        let desk = Desk::new(2, EnginePolicy::default(), builds());
+        let desk = Desk::new(2, 2, EnginePolicy::default(), builds());
         for pair in 0..6 {
             desk.push(queued(1, pair));
         }
@@ -386,7 +438,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_lease_depth_is_learnt_from_each_played_pair_as_it_finishes() {
-        let desk = Desk::new(1, EnginePolicy::default(), builds());
+        let desk = Desk::new(1, 1, EnginePolicy::default(), builds());
         desk.push(queued(1, 0));
         desk.state().threads = 1;
         assert_eq!(desk.wanted(), 1, "one queued per slot before any pair");
@@ -398,6 +450,7 @@ pub(crate) mod tests {
             outcome: Some(Outcome::Played(pb::PairResult::default())),
             checks: Vec::new(),
             took: Duration::from_millis(10),
+            cores: 1,
         };
         let (none, _) = desk.next(Some(played));
         assert!(none.is_none());
@@ -406,7 +459,7 @@ pub(crate) mod tests {
 
     #[test]
     fn unqueue_removes_one_lease_or_all() {
-        let desk = Desk::new(1, EnginePolicy::default(), builds());
+        let desk = Desk::new(1, 1, EnginePolicy::default(), builds());
         for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
             desk.push(queued(lease, pair));
         }
@@ -416,5 +469,72 @@ pub(crate) mod tests {
         rest.sort_unstable();
         assert_eq!(rest, vec![2, 3]);
         assert_eq!(desk.held(), 0);
+    }
+
+    /// A queued pair of two outside engines of `threads` threads each.
+    fn smp(pair: u64, threads: u32) -> Queued {
+        let mut q = queued(1, pair);
+        for engine in [&mut q.job.first, &mut q.job.second] {
+            engine.kind = tourney_model::job::EngineKind::Outside {
+                command: "./e".into(),
+                artifact_sha256: None,
+                options: Vec::new(),
+                source: None,
+                files: Vec::new(),
+                bench: None,
+                reference_nps: None,
+                protocol: String::new(),
+                threads,
+            };
+        }
+        q
+    }
+
+    #[test]
+    fn games_start_only_while_their_engines_threads_fit_in_the_cores() {
+        // 16 cores, 16 slots: games of two 4-thread engines take 8 cores each.
+        let desk = Desk::new(16, 16, EnginePolicy::default(), builds());
+        for pair in 0..5 {
+            desk.push(smp(pair, 4));
+        }
+        assert_eq!(desk.state().fitting(), 2, "two such games fit");
+        let mut state = desk.state();
+        let playing: Vec<Queued> = std::iter::from_fn(|| state.take_fitting()).collect();
+        assert_eq!(playing.len(), 2);
+        assert_eq!((state.busy, state.queue.len()), (16, 3));
+        state.threads = 2;
+        drop(state);
+        // One ends: its cores go to the next pair; the other thread finds none free.
+        let (third, _) = desk.next(finished(&playing[0]));
+        assert!(third.is_some());
+        assert_eq!(desk.cores_busy(), (16, 16));
+        // Pairs of 1-thread engines: eight fit in 16 cores, not sixteen.
+        let small = Desk::new(16, 16, EnginePolicy::default(), builds());
+        for pair in 0..20 {
+            small.push(smp(pair, 1));
+        }
+        let mut state = small.state();
+        let started = std::iter::from_fn(|| state.take_fitting()).count();
+        assert_eq!((started, state.busy, state.peak), (8, 16, 16));
+        assert_eq!(state.fitting(), 8);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn game_threads_never_keep_more_cores_than_the_worker_offers() {
+        // Built-in pairs take one core each: 3 cores and 8 slots play 3 at once at most.
+        let desk = Arc::new(Desk::new(8, 3, EnginePolicy::default(), builds()));
+        for pair in 0..24 {
+            desk.push(queued(1, pair));
+        }
+        let metrics = WorkerMetrics::new(&prometheus::Registry::new());
+        desk.start_threads(&metrics);
+        assert_eq!(desk.threads(), 3, "as many threads as pairs fit");
+        while desk.held() > 0 {
+            desk.start_threads(&metrics);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (busy, peak) = desk.cores_busy();
+        assert_eq!((busy, peak), (0, 3));
+        assert_eq!(desk.take_finished().len(), 24);
     }
 }

@@ -83,6 +83,9 @@ pub(crate) struct Worker {
     metrics: WorkerMetrics,
     desk: Arc<desk::Desk>,
     queued_shown: GaugeShare,
+    busy_shown: GaugeShare,
+    /// Shown while the worker runs; taken back when it stops.
+    _cores_shown: GaugeShare,
     /// Shown while the worker runs; taken back when it stops.
     _slots_shown: GaugeShare,
     /// Results not yet acknowledged, oldest first.
@@ -101,6 +104,9 @@ pub(crate) struct Worker {
     backoff: Duration,
     session: Option<Session>,
     idle_until: Instant,
+    /// When work was last held (leased, in play or unreported): `exit_when_idle` counts
+    /// from it.
+    busy_at: Instant,
     next_heartbeat: Instant,
     next_report: Instant,
 }
@@ -111,10 +117,13 @@ impl Worker {
         let concurrency = options.concurrency.max(1);
         let mut slots_shown = GaugeShare::new(&metrics.slots);
         slots_shown.set(concurrency as i64);
+        let mut cores_shown = GaugeShare::new(&metrics.cores);
+        cores_shown.set(options.cores as i64);
         let now = Instant::now();
         Worker {
             desk: Arc::new(desk::Desk::new(
                 concurrency,
+                options.cores,
                 options.engine_policy.clone(),
                 BuildCache::new(
                     options.cache_dir.clone(),
@@ -124,6 +133,8 @@ impl Worker {
                 ),
             )),
             queued_shown: GaugeShare::new(&metrics.pairs_queued),
+            busy_shown: GaugeShare::new(&metrics.cores_busy),
+            _cores_shown: cores_shown,
             _slots_shown: slots_shown,
             options,
             metrics,
@@ -136,6 +147,7 @@ impl Worker {
             backoff: FIRST_BACKOFF,
             session: None,
             idle_until: now,
+            busy_at: now,
             next_heartbeat: now,
             next_report: now,
         }
@@ -149,12 +161,14 @@ impl Worker {
         tokio::pin!(shutdown);
         loop {
             let report_due = self.collect_finished();
+            self.stop_when_idle();
             if self.is_drained() {
                 self.drain().await;
                 return Ok(());
             }
             self.queued_shown.set(self.desk.queued() as i64);
             self.desk.start_threads(&self.metrics);
+            self.busy_shown.set(self.desk.cores_busy().0 as i64);
             if !self.keep_session(shutdown.as_mut()).await? {
                 continue;
             }
@@ -186,6 +200,24 @@ impl Worker {
                 _ = &mut shutdown, if !self.stopping => self.stopping = true,
                 _ = tokio::time::sleep_until(wake) => {}
             }
+        }
+    }
+
+    /// Starts stopping once no work has been held for the worker's `exit_when_idle`.
+    fn stop_when_idle(&mut self) {
+        let now = Instant::now();
+        if self.desk.held() > 0 || !self.unreported.is_empty() || self.report_task.is_some() {
+            self.busy_at = now;
+        }
+        if let Some(idle) = self.options.exit_when_idle
+            && !self.stopping
+            && now >= self.busy_at + idle
+        {
+            tracing::info!(
+                idle_s = idle.as_secs(),
+                "no work came: stopping (--exit-when-idle)"
+            );
+            self.stopping = true;
         }
     }
 
@@ -404,6 +436,14 @@ impl Worker {
             // A job that does not fit the model (an unknown game, say) cannot be played
             // here: reported like an engine that cannot start.
             let prepared = match PairJob::try_from(job) {
+                // Not played on fewer cores than its engines' threads: the coordinator
+                // offers it to a worker with more.
+                Ok(job) if job.cores() as usize > self.options.cores => {
+                    Err(play::PlayError::TooFewCores {
+                        needs: job.cores(),
+                        offers: self.options.cores,
+                    })
+                }
                 Ok(job) => {
                     let leased = [job.first.clone(), job.second.clone()];
                     let s = self.session.as_mut().expect("checked above");
@@ -504,11 +544,13 @@ mod tests {
             token: None,
             name: "test".into(),
             concurrency: 1,
+            cores: 1,
             tls_ca: None,
             cache_dir: std::env::temp_dir().join("tourney-lease-loop-test"),
             cache_bytes: 1 << 30,
             build_timeout: Duration::from_secs(600),
             engine_policy: Default::default(),
+            exit_when_idle: None,
         };
         Worker::new(options, WorkerMetrics::new(&prometheus::Registry::new()))
     }
@@ -544,6 +586,20 @@ mod tests {
         let took = started.elapsed();
         assert!(
             took >= Duration::from_millis(250) && took < Duration::from_millis(300),
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_worker_given_exit_when_idle_stops_once_no_work_came_for_that_long() {
+        let started = Instant::now();
+        let mut worker = unreachable();
+        worker.options.exit_when_idle = Some(Duration::from_secs(3));
+        worker.run(std::future::pending::<()>()).await.unwrap();
+        let took = started.elapsed();
+        // Idle from the start; noticed at the end of the backoff wait under way then.
+        assert!(
+            took >= Duration::from_secs(3) && took < Duration::from_secs(7),
             "{took:?}"
         );
     }

@@ -2,7 +2,8 @@
 //! in-process, outside engines as processes), reports the results, and keeps its leases
 //! alive with heartbeats.
 //!
-//! Games run on blocking threads, `concurrency` at a time. Finished results are kept until
+//! Games run on blocking threads, at most `concurrency` at a time and only while their
+//! engines' threads fit in the worker's `cores`. Finished results are kept until
 //! the coordinator acknowledges them, across reconnections (with backoff). On shutdown the
 //! worker takes no new work, finishes the games it is playing and reports them.
 
@@ -88,8 +89,11 @@ pub struct WorkerOptions {
     pub token: Option<String>,
     /// The worker's name.
     pub name: String,
-    /// Games played at once.
+    /// The most games played at once.
     pub concurrency: usize,
+    /// The cores its games may keep at once: a game keeps its engines' threads
+    /// ([`PairJob::cores`]), and starts only when they are free.
+    pub cores: usize,
     /// CA certificate (PEM) for a TLS coordinator.
     pub tls_ca: Option<Vec<u8>>,
     /// The host's cache of outside engines' programs, data files and builds from source:
@@ -102,6 +106,9 @@ pub struct WorkerOptions {
     pub build_timeout: Duration,
     /// How outside engines are confined (the user they run as, the environment they get).
     pub engine_policy: EnginePolicy,
+    /// Stop (as on a signal, and return `Ok`) once no work has come for this long, for
+    /// batch schedulers; `None`: run until stopped.
+    pub exit_when_idle: Option<Duration>,
 }
 
 /// A connected client with the token attached to every call.
@@ -214,12 +221,15 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
     let token = TokenInterceptor::new(options.token.as_deref());
     let mut client = WorkerClient::with_interceptor(channel.clone(), token.clone())
         .max_decoding_message_size(64 << 20);
+    // Its first call measures the machine's speed (a fifth of a second): off the runtime.
+    let host = tokio::task::spawn_blocking(host_facts).await.ok();
     let reply = client
         .register(pb::RegisterRequest {
             name: options.name.clone(),
             slots: options.concurrency as u32,
             version: env!("CARGO_PKG_VERSION").to_string(),
             games: vec!["loa".into(), "amazons".into()],
+            host,
         })
         .await
         .map_err(|e| match e.code() {
@@ -255,6 +265,32 @@ pub async fn run(
     lease_loop::Worker::new(options, metrics)
         .run(shutdown)
         .await
+}
+
+/// What this machine is, for the coordinator's machines page: the CPU model, the cores
+/// this process may use, the memory and the operating system (from `/proc`; empty where
+/// it does not tell), and one core's speed on the built-in benchmark (measured once).
+fn host_facts() -> pb::HostFacts {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let field = |text: &str, key: &str| {
+        (text.lines())
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let memory_kb: u64 = field(&read("/proc/meminfo"), "MemTotal")
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap_or(0);
+    let release = read("/proc/sys/kernel/osrelease");
+    pb::HostFacts {
+        cpu_model: field(&read("/proc/cpuinfo"), "model name"),
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
+        memory_mb: memory_kb / 1024,
+        os: format!("{} {}", std::env::consts::OS, release.trim()),
+        speed_nps: play::speed_nps() as u64,
+    }
 }
 
 #[cfg(test)]

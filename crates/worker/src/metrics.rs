@@ -15,6 +15,11 @@ pub struct WorkerMetrics {
     pub pairs_queued: IntGauge,
     /// `tourney_worker_slots`: game threads the worker may run.
     pub slots: IntGauge,
+    /// `tourney_worker_cores`: cores the worker offers its games (`--cores`).
+    pub cores: IntGauge,
+    /// `tourney_worker_cores_busy`: cores kept for the games in play (each game its
+    /// engines' threads), never above `tourney_worker_cores`.
+    pub cores_busy: IntGauge,
     /// `tourney_worker_results_unreported`: finished results (pairs, failures, engine
     /// checks) the coordinator has not acknowledged yet.
     pub results_unreported: IntGauge,
@@ -61,6 +66,11 @@ impl WorkerMetrics {
                 "Leased pairs waiting for a game thread.",
             ),
             slots: gauge("tourney_worker_slots", "Game threads the worker may run."),
+            cores: gauge("tourney_worker_cores", "Cores the worker offers its games."),
+            cores_busy: gauge(
+                "tourney_worker_cores_busy",
+                "Cores kept for the games in play (their engines' threads).",
+            ),
             results_unreported: gauge(
                 "tourney_worker_results_unreported",
                 "Finished results the coordinator has not acknowledged yet.",
@@ -94,11 +104,13 @@ impl WorkerMetrics {
         for game in ["loa", "amazons"] {
             metrics.games.with_label_values(&[game]);
         }
-        let collectors: [Box<dyn prometheus::core::Collector>; 11] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
             Box::new(metrics.games.clone()),
             Box::new(metrics.pairs_in_play.clone()),
             Box::new(metrics.pairs_queued.clone()),
             Box::new(metrics.slots.clone()),
+            Box::new(metrics.cores.clone()),
+            Box::new(metrics.cores_busy.clone()),
             Box::new(metrics.results_unreported.clone()),
             Box::new(metrics.engine_restarts.clone()),
             Box::new(metrics.engine_starts.clone()),

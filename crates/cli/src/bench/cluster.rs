@@ -13,7 +13,7 @@ use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_worker::connect;
 
-use crate::bench::harness::cpu_times;
+use crate::bench::harness::own_cpu;
 
 /// A running local coordinator: its URL, the sender that stops it, its task, and itself
 /// (for its metrics).
@@ -76,7 +76,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
 
     // The referee alone: pairs split over two threads.
     let started = Instant::now();
-    let cpu_started = cpu_times().0.as_secs_f64();
+    let cpu_started = own_cpu().as_secs_f64();
     let played: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|t| {
@@ -121,7 +121,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
     });
     let alone_wall = started.elapsed().as_secs_f64();
     let alone = played as f64 / alone_wall;
-    let alone_cpu = (cpu_times().0.as_secs_f64() - cpu_started) / played as f64;
+    let alone_cpu = (own_cpu().as_secs_f64() - cpu_started) / played as f64;
 
     // The same tournament on a cluster: coordinator and two workers over loopback.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -152,7 +152,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             .id;
         let mut progress = admin.watch(pb::StatusRequest { id }).await?.into_inner();
         let started = Instant::now();
-        let cpu_started = cpu_times().0.as_secs_f64();
+        let cpu_started = own_cpu().as_secs_f64();
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let mut workers = Vec::new();
         let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
@@ -162,11 +162,13 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                 token: None,
                 name: format!("bench{w}"),
                 concurrency: 1,
+                cores: 2,
                 tls_ca: None,
                 cache_dir: dir.join("cache"),
                 cache_bytes: 1 << 30,
                 build_timeout: std::time::Duration::from_secs(900),
                 engine_policy: Default::default(),
+                exit_when_idle: None,
             };
             let mut stopped = workers_stopped.clone();
             let metrics = metrics.clone();
@@ -191,7 +193,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             }
         }
         let rate = games as f64 / started.elapsed().as_secs_f64();
-        let cpu = (cpu_times().0.as_secs_f64() - cpu_started) / games as f64;
+        let cpu = (own_cpu().as_secs_f64() - cpu_started) / games as f64;
         let metrics = coordinator.metrics();
         println!(
             "  coordinator: {} leases, {} group commits",

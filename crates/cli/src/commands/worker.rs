@@ -31,9 +31,14 @@ use crate::support::signals::{Interrupted, stop_signal};
 pub(crate) struct WorkerArgs {
     #[command(flatten)]
     client: ClientArgs,
-    /// Games played at once (default: the machine's cores).
+    /// The most games played at once (default: the machine's cores).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// The cores its games may keep at once: a game keeps its engines' threads (a game of
+    /// two 4-thread engines 8 cores, of two built-in players 1), and waits until they are
+    /// free (default: the cores this process may use, or --concurrency if more).
+    #[arg(long, value_name = "N")]
+    cores: Option<usize>,
     /// The worker's name (default: the host name).
     #[arg(long)]
     name: Option<String>,
@@ -51,6 +56,10 @@ pub(crate) struct WorkerArgs {
     /// tournament paused with the log).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     build_timeout: u64,
+    /// Exit (status 0) once no work has come for this long, seconds: for batch schedulers
+    /// and Kubernetes Jobs, whose workers should end when the queue is empty.
+    #[arg(long, value_name = "SECONDS")]
+    exit_when_idle: Option<u64>,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
@@ -169,11 +178,15 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         token,
         name,
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
+        cores: (args.cores)
+            .unwrap_or_else(|| args.concurrency.unwrap_or(0).max(cores()))
+            .max(1),
         tls_ca: args.client.ca()?,
         cache_dir: args.cache.clone().unwrap_or_else(default_cache),
         cache_bytes: args.cache_mib.saturating_mul(1 << 20),
         build_timeout: std::time::Duration::from_secs(args.build_timeout.max(1)),
         engine_policy,
+        exit_when_idle: args.exit_when_idle.map(std::time::Duration::from_secs),
     };
     let result = runtime.block_on(async {
         let stop = stop_signal();
