@@ -759,7 +759,9 @@ async fn register(
             memory_mb: 8192,
             os: "linux 6.1".into(),
             speed_nps: 2_500_000,
+            ..Default::default()
         }),
+        ..Default::default()
     };
     worker
         .register(request)

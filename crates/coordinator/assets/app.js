@@ -120,7 +120,7 @@ function renderTournaments(o) {
   $("#search-more").hidden = !view.search?.next;
   $("#search-clear").hidden = !found;
   fillBody(table, listed.map((t) => {
-    const tail = t.sprt
+    const tail = t.unrunnable ? `no worker can run it: ${t.unrunnable}` : t.sprt
       ? `LLR ${t.sprt.llr.toFixed(2)} [${t.sprt.lower_bound.toFixed(2)}, ${t.sprt.upper_bound.toFixed(2)}]`
       : t.leader ? `${t.leader.name} ${t.leader.elo >= 0 ? "+" : ""}${t.leader.elo.toFixed(0)}` : "";
     return el("tr", {
@@ -206,7 +206,9 @@ function renderDetail(t) {
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
-    ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
+    ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []),
+    ...(t.unrunnable ? [el("span", { class: "paused-reason" }, ` — no connected worker can run it: ${t.unrunnable}`)]
+      : t.eligible_workers ? [`, ${t.eligible_workers} eligible workers`] : []));
   renderActions(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));
   $("#details").replaceChildren(...r.details.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));

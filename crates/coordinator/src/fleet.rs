@@ -3,9 +3,14 @@
 //! coordinator's clock in milliseconds.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde::Serialize;
+use tourney_model::fleet::{ProfileClaim, WorkerProfile};
+use tourney_model::tournament::TournamentConfig;
 use tourney_model::{GameKind, GameResult, GameSummary};
+
+use crate::profiles::{Eligibility, Profiles, eligibility};
 
 /// How long throughput samples are kept (the dashboard's chart spans this).
 const HISTORY_MS: u64 = 300_000;
@@ -43,6 +48,9 @@ pub struct WorkerInfo {
     pub token: String,
     /// What it said of its machine.
     pub host: HostFacts,
+    /// What it offers and takes (shared with every worker of the same kind).
+    #[serde(skip)]
+    pub profile: Arc<WorkerProfile>,
 }
 
 /// What a worker says of its machine when it registers (each text at most
@@ -174,6 +182,7 @@ pub struct Fleet {
     totals: Sample,
     samples: VecDeque<Sample>,
     recent: VecDeque<RecentGame>,
+    profiles: Profiles,
 }
 
 /// 128 bits from the operating system's randomness (through the standard library's
@@ -211,6 +220,34 @@ impl Fleet {
         if let Some(worker) = self.workers.get_mut(id) {
             worker.host = host.bounded();
         }
+    }
+
+    /// Notes what worker `id` offers and takes (until then: its slots' worth of cores, no
+    /// labels).
+    pub fn set_profile(&mut self, id: &str, profile: WorkerProfile) {
+        let profile = self.profiles.intern(profile);
+        if let Some(worker) = self.workers.get_mut(id) {
+            worker.profile = profile;
+        }
+        self.profiles.prune();
+    }
+
+    /// What worker `id` offers and takes.
+    pub fn profile(&self, id: &str) -> Option<Arc<WorkerProfile>> {
+        self.workers.get(id).map(|w| Arc::clone(&w.profile))
+    }
+
+    /// How many workers heard from within `timeout_ms` can take `config`'s pairs.
+    pub fn eligibility(&self, config: &TournamentConfig, now: u64, timeout_ms: u64) -> Eligibility {
+        let live = (self.workers.values())
+            .filter(|w| w.last_seen_ms + timeout_ms >= now)
+            .map(|w| &w.profile);
+        eligibility(config, live)
+    }
+
+    /// Distinct worker profiles kept.
+    pub fn profile_kinds(&self) -> usize {
+        self.profiles.len()
     }
 
     /// Forgets every registration of the host `name` (blocked): their next calls are
@@ -275,6 +312,14 @@ impl Fleet {
                 rejected: 0,
                 token: token.to_string(),
                 host: HostFacts::default(),
+                profile: self.profiles.intern(
+                    ProfileClaim {
+                        slots,
+                        ..ProfileClaim::default()
+                    }
+                    .checked(limits.max_slots)
+                    .unwrap_or_default(),
+                ),
             },
         );
         Ok((id, session))
@@ -364,6 +409,7 @@ impl Fleet {
             .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
         let workers = &self.workers;
         self.sessions.retain(|id, _| workers.contains_key(id));
+        self.profiles.prune();
     }
 
     /// Game slots of `worker`, and of all workers heard from within `timeout_ms`.

@@ -28,7 +28,12 @@ impl Coordinator {
         let max_pairs = max_pairs
             .min(self.settings.max_pairs_per_lease)
             .min(tail_share(&inner, worker, now, self.settings.lease_ms));
-        let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now)?;
+        // A worker the fleet does not know (the coordinator's own tests) takes anything.
+        let profile = inner.fleet.profile(worker);
+        let fits = |config: &tourney_model::tournament::TournamentConfig| {
+            (profile.as_ref()).is_none_or(|p| config.unmet_by(p).is_none())
+        };
+        let (lease, assignments) = inner.scheduler.lease(worker, max_pairs, now, &fits)?;
         let token = inner.fleet.token_of(worker).unwrap_or_default().to_string();
         self.metrics.leases_granted.inc();
         tracing::debug!(lease = lease.id, %worker, pairs = assignments.len(), "lease granted");

@@ -42,6 +42,7 @@ mod machines;
 mod notify;
 mod open;
 mod pair_map;
+pub mod profiles;
 mod search;
 mod state;
 mod ticket;

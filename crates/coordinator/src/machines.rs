@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use tourney_model::account::{MAX_EVENT_DETAIL, Role, cut};
+use tourney_model::fleet::WorkerProfile;
 
 use crate::accounts::Principal;
 use crate::fleet::HostFacts;
@@ -103,6 +104,13 @@ impl Coordinator {
     /// Notes what registered worker `id` said of its machine.
     pub fn set_host_facts(&self, id: &str, facts: HostFacts) {
         self.lock().fleet.set_host(id, facts);
+    }
+
+    /// Notes what worker `id` offers and takes ([`ProfileClaim::checked`]): it is offered
+    /// only the pairs of tournaments whose requirements it meets.
+    pub fn set_profile(&self, id: &str, profile: WorkerProfile) {
+        self.lock().fleet.set_profile(id, profile);
+        self.changed();
     }
 
     /// Blocks host `host` from every tournament (admin): its workers are dropped now and

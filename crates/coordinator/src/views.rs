@@ -301,6 +301,11 @@ impl Coordinator {
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
         let author = record.author.clone();
+        let eligibility = if t.has_work() {
+            (inner.fleet).eligibility(&config, self.now_ms(), self.settings.lease_ms)
+        } else {
+            crate::profiles::Eligibility::default()
+        };
         drop(inner);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
@@ -332,6 +337,7 @@ impl Coordinator {
             pairs_excluded,
             suspect_workers,
             author,
+            eligibility,
         };
         Some((status, outcomes, prefix, workers))
     }

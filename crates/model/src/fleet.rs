@@ -115,7 +115,7 @@ impl Requirements {
 }
 
 /// What a worker offers and what it takes: sent as it registers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct WorkerProfile {
     /// The cores it offers its games (`--cores`; the cores it may use by default).
     pub cores: u32,
@@ -131,4 +131,100 @@ pub struct WorkerProfile {
     pub only: BTreeSet<String>,
     /// Whether it turns down noisy tournaments (`--avoid-noisy`).
     pub avoid_noisy: bool,
+}
+
+/// What a worker says of itself as it registers, before it is checked.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileClaim {
+    /// The cores it offers (0: an older worker that does not say; its slots are used).
+    pub cores: u32,
+    /// Its game slots.
+    pub slots: u32,
+    /// Its host's memory, MiB.
+    pub memory_mb: u64,
+    /// Its CPU's features as it reports them.
+    pub cpu_features: Vec<String>,
+    /// Its operating system as it reports it (`linux 6.1`).
+    pub os: String,
+    /// Its `--label`s.
+    pub labels: Vec<String>,
+    /// Its `--only` labels.
+    pub only: Vec<String>,
+    /// `--avoid-noisy`.
+    pub avoid_noisy: bool,
+}
+
+impl ProfileClaim {
+    /// The profile it claims, bounded: at most [`MAX_CPU_FEATURES`] well-formed features
+    /// (others are dropped: a CPU's flags are not the worker's to choose) and cores capped
+    /// at `max_cores`.
+    ///
+    /// # Errors
+    /// A malformed label or `--only` label, or too many, named: the operator typed them.
+    pub fn checked(self, max_cores: u32) -> Result<WorkerProfile, String> {
+        check_labels(&self.labels, MAX_LABELS).map_err(|e| format!("labels: {e}"))?;
+        check_labels(&self.only, MAX_LABELS).map_err(|e| format!("only: {e}"))?;
+        let cores = match self.cores {
+            0 => self.slots.max(1),
+            n => n,
+        };
+        let os = (self.os.split_whitespace().next().unwrap_or_default())
+            .to_ascii_lowercase()
+            .chars()
+            .take(MAX_LABEL_CHARS)
+            .collect();
+        Ok(WorkerProfile {
+            cores: cores.min(max_cores.max(1)),
+            memory_mb: self.memory_mb,
+            cpu_features: (self.cpu_features.into_iter())
+                .filter(|f| is_label(f))
+                .take(MAX_CPU_FEATURES)
+                .collect(),
+            os,
+            labels: self.labels.into_iter().collect(),
+            only: self.only.into_iter().collect(),
+            avoid_noisy: self.avoid_noisy,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claimed_profile_is_bounded_and_its_bad_labels_named() {
+        let claim = ProfileClaim {
+            cores: 0,
+            slots: 3,
+            cpu_features: (0..2000)
+                .map(|i| format!("f{i}"))
+                .chain(["AVX2".into(), "x".repeat(65)])
+                .collect(),
+            os: "Linux 6.1.0".into(),
+            labels: vec!["big-cache".into()],
+            ..ProfileClaim::default()
+        };
+        let profile = claim.clone().checked(64).unwrap();
+        assert_eq!(profile.cores, 3, "an older worker offers its slots");
+        assert_eq!(profile.os, "linux");
+        assert_eq!(profile.cpu_features.len(), MAX_CPU_FEATURES);
+        assert!(profile.cpu_features.iter().all(|f| is_label(f)));
+        let big = ProfileClaim {
+            cores: 1 << 20,
+            ..claim.clone()
+        };
+        assert_eq!(big.checked(64).unwrap().cores, 64);
+        let bad = ProfileClaim {
+            labels: vec!["Big Cache".into()],
+            ..claim.clone()
+        };
+        let e = bad.checked(64).unwrap_err();
+        assert!(e.starts_with("labels: 'Big Cache' is not a label"), "{e}");
+        let many = ProfileClaim {
+            only: (0..40).map(|i| format!("l{i}")).collect(),
+            ..claim
+        };
+        assert_eq!(many.checked(64).unwrap_err(), "only: at most 32, found 40");
+    }
 }

@@ -291,7 +291,7 @@ impl Worker {
                 self.backoff = FIRST_BACKOFF;
                 Ok(true)
             }
-            Err(WorkerError::Refused) => Err(WorkerError::Refused),
+            Err(e @ (WorkerError::Refused | WorkerError::Rejected(_))) => Err(e),
             Err(e) => {
                 tracing::warn!(error = %e, retry_in_s = self.backoff.as_secs_f64(), "no session");
                 tokio::select! {
@@ -540,6 +540,7 @@ mod tests {
     /// A worker for a coordinator nobody serves (port 1 refuses at once).
     fn unreachable() -> Worker {
         let options = WorkerOptions {
+            choices: crate::Choices::default(),
             coordinator: "http://127.0.0.1:1".into(),
             token: None,
             name: "test".into(),

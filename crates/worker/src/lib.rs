@@ -109,6 +109,20 @@ pub struct WorkerOptions {
     /// Stop (as on a signal, and return `Ok`) once no work has come for this long, for
     /// batch schedulers; `None`: run until stopped.
     pub exit_when_idle: Option<Duration>,
+    /// Its labels and opt-outs, sent as it registers.
+    pub choices: Choices,
+}
+
+/// What a worker says it is and takes, beyond its cores: the coordinator offers it only
+/// pairs of tournaments whose `[requires]` it meets and that it does not opt out of.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choices {
+    /// Its labels (`--label big-cache`), for tournaments' `requires.labels`.
+    pub labels: Vec<String>,
+    /// Tournament labels it restricts itself to (`--only`; empty: any).
+    pub only: Vec<String>,
+    /// Whether it turns down tournaments marked `noisy` (`--avoid-noisy`).
+    pub avoid_noisy: bool,
 }
 
 /// A connected client with the token attached to every call.
@@ -209,6 +223,10 @@ pub enum WorkerError {
     /// The coordinator answered the registration with an error (retried with backoff).
     #[error("registering: {0}")]
     Register(String),
+    /// The coordinator refused what the worker said of itself (a malformed `--label`):
+    /// retrying cannot help.
+    #[error("the coordinator refused the registration: {0}")]
+    Rejected(String),
 }
 
 async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
@@ -230,10 +248,15 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
             version: env!("CARGO_PKG_VERSION").to_string(),
             games: vec!["loa".into(), "amazons".into()],
             host,
+            cores: options.cores as u32,
+            labels: options.choices.labels.clone(),
+            only: options.choices.only.clone(),
+            avoid_noisy: options.choices.avoid_noisy,
         })
         .await
         .map_err(|e| match e.code() {
             tonic::Code::Unauthenticated => WorkerError::Refused,
+            tonic::Code::InvalidArgument => WorkerError::Rejected(e.message().to_string()),
             _ => WorkerError::Register(e.message().to_string()),
         })?
         .into_inner();
@@ -267,9 +290,10 @@ pub async fn run(
         .await
 }
 
-/// What this machine is, for the coordinator's machines page: the CPU model, the cores
-/// this process may use, the memory and the operating system (from `/proc`; empty where
-/// it does not tell), and one core's speed on the built-in benchmark (measured once).
+/// What this machine is, for the coordinator's machines page and for tournaments'
+/// `[requires]`: the CPU model and features, the cores this process may use, the memory
+/// and the operating system (from `/proc`; empty where it does not tell), and one core's
+/// speed on the built-in benchmark (measured once).
 fn host_facts() -> pb::HostFacts {
     let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
     let field = |text: &str, key: &str| {
@@ -284,8 +308,11 @@ fn host_facts() -> pb::HostFacts {
         .parse()
         .unwrap_or(0);
     let release = read("/proc/sys/kernel/osrelease");
+    let cpuinfo = read("/proc/cpuinfo");
+    let flags = field(&cpuinfo, "flags");
     pb::HostFacts {
-        cpu_model: field(&read("/proc/cpuinfo"), "model name"),
+        cpu_model: field(&cpuinfo, "model name"),
+        cpu_features: flags.split_whitespace().map(str::to_string).collect(),
         cores: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
         memory_mb: memory_kb / 1024,
         os: format!("{} {}", std::env::consts::OS, release.trim()),

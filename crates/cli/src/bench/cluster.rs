@@ -158,6 +158,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
         for w in 0..2 {
             let options = tourney_worker::WorkerOptions {
+                choices: Default::default(),
                 coordinator: url.clone(),
                 token: None,
                 name: format!("bench{w}"),

@@ -42,6 +42,14 @@ fn status_line(s: &pb::TournamentStatus) -> String {
     if s.priority != 0 || s.weight != 1.0 {
         out += &format!(", priority {} weight {}", s.priority, s.weight);
     }
+    if !s.unrunnable.is_empty() {
+        out += &format!(
+            " (no connected worker can run it: {}; see `requires` in docs/tournaments.md)",
+            s.unrunnable
+        );
+    } else if s.eligible_workers > 0 {
+        out += &format!(", {} eligible workers", s.eligible_workers);
+    }
     if !s.paused_reason.is_empty() {
         out += &format!(
             " ({}; fix it, then `tourney resume {}`)",

@@ -56,6 +56,18 @@ pub(crate) struct WorkerArgs {
     /// tournament paused with the log).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     build_timeout: u64,
+    /// A label of this worker, for tournaments that require it (`requires.labels`);
+    /// repeatable: --label big-cache --label gpu.
+    #[arg(long = "label", value_name = "LABEL", value_parser = label)]
+    labels: Vec<String>,
+    /// Take only tournaments that carry this label (their `labels`); repeatable. Without
+    /// it, any tournament whose requirements the worker meets.
+    #[arg(long = "only", value_name = "LABEL", value_parser = label)]
+    only: Vec<String>,
+    /// Turn down tournaments marked `noisy` (ones that load the whole machine), as on a
+    /// desktop that is also used for other work.
+    #[arg(long)]
+    avoid_noisy: bool,
     /// Exit (status 0) once no work has come for this long, seconds: for batch schedulers
     /// and Kubernetes Jobs, whose workers should end when the queue is empty.
     #[arg(long, value_name = "SECONDS")]
@@ -187,6 +199,11 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         build_timeout: std::time::Duration::from_secs(args.build_timeout.max(1)),
         engine_policy,
         exit_when_idle: args.exit_when_idle.map(std::time::Duration::from_secs),
+        choices: tourney_worker::Choices {
+            labels: args.labels.clone(),
+            only: args.only.clone(),
+            avoid_noisy: args.avoid_noisy,
+        },
     };
     let result = runtime.block_on(async {
         let stop = stop_signal();
@@ -248,4 +265,10 @@ async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!(error = %e, "the metrics server stopped");
     }
+}
+
+/// A `--label` or `--only` value: 1 to 64 of a-z, 0-9, '.', '_', '-'.
+fn label(text: &str) -> Result<String, String> {
+    tourney_model::fleet::check_labels(&[text.to_string()], 1)?;
+    Ok(text.to_string())
 }

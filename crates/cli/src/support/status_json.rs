@@ -20,6 +20,10 @@ pub(crate) struct StatusJson {
     openings_note: Option<String>,
     pairs_excluded: u64,
     suspect_workers: u64,
+    eligible_workers: u64,
+    /// Why no connected worker can run it, while none can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unrunnable: Option<String>,
     /// Who submitted it (empty before accounts).
     author: String,
     priority: i32,
@@ -67,6 +71,8 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         pairs_excluded: s.pairs_excluded,
         suspect_workers: s.suspect_workers,
+        eligible_workers: s.eligible_workers,
+        unrunnable: Some(s.unrunnable.clone()).filter(|u| !u.is_empty()),
         author: s.author.clone(),
         priority: s.priority,
         weight: s.weight,

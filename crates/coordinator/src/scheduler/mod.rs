@@ -143,13 +143,15 @@ impl Scheduler {
     }
 
     /// Leases up to `max_pairs` pairs to `worker`, from the active tournaments by priority,
-    /// then by the fewest pairs (done or leased) per unit of weight. `None` when there is no
-    /// work.
+    /// then by the fewest pairs (done or leased) per unit of weight, among those the worker
+    /// `fits` (it meets their `[requires]`, labels and noisiness). `None` when there is no
+    /// work for it.
     pub fn lease(
         &mut self,
         worker: &str,
         max_pairs: usize,
         now: u64,
+        fits: &dyn Fn(&TournamentConfig) -> bool,
     ) -> Option<(Lease, Vec<Assignment>)> {
         let mut assignments = Vec::new();
         let id = self.next_lease;
@@ -161,6 +163,7 @@ impl Scheduler {
                     t.has_work()
                         && !t.unfit.contains(host(worker))
                         && !t.excluded_hosts.contains(host(worker))
+                        && fits(&t.config)
                 })
                 .max_by(|a, b| {
                     let load = |t: &Tournament| {

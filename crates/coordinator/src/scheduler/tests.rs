@@ -24,7 +24,7 @@ fn outcome(pair: u64, half_points: [u8; 2]) -> PairOutcome {
 
 /// A simulated worker: leases, then reports what it was given.
 fn play_all(s: &mut Scheduler, worker: &str, max: usize, now: u64) -> usize {
-    let Some((_, assignments)) = s.lease(worker, max, now) else {
+    let Some((_, assignments)) = s.lease(worker, max, now, &|_| true) else {
         return 0;
     };
     let results: Vec<_> = assignments
@@ -40,7 +40,7 @@ fn a_host_that_cannot_play_a_tournament_is_offered_none_of_it_until_resumed() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
     s.add(2, config("match", "pairs = 4"), State::Queued, vec![]);
-    let (_, given) = s.lease("broken#1", 1, 0).unwrap();
+    let (_, given) = s.lease("broken#1", 1, 0, &|_| true).unwrap();
     let (t, pair) = (given[0].tournament, given[0].pair);
     assert!(s.unfit(t, "broken#1", pair));
     assert!(s.is_unfit(t, "broken#7"), "the host, whatever its session");
@@ -51,9 +51,9 @@ fn a_host_that_cannot_play_a_tournament_is_offered_none_of_it_until_resumed() {
         "the pair is free again"
     );
     // The broken host gets only the other tournament's pairs; the pair goes to others.
-    let (_, mine) = s.lease("broken#2", 10, 0).unwrap();
+    let (_, mine) = s.lease("broken#2", 10, 0, &|_| true).unwrap();
     assert!(mine.iter().all(|a| a.tournament != t), "{mine:?}");
-    let (_, theirs) = s.lease("fine#1", 10, 0).unwrap();
+    let (_, theirs) = s.lease("fine#1", 10, 0, &|_| true).unwrap();
     assert!(theirs.iter().any(|a| (a.tournament, a.pair) == (t, pair)));
     // Resuming forgives.
     assert!(s.pause(t) && s.resume(t));
@@ -77,7 +77,10 @@ fn a_match_is_played_exactly_once_by_several_workers() {
         (t.state, t.pairs_done(), t.prefix()),
         (State::Finished, 10, 10)
     );
-    assert!(s.lease("w1", 2, now).is_none(), "no work after the end");
+    assert!(
+        s.lease("w1", 2, now, &|_| true).is_none(),
+        "no work after the end"
+    );
     assert_eq!(s.leases().count(), 0);
 }
 
@@ -85,14 +88,17 @@ fn a_match_is_played_exactly_once_by_several_workers() {
 fn expired_leases_are_offered_again_and_late_results_still_count_once() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 3"), State::Queued, vec![]);
-    let (lost, first) = s.lease("slow", 3, 0).unwrap();
+    let (lost, first) = s.lease("slow", 3, 0, &|_| true).unwrap();
     assert_eq!(first.len(), 3);
-    assert!(s.lease("fast", 3, 10).is_none(), "everything is leased");
+    assert!(
+        s.lease("fast", 3, 10, &|_| true).is_none(),
+        "everything is leased"
+    );
     // A heartbeat keeps the lease alive past its first deadline.
     assert!(s.heartbeat("slow", &[lost.id], 900).is_empty());
     assert!(s.tick(1500).is_empty());
     assert_eq!(s.tick(1900), vec![lost.id]);
-    let (_, again) = s.lease("fast", 3, 2000).unwrap();
+    let (_, again) = s.lease("fast", 3, 2000, &|_| true).unwrap();
     assert_eq!(
         again.iter().map(|a| a.pair).collect::<Vec<_>>(),
         vec![0, 1, 2]
@@ -138,7 +144,7 @@ fn the_sprt_decides_on_the_longest_completed_prefix() {
         State::Queued,
         vec![],
     );
-    s.lease("w", 200, 0).unwrap();
+    s.lease("w", 200, 0, &|_| true).unwrap();
     // Overwhelming wins in pairs 1..200 while pair 0 is still out: no decision yet.
     let wins: Vec<_> = (1..200).map(|p| (1, outcome(p, [2, 2]))).collect();
     s.report("w#1", &wins);
@@ -160,7 +166,7 @@ fn the_sprt_decides_on_the_longest_completed_prefix() {
     assert_eq!(counted.pentanomial.bins[2], 1, "pair 0 is counted first");
     let status = t.sprt_status();
     let config = t.config.clone();
-    assert!(s.lease("w", 10, 10).is_none());
+    assert!(s.lease("w", 10, 10, &|_| true).is_none());
     // Results that arrive after the decision change nothing in the test.
     s.report(
         "w#1",
@@ -188,8 +194,8 @@ fn an_excluded_host_counts_in_no_figure_and_its_sprt_decision_is_undone() {
         State::Queued,
         vec![],
     );
-    s.lease("good#1", 100, 0).unwrap();
-    s.lease("bad#4", 100, 0).unwrap();
+    s.lease("good#1", 100, 0, &|_| true).unwrap();
+    s.lease("bad#4", 100, 0, &|_| true).unwrap();
     // The good host's pairs are even; the bad host wins every pair it reports.
     let even: Vec<_> = (0..100).map(|p| (1, outcome(p, [1, 1]))).collect();
     let wins: Vec<_> = (100..200).map(|p| (1, outcome(p, [2, 2]))).collect();
@@ -214,8 +220,8 @@ fn an_excluded_host_counts_in_no_figure_and_its_sprt_decision_is_undone() {
     assert_eq!(t.counted().count(), 100);
     // The excluded host gets no more of its pairs (a later session of it neither),
     // and what it still reports does not count.
-    assert!(s.lease("bad#5", 10, 1).is_none());
-    let (lease, more) = s.lease("good#1", 10, 1).unwrap();
+    assert!(s.lease("bad#5", 10, 1, &|_| true).is_none());
+    let (lease, more) = s.lease("good#1", 10, 1, &|_| true).unwrap();
     assert_eq!(more.len(), 10);
     let late: Vec<_> = more.iter().map(|a| (1, outcome(a.pair, [2, 2]))).collect();
     s.report("bad#4", &late);
@@ -270,7 +276,7 @@ fn a_restore_with_a_far_pair_costs_nothing_per_skipped_pair() {
     );
     let t = s.tournament(1).unwrap();
     assert_eq!(t.offerable(), 1_000_000_000 - 2);
-    let (_, first) = s.lease("w#1", 2, 0).unwrap();
+    let (_, first) = s.lease("w#1", 2, 0, &|_| true).unwrap();
     assert_eq!(first.iter().map(|a| a.pair).collect::<Vec<_>>(), [1, 2]);
 }
 
@@ -278,11 +284,11 @@ fn a_restore_with_a_far_pair_costs_nothing_per_skipped_pair() {
 fn cancelled_tournaments_stop_and_their_leases_are_dropped() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 50"), State::Queued, vec![]);
-    let (lease, _) = s.lease("w", 5, 0).unwrap();
+    let (lease, _) = s.lease("w", 5, 0, &|_| true).unwrap();
     assert!(s.cancel(1));
     assert!(!s.cancel(1));
     assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
-    assert!(s.lease("w", 5, 20).is_none());
+    assert!(s.lease("w", 5, 20, &|_| true).is_none());
     assert_eq!(s.tournament(1).unwrap().state, State::Cancelled);
 }
 
@@ -290,19 +296,19 @@ fn cancelled_tournaments_stop_and_their_leases_are_dropped() {
 fn a_paused_tournament_hands_out_nothing_until_it_resumes() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
-    let (lease, pairs) = s.lease("w", 2, 0).unwrap();
+    let (lease, pairs) = s.lease("w", 2, 0, &|_| true).unwrap();
     assert_eq!(pairs.len(), 2);
     s.report("w#1", &[(1, outcome(0, [1, 1]))]);
     assert!(s.pause(1));
     assert!(!s.pause(1), "pausing twice is a no-op");
     assert_eq!(s.tournament(1).unwrap().state, State::Paused);
-    assert!(s.lease("w", 4, 10).is_none());
+    assert!(s.lease("w", 4, 10, &|_| true).is_none());
     assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
     assert!(s.resume(1));
     assert!(!s.resume(1));
     assert_eq!(s.tournament(1).unwrap().state, State::Running);
     // The pair that was out (1) comes back first, then the rest.
-    let (_, again) = s.lease("w", 4, 20).unwrap();
+    let (_, again) = s.lease("w", 4, 20, &|_| true).unwrap();
     let offered: Vec<u64> = again.iter().map(|a| a.pair).collect();
     assert_eq!(offered, vec![1, 2, 3]);
     // A paused tournament can still be cancelled.
@@ -321,14 +327,14 @@ fn priority_first_then_weight_shares_the_workers() {
     s.add(1, light, State::Queued, vec![]);
     s.add(2, heavy, State::Queued, vec![]);
     s.add(3, urgent, State::Queued, vec![]);
-    let (_, first) = s.lease("w", 5, 0).unwrap();
+    let (_, first) = s.lease("w", 5, 0, &|_| true).unwrap();
     assert!(
         first.iter().all(|a| a.tournament == 3),
         "higher priority first"
     );
     let mut count = [0usize; 3];
     for i in 0..400 {
-        let (_, got) = s.lease("w", 1, i).unwrap();
+        let (_, got) = s.lease("w", 1, i, &|_| true).unwrap();
         count[got[0].tournament as usize - 1] += 1;
     }
     assert_eq!(count[2], 0);
@@ -345,7 +351,7 @@ fn restored_tournaments_offer_their_gaps_first() {
     s.add(1, config("match", "pairs = 6"), State::Running, done);
     let t = s.tournament(1).unwrap();
     assert_eq!((t.pairs_done(), t.prefix()), (3, 1));
-    let (_, got) = s.lease("w", 6, 0).unwrap();
+    let (_, got) = s.lease("w", 6, 0, &|_| true).unwrap();
     assert_eq!(
         got.iter().map(|a| a.pair).collect::<Vec<_>>(),
         vec![1, 4, 5]
@@ -370,7 +376,7 @@ fn chaotic_workers_never_lose_or_double_count_a_pair() {
     while s.tournament(1).unwrap().state != State::Finished {
         now += 50;
         let worker = format!("w{}", next() % 5);
-        if let Some((_, got)) = s.lease(&worker, 1 + (next() % 4) as usize, now) {
+        if let Some((_, got)) = s.lease(&worker, 1 + (next() % 4) as usize, now, &|_| true) {
             for a in got {
                 if next() % 5 != 0 {
                     // Delivered after a random delay (sometimes past the lease's end).
@@ -410,10 +416,13 @@ fn a_pending_tournament_is_leased_nothing_until_approved_and_can_be_cancelled() 
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 4"), State::Pending, vec![]);
     s.add(2, config("match", "pairs = 4"), State::Pending, vec![]);
-    assert!(s.lease("w1", 8, 0).is_none(), "nothing pending is leased");
+    assert!(
+        s.lease("w1", 8, 0, &|_| true).is_none(),
+        "nothing pending is leased"
+    );
     assert!(!s.resume(1), "resume is not approval");
     assert!(s.approve(1) && !s.approve(1));
-    let (_, given) = s.lease("w1", 8, 0).unwrap();
+    let (_, given) = s.lease("w1", 8, 0, &|_| true).unwrap();
     assert!(given.iter().all(|a| a.tournament == 1) && given.len() == 4);
     assert!(s.cancel(2));
     assert_eq!(s.tournament(2).unwrap().state, State::Cancelled);

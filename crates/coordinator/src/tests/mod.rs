@@ -17,6 +17,7 @@ use crate::types::{Finished, Settings};
 mod accounts;
 mod adjudication;
 mod exports;
+mod fleet;
 mod lifecycle;
 mod reports;
 mod sources;

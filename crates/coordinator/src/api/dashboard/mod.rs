@@ -450,6 +450,10 @@ pub struct TournamentSummary {
     paused_reason: Option<String>,
     priority: i32,
     weight: f64,
+    /// Connected workers that can take its pairs, while it has work.
+    eligible_workers: u64,
+    /// Why none can, while none can.
+    unrunnable: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -483,6 +487,8 @@ fn summary_of(s: &Status) -> TournamentSummary {
         paused_reason: s.paused_reason.clone(),
         priority: s.config.priority,
         weight: s.config.weight,
+        eligible_workers: s.eligibility.workers,
+        unrunnable: s.eligibility.unmet.clone(),
     }
 }
 

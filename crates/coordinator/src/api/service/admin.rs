@@ -554,6 +554,8 @@ impl pb::admin_server::Admin for AdminService {
                     memory_mb: m.facts.memory_mb,
                     os: m.facts.os,
                     speed_nps: m.facts.speed_nps,
+                    // The machines list leaves out what leasing uses only.
+                    cpu_features: Vec::new(),
                 }),
                 versions: m.versions,
                 registrations: m.registrations as u32,

@@ -99,6 +99,8 @@ impl From<&Status> for pb::TournamentStatus {
             priority: s.config.priority,
             weight: s.config.weight,
             max_pairs: s.config.max_pairs(),
+            eligible_workers: s.eligibility.workers,
+            unrunnable: s.eligibility.unmet.clone().unwrap_or_default(),
         }
     }
 }

@@ -47,17 +47,29 @@ impl pb::worker_server::Worker for WorkerService {
     ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
         let token = token_name(&request);
         let r = request.into_inner();
-        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
-        if let Some(host) = r.host {
-            let facts = crate::fleet::HostFacts {
-                cpu_model: host.cpu_model,
-                cores: host.cores,
-                memory_mb: host.memory_mb,
-                os: host.os,
-                speed_nps: host.speed_nps,
-            };
-            self.0.set_host_facts(&worker_id, facts);
+        let host = r.host.unwrap_or_default();
+        let profile = tourney_model::fleet::ProfileClaim {
+            cores: r.cores,
+            slots: r.slots,
+            memory_mb: host.memory_mb,
+            cpu_features: host.cpu_features,
+            os: host.os.clone(),
+            labels: r.labels,
+            only: r.only,
+            avoid_noisy: r.avoid_noisy,
         }
+        .checked(tourney_model::fleet::MAX_THREADS)
+        .map_err(GrpcStatus::invalid_argument)?;
+        let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
+        let facts = crate::fleet::HostFacts {
+            cpu_model: host.cpu_model,
+            cores: host.cores,
+            memory_mb: host.memory_mb,
+            os: host.os,
+            speed_nps: host.speed_nps,
+        };
+        self.0.set_host_facts(&worker_id, facts);
+        self.0.set_profile(&worker_id, profile);
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             session,
