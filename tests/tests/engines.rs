@@ -301,6 +301,35 @@ fn an_engine_gets_an_allow_listed_environment_and_a_private_directory_removed_af
 }
 
 #[test]
+fn an_engine_given_cpus_runs_on_those_alone() {
+    // The last CPU this process may use: on a machine of two or more, not all of them.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let all = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let last = all.rsplit([',', '-']).next().unwrap().to_string();
+    let mut pinned = config("env");
+    pinned.policy.cpus = vec![last.parse().unwrap()];
+    let cpus_of = |config: EngineConfig| {
+        let mut outside = ExternalEngine::new(config);
+        let record = game_of(&mut outside, &by_nodes());
+        (record.white.stderr.iter())
+            .find_map(|l| l.strip_prefix("cpus: "))
+            .unwrap_or_else(|| panic!("{:?}", record.white.stderr))
+            .to_string()
+    };
+    assert_eq!(cpus_of(pinned), last);
+    assert_eq!(
+        cpus_of(config("env")),
+        all,
+        "unpinned: where the worker may run"
+    );
+}
+
+#[test]
 fn what_an_engine_forks_does_not_outlive_it() {
     let mut outside = engine("fork");
     let record = game_of(&mut outside, &by_nodes());

@@ -141,6 +141,7 @@ fn spawn_worker_with(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {
         choices: Default::default(),
+        pinned: None,
         coordinator: addr.to_string(),
         token: Some("w-secret".into()),
         name: "test".into(),

@@ -84,3 +84,96 @@ fn a_malformed_label_is_refused_as_the_worker_starts() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("'Big Cache' is not a label"), "{err}");
 }
+
+/// The CPUs the test process may use, as the kernel lists them.
+fn cpus_allowed() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    tourney_worker::affinity::parse_list(list).unwrap()
+}
+
+#[test]
+fn a_pinned_worker_starts_its_engines_on_the_cpus_of_their_game() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, dir.path());
+    let _coordinator = Reaped(coordinator);
+    // The engine notes the CPUs it may run on (its own sched_getaffinity, as the kernel
+    // shows it) each time it starts, then serves `tourney engine random`.
+    // Outside /tmp, which engines see through an overlay of their own.
+    let notes = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let seen = notes.path().join("cpus");
+    let engine = dir.path().join("engine.sh");
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\ngrep Cpus_allowed_list /proc/$$/status >> {}\nexec {} engine random\n",
+            seen.display(),
+            env!("CARGO_BIN_EXE_tourney")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&engine, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.path().join("pinned.toml");
+    let outside = format!("cmd:{}", engine.display());
+    let toml = MatchFile {
+        name: "pinned",
+        pairs: 3,
+        limits: "{ movetime = 5 }",
+        adjudication: Some("{ max_plies = 40 }"),
+        engines: [("outside", &outside), ("builtin", "random")],
+        ..Default::default()
+    }
+    .toml();
+    std::fs::write(&file, toml).unwrap();
+    let id = submit(port, &file);
+    // A game of an outside engine and a built-in player keeps two cores: the last two
+    // CPUs this process may use (all of them on a 2-CPU machine; a strict subset, which
+    // the engines could only see if pinned, on a bigger one).
+    let allowed = cpus_allowed();
+    let pinned = &allowed[allowed.len().saturating_sub(2)..];
+    let list = tourney_worker::affinity::list_text(pinned);
+    let _worker = Reaped(
+        worker_command(port, "pinned")
+            .args(["--affinity", &list, "--allow-root-engines"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(port, &id, "the pinned test to finish", |s| {
+        s["state"] == "finished"
+    });
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert!(!seen.is_empty());
+    for line in seen.lines() {
+        assert_eq!(
+            line.split_whitespace().last(),
+            Some(list.as_str()),
+            "{seen}"
+        );
+    }
+}
+
+#[test]
+fn an_affinity_naming_a_cpu_the_worker_may_not_use_is_refused() {
+    let out = tourney()
+        .args([
+            "worker",
+            "--affinity",
+            "1000",
+            "--coordinator",
+            "http://127.0.0.1:9",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("CPU 1000 is not one this process may use"),
+        "{err}"
+    );
+}

@@ -47,6 +47,9 @@ pub struct EnginePolicy {
     pub allow_root: bool,
     /// More environment variables passed on to engines (names; `TOURNEY_*` never are).
     pub pass_env: Vec<String>,
+    /// The CPUs engines are pinned to (`sched_setaffinity` before they start, so every
+    /// thread and process of theirs stays there); empty: where the worker may run.
+    pub cpus: Vec<usize>,
 }
 
 static NETWORK_ISOLATION: OnceLock<Result<(), Unavailable>> = OnceLock::new();
@@ -404,6 +407,23 @@ fn absolute(word: &str) -> OsString {
     word.into()
 }
 
+/// The kernel's set of `cpus` (`None` for none: unpinned).
+fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    if cpus.is_empty() {
+        return None;
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus
+        .iter()
+        .filter(|&&c| c < 8 * std::mem::size_of::<libc::cpu_set_t>())
+    {
+        // SAFETY: cpu is within the set's bits.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    Some(set)
+}
+
 /// The command that starts `program` with `args` confined by `limits` and `policy`, working
 /// in `dir`; with `contain`, in namespaces of its own where the system allows (engines),
 /// otherwise in the host's file system (builds, whose output must stay).
@@ -447,12 +467,19 @@ pub(crate) fn command(
     } else {
         limits.processes.saturating_add(user_tasks() + ours)
     };
+    let cpus = cpu_set(&policy.cpus);
     // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
-    // setrlimit, unshare, setgroups, setgid, setuid), on values computed before the fork.
+    // sched_setaffinity, setrlimit, unshare, setgroups, setgid, setuid), on values computed
+    // before the fork.
     unsafe {
         command.pre_exec(move || {
             let fail = || Err(std::io::Error::last_os_error());
             if libc::setsid() < 0 {
+                return fail();
+            }
+            if let Some(set) = &cpus
+                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+            {
                 return fail();
             }
             let mb = 1u64 << 20;

@@ -19,6 +19,7 @@ use tourney_proto::v1 as pb;
 use tourney_runner::confine::EnginePolicy;
 
 use crate::WorkerMetrics;
+use crate::affinity::{Pinned, Placement, Unit};
 use crate::ahead::LeaseAhead;
 use crate::builds::BuildCache;
 use crate::play::play_pair;
@@ -59,6 +60,16 @@ pub(crate) struct Finished {
     pub(crate) took: Duration,
     /// The cores it kept while it ran (given back now).
     pub(crate) cores: usize,
+    /// The pinned units it kept (`--affinity`; given back now).
+    pub(crate) units: Vec<usize>,
+}
+
+/// A queued pair taken to be played, with the units it is pinned to (if any) and their
+/// CPUs.
+struct Taken {
+    queued: Queued,
+    units: Vec<usize>,
+    cpus: Vec<usize>,
 }
 
 struct State {
@@ -80,6 +91,8 @@ struct State {
     last_cost: usize,
     /// How far ahead to lease, learnt from the pairs played.
     ahead: LeaseAhead,
+    /// The units games are pinned to, with `--affinity` (then `cores` is their number).
+    placement: Option<Placement>,
 }
 
 impl State {
@@ -100,7 +113,8 @@ impl State {
     }
 
     /// The front of the queue, counted in play with its cores kept, if its cores are free.
-    fn take_fitting(&mut self) -> Option<Queued> {
+    /// With `--affinity`, it takes as many units as cores, and is pinned to them.
+    fn take_fitting(&mut self) -> Option<Taken> {
         let cost = self.cost(self.queue.front()?);
         if self.busy + cost > self.cores {
             return None;
@@ -108,7 +122,20 @@ impl State {
         self.busy += cost;
         self.peak = self.peak.max(self.busy);
         self.playing += 1;
-        self.queue.pop_front()
+        let (units, cpus) = match &mut self.placement {
+            Some(placement) => {
+                let units = placement.take(cost);
+                let cpus = placement.cpus(&units);
+                (units, cpus)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let queued = self.queue.pop_front()?;
+        Some(Taken {
+            queued,
+            units,
+            cpus,
+        })
     }
 }
 
@@ -124,13 +151,18 @@ pub(crate) struct Desk {
 
 impl Desk {
     /// An empty desk for at most `slots` game threads keeping at most `cores` cores,
-    /// whose outside engines are confined by `policy` and built through `builds`.
+    /// whose outside engines are confined by `policy` and built through `builds`. With
+    /// `pinned` units, each game is pinned to units of its own, one a core, and the cores
+    /// are at most the units.
     pub(crate) fn new(
         slots: usize,
         cores: usize,
         policy: EnginePolicy,
         builds: BuildCache,
+        pinned: Option<Vec<Unit>>,
     ) -> Self {
+        let placement = pinned.filter(|u| !u.is_empty()).map(Placement::new);
+        let cores = placement.as_ref().map_or(cores, |p| cores.min(p.len()));
         Desk {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -143,6 +175,7 @@ impl Desk {
                 peak: 0,
                 last_cost: 1,
                 ahead: LeaseAhead::default(),
+                placement,
             }),
             wake: Notify::new(),
             readiness: Readiness::new(builds, policy.clone()),
@@ -231,10 +264,22 @@ impl Desk {
     }
 
     /// A game thread: plays `first`, then queued pairs while their cores are free.
-    fn game_thread(&self, first: Queued, metrics: &WorkerMetrics) {
+    fn game_thread(&self, first: Taken, metrics: &WorkerMetrics) {
         let mut next = Some(first);
-        while let Some(queued) = next.take() {
+        while let Some(Taken {
+            queued,
+            units,
+            cpus,
+        }) = next.take()
+        {
             let cores = self.state().cost(&queued);
+            // Built-in players think on this thread, pinned; outside engines are pinned as
+            // they start (and kept apart by their CPUs).
+            let pinned = Pinned::new(&cpus);
+            let policy = EnginePolicy {
+                cpus,
+                ..self.policy.clone()
+            };
             metrics.pairs_in_play.inc();
             let span = tracing::debug_span!(
                 "pair",
@@ -251,7 +296,7 @@ impl Desk {
                         &job,
                         &queued.leased,
                         &queued.cancelled,
-                        &self.policy,
+                        &policy,
                         ready.clock_scale,
                         metrics,
                     );
@@ -274,6 +319,7 @@ impl Desk {
                 "pair done"
             );
             drop(span);
+            drop(pinned);
             metrics.pairs_in_play.dec();
             let outcome = match result {
                 Ok(Some(mut r)) => {
@@ -302,6 +348,7 @@ impl Desk {
                 checks,
                 took,
                 cores,
+                units,
             }));
             if wake {
                 self.wake.notify_one();
@@ -313,12 +360,15 @@ impl Desk {
     /// Leaves a game thread's result (if any), gives back its cores, and gives it the next
     /// queued pair if that pair's cores are free, counted as in play (`None`: the thread
     /// ends); and whether to wake the async side.
-    fn next(&self, done: Option<Finished>) -> (Option<Queued>, bool) {
+    fn next(&self, done: Option<Finished>) -> (Option<Taken>, bool) {
         let mut state = self.state();
         let mut wake = false;
         if let Some(done) = done {
             state.playing -= 1;
             state.busy -= done.cores.min(state.busy);
+            if let Some(placement) = &mut state.placement {
+                placement.give(&done.units);
+            }
             if matches!(done.outcome, Some(Outcome::Played(_))) {
                 state.ahead.observe(done.took);
             }
@@ -391,13 +441,14 @@ pub(crate) mod tests {
         )
     }
 
-    fn finished(q: &Queued) -> Option<Finished> {
+    fn finished(taken: &Taken) -> Option<Finished> {
         Some(Finished {
-            lease: q.lease,
+            lease: taken.queued.lease,
             outcome: None,
             checks: Vec::new(),
             took: Duration::from_millis(1),
-            cores: q.job.cores() as usize,
+            cores: taken.queued.job.cores() as usize,
+            units: taken.units.clone(),
         })
     }
 
@@ -405,7 +456,7 @@ pub(crate) mod tests {
     fn a_game_thread_wakes_the_async_side_only_when_it_has_something_to_do() {
         // Two slots, nothing learnt yet: one pair queued per slot, so the low-water mark
         // is 2 held.
-        let desk = Desk::new(2, 2, EnginePolicy::default(), builds());
+        let desk = Desk::new(2, 2, EnginePolicy::default(), builds(), None);
         for pair in 0..6 {
             desk.push(queued(1, pair));
         }
@@ -438,7 +489,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_lease_depth_is_learnt_from_each_played_pair_as_it_finishes() {
-        let desk = Desk::new(1, 1, EnginePolicy::default(), builds());
+        let desk = Desk::new(1, 1, EnginePolicy::default(), builds(), None);
         desk.push(queued(1, 0));
         desk.state().threads = 1;
         assert_eq!(desk.wanted(), 1, "one queued per slot before any pair");
@@ -446,11 +497,12 @@ pub(crate) mod tests {
         let first = first.expect("queued");
         // A 10 ms pair, played: 100 ms of work is 10 pairs per slot, before any report.
         let played = Finished {
-            lease: first.lease,
+            lease: first.queued.lease,
             outcome: Some(Outcome::Played(pb::PairResult::default())),
             checks: Vec::new(),
             took: Duration::from_millis(10),
             cores: 1,
+            units: Vec::new(),
         };
         let (none, _) = desk.next(Some(played));
         assert!(none.is_none());
@@ -459,7 +511,7 @@ pub(crate) mod tests {
 
     #[test]
     fn unqueue_removes_one_lease_or_all() {
-        let desk = Desk::new(1, 1, EnginePolicy::default(), builds());
+        let desk = Desk::new(1, 1, EnginePolicy::default(), builds(), None);
         for (lease, pair) in [(1, 0), (2, 1), (1, 2), (3, 3)] {
             desk.push(queued(lease, pair));
         }
@@ -493,13 +545,13 @@ pub(crate) mod tests {
     #[test]
     fn games_start_only_while_their_engines_threads_fit_in_the_cores() {
         // 16 cores, 16 slots: games of two 4-thread engines take 8 cores each.
-        let desk = Desk::new(16, 16, EnginePolicy::default(), builds());
+        let desk = Desk::new(16, 16, EnginePolicy::default(), builds(), None);
         for pair in 0..5 {
             desk.push(smp(pair, 4));
         }
         assert_eq!(desk.state().fitting(), 2, "two such games fit");
         let mut state = desk.state();
-        let playing: Vec<Queued> = std::iter::from_fn(|| state.take_fitting()).collect();
+        let playing: Vec<Taken> = std::iter::from_fn(|| state.take_fitting()).collect();
         assert_eq!(playing.len(), 2);
         assert_eq!((state.busy, state.queue.len()), (16, 3));
         state.threads = 2;
@@ -509,7 +561,7 @@ pub(crate) mod tests {
         assert!(third.is_some());
         assert_eq!(desk.cores_busy(), (16, 16));
         // Pairs of 1-thread engines: eight fit in 16 cores, not sixteen.
-        let small = Desk::new(16, 16, EnginePolicy::default(), builds());
+        let small = Desk::new(16, 16, EnginePolicy::default(), builds(), None);
         for pair in 0..20 {
             small.push(smp(pair, 1));
         }
@@ -522,7 +574,7 @@ pub(crate) mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn game_threads_never_keep_more_cores_than_the_worker_offers() {
         // Built-in pairs take one core each: 3 cores and 8 slots play 3 at once at most.
-        let desk = Arc::new(Desk::new(8, 3, EnginePolicy::default(), builds()));
+        let desk = Arc::new(Desk::new(8, 3, EnginePolicy::default(), builds(), None));
         for pair in 0..24 {
             desk.push(queued(1, pair));
         }
@@ -536,5 +588,38 @@ pub(crate) mod tests {
         let (busy, peak) = desk.cores_busy();
         assert_eq!((busy, peak), (0, 3));
         assert_eq!(desk.take_finished().len(), 24);
+    }
+
+    #[test]
+    fn pinned_games_get_cpus_of_their_own_and_give_them_back() {
+        // Four physical cores of two SMT siblings each; a game of two 1-thread engines
+        // keeps two of them.
+        let unit = |core: usize| Unit {
+            cpus: vec![core, core + 4],
+            class: 1024,
+        };
+        let units: Vec<Unit> = (0..4).map(unit).collect();
+        let desk = Desk::new(8, 16, EnginePolicy::default(), builds(), Some(units));
+        for pair in 0..3 {
+            desk.push(smp(pair, 1));
+        }
+        let mut state = desk.state();
+        assert_eq!(state.cores, 4, "the cores are at most the units");
+        let playing: Vec<Taken> = std::iter::from_fn(|| state.take_fitting()).collect();
+        assert_eq!(
+            playing.len(),
+            2,
+            "two games of two 1-thread engines fit in 4 cores"
+        );
+        assert_eq!(playing[0].cpus, [0, 1, 4, 5]);
+        assert_eq!(
+            playing[1].cpus,
+            [2, 3, 6, 7],
+            "no CPU shared with the other game"
+        );
+        state.threads = 2;
+        drop(state);
+        let (third, _) = desk.next(finished(&playing[1]));
+        assert_eq!(third.expect("its cores came free").cpus, [2, 3, 6, 7]);
     }
 }

@@ -131,6 +131,7 @@ impl Worker {
                     options.build_timeout,
                     options.engine_policy.clone(),
                 ),
+                options.pinned.clone(),
             )),
             queued_shown: GaugeShare::new(&metrics.pairs_queued),
             busy_shown: GaugeShare::new(&metrics.cores_busy),
@@ -541,6 +542,7 @@ mod tests {
     fn unreachable() -> Worker {
         let options = WorkerOptions {
             choices: crate::Choices::default(),
+            pinned: None,
             coordinator: "http://127.0.0.1:1".into(),
             token: None,
             name: "test".into(),

@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod affinity;
 mod ahead;
 mod builds;
 mod desk;
@@ -111,6 +112,9 @@ pub struct WorkerOptions {
     pub exit_when_idle: Option<Duration>,
     /// Its labels and opt-outs, sent as it registers.
     pub choices: Choices,
+    /// The units games are pinned to (`--affinity`; see [`affinity::units`]): each game
+    /// takes one a core it keeps, and the engines it starts run there. `None`: unpinned.
+    pub pinned: Option<Vec<affinity::Unit>>,
 }
 
 /// What a worker says it is and takes, beyond its cores: the coordinator offers it only

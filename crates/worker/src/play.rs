@@ -262,7 +262,9 @@ fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
 /// limits (outside engines, with their processes), within [`pool::BOUNDS`].
 static PLAYERS: Mutex<Pool> = Mutex::new(Pool::new(pool::BOUNDS));
 
-/// The key of outside engines in the pool (a different one never shares a process).
+/// The key of outside engines in the pool (a different one never shares a process); it
+/// holds the CPUs the engine is pinned to (`--affinity`), so that a kept engine serves
+/// only games pinned where it runs.
 fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
     let EngineConfig {
         command,
@@ -271,11 +273,13 @@ fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
         files,
         protocol,
         threads,
+        policy,
         ..
     } = config;
+    let cpus = crate::affinity::list_text(&policy.cpus);
     format!(
         "{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}\u{1f}{protocol}\
-         \u{1f}{threads:?}"
+         \u{1f}{threads:?}\u{1f}{cpus}"
     )
 }
 

@@ -11,7 +11,8 @@
 //! - `nohandshake`: never finishes the handshake;
 //! - `unsupported`: refuses every game with `error unsupported`.
 //! - `env`: at the handshake, writes to stderr `env: NAME,NAME,...` (its environment's
-//!   names) and `cwd: <its working directory>`; exits as `crash` does;
+//!   names), `cwd: <its working directory>` and `cpus: <the CPUs it may run on>`; exits
+//!   as `crash` does;
 //! - `fork`: starts `sleep 1000.N` (writing `child: sleep 1000.N` to stderr), then exits as `crash`
 //!   does, leaving the child behind;
 //! - `alloc`: allocates and touches 2 GiB;
@@ -226,6 +227,16 @@ fn main() {
                         if let Ok(cwd) = std::env::current_dir() {
                             eprintln!("cwd: {}", cwd.display());
                         }
+                        let status = std::fs::read_to_string("/proc/self/status");
+                        let cpus = status
+                            .as_deref()
+                            .unwrap_or_default()
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                            .map(str::trim)
+                            .unwrap_or_default()
+                            .to_string();
+                        eprintln!("cpus: {cpus}");
                     }
                     "net" => {
                         let port = args.get(2).cloned().unwrap_or_default();

@@ -159,6 +159,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
         for w in 0..2 {
             let options = tourney_worker::WorkerOptions {
                 choices: Default::default(),
+                pinned: None,
                 coordinator: url.clone(),
                 token: None,
                 name: format!("bench{w}"),

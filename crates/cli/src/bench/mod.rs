@@ -1,5 +1,6 @@
 //! `tourney bench`: the benchmark suites, each printing the figures it measures.
 
+mod affinity;
 mod cluster;
 mod coordinator;
 mod flood;
@@ -66,6 +67,10 @@ enum Suite {
     /// against itself from random 4-ply openings, read from their JSON and replayed on the
     /// rules core; games validated per second.
     Validate,
+    /// Pinned cores: `--slots` games (0: one a physical core) search at once for
+    /// `--seconds`, `--rounds` times, unpinned and then pinned as `worker --affinity auto`
+    /// pins them; the spread of nodes/s between games each way.
+    Affinity,
 }
 
 /// Measure speed: each suite prints the figures it measures.
@@ -203,6 +208,9 @@ pub(crate) struct BenchArgs {
     /// Tests stored (bench pages).
     #[arg(long, default_value_t = 10_000)]
     tournaments: u64,
+    /// Rounds of each measurement (bench affinity).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -214,6 +222,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Cluster => cluster::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate::validate(args)?,
         Suite::Source => source::source()?,
+        Suite::Affinity => affinity::affinity(args.slots, args.seconds, args.rounds)?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Outside => crate::bench::outside::outside(
             args.pairs,

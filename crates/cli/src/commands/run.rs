@@ -145,6 +145,7 @@ async fn run_embedded(
     let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
     let worker = WorkerOptions {
         choices: Default::default(),
+        pinned: None,
         coordinator: client.coordinator.clone(),
         token: client.token.clone(),
         name: "local".into(),

@@ -56,6 +56,13 @@ pub(crate) struct WorkerArgs {
     /// tournament paused with the log).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     build_timeout: u64,
+    /// Pin each game to cores of its own, its engines with it: `auto` (one physical core
+    /// a game core, with its SMT siblings, so no two games share one; a pair's games on
+    /// cores of one class, performance or efficiency) or a CPU list (`0-7`, `0,2,4-6`: one
+    /// CPU a game core). Each core's speed is measured once as the worker starts, and one
+    /// far slower than its class is reported. Linux only.
+    #[arg(long, value_name = "auto|LIST")]
+    affinity: Option<tourney_worker::affinity::Affinity>,
     /// A label of this worker, for tournaments that require it (`requires.labels`);
     /// repeatable: --label big-cache --label gpu.
     #[arg(long = "label", value_name = "LABEL", value_parser = label)]
@@ -144,6 +151,7 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
         run_as,
         allow_root: args.allow_root_engines,
         pass_env: args.engine_env.clone(),
+        cpus: Vec::new(),
     };
     let stale = clean_stale_work_dirs();
     if stale > 0 {
@@ -185,20 +193,25 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
     if let Some(given) = &args.client.token {
         crate::support::client::blank_from_command_line(given);
     }
+    let pinned = args.affinity.as_ref().map(pinned_units).transpose()?;
+    let offered = (args.cores)
+        .unwrap_or_else(|| args.concurrency.unwrap_or(0).max(cores()))
+        .max(1);
     let options = WorkerOptions {
         coordinator: args.client.coordinator.clone(),
         token,
         name,
         concurrency: args.concurrency.unwrap_or_else(cores).max(1),
-        cores: (args.cores)
-            .unwrap_or_else(|| args.concurrency.unwrap_or(0).max(cores()))
-            .max(1),
+        cores: pinned
+            .as_ref()
+            .map_or(offered, |units| offered.min(units.len())),
         tls_ca: args.client.ca()?,
         cache_dir: args.cache.clone().unwrap_or_else(default_cache),
         cache_bytes: args.cache_mib.saturating_mul(1 << 20),
         build_timeout: std::time::Duration::from_secs(args.build_timeout.max(1)),
         engine_policy,
         exit_when_idle: args.exit_when_idle.map(std::time::Duration::from_secs),
+        pinned,
         choices: tourney_worker::Choices {
             labels: args.labels.clone(),
             only: args.only.clone(),
@@ -271,4 +284,34 @@ async fn serve_metrics(listener: TcpListener, registry: prometheus::Registry) {
 fn label(text: &str) -> Result<String, String> {
     tourney_model::fleet::check_labels(&[text.to_string()], 1)?;
     Ok(text.to_string())
+}
+
+/// The units of `--affinity`, each one's speed measured once; units far slower than their
+/// class are reported (a throttled or shared core makes unequal games).
+fn pinned_units(
+    affinity: &tourney_worker::affinity::Affinity,
+) -> anyhow::Result<Vec<tourney_worker::affinity::Unit>> {
+    use tourney_worker::affinity;
+    let allowed = affinity::allowed();
+    if allowed.is_empty() {
+        anyhow::bail!("--affinity: this system does not say which CPUs a process may use");
+    }
+    let units = affinity::units(
+        affinity,
+        &allowed,
+        std::path::Path::new("/sys/devices/system/cpu"),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let (speeds, slow) = affinity::measure(&units);
+    for u in slow {
+        tracing::warn!(
+            cpus = %affinity::list_text(&units[u].cpus),
+            nodes_per_second = speeds[u] as u64,
+            class = units[u].class,
+            "a core far slower than the others of its class: its games are slower"
+        );
+    }
+    let cpus: Vec<String> = units.iter().map(|u| affinity::list_text(&u.cpus)).collect();
+    tracing::info!(cores = units.len(), units = %cpus.join(" "), "games pinned");
+    Ok(units)
 }
