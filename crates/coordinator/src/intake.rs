@@ -176,7 +176,7 @@ impl Coordinator {
         tourney_plan::check::check_players(&config, text, file)?;
         for engine in &config.engines {
             for (name, sha) in &engine.files {
-                if self.store.artifact(sha)?.is_none() {
+                if !self.store.has_artifact(sha)? {
                     return Err(CoordinatorError::Invalid(format!(
                         "{file}: file '{name}' of '{}' ({sha}) was not uploaded",
                         engine.name
@@ -198,7 +198,7 @@ impl Coordinator {
                     "artifact for '{name}', which is not an outside engine of {file}"
                 )));
             }
-            if self.store.artifact(sha)?.is_none() {
+            if !self.store.has_artifact(sha)? {
                 return Err(CoordinatorError::Invalid(format!(
                     "artifact {sha} of '{name}' was not uploaded"
                 )));

@@ -36,6 +36,8 @@ pub struct CoordinatorMetrics {
     pub engine_failures: IntCounterVec,
     /// `tourney_leases_granted_total`.
     pub leases_granted: IntCounter,
+    /// `tourney_artifact_bytes_sent_total`.
+    pub artifact_bytes_sent: IntCounter,
     /// `tourney_leases_expired_total`.
     pub leases_expired: IntCounter,
     /// `tourney_lease_request_duration_seconds`: time to answer a lease request.
@@ -179,6 +181,11 @@ impl CoordinatorMetrics {
                 "tourney_games_total",
                 "Games finished, by tournament, game, result and termination.",
                 &["tournament", "game", "result", "termination"],
+            ),
+            artifact_bytes_sent: counter(
+                r,
+                "tourney_artifact_bytes_sent_total",
+                "Bytes of artifacts (programs, data files) sent to workers over HTTP and gRPC.",
             ),
             pairs_committed: counter(
                 r,

@@ -58,6 +58,9 @@ pub struct Settings {
     /// The dashboard's data (tournaments, games, the timeline) only for logged-in users;
     /// the page itself and its login stay public.
     pub dashboard_login: bool,
+    /// Where workers fetch artifacts by sha256 (a cache or CDN in front of `/artifacts/`);
+    /// empty: the coordinator's own `/artifacts/`.
+    pub artifacts_url: String,
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
@@ -79,6 +82,7 @@ impl Default for Settings {
             max_live_tournaments: 100,
             approval: true,
             dashboard_login: false,
+            artifacts_url: String::new(),
             webhooks: Default::default(),
         }
     }

@@ -85,12 +85,12 @@ impl Coordinator {
                 .map_err(|e| invalid(format!("player {spec}: {e}")))?;
         }
         if let Some(sha) = &version.artifact
-            && self.store.artifact(sha)?.is_none()
+            && !self.store.has_artifact(sha)?
         {
             return Err(invalid(format!("program {sha} was not uploaded")));
         }
         for (name, sha) in &version.files {
-            if self.store.artifact(sha)?.is_none() {
+            if !self.store.has_artifact(sha)? {
                 return Err(invalid(format!("file '{name}' ({sha}) was not uploaded")));
             }
         }

@@ -14,6 +14,7 @@
 //! | `openings` | id (u64) | the tournament's opening suite, one a line, LZ4-compressed |
 //! | `versions` | name | an [`EngineVersion`] as JSON |
 //! | `artifacts` | sha256 (hex) | an outside engine's program |
+//! | `artifact_links` | sha256 (hex) | the URL of an artifact kept elsewhere (an object store) |
 //!
 //! A batch of pair results is committed in one transaction with their digests, and
 //! [`Store::flush`] makes it durable (against a process crash; sled's flush is not a
@@ -122,6 +123,7 @@ pub(crate) struct Trees {
     openings: sled::Tree,
     versions: sled::Tree,
     artifacts: sled::Tree,
+    artifact_links: sled::Tree,
     users: sled::Tree,
     user_tokens: sled::Tree,
     events: sled::Tree,
@@ -317,6 +319,7 @@ impl Store {
             openings: db.open_tree("openings")?,
             versions: db.open_tree("versions")?,
             artifacts: db.open_tree("artifacts")?,
+            artifact_links: db.open_tree("artifact_links")?,
             users: db.open_tree("users")?,
             user_tokens: db.open_tree("user_tokens")?,
             events: db.open_tree("events")?,
@@ -649,12 +652,35 @@ impl Store {
         Ok(hash)
     }
 
-    /// Whether an artifact with this sha256 is stored (without reading it).
+    /// Whether an artifact with this sha256 is stored, or linked (without reading it).
     ///
     /// # Errors
     /// sled errors.
     pub fn has_artifact(&self, sha256: &str) -> Result<bool, StoreError> {
-        Ok(self.t().artifacts.contains_key(sha256.as_bytes())?)
+        let t = self.t();
+        Ok(t.artifacts.contains_key(sha256.as_bytes())?
+            || t.artifact_links.contains_key(sha256.as_bytes())?)
+    }
+
+    /// Links the artifact of sha256 `sha256` to `url`, where workers fetch it (and check
+    /// its hash); the caller checks both.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn link_artifact(&self, sha256: &str, url: &str) -> Result<(), StoreError> {
+        self.t()
+            .artifact_links
+            .insert(sha256.as_bytes(), url.as_bytes())?;
+        Ok(())
+    }
+
+    /// The URL an artifact is linked to, if it is.
+    ///
+    /// # Errors
+    /// sled errors.
+    pub fn artifact_link(&self, sha256: &str) -> Result<Option<String>, StoreError> {
+        Ok((self.t().artifact_links.get(sha256.as_bytes())?)
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
     /// An artifact by sha256.

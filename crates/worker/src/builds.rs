@@ -2,12 +2,13 @@
 //! command, program path, toolchain and CPU), so that a commit is built once per host for
 //! every tournament that plays it. Every worker process pointed at the same cache
 //! directory shares it: a file lock per build makes a second worker wait for the first's
-//! build instead of building again. The cache (builds and data files) is bounded: past its
-//! size, the least recently used entries go.
+//! build instead of building again. The cache (builds, data files and fetched programs) is
+//! bounded: past its size, the least recently used entries go.
 //!
 //! Layout under the cache directory: `builds/<key>/program` (the built program, mode
 //! 0555), `builds/<key>/build.log` (the tail of its build's output), `builds/<key>.lock`,
-//! and `files/<sha256>` (data files).
+//! `files/<sha256>` (data files) and `programs/<sha256>` (fetched programs), each fetched
+//! one with its `.lock`.
 
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -211,11 +212,12 @@ impl BuildCache {
         Ok(())
     }
 
-    /// Removes the least recently used builds and data files (never `keep`) until the
-    /// cache holds at most its bound.
+    /// Removes the least recently used builds, data files and programs (never `keep`, nor
+    /// one another worker is fetching or building) until the cache holds at most its
+    /// bound.
     pub(crate) fn evict(&self, keep: &Path) {
         let mut entries = Vec::new();
-        for dir in ["builds", "files"] {
+        for dir in ["builds", "files", "programs"] {
             let Ok(read) = std::fs::read_dir(self.root.join(dir)) else {
                 continue;
             };

@@ -448,7 +448,7 @@ impl Worker {
                 Ok(job) => {
                     let leased = [job.first.clone(), job.second.clone()];
                     let s = self.session.as_mut().expect("checked above");
-                    play::prepare(&mut s.client, &s.worker_id, &self.options.cache_dir, job)
+                    play::prepare(&s.fetcher, &self.options.cache_dir, job)
                         .await
                         .map(|job| (job, leased))
                 }

@@ -13,6 +13,7 @@ pub mod affinity;
 mod ahead;
 mod builds;
 mod desk;
+mod download;
 mod lease_loop;
 mod metrics;
 mod play;
@@ -33,7 +34,7 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 
 pub use metrics::WorkerMetrics;
-pub use play::PlayError;
+pub use play::{Fetcher, PlayError};
 
 /// Plays a pair on this thread exactly as a worker's game slot does (built-in players and
 /// outside engine processes kept for the next pair included): its result, with the games'
@@ -207,6 +208,8 @@ struct Session {
     client: Client,
     worker_id: String,
     heartbeat: Duration,
+    /// How it fetches artifacts.
+    fetcher: play::Fetcher,
 }
 
 /// Why a worker stops, or cannot reach its coordinator.
@@ -271,10 +274,22 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         .map_err(|e| WorkerError::Register(format!("the session secret: {e}")))?;
     let client =
         WorkerClient::with_interceptor(channel, session).max_decoding_message_size(64 << 20);
+    let base = match reply.artifacts_url.as_str() {
+        "" => format!("{}/artifacts/", options.coordinator.trim_end_matches('/')),
+        url => url.to_string(),
+    };
     Ok(Session {
         client,
         worker_id: reply.worker_id,
         heartbeat: Duration::from_millis(reply.heartbeat_ms.max(100)),
+        fetcher: play::Fetcher::new(&base, options.tls_ca.as_deref()).bounded_by(
+            builds::BuildCache::new(
+                options.cache_dir.clone(),
+                options.cache_bytes,
+                options.build_timeout,
+                options.engine_policy.clone(),
+            ),
+        ),
     })
 }
 

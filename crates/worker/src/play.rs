@@ -16,7 +16,6 @@ use tourney_runner::{
     pair_seats, play,
 };
 
-use crate::Client;
 use crate::WorkerMetrics;
 use crate::pool::{self, Pool};
 
@@ -76,8 +75,7 @@ pub enum PlayError {
 /// per host, checked by sha256); a program's command then points at the cached program,
 /// and each data file names its cached copy's path in place of its sha256.
 pub(crate) async fn prepare(
-    client: &mut Client,
-    worker_id: &str,
+    fetcher: &Fetcher,
     cache: &Path,
     mut job: PairJob,
 ) -> Result<PairJob, PlayError> {
@@ -94,7 +92,7 @@ pub(crate) async fn prepare(
         for (_, content) in files.iter_mut() {
             let path = cache.join("files").join(&*content);
             if !path.exists() || !is_program(&path, content) {
-                fetch_artifact(client, worker_id, content, &path, &engine.name).await?;
+                fetch_artifact(fetcher, content, &path, &engine.name).await?;
             }
             crate::builds::touch(&path);
             *content = path.display().to_string();
@@ -102,14 +100,14 @@ pub(crate) async fn prepare(
         let Some(sha) = artifact_sha256 else {
             continue;
         };
-        let path = cache.join(&*sha);
+        let path = cache.join("programs").join(&*sha);
         // A cached program is used only while it is still the one named: an engine run as
         // the worker's user could have rewritten it. One that is not is fetched again.
         if path.exists() && !is_program(&path, sha) {
             tracing::warn!(path = %path.display(), "a cached program changed: fetched again");
         }
         if !path.exists() || !is_program(&path, sha) {
-            fetch_artifact(client, worker_id, sha, &path, &engine.name).await?;
+            fetch_artifact(fetcher, sha, &path, &engine.name).await?;
         }
         // The program (first word) becomes the cached artifact; the arguments stay.
         let args: Vec<String> = tourney_runner::split_command(command)
@@ -136,55 +134,93 @@ pub(crate) fn command_line(program: &Path, args: &[String]) -> String {
         .join(" ")
 }
 
+/// Where and how a worker fetches artifacts: over HTTP from a base URL (the coordinator's
+/// `/artifacts/`, or the cache or CDN it names), by sha256.
+#[derive(Clone)]
+pub struct Fetcher {
+    downloader: crate::download::Downloader,
+    /// Ends with `/`; the sha256 is appended.
+    base: String,
+    /// The host cache whose bound is kept after each fetch (least recently used first).
+    bounded: Option<crate::builds::BuildCache>,
+}
+
+impl Fetcher {
+    /// Fetches from `base` (`<base><sha256>`; a `/` is added if missing), trusting the
+    /// web's roots and the CA certificate `ca` (PEM) when given.
+    pub fn new(base: &str, ca: Option<&[u8]>) -> Self {
+        let base = match base.ends_with('/') {
+            true => base.to_string(),
+            false => format!("{base}/"),
+        };
+        Fetcher {
+            downloader: crate::download::Downloader::new(ca),
+            base,
+            bounded: None,
+        }
+    }
+
+    /// Keeps `cache` within its bound after each fetch.
+    pub(crate) fn bounded_by(self, cache: crate::builds::BuildCache) -> Self {
+        Fetcher {
+            bounded: Some(cache),
+            ..self
+        }
+    }
+
+    /// Fetches the artifact of sha256 `sha` into `path` unless it is there already (see
+    /// [`fetch_artifact`]); `engine` names it in errors.
+    ///
+    /// # Errors
+    /// It could not be fetched or written, or is not the artifact named.
+    pub async fn fetch_into(&self, sha: &str, path: &Path, engine: &str) -> Result<(), PlayError> {
+        fetch_artifact(self, sha, path, engine).await
+    }
+}
+
 /// Fetches the artifact of sha256 `sha` into `path` (read-only, atomically), checking its
-/// size bound and its hash.
+/// size bound and its hash. Workers of a host sharing the cache fetch it once: the first
+/// holds `path.lock` while it fetches, the others wait and find it there.
 async fn fetch_artifact(
-    client: &mut Client,
-    worker_id: &str,
+    fetcher: &Fetcher,
     sha: &str,
     path: &Path,
     engine: &str,
 ) -> Result<(), PlayError> {
-    let mut content = Vec::new();
-    loop {
-        let reply = client
-            .fetch_artifact(pb::FetchArtifactRequest {
-                sha256: sha.to_string(),
-                worker_id: worker_id.to_string(),
-                offset: content.len() as u64,
-            })
-            .await
-            .map_err(|e| PlayError::Fetch {
-                engine: engine.to_string(),
-                message: e.message().to_string(),
-            })?
-            .into_inner();
-        let total = reply.total_size as usize;
-        let too_big = total > tourney_proto::MAX_ARTIFACT_BYTES
-            || content.len() + reply.content.len() > total;
-        if too_big || (reply.content.is_empty() && content.len() < total) {
-            return Err(PlayError::Fetch {
-                engine: engine.to_string(),
-                message: format!(
-                    "the coordinator sent {} of {total} bytes (at most {} MiB)",
-                    content.len() + reply.content.len(),
-                    tourney_proto::MAX_ARTIFACT_BYTES >> 20
-                ),
-            });
-        }
-        content.extend_from_slice(&reply.content);
-        if content.len() == total {
-            break;
-        }
-    }
-    if tourney_model::sha256_hex(&content) != sha {
-        return Err(PlayError::Mismatch(engine.to_string()));
-    }
-    // The worker's own: engines (as another user) may run its programs and read its files,
-    // not write them or list the directories.
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|source| cache_error(parent, source))?;
-    let root = parent.parent().filter(|_| parent.ends_with("files"));
+    let lock_path = path.with_extension("lock");
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| cache_error(&lock_path, source))?;
+    while lock.try_lock().is_err() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    if path.exists() && is_program(path, sha) {
+        return Ok(());
+    }
+    let url = format!("{}{sha}", fetcher.base);
+    let content = fetcher
+        .downloader
+        .fetch(&url, sha, tourney_proto::MAX_ARTIFACT_BYTES)
+        .await
+        .map_err(|e| match e {
+            crate::download::DownloadError::Mismatch { .. } => {
+                tracing::warn!(%engine, error = %e, "a tampered artifact was refused");
+                PlayError::Mismatch(engine.to_string())
+            }
+            crate::download::DownloadError::Fetch(message) => PlayError::Fetch {
+                engine: engine.to_string(),
+                message,
+            },
+        })?;
+    // The worker's own: engines (as another user) may run its programs and read its files,
+    // not write them or list the directories.
+    let within = parent.ends_with("files") || parent.ends_with("programs");
+    let root = parent.parent().filter(|_| within);
     for dir in std::iter::once(parent).chain(root) {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
             .map_err(|source| cache_error(dir, source))?;
@@ -197,6 +233,10 @@ async fn fetch_artifact(
     let _ = std::fs::remove_file(path);
     std::fs::rename(&partial, path).map_err(|source| cache_error(path, source))?;
     remember_program(path, sha);
+    drop(lock);
+    if let Some(cache) = &fetcher.bounded {
+        cache.evict(path);
+    }
     Ok(())
 }
 
@@ -557,6 +597,31 @@ pub(crate) fn play_pair(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn workers_sharing_a_host_cache_fetch_an_artifact_once() {
+        let program: &'static [u8] = b"#!/bin/sh\necho shared\n";
+        let sha = tourney_model::sha256_hex(program);
+        let (addr, served) = crate::download::tests::server(program);
+        let cache = tempfile::tempdir().unwrap();
+        let path = cache.path().join(&sha);
+        let fetches: Vec<_> = (0..8)
+            .map(|_| {
+                let fetcher = Fetcher::new(&format!("http://{addr}/artifacts"), None);
+                let (sha, path) = (sha.clone(), path.clone());
+                tokio::spawn(async move { fetcher.fetch_into(&sha, &path, "e").await })
+            })
+            .collect();
+        for f in fetches {
+            f.await.unwrap().unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), program);
+        assert_eq!(
+            served.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "one fetch a host"
+        );
+    }
 
     #[test]
     fn a_cached_program_is_used_only_while_it_is_the_one_named() {

@@ -17,7 +17,7 @@ use crate::bench::harness::own_cpu;
 
 /// A running local coordinator: its URL, the sender that stops it, its task, and itself
 /// (for its metrics).
-type LocalCoordinator = (
+pub(super) type LocalCoordinator = (
     String,
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
@@ -25,7 +25,10 @@ type LocalCoordinator = (
 );
 
 /// A coordinator with its store in `dir`, serving on a free loopback port without tokens.
-async fn local_coordinator(dir: &std::path::Path, settings: Settings) -> Result<LocalCoordinator> {
+pub(super) async fn local_coordinator(
+    dir: &std::path::Path,
+    settings: Settings,
+) -> Result<LocalCoordinator> {
     let coordinator = Coordinator::open(Store::open(dir)?, settings, &prometheus::Registry::new())?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);

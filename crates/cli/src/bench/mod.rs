@@ -1,6 +1,7 @@
 //! `tourney bench`: the benchmark suites, each printing the figures it measures.
 
 mod affinity;
+mod artifacts;
 mod cluster;
 mod coordinator;
 mod flood;
@@ -71,6 +72,10 @@ enum Suite {
     /// `--seconds`, `--rounds` times, unpinned and then pinned as `worker --affinity auto`
     /// pins them; the spread of nodes/s between games each way.
     Affinity,
+    /// Programs at fleet scale: `--fetchers` simulated workers on one host fetch one
+    /// 16 MiB program over HTTP, sharing the host cache and then each with its own; time
+    /// and bytes the coordinator sent.
+    Artifacts,
 }
 
 /// Measure speed: each suite prints the figures it measures.
@@ -208,6 +213,9 @@ pub(crate) struct BenchArgs {
     /// Tests stored (bench pages).
     #[arg(long, default_value_t = 10_000)]
     tournaments: u64,
+    /// Simulated workers on one host (bench artifacts).
+    #[arg(long, default_value_t = 200)]
+    fetchers: usize,
     /// Rounds of each measurement (bench affinity).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
@@ -222,6 +230,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Cluster => cluster::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate::validate(args)?,
         Suite::Source => source::source()?,
+        Suite::Artifacts => artifacts::artifacts(args.fetchers)?,
         Suite::Affinity => affinity::affinity(args.slots, args.seconds, args.rounds)?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Outside => crate::bench::outside::outside(

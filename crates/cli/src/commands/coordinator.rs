@@ -97,6 +97,11 @@ pub(crate) struct CoordinatorArgs {
     /// tournament pauses, a worker looks suspect or a build fails (docs/operations.md).
     #[arg(long, value_name = "FILE")]
     webhooks: Option<PathBuf>,
+    /// Where workers fetch programs and data files by sha256: an HTTP cache or CDN in
+    /// front of this coordinator's `/artifacts/` (e.g. https://cdn.example/artifacts/)
+    /// [default: the coordinator's own /artifacts/].
+    #[arg(long, value_name = "URL")]
+    artifacts_url: Option<String>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -119,6 +124,7 @@ struct CoordinatorFile {
     approval: Option<bool>,
     dashboard_login: Option<bool>,
     webhooks: Option<PathBuf>,
+    artifacts_url: Option<String>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -143,6 +149,8 @@ struct CoordinatorSetup {
     dashboard_login: bool,
     /// The webhooks file.
     webhooks: Option<PathBuf>,
+    /// Where workers fetch artifacts (empty: the coordinator's own `/artifacts/`).
+    artifacts_url: String,
 }
 
 impl CoordinatorArgs {
@@ -221,6 +229,12 @@ impl CoordinatorArgs {
             approval: !self.no_approval && file.approval.unwrap_or(true),
             dashboard_login: self.dashboard_login || file.dashboard_login.unwrap_or(false),
             webhooks: self.webhooks.clone().or(in_file(file.webhooks)),
+            artifacts_url: match self.artifacts_url.clone().or(file.artifacts_url) {
+                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                    bail!("artifacts_url: '{url}' is not an http:// or https:// URL")
+                }
+                url => url.unwrap_or_default(),
+            },
         })
     }
 }
@@ -347,6 +361,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 approval: setup.approval,
                 dashboard_login: setup.dashboard_login,
                 webhooks,
+                artifacts_url: setup.artifacts_url.clone(),
                 ..Settings::default()
             },
             &prometheus::Registry::new(),

@@ -62,6 +62,14 @@ struct AddArgs {
     /// An outside engine's command line; a program given as a path is uploaded.
     #[arg(long, conflicts_with = "git")]
     command: Option<String>,
+    /// Where workers fetch the program instead of uploading it (an object store or CDN;
+    /// http:// or https://), with --sha256: the command's first word is then only its
+    /// name. Workers refuse what does not hash to --sha256.
+    #[arg(long, value_name = "URL", requires_all = ["command", "sha256"])]
+    program_url: Option<String>,
+    /// The sha256 of the program at --program-url (64 hex digits; `sha256sum` prints it).
+    #[arg(long, value_name = "HEX", requires = "program_url")]
+    sha256: Option<String>,
     /// An engine built from source: its git repository (https://, ssh://, git://, file://).
     #[arg(long, value_name = "URL", requires_all = ["commit", "build", "binary"])]
     git: Option<String>,
@@ -141,7 +149,9 @@ pub(crate) fn version(args: &VersionArgs) -> Result<()> {
 }
 
 async fn add(args: &AddArgs) -> Result<()> {
-    let program = args.command.as_deref().and_then(program_path);
+    let program = (args.command.as_deref())
+        .filter(|_| args.program_url.is_none())
+        .and_then(program_path);
     if let Some(program) = &program {
         // Given here on the command line, it may be anywhere; it must be a program.
         crate::support::client::executable(Path::new(program)).context("--command")?;
@@ -162,6 +172,17 @@ async fn add(args: &AddArgs) -> Result<()> {
     let mut artifact = String::new();
     if let Some(program) = program {
         artifact = upload(&mut admin, Path::new(&program)).await?;
+    }
+    if let (Some(url), Some(sha)) = (&args.program_url, &args.sha256) {
+        admin
+            .link_artifact(pb::LinkArtifactRequest {
+                sha256: sha.to_ascii_lowercase(),
+                url: url.clone(),
+            })
+            .await
+            .map_err(status_error)
+            .context("--program-url")?;
+        artifact = sha.to_ascii_lowercase();
     }
     let mut files = std::collections::HashMap::new();
     for (name, path) in &args.files {

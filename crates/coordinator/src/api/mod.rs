@@ -1,6 +1,7 @@
 //! The coordinator's adapters to the network: the gRPC services, the web dashboard with its
 //! JSON API, the token checks, and the server that puts them on one port.
 
+pub mod artifacts;
 pub mod auth;
 pub mod dashboard;
 pub mod server;

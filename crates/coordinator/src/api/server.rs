@@ -205,7 +205,9 @@ fn with_http(
             },
         ));
     }
-    let dashboard = dashboard.merge(crate::api::web::router(Arc::clone(&coordinator), secure));
+    let dashboard = dashboard
+        .merge(crate::api::web::router(Arc::clone(&coordinator), secure))
+        .merge(crate::api::artifacts::router(Arc::clone(&coordinator)));
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {

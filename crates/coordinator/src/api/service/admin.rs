@@ -384,6 +384,22 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::HasArtifactResponse { present }))
     }
 
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/link_artifact")
+    )]
+    async fn link_artifact(
+        &self,
+        request: Request<pb::LinkArtifactRequest>,
+    ) -> Result<Response<pb::LinkArtifactResponse>, GrpcStatus> {
+        let by = principal(&request);
+        let r = request.into_inner();
+        self.0.link_artifact(&by, &r.sha256, &r.url)?;
+        Ok(Response::new(pb::LinkArtifactResponse {}))
+    }
+
     type ExportStream = Stream_<pb::ExportChunk>;
 
     #[tracing::instrument(

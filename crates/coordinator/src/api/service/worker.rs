@@ -75,6 +75,7 @@ impl pb::worker_server::Worker for WorkerService {
             session,
             heartbeat_ms: self.0.settings.heartbeat_ms,
             lease_ms: self.0.settings.lease_ms,
+            artifacts_url: self.0.settings.artifacts_url.clone(),
         }))
     }
 
@@ -298,6 +299,7 @@ impl pb::worker_server::Worker for WorkerService {
             .unwrap_or(usize::MAX)
             .min(content.len());
         let end = (start + tourney_proto::ARTIFACT_CHUNK).min(content.len());
+        (self.0.metrics().artifact_bytes_sent).inc_by((end - start) as u64);
         Ok(Response::new(pb::FetchArtifactResponse {
             content: content[start..end].to_vec(),
             total_size: content.len() as u64,

@@ -1,0 +1,137 @@
+//! Artifacts over HTTP: `GET /artifacts/<sha256>` on a served coordinator, with the
+//! caching headers an HTTP cache or CDN needs, conditional requests, and artifacts linked
+//! to an external URL answered with a redirect there.
+
+use tokio::net::TcpListener;
+use tourney_coordinator::api::auth::Tokens;
+use tourney_coordinator::api::server::{ServerOptions, serve};
+use tourney_coordinator::{Coordinator, Settings};
+use tourney_proto::v1 as pb;
+use tourney_proto::v1::admin_client::AdminClient;
+use tourney_store::Store;
+use tourney_tests::http::request_with;
+use tourney_worker::{TokenInterceptor, connect};
+
+/// A served coordinator whose store holds `program`; its address (`127.0.0.1:PORT`).
+async fn serving(program: &[u8], dir: &tempfile::TempDir) -> String {
+    let store = Store::open(dir.path()).unwrap();
+    store.put_artifact(program).unwrap();
+    let coordinator =
+        Coordinator::open(store, Settings::default(), &prometheus::Registry::new()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let options = ServerOptions {
+        worker_tokens: Some(Tokens::new(vec![("box1".into(), "w-secret".into())])),
+        admin_tokens: Some(Tokens::new(vec![("default".into(), "a-secret".into())])),
+        tls: None,
+        insecure: false,
+    };
+    tokio::spawn(serve(
+        coordinator,
+        listener,
+        options,
+        std::future::pending(),
+    ));
+    addr
+}
+
+/// `GET path` with `headers`: the status, the head and the body.
+async fn get(addr: &str, path: &str, headers: &[(&'static str, String)]) -> (u16, String, String) {
+    let (addr, path, headers) = (addr.to_string(), path.to_string(), headers.to_vec());
+    tokio::task::spawn_blocking(move || {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        request_with("GET", &addr, &path, &headers, None).unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+#[tokio::test]
+async fn artifacts_are_served_by_hash_immutable_with_their_hash_as_etag() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = b"#!/bin/sh\nexec my-engine\n";
+    let sha = tourney_model::sha256_hex(program);
+    let addr = serving(program, &dir).await;
+    let path = format!("/artifacts/{sha}");
+    let (status, head, body) = get(&addr, &path, &[]).await;
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(body.as_bytes(), program);
+    assert_eq!(header(&head, "etag"), Some(format!("\"{sha}\"").as_str()));
+    assert_eq!(
+        header(&head, "cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    // A cache that holds it asks again with its ETag: not modified, no body.
+    let (status, head, body) = get(&addr, &path, &[("If-None-Match", format!("\"{sha}\""))]).await;
+    assert_eq!((status, body.as_str()), (304, ""), "{head}");
+    // A hash of nothing stored, and something that is not a hash.
+    let (status, _, _) = get(&addr, &format!("/artifacts/{}", "0".repeat(64)), &[]).await;
+    assert_eq!(status, 404);
+    let (status, _, _) = get(&addr, "/artifacts/..%2Fetc%2Fpasswd", &[]).await;
+    assert_eq!(status, 400);
+    let (status, _, _) = get(&addr, &format!("/artifacts/{}", sha.to_uppercase()), &[]).await;
+    assert_eq!(status, 400, "hashes are named in lowercase");
+    // Counted as sent, for the operator's figures.
+    let (_, _, metrics) = get(&addr, "/metrics", &[]).await;
+    let sent = format!("tourney_artifact_bytes_sent_total {}", program.len());
+    assert!(metrics.contains(&sent), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_linked_artifact_redirects_to_its_url_and_bad_links_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = serving(b"unrelated", &dir).await;
+    let mut admin = AdminClient::with_interceptor(
+        connect(&format!("http://{addr}"), None).await.unwrap(),
+        TokenInterceptor::new(Some("a-secret")),
+    );
+    let sha = tourney_model::sha256_hex(b"a big engine");
+    let url = "https://objects.example/engines/big-1.0";
+    admin
+        .link_artifact(pb::LinkArtifactRequest {
+            sha256: sha.clone(),
+            url: url.into(),
+        })
+        .await
+        .unwrap();
+    let (status, head, _) = get(&addr, &format!("/artifacts/{sha}"), &[]).await;
+    assert_eq!(status, 308, "{head}");
+    assert_eq!(header(&head, "location"), Some(url));
+    assert_eq!(
+        header(&head, "cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    let has = admin
+        .has_artifact(pb::HasArtifactRequest {
+            sha256: sha.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        has.present,
+        "a linked artifact counts as there for versions and tests"
+    );
+    for (sha, url, wrong) in [
+        ("abc", url, "sha256"),
+        (sha.as_str(), "ftp://objects.example/x", "url"),
+        (sha.as_str(), "https://objects.example/a b", "url"),
+    ] {
+        let e = admin
+            .link_artifact(pb::LinkArtifactRequest {
+                sha256: sha.into(),
+                url: url.into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        assert!(e.message().starts_with(wrong), "{}", e.message());
+    }
+}
