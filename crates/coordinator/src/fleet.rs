@@ -183,6 +183,18 @@ pub struct Fleet {
     samples: VecDeque<Sample>,
     recent: VecDeque<RecentGame>,
     profiles: Profiles,
+    /// The connected workers' slots and profiles, counted at most every [`SAMPLE_MS`]
+    /// (leases and status pages ask for them far more often than workers come and go).
+    live: Option<Live>,
+}
+
+/// What the connected workers offer, counted at one moment.
+#[derive(Debug)]
+struct Live {
+    at_ms: u64,
+    timeout_ms: u64,
+    slots: u64,
+    kinds: Vec<(Arc<WorkerProfile>, u64)>,
 }
 
 /// 128 bits from the operating system's randomness (through the standard library's
@@ -229,6 +241,7 @@ impl Fleet {
         if let Some(worker) = self.workers.get_mut(id) {
             worker.profile = profile;
         }
+        self.live = None;
         self.profiles.prune();
     }
 
@@ -238,11 +251,44 @@ impl Fleet {
     }
 
     /// How many workers heard from within `timeout_ms` can take `config`'s pairs.
-    pub fn eligibility(&self, config: &TournamentConfig, now: u64, timeout_ms: u64) -> Eligibility {
-        let live = (self.workers.values())
-            .filter(|w| w.last_seen_ms + timeout_ms >= now)
-            .map(|w| &w.profile);
-        eligibility(config, live)
+    pub fn eligibility(
+        &mut self,
+        config: &TournamentConfig,
+        now: u64,
+        timeout_ms: u64,
+    ) -> Eligibility {
+        let live = self.live(now, timeout_ms);
+        eligibility(config, live.kinds.iter().map(|(p, n)| (p, *n)))
+    }
+
+    /// The workers heard from within `timeout_ms`, counted again when the count is a
+    /// second old or the fleet changed.
+    fn live(&mut self, now: u64, timeout_ms: u64) -> &Live {
+        let stale = self.live.as_ref().is_none_or(|l| {
+            l.timeout_ms != timeout_ms || now >= l.at_ms + SAMPLE_MS || now < l.at_ms
+        });
+        if stale {
+            let mut kinds: HashMap<*const WorkerProfile, (Arc<WorkerProfile>, u64)> =
+                HashMap::new();
+            let mut slots = 0;
+            for w in (self.workers.values()).filter(|w| w.last_seen_ms + timeout_ms >= now) {
+                slots += u64::from(w.slots);
+                let kind = kinds.entry(Arc::as_ptr(&w.profile));
+                kind.or_insert_with(|| (Arc::clone(&w.profile), 0)).1 += 1;
+            }
+            self.live = Some(Live {
+                at_ms: now,
+                timeout_ms,
+                slots,
+                kinds: kinds.into_values().collect(),
+            });
+        }
+        self.live.as_ref().expect("counted")
+    }
+
+    /// Registered workers (connected or silent, not yet forgotten).
+    pub fn registered(&self) -> usize {
+        self.workers.len()
     }
 
     /// Distinct worker profiles kept.
@@ -254,6 +300,7 @@ impl Fleet {
     /// refused and their leases go to others when they expire.
     pub fn drop_host(&mut self, name: &str) {
         self.workers.retain(|_, w| w.name != name);
+        self.live = None;
         let workers = &self.workers;
         self.sessions.retain(|id, _| workers.contains_key(id));
     }
@@ -294,6 +341,7 @@ impl Fleet {
                 });
             }
         }
+        self.live = None;
         let id = format!("{name}#{}", self.next_worker);
         self.next_worker += 1;
         let session = secret();
@@ -312,13 +360,10 @@ impl Fleet {
                 rejected: 0,
                 token: token.to_string(),
                 host: HostFacts::default(),
+                // Until it says more: a worker that takes any test.
                 profile: self.profiles.intern(
-                    ProfileClaim {
-                        slots,
-                        ..ProfileClaim::default()
-                    }
-                    .checked(limits.max_slots)
-                    .unwrap_or_default(),
+                    (ProfileClaim::default().checked(tourney_model::fleet::MAX_THREADS))
+                        .unwrap_or_default(),
                 ),
             },
         );
@@ -405,26 +450,25 @@ impl Fleet {
                 self.samples.pop_front();
             }
         }
+        let before = self.workers.len();
         self.workers
             .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
+        if self.workers.len() != before {
+            self.live = None;
+        }
         let workers = &self.workers;
         self.sessions.retain(|id, _| workers.contains_key(id));
         self.profiles.prune();
     }
 
-    /// Game slots of `worker`, and of all workers heard from within `timeout_ms`.
-    pub fn slots(&self, worker: &str, now: u64, timeout_ms: u64) -> (u64, u64) {
-        let all = self
-            .workers
-            .values()
-            .filter(|w| w.last_seen_ms + timeout_ms >= now)
-            .map(|w| u64::from(w.slots))
-            .sum();
+    /// Game slots of `worker`, and of all workers heard from within `timeout_ms` (as
+    /// counted at most a second ago).
+    pub fn slots(&mut self, worker: &str, now: u64, timeout_ms: u64) -> (u64, u64) {
         let mine = self
             .workers
             .get(worker)
             .map_or(1, |w| u64::from(w.slots).max(1));
-        (mine, all)
+        (mine, self.live(now, timeout_ms).slots)
     }
 
     /// Workers heard from within `timeout_ms`, by name then id.

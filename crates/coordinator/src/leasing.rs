@@ -8,7 +8,7 @@ use crate::state::{Coordinator, Inner};
 /// The most pairs `worker` may lease now: its slots' share of the pairs left to offer (and
 /// at least one per slot). Workers queue pairs ahead; near the end of the work, a worker
 /// that took a deep queue would keep the others idle while it plays it alone.
-fn tail_share(inner: &Inner, worker: &str, now: u64, lease_ms: u64) -> usize {
+fn tail_share(inner: &mut Inner, worker: &str, now: u64, lease_ms: u64) -> usize {
     let (mine, all) = inner.fleet.slots(worker, now, lease_ms);
     let share = (inner.scheduler.offerable() * mine).div_ceil(all.max(1));
     share.max(mine) as usize
@@ -27,7 +27,7 @@ impl Coordinator {
         inner.fleet.seen(worker, now);
         let max_pairs = max_pairs
             .min(self.settings.max_pairs_per_lease)
-            .min(tail_share(&inner, worker, now, self.settings.lease_ms));
+            .min(tail_share(&mut inner, worker, now, self.settings.lease_ms));
         // A worker the fleet does not know (the coordinator's own tests) takes anything.
         let profile = inner.fleet.profile(worker);
         let fits = |config: &tourney_model::tournament::TournamentConfig| {

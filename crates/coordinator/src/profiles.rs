@@ -49,15 +49,15 @@ pub struct Eligibility {
     pub unmet: Option<String>,
 }
 
-/// The eligibility of `config` among workers of `profiles` (one item per connected
-/// worker). Each distinct profile is judged once.
+/// The eligibility of `config` among connected workers: each profile with how many
+/// workers have it. Each distinct profile is judged once.
 pub fn eligibility<'a>(
     config: &TournamentConfig,
-    profiles: impl IntoIterator<Item = &'a Arc<WorkerProfile>>,
+    profiles: impl IntoIterator<Item = (&'a Arc<WorkerProfile>, u64)>,
 ) -> Eligibility {
     let mut kinds: HashMap<*const WorkerProfile, (u64, &WorkerProfile)> = HashMap::new();
-    for profile in profiles {
-        kinds.entry(Arc::as_ptr(profile)).or_insert((0, profile)).0 += 1;
+    for (profile, count) in profiles {
+        kinds.entry(Arc::as_ptr(profile)).or_insert((0, profile)).0 += count;
     }
     let mut result = Eligibility::default();
     let mut commonest: Option<(u64, String)> = None;
@@ -124,7 +124,8 @@ mod tests {
         let workers: Vec<Arc<WorkerProfile>> = (0..5)
             .map(|i| profiles.intern(profile(if i < 3 { 8 } else { 4 })))
             .collect();
-        let open = eligibility(&config(""), &workers);
+        let workers: Vec<(&Arc<WorkerProfile>, u64)> = workers.iter().map(|w| (w, 1)).collect();
+        let open = eligibility(&config(""), workers.clone());
         assert_eq!(
             open,
             Eligibility {
@@ -132,7 +133,7 @@ mod tests {
                 unmet: None
             }
         );
-        let big = eligibility(&config("[requires]\ncores = 6"), &workers);
+        let big = eligibility(&config("[requires]\ncores = 6"), workers.clone());
         assert_eq!(
             big,
             Eligibility {
@@ -140,10 +141,10 @@ mod tests {
                 unmet: None
             }
         );
-        let huge = eligibility(&config("[requires]\ncores = 16"), &workers);
+        let huge = eligibility(&config("[requires]\ncores = 16"), workers);
         assert_eq!(huge.workers, 0);
         assert_eq!(huge.unmet.as_deref(), Some("needs 16 cores (has 8)"));
-        let none = eligibility(&config("[requires]\ncores = 16"), &[]);
+        let none = eligibility(&config("[requires]\ncores = 16"), []);
         assert_eq!(
             none,
             Eligibility::default(),

@@ -267,7 +267,8 @@ impl Coordinator {
         id: TournamentId,
         with_outcomes: bool,
     ) -> Option<(Status, Vec<PairOutcome>, u64, WorkersReport)> {
-        let inner = self.lock();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
         let config = Arc::clone(&entry.config);
@@ -306,7 +307,7 @@ impl Coordinator {
         } else {
             crate::profiles::Eligibility::default()
         };
-        drop(inner);
+        drop(guard);
         let ratings = cached.unwrap_or_else(|| {
             let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
             let cached = CachedRatings {

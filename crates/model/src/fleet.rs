@@ -136,10 +136,9 @@ pub struct WorkerProfile {
 /// What a worker says of itself as it registers, before it is checked.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileClaim {
-    /// The cores it offers (0: an older worker that does not say; its slots are used).
+    /// The cores it offers (0: an older worker that does not say, and is not held to
+    /// core requirements, as before they were checked).
     pub cores: u32,
-    /// Its game slots.
-    pub slots: u32,
     /// Its host's memory, MiB.
     pub memory_mb: u64,
     /// Its CPU's features as it reports them.
@@ -157,7 +156,7 @@ pub struct ProfileClaim {
 impl ProfileClaim {
     /// The profile it claims, bounded: at most [`MAX_CPU_FEATURES`] well-formed features
     /// (others are dropped: a CPU's flags are not the worker's to choose) and cores capped
-    /// at `max_cores`.
+    /// at `max_cores` (a worker that does not say is given `max_cores`).
     ///
     /// # Errors
     /// A malformed label or `--only` label, or too many, named: the operator typed them.
@@ -165,7 +164,7 @@ impl ProfileClaim {
         check_labels(&self.labels, MAX_LABELS).map_err(|e| format!("labels: {e}"))?;
         check_labels(&self.only, MAX_LABELS).map_err(|e| format!("only: {e}"))?;
         let cores = match self.cores {
-            0 => self.slots.max(1),
+            0 => max_cores,
             n => n,
         };
         let os = (self.os.split_whitespace().next().unwrap_or_default())
@@ -196,7 +195,6 @@ mod tests {
     fn a_claimed_profile_is_bounded_and_its_bad_labels_named() {
         let claim = ProfileClaim {
             cores: 0,
-            slots: 3,
             cpu_features: (0..2000)
                 .map(|i| format!("f{i}"))
                 .chain(["AVX2".into(), "x".repeat(65)])
@@ -206,7 +204,10 @@ mod tests {
             ..ProfileClaim::default()
         };
         let profile = claim.clone().checked(64).unwrap();
-        assert_eq!(profile.cores, 3, "an older worker offers its slots");
+        assert_eq!(
+            profile.cores, 64,
+            "an older worker is not held to core requirements"
+        );
         assert_eq!(profile.os, "linux");
         assert_eq!(profile.cpu_features.len(), MAX_CPU_FEATURES);
         assert!(profile.cpu_features.iter().all(|f| is_label(f)));

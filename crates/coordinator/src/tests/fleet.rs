@@ -10,7 +10,6 @@ use super::*;
 fn profile(cores: u32, labels: &[&str], only: &[&str], avoid_noisy: bool) -> WorkerProfile {
     ProfileClaim {
         cores,
-        slots: 1,
         memory_mb: 8192,
         cpu_features: vec!["sse2".into()],
         os: "Linux 6.1".into(),

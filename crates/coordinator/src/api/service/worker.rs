@@ -50,7 +50,6 @@ impl pb::worker_server::Worker for WorkerService {
         let host = r.host.unwrap_or_default();
         let profile = tourney_model::fleet::ProfileClaim {
             cores: r.cores,
-            slots: r.slots,
             memory_mb: host.memory_mb,
             cpu_features: host.cpu_features,
             os: host.os.clone(),
