@@ -38,6 +38,14 @@ struct Running {
 }
 
 async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
+    start_with(store_dir, |s| s).await
+}
+
+/// [`start`] with its settings changed by `change`.
+async fn start_with(
+    store_dir: Option<tempfile::TempDir>,
+    change: impl FnOnce(Settings) -> Settings,
+) -> Running {
     let dir = store_dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
     // A stopped coordinator's tasks let go of the store a moment after it stops serving.
     let store = until_async(5, "the store to be let go of", || async {
@@ -46,11 +54,11 @@ async fn start(store_dir: Option<tempfile::TempDir>) -> Running {
     .await;
     let coordinator = Coordinator::open(
         store,
-        Settings {
+        change(Settings {
             lease_ms: 5_000,
             heartbeat_ms: 500,
             ..Settings::default()
-        },
+        }),
         &prometheus::Registry::new(),
     )
     .unwrap();
@@ -185,6 +193,83 @@ async fn wait_for_state(admin: &mut Admin, id: u64, state: &str) -> pb::Tourname
         }
     })
     .await
+}
+
+/// The value of the series `series` in a Prometheus text page (0 when absent).
+fn series(page: &str, series: &str) -> f64 {
+    (page.lines())
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_coordinator_defers_leases_and_workers_back_off_keeping_their_session() {
+    // Two leases a second: a worker that leases ahead is soon told to come back later.
+    let server = start_with(None, |s| Settings {
+        leases_per_second: 2,
+        ..s
+    })
+    .await;
+    let mut admin = admin(&server.addr, "a-secret").await;
+    let id = submit_match(&mut admin).await;
+    let registry = prometheus::Registry::new();
+    let (stop_worker, worker) =
+        spawn_worker_with(&server.addr, tourney_worker::WorkerMetrics::new(&registry));
+    let status = wait_until_finished(&mut admin, id).await;
+    assert_eq!((status.pairs_done, status.games), (6, 12));
+    let host = server.addr.trim_start_matches("http://").to_string();
+    until_async(10, "a lease to be deferred", || {
+        let host = host.clone();
+        async move {
+            let (_, page) = tokio::task::spawn_blocking(move || http_get(&host, "/metrics"))
+                .await
+                .unwrap()
+                .map_err(|e| e.to_string())?;
+            let deferred = series(&page, "tourney_calls_deferred_total{call=\"lease\"}");
+            check(deferred > 0.0, || format!("{deferred} deferred"))
+        }
+    })
+    .await;
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap();
+    assert_eq!(
+        series(&text, "tourney_worker_reconnects_total"),
+        0.0,
+        "a deferred lease keeps the session: {text}"
+    );
+    stop_worker.send(()).unwrap();
+    worker.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn registrations_past_the_budget_are_told_when_to_come_back() {
+    let server = start_with(None, |s| Settings {
+        registrations_per_second: 1,
+        ..s
+    })
+    .await;
+    let channel = connect(&server.addr, None).await.unwrap();
+    let mut client = tourney_proto::v1::worker_client::WorkerClient::with_interceptor(
+        channel,
+        TokenInterceptor::new(Some("w-secret")),
+    );
+    let request = || pb::RegisterRequest {
+        name: "herd".into(),
+        slots: 1,
+        ..Default::default()
+    };
+    let first = client.register(request()).await.unwrap().into_inner();
+    assert!(
+        first.heartbeat_ms >= 500 && first.report_ms >= 200,
+        "{first:?}"
+    );
+    let refused = client.register(request()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    let retry: u64 = (refused.metadata().get("grpc-retry-pushback-ms"))
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .expect("a retry delay");
+    assert!((1..=1000).contains(&retry), "{retry}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,6 +26,7 @@
 
 pub mod accounts;
 pub mod api;
+pub mod cadence;
 pub mod clock;
 pub mod details;
 pub mod fleet;

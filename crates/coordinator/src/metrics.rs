@@ -38,6 +38,9 @@ pub struct CoordinatorMetrics {
     pub leases_granted: IntCounter,
     /// `tourney_artifact_bytes_sent_total`.
     pub artifact_bytes_sent: IntCounter,
+    /// `tourney_calls_deferred_total{call}`: leases and registrations past their budget
+    /// of calls a second, told to come back later.
+    pub calls_deferred: IntCounterVec,
     /// `tourney_leases_expired_total`.
     pub leases_expired: IntCounter,
     /// `tourney_lease_request_duration_seconds`: time to answer a lease request.
@@ -162,6 +165,9 @@ impl CoordinatorMetrics {
         }
         for reason in ["too-large", "busy"] {
             metrics.reports_deferred.with_label_values(&[reason]);
+        }
+        for call in ["lease", "register"] {
+            metrics.calls_deferred.with_label_values(&[call]);
         }
         // Every reason exported from 0, so that an alert fires on the first failure.
         let failures = Termination::ALL.into_iter().filter(|t| t.is_failure());
@@ -320,6 +326,12 @@ impl CoordinatorMetrics {
                 "tourney_results_rejected_total",
                 "Reported pairs refused by the checks, by reason: not-held, records, seats, ticket, start, move, clock, scores, ending, record, rules, half-points.",
                 &["reason"],
+            ),
+            calls_deferred: counter_vec(
+                r,
+                "tourney_calls_deferred_total",
+                "Leases and registrations past the coordinator's budget of calls a second, answered RESOURCE_EXHAUSTED with a retry delay, by call.",
+                &["call"],
             ),
             reports_deferred: counter_vec(
                 r,

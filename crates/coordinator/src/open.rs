@@ -121,6 +121,8 @@ impl Coordinator {
             metrics.commit_latency.clone(),
             Arc::clone(&fault),
         ));
+        let lease_budget = crate::cadence::Budget::new(settings.leases_per_second);
+        let register_budget = crate::cadence::Budget::new(settings.registrations_per_second);
         let coordinator = Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
@@ -141,6 +143,8 @@ impl Coordinator {
             report_room: tokio::sync::Semaphore::new(REPORTS_IN_FLIGHT >> 10),
             restart_work: Mutex::new(None),
             notifier,
+            lease_budget: Mutex::new(lease_budget),
+            register_budget: Mutex::new(register_budget),
         });
         for id in coordinator.ids() {
             // A tournament whose stored pairs complete it (played while no coordinator saw

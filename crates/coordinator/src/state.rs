@@ -99,6 +99,10 @@ pub struct Coordinator {
     pub(crate) restart_work: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Posts events to the webhooks.
     pub(crate) notifier: tourney_notify::Notifier,
+    /// Leases granted a second ([`Settings::leases_per_second`]).
+    pub(crate) lease_budget: Mutex<crate::cadence::Budget>,
+    /// Registrations a second ([`Settings::registrations_per_second`]).
+    pub(crate) register_budget: Mutex<crate::cadence::Budget>,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report
@@ -292,6 +296,30 @@ impl Coordinator {
     /// The store failed.
     pub fn artifact(&self, sha: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
         Ok(self.store.artifact(sha)?)
+    }
+
+    /// How often workers should beat and report now: stretched with the fleet.
+    pub fn cadence(&self) -> crate::cadence::Cadence {
+        let workers = self.lock().fleet.registered() as u64;
+        crate::cadence::cadence(workers, self.settings.heartbeat_ms, self.settings.lease_ms)
+    }
+
+    /// Takes a `call` (`lease` or `register`) from its budget of calls a second, or says
+    /// in how many milliseconds to come back (counted in `tourney_calls_deferred_total`).
+    ///
+    /// # Errors
+    /// The budget is spent: the wait.
+    pub fn admit(&self, call: &'static str) -> Result<(), u64> {
+        let budget = match call {
+            "register" => &self.register_budget,
+            _ => &self.lease_budget,
+        };
+        let now = self.now_ms();
+        let taken = budget.lock().unwrap_or_else(|e| e.into_inner()).take(now);
+        if taken.is_err() {
+            self.metrics.calls_deferred.with_label_values(&[call]).inc();
+        }
+        taken
     }
 
     /// Where an artifact linked rather than uploaded is kept.

@@ -58,6 +58,12 @@ pub struct Settings {
     /// The dashboard's data (tournaments, games, the timeline) only for logged-in users;
     /// the page itself and its login stay public.
     pub dashboard_login: bool,
+    /// Leases granted a second at most (0: unbounded); past it a lease is answered
+    /// RESOURCE_EXHAUSTED with a retry delay.
+    pub leases_per_second: u64,
+    /// Registrations a second at most (0: unbounded): a fleet restarting at once comes
+    /// back spread out.
+    pub registrations_per_second: u64,
     /// Where workers fetch artifacts by sha256 (a cache or CDN in front of `/artifacts/`);
     /// empty: the coordinator's own `/artifacts/`.
     pub artifacts_url: String,
@@ -83,6 +89,8 @@ impl Default for Settings {
             approval: true,
             dashboard_login: false,
             artifacts_url: String::new(),
+            leases_per_second: 50_000,
+            registrations_per_second: 2_000,
             webhooks: Default::default(),
         }
     }

@@ -20,9 +20,6 @@ use crate::desk::{self, Outcome};
 use crate::metrics::GaugeShare;
 use crate::{Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
 
-/// Shortest time between two reports.
-const REPORT_EVERY: Duration = Duration::from_millis(200);
-
 /// How long a report that failed waits before it is sent again.
 const REPORT_RETRY: Duration = Duration::from_secs(1);
 
@@ -294,9 +291,16 @@ impl Worker {
             }
             Err(e @ (WorkerError::Refused | WorkerError::Rejected(_))) => Err(e),
             Err(e) => {
-                tracing::warn!(error = %e, retry_in_s = self.backoff.as_secs_f64(), "no session");
+                // A coordinator that says when to come back is heeded; either way the wait
+                // is jittered, so that a fleet that lost its coordinator at once does not
+                // come back at once.
+                let wait = match &e {
+                    WorkerError::Busy(retry) => jittered((*retry).max(self.backoff)),
+                    _ => jittered(self.backoff),
+                };
+                tracing::warn!(error = %e, retry_in_s = wait.as_secs_f64(), "no session");
                 tokio::select! {
-                    _ = tokio::time::sleep(self.backoff) => {}
+                    _ = tokio::time::sleep(wait) => {}
                     _ = shutdown, if !self.stopping => self.stopping = true,
                 }
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
@@ -307,7 +311,7 @@ impl Worker {
 
     /// Sends what is finished, in the background: a report waits for the coordinator's
     /// durable commit, and nothing else should wait with it. Reports go at most every
-    /// [`REPORT_EVERY`], so fast games share RPCs and commits.
+    /// the coordinator's report cadence, so fast games share RPCs and commits.
     fn report(&mut self) {
         let Some(s) = &self.session else {
             return;
@@ -315,7 +319,7 @@ impl Worker {
         if self.report_task.is_some() || self.unreported.is_empty() {
             return;
         }
-        self.next_report = Instant::now() + REPORT_EVERY;
+        self.next_report = Instant::now() + s.report_every;
         let batch = take_part(&mut self.unreported, self.part_bytes);
         let mut client = s.client.clone();
         let worker_id = s.worker_id.clone();
@@ -349,12 +353,7 @@ impl Worker {
                     }
                     Ok(())
                 }
-                Err(e) => {
-                    let pushback = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
-                        .and_then(|v| v.to_str().ok()?.parse().ok())
-                        .map(Duration::from_millis);
-                    Err((e.code(), pushback, batch))
-                }
+                Err(e) => Err((e.code(), pushback(&e), batch)),
             }
         }));
     }
@@ -393,11 +392,15 @@ impl Worker {
             busy_slots: self.desk.threads() as u32,
         };
         let answer = s.client.heartbeat(request).await;
-        self.next_heartbeat = Instant::now() + s.heartbeat;
         let Ok(reply) = answer else {
+            self.next_heartbeat = Instant::now() + s.heartbeat;
             return false;
         };
-        for lease in reply.into_inner().drop_leases {
+        let reply = reply.into_inner();
+        // The coordinator stretches the cadence as its fleet grows.
+        s.set_cadence(reply.heartbeat_ms, reply.report_ms);
+        self.next_heartbeat = Instant::now() + s.heartbeat;
+        for lease in reply.drop_leases {
             if let Some(flag) = self.cancels.get(&lease) {
                 flag.store(true, Ordering::Relaxed);
             }
@@ -424,8 +427,15 @@ impl Worker {
         // Any failure loses the session, a refused one included: a coordinator that
         // restarted knows no earlier registration, and registering again says whether the
         // token itself is refused.
-        let Ok(reply) = s.client.lease(request).await else {
-            return Leased::Failed;
+        let reply = match s.client.lease(request).await {
+            Ok(reply) => reply,
+            // The coordinator is busy: come back when it says, jittered; the session stays.
+            Err(e) if e.code() == tonic::Code::ResourceExhausted => {
+                let retry = pushback(&e).unwrap_or(Duration::from_secs(1));
+                self.idle_until = Instant::now() + jittered(retry);
+                return Leased::Nothing;
+            }
+            Err(_) => return Leased::Failed,
         };
         let lease = reply.into_inner();
         if lease.jobs.is_empty() {
@@ -500,6 +510,26 @@ impl Worker {
     }
 }
 
+/// The delay a RESOURCE_EXHAUSTED answer asks for (`grpc-retry-pushback-ms`).
+pub(crate) fn pushback(status: &tonic::Status) -> Option<Duration> {
+    (status.metadata().get(tourney_proto::RETRY_PUSHBACK))
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .map(Duration::from_millis)
+}
+
+/// `wait` with jitter: somewhere from half of it to all of it.
+pub(crate) fn jittered(wait: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let fraction = (h.finish() >> 11) as f64 / (1u64 << 53) as f64;
+    wait.mul_f64(0.5 + fraction / 2.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,11 +599,12 @@ mod tests {
             assert!(!worker.keep_session(never.as_mut()).await.unwrap());
             waits.push(before.elapsed());
         }
+        // Each wait jittered between half its backoff and all of it.
         let expected = [100, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000];
         for (wait, ms) in waits.iter().zip(expected) {
             let ms = Duration::from_millis(ms);
             assert!(
-                *wait >= ms && *wait < ms + Duration::from_millis(50),
+                *wait >= ms / 2 && *wait < ms + Duration::from_millis(50),
                 "{waits:?}"
             );
         }

@@ -208,8 +208,31 @@ struct Session {
     client: Client,
     worker_id: String,
     heartbeat: Duration,
+    /// The least time between reports (the coordinator's cadence).
+    report_every: Duration,
     /// How it fetches artifacts.
     fetcher: play::Fetcher,
+}
+
+/// The time between reports the coordinator asks for (`0`, from an older one: a fifth of
+/// a second), within a fifth of a second and two minutes.
+fn report_every(report_ms: u64) -> Duration {
+    match report_ms {
+        0 => Duration::from_millis(200),
+        ms => Duration::from_millis(ms.clamp(200, 120_000)),
+    }
+}
+
+impl Session {
+    /// Takes the cadence a heartbeat answered (0: unchanged).
+    fn set_cadence(&mut self, heartbeat_ms: u64, report_ms: u64) {
+        if heartbeat_ms > 0 {
+            self.heartbeat = Duration::from_millis(heartbeat_ms.max(100));
+        }
+        if report_ms > 0 {
+            self.report_every = report_every(report_ms);
+        }
+    }
 }
 
 /// Why a worker stops, or cannot reach its coordinator.
@@ -230,6 +253,9 @@ pub enum WorkerError {
     /// The coordinator answered the registration with an error (retried with backoff).
     #[error("registering: {0}")]
     Register(String),
+    /// The coordinator is too busy to register it now: come back after this long.
+    #[error("the coordinator is busy: registering again in a while")]
+    Busy(Duration),
     /// The coordinator refused what the worker said of itself (a malformed `--label`):
     /// retrying cannot help.
     #[error("the coordinator refused the registration: {0}")]
@@ -264,6 +290,9 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         .map_err(|e| match e.code() {
             tonic::Code::Unauthenticated => WorkerError::Refused,
             tonic::Code::InvalidArgument => WorkerError::Rejected(e.message().to_string()),
+            tonic::Code::ResourceExhausted => {
+                WorkerError::Busy(lease_loop::pushback(&e).unwrap_or(Duration::from_secs(1)))
+            }
             _ => WorkerError::Register(e.message().to_string()),
         })?
         .into_inner();
@@ -282,6 +311,7 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         client,
         worker_id: reply.worker_id,
         heartbeat: Duration::from_millis(reply.heartbeat_ms.max(100)),
+        report_every: report_every(reply.report_ms),
         fetcher: play::Fetcher::new(&base, options.tls_ca.as_deref()).bounded_by(
             builds::BuildCache::new(
                 options.cache_dir.clone(),

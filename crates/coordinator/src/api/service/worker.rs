@@ -45,6 +45,13 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, GrpcStatus> {
+        if let Err(retry_ms) = self.0.admit("register") {
+            return Err(deferred(
+                "registrations are coming faster than the coordinator takes them: retry later"
+                    .into(),
+                retry_ms,
+            ));
+        }
         let token = token_name(&request);
         let r = request.into_inner();
         let host = r.host.unwrap_or_default();
@@ -69,10 +76,12 @@ impl pb::worker_server::Worker for WorkerService {
         };
         self.0.set_host_facts(&worker_id, facts);
         self.0.set_profile(&worker_id, profile);
+        let cadence = self.0.cadence();
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             session,
-            heartbeat_ms: self.0.settings.heartbeat_ms,
+            heartbeat_ms: cadence.heartbeat_ms,
+            report_ms: cadence.report_ms,
             lease_ms: self.0.settings.lease_ms,
             artifacts_url: self.0.settings.artifacts_url.clone(),
         }))
@@ -89,6 +98,12 @@ impl pb::worker_server::Worker for WorkerService {
         request: Request<pb::LeaseRequest>,
     ) -> Result<Response<pb::LeaseResponse>, GrpcStatus> {
         self.session(&request, &request.get_ref().worker_id)?;
+        if let Err(retry_ms) = self.0.admit("lease") {
+            return Err(deferred(
+                "leases are coming faster than the coordinator grants them: retry later".into(),
+                retry_ms,
+            ));
+        }
         let r = request.into_inner();
         let (lease_id, jobs) = self
             .0
@@ -274,8 +289,11 @@ impl pb::worker_server::Worker for WorkerService {
     ) -> Result<Response<pb::HeartbeatResponse>, GrpcStatus> {
         self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        let cadence = self.0.cadence();
         Ok(Response::new(pb::HeartbeatResponse {
             drop_leases: self.0.heartbeat(&r.worker_id, &r.lease_ids),
+            heartbeat_ms: cadence.heartbeat_ms,
+            report_ms: cadence.report_ms,
         }))
     }
 
