@@ -146,15 +146,27 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
             );
             let (registered_all, mut gone) = (Arc::clone(&registered_all), gone.clone());
             tasks.push(tokio::spawn(async move {
-                let registered = WorkerClient::new(channel.clone())
-                    .register(pb::RegisterRequest {
+                // Registrations past the coordinator's budget a second come back when it
+                // says, as workers do.
+                let mut registrar = WorkerClient::new(channel.clone());
+                let registered = loop {
+                    let request = pb::RegisterRequest {
                         name: format!("sim{w}"),
                         slots: 4,
+                        cores: 4,
                         ..Default::default()
-                    })
-                    .await
-                    .map(tonic::Response::into_inner)
-                    .unwrap_or_default();
+                    };
+                    match registrar.register(request).await {
+                        Ok(reply) => break reply.into_inner(),
+                        Err(e) if e.code() == tonic::Code::ResourceExhausted => {
+                            let wait = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
+                                .and_then(|v| v.to_str().ok()?.parse().ok())
+                                .unwrap_or(100u64);
+                            tokio::time::sleep(Duration::from_millis(wait * (1 + w as u64 % 4))).await;
+                        }
+                        Err(_) => break pb::RegisterResponse::default(),
+                    }
+                };
                 registered_all.wait().await;
                 let _ = gone.wait_for(|go| *go).await;
                 let worker_id = registered.worker_id;
