@@ -22,6 +22,9 @@ const RATE_WINDOW_MS: u64 = 10_000;
 const RECENT_GAMES: usize = 40;
 /// A worker not heard from for this long is forgotten.
 const FORGET_MS: u64 = 3_600_000;
+/// How often the silent workers are looked for (each look walks the whole fleet, under
+/// the coordinator's lock).
+const SWEEP_MS: u64 = 10_000;
 
 /// A registered worker.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -186,6 +189,8 @@ pub struct Fleet {
     /// The connected workers' slots and profiles, counted at most every [`SAMPLE_MS`]
     /// (leases and status pages ask for them far more often than workers come and go).
     live: Option<Live>,
+    /// When the silent workers were last looked for.
+    swept_ms: u64,
 }
 
 /// What the connected workers offer, counted at one moment.
@@ -431,7 +436,8 @@ impl Fleet {
         });
     }
 
-    /// Takes a throughput sample if one is due and forgets long-silent workers.
+    /// Takes a throughput sample if one is due and forgets long-silent workers (looked for
+    /// every [`SWEEP_MS`]).
     pub fn tick(&mut self, now: u64) {
         if self
             .samples
@@ -450,15 +456,19 @@ impl Fleet {
                 self.samples.pop_front();
             }
         }
+        if now < self.swept_ms + SWEEP_MS && now >= self.swept_ms {
+            return;
+        }
+        self.swept_ms = now;
         let before = self.workers.len();
         self.workers
             .retain(|_, w| w.last_seen_ms + FORGET_MS >= now);
         if self.workers.len() != before {
             self.live = None;
+            let workers = &self.workers;
+            self.sessions.retain(|id, _| workers.contains_key(id));
+            self.profiles.prune();
         }
-        let workers = &self.workers;
-        self.sessions.retain(|id, _| workers.contains_key(id));
-        self.profiles.prune();
     }
 
     /// Game slots of `worker`, and of all workers heard from within `timeout_ms` (as

@@ -222,6 +222,11 @@ impl Scheduler {
                 && let Some(l) = self.leases.get_mut(&lease)
             {
                 l.pairs.retain(|&(lt, lp)| (lt, lp) != (tid, outcome.pair));
+                // A lease with nothing left is forgotten (only those this report
+                // touched: a walk of every lease per report is the whole fleet's).
+                if l.pairs.is_empty() {
+                    self.leases.remove(&lease);
+                }
             }
             if t.record(outcome, host(worker)) {
                 ack.accepted += 1;
@@ -232,7 +237,6 @@ impl Scheduler {
                 changed.push(tid);
             }
         }
-        self.leases.retain(|_, l| !l.pairs.is_empty());
         (ack, changed)
     }
 
@@ -325,10 +329,12 @@ impl Scheduler {
         if let Some(lease) = t.leased.remove(&pair) {
             if let Some(l) = self.leases.get_mut(&lease) {
                 l.pairs.retain(|&p| p != (id, pair));
+                if l.pairs.is_empty() {
+                    self.leases.remove(&lease);
+                }
             }
             t.retry.insert(pair);
         }
-        self.leases.retain(|_, l| !l.pairs.is_empty());
         t.state.is_active()
     }
 
