@@ -403,6 +403,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
            const chart = document.querySelector('#chart-llr img');
            if (rows.length !== 2 || !chart || !chart.complete || chart.naturalWidth === 0) return null;
            return { progress: document.querySelector('#detail-progress').textContent,
+                    eligible: document.querySelector('#detail-eligible').textContent,
                     standings: document.querySelector('#standings tbody').textContent,
                     chart: chart.getAttribute('src'),
                     pentanomial: [...document.querySelectorAll('#pentanomial td')]
@@ -441,6 +442,12 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     assert!(
         progress.ends_with("pairs in play"),
         "nothing after the progress line: {progress}"
+    );
+    // The connected workers that can run it, apart (a running test has some).
+    let eligible = first["eligible"].as_str().unwrap();
+    assert!(
+        eligible.ends_with("connected workers can run it."),
+        "{eligible}"
     );
     // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
     let games: u64 = progress

@@ -206,9 +206,11 @@ function renderDetail(t) {
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
-    ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []),
-    ...(t.unrunnable ? [el("span", { class: "paused-reason" }, ` — no connected worker can run it: ${t.unrunnable}`)]
-      : t.eligible_workers ? [`, ${t.eligible_workers} eligible workers`] : []));
+    ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
+  // Which connected workers can take its pairs ([requires], labels, noisiness).
+  $("#detail-eligible").replaceChildren(...(t.unrunnable
+    ? [el("span", { class: "paused-reason" }, `No connected worker can run it: ${t.unrunnable}.`)]
+    : t.eligible_workers ? [`${t.eligible_workers} connected workers can run it.`] : []));
   renderActions(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));
   $("#details").replaceChildren(...r.details.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));

@@ -159,7 +159,7 @@ pub struct Status {
     pub suspect_workers: u64,
     /// Who submitted it (`None` before accounts).
     pub author: Option<String>,
-    /// How many connected workers can take its pairs, while it has work (else 0), and
+    /// How many connected workers can take its pairs, while it is active (else 0), and
     /// why none can when none can.
     pub eligibility: crate::profiles::Eligibility,
 }

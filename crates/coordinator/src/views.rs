@@ -302,7 +302,7 @@ impl Coordinator {
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
         let author = record.author.clone();
-        let eligibility = if t.has_work() {
+        let eligibility = if t.state.is_active() {
             (inner.fleet).eligibility(&config, self.now_ms(), self.settings.lease_ms)
         } else {
             crate::profiles::Eligibility::default()

@@ -165,7 +165,7 @@ impl Tournament {
     }
 
     /// Whether a pair is still worth offering.
-    pub fn has_work(&self) -> bool {
+    pub(super) fn has_work(&self) -> bool {
         self.state.is_active()
             && (!self.retry.is_empty() || self.next_pair < self.config.max_pairs())
     }

@@ -450,7 +450,7 @@ pub struct TournamentSummary {
     paused_reason: Option<String>,
     priority: i32,
     weight: f64,
-    /// Connected workers that can take its pairs, while it has work.
+    /// Connected workers that can take its pairs, while it is active.
     eligible_workers: u64,
     /// Why none can, while none can.
     unrunnable: Option<String>,
