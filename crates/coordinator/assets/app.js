@@ -503,6 +503,8 @@ function renderAccount() {
   $("#me-open").hidden = !me;
   $("#search-mine").hidden = !me;
   if (!me) $("#me").hidden = true;
+  // Logged out: the test's actions go at once, not at the next refresh.
+  if (!me) $("#actions").hidden = true;
   $("#account-name").hidden = !me;
   $("#account-name").textContent = me ? `${me.name} (${me.role})` : "";
   if (!me) $("#log").hidden = true;
