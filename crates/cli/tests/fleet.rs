@@ -101,17 +101,15 @@ fn a_pinned_worker_starts_its_engines_on_the_cpus_of_their_game() {
     let dir = tempfile::tempdir().unwrap();
     let (coordinator, port) = start_coordinator(0, dir.path());
     let _coordinator = Reaped(coordinator);
-    // The engine notes the CPUs it may run on (its own sched_getaffinity, as the kernel
-    // shows it) each time it starts, then serves `tourney engine random`.
-    // Outside /tmp, which engines see through an overlay of their own.
-    let notes = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let seen = notes.path().join("cpus");
+    // The engine writes the CPUs it may run on (its own sched_getaffinity, as the kernel
+    // shows it) to stderr as it starts, then serves `tourney engine random`; the games
+    // keep their engines' stderr (`engine_logs = "all"`). (A file would not do: engines
+    // see /tmp through an overlay of their own.)
     let engine = dir.path().join("engine.sh");
     std::fs::write(
         &engine,
         format!(
-            "#!/bin/sh\ngrep Cpus_allowed_list /proc/$$/status >> {}\nexec {} engine random\n",
-            seen.display(),
+            "#!/bin/sh\ngrep Cpus_allowed_list /proc/$$/status >&2\nexec {} engine random\n",
             env!("CARGO_BIN_EXE_tourney")
         ),
     )
@@ -128,7 +126,7 @@ fn a_pinned_worker_starts_its_engines_on_the_cpus_of_their_game() {
         ..Default::default()
     }
     .toml();
-    std::fs::write(&file, toml).unwrap();
+    std::fs::write(&file, format!("engine_logs = \"all\"\n{toml}")).unwrap();
     let id = submit(port, &file);
     // A game of an outside engine and a built-in player keeps two cores: the last two
     // CPUs this process may use (all of them on a 2-CPU machine; a strict subset, which
@@ -147,13 +145,27 @@ fn a_pinned_worker_starts_its_engines_on_the_cpus_of_their_game() {
     wait_for(port, &id, "the pinned test to finish", |s| {
         s["state"] == "finished"
     });
-    let seen = std::fs::read_to_string(&seen).unwrap();
-    assert!(!seen.is_empty());
-    for line in seen.lines() {
+    let games = admin(port, &["export", &id]);
+    let seen: Vec<String> = (games.lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .flat_map(|g| {
+            let sides = [g["white_stderr"].clone(), g["black_stderr"].clone()];
+            sides.into_iter().flat_map(|s| {
+                let lines = s.as_array().cloned().unwrap_or_default();
+                lines
+                    .into_iter()
+                    .filter_map(|l| l.as_str().map(str::to_string))
+            })
+        })
+        .filter(|l| l.starts_with("Cpus_allowed_list"))
+        .collect();
+    let lines = games.lines().count();
+    assert!(!seen.is_empty(), "no engine said its CPUs in {lines} games");
+    for line in &seen {
         assert_eq!(
             line.split_whitespace().last(),
             Some(list.as_str()),
-            "{seen}"
+            "{seen:?}"
         );
     }
 }
