@@ -329,37 +329,4 @@ impl Coordinator {
     pub fn artifact_link(&self, sha: &str) -> Result<Option<String>, CoordinatorError> {
         Ok(self.store.artifact_link(sha)?)
     }
-
-    /// Links the artifact of sha256 `sha` to `url` (see the Admin call `LinkArtifact`).
-    ///
-    /// # Errors
-    /// A role below user, a malformed hash or URL, or a store error.
-    pub fn link_artifact(
-        &self,
-        by: &crate::accounts::Principal,
-        sha: &str,
-        url: &str,
-    ) -> Result<(), CoordinatorError> {
-        by.require(tourney_model::account::Role::User)?;
-        let sha = &sha.to_ascii_lowercase();
-        if !tourney_model::source::is_sha256(sha) {
-            return Err(CoordinatorError::Invalid(format!(
-                "sha256 {sha:?}: expected 64 lowercase hex digits"
-            )));
-        }
-        let printable = url.chars().all(|c| c.is_ascii_graphic());
-        let http = url.starts_with("https://") || url.starts_with("http://");
-        if !http || !printable || url.len() > MAX_LINK_CHARS {
-            return Err(CoordinatorError::Invalid(format!(
-                "url {url:?}: expected an http:// or https:// URL of at most {MAX_LINK_CHARS} \
-                 characters, without spaces"
-            )));
-        }
-        self.store.link_artifact(sha, url)?;
-        self.record_event(by, "artifact-linked", sha, url);
-        Ok(())
-    }
 }
-
-/// The longest URL an artifact may be linked to.
-pub(crate) const MAX_LINK_CHARS: usize = 2048;
