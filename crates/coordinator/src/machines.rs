@@ -264,6 +264,9 @@ impl Coordinator {
     }
 }
 
+/// The longest URL an artifact may be linked to.
+pub(crate) const MAX_LINK_CHARS: usize = 2048;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +279,3 @@ mod tests {
         assert!(older("0.2.0-dev", "0.2.1") && !older("0.2.1+x", "0.2.1"));
     }
 }
-
-/// The longest URL an artifact may be linked to.
-pub(crate) const MAX_LINK_CHARS: usize = 2048;
