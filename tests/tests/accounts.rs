@@ -2,15 +2,15 @@
 //! operator's token, personal tokens that name their user, what each role may do, who
 //! submitted a test, and the events log that says who did what.
 
-use tokio::net::TcpListener;
 use tonic::Code;
 use tourney_coordinator::api::auth::Tokens;
-use tourney_coordinator::api::server::{ServerOptions, serve};
+use tourney_coordinator::api::server::ServerOptions;
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_tests::http::request_with;
+use tourney_tests::served;
 use tourney_tests::tournaments::MatchFile;
 use tourney_worker::{TokenInterceptor, connect};
 
@@ -29,19 +29,11 @@ async fn start(dir: &tempfile::TempDir) -> String {
 async fn start_with(dir: &tempfile::TempDir, settings: Settings) -> String {
     let store = Store::open(dir.path()).unwrap();
     let coordinator = Coordinator::open(store, settings, &prometheus::Registry::new()).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", listener.local_addr().unwrap());
     let options = ServerOptions {
         admin_tokens: Some(Tokens::new(vec![("ops".into(), OPERATOR.into())])),
         ..ServerOptions::default()
     };
-    tokio::spawn(serve(
-        coordinator,
-        listener,
-        options,
-        std::future::pending(),
-    ));
-    addr
+    format!("http://{}", served::on_loopback(coordinator, options).await)
 }
 
 async fn client(addr: &str, token: &str) -> Admin {

@@ -2,14 +2,14 @@
 //! caching headers an HTTP cache or CDN needs, conditional requests, and artifacts linked
 //! to an external URL answered with a redirect there.
 
-use tokio::net::TcpListener;
 use tourney_coordinator::api::auth::Tokens;
-use tourney_coordinator::api::server::{ServerOptions, serve};
+use tourney_coordinator::api::server::ServerOptions;
 use tourney_coordinator::{Coordinator, Settings};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_store::Store;
 use tourney_tests::http::request_with;
+use tourney_tests::served;
 use tourney_worker::{TokenInterceptor, connect};
 
 /// A served coordinator whose store holds `program`; its address (`127.0.0.1:PORT`).
@@ -18,21 +18,13 @@ async fn serving(program: &[u8], dir: &tempfile::TempDir) -> String {
     store.put_artifact(program).unwrap();
     let coordinator =
         Coordinator::open(store, Settings::default(), &prometheus::Registry::new()).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
     let options = ServerOptions {
         worker_tokens: Some(Tokens::new(vec![("box1".into(), "w-secret".into())])),
         admin_tokens: Some(Tokens::new(vec![("default".into(), "a-secret".into())])),
         tls: None,
         insecure: false,
     };
-    tokio::spawn(serve(
-        coordinator,
-        listener,
-        options,
-        std::future::pending(),
-    ));
-    addr
+    served::on_loopback(coordinator, options).await.to_string()
 }
 
 /// `GET path` with `headers`: the status, the head and the body.

@@ -65,6 +65,7 @@ pub fn eligibility<'a>(
         match config.unmet_by(profile) {
             None => result.workers += count,
             Some(why) => {
+                let why = why.to_string();
                 if commonest
                     .as_ref()
                     .is_none_or(|(n, w)| (count, &why) > (*n, w))

@@ -30,6 +30,14 @@ pub const MAX_REPORT_JSON: usize = 64 << 20;
 /// before sending the report again, in milliseconds (gRPC's retry pushback): 0 for a
 /// report too large, to be sent again at once in smaller parts.
 pub const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// The delay a RESOURCE_EXHAUSTED answer asks for in its [`RETRY_PUSHBACK`] metadata;
+/// `None` when it names none (or not as a whole number of milliseconds).
+pub fn retry_pushback(status: &tonic::Status) -> Option<std::time::Duration> {
+    (status.metadata().get(RETRY_PUSHBACK))
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .map(std::time::Duration::from_millis)
+}
 /// The most a worker puts in one report, decompressed: well inside [`MAX_REPORT_JSON`].
 pub const REPORT_PART_JSON: usize = MAX_REPORT_JSON / 4;
 

@@ -353,7 +353,7 @@ impl Worker {
                     }
                     Ok(())
                 }
-                Err(e) => Err((e.code(), pushback(&e), batch)),
+                Err(e) => Err((e.code(), tourney_proto::retry_pushback(&e), batch)),
             }
         }));
     }
@@ -431,7 +431,7 @@ impl Worker {
             Ok(reply) => reply,
             // The coordinator is busy: come back when it says, jittered; the session stays.
             Err(e) if e.code() == tonic::Code::ResourceExhausted => {
-                let retry = pushback(&e).unwrap_or(Duration::from_secs(1));
+                let retry = tourney_proto::retry_pushback(&e).unwrap_or(Duration::from_secs(1));
                 self.idle_until = Instant::now() + jittered(retry);
                 return Leased::Nothing;
             }
@@ -508,13 +508,6 @@ impl Worker {
         }
         wake
     }
-}
-
-/// The delay a RESOURCE_EXHAUSTED answer asks for (`grpc-retry-pushback-ms`).
-pub(crate) fn pushback(status: &tonic::Status) -> Option<Duration> {
-    (status.metadata().get(tourney_proto::RETRY_PUSHBACK))
-        .and_then(|v| v.to_str().ok()?.parse().ok())
-        .map(Duration::from_millis)
 }
 
 /// `wait` with jitter: somewhere from half of it to all of it.

@@ -290,9 +290,9 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         .map_err(|e| match e.code() {
             tonic::Code::Unauthenticated => WorkerError::Refused,
             tonic::Code::InvalidArgument => WorkerError::Rejected(e.message().to_string()),
-            tonic::Code::ResourceExhausted => {
-                WorkerError::Busy(lease_loop::pushback(&e).unwrap_or(Duration::from_secs(1)))
-            }
+            tonic::Code::ResourceExhausted => WorkerError::Busy(
+                tourney_proto::retry_pushback(&e).unwrap_or(Duration::from_secs(1)),
+            ),
             _ => WorkerError::Register(e.message().to_string()),
         })?
         .into_inner();

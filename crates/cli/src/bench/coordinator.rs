@@ -159,10 +159,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
                     match registrar.register(request).await {
                         Ok(reply) => break reply.into_inner(),
                         Err(e) if e.code() == tonic::Code::ResourceExhausted => {
-                            let wait = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
-                                .and_then(|v| v.to_str().ok()?.parse().ok())
-                                .unwrap_or(100u64);
-                            tokio::time::sleep(Duration::from_millis(wait * (1 + w as u64 % 4))).await;
+                            let wait = tourney_proto::retry_pushback(&e)
+                                .unwrap_or(Duration::from_millis(100));
+                            tokio::time::sleep(wait * (1 + w as u32 % 4)).await;
                         }
                         Err(_) => break pb::RegisterResponse::default(),
                     }
@@ -194,10 +193,9 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
                         // Past the coordinator's budget: back as it says, as workers do.
                         Err(e) if e.code() == tonic::Code::ResourceExhausted => {
                             deferred.fetch_add(1, Ordering::Relaxed);
-                            let wait = (e.metadata().get(tourney_proto::RETRY_PUSHBACK))
-                                .and_then(|v| v.to_str().ok()?.parse().ok())
-                                .unwrap_or(100);
-                            tokio::time::sleep(Duration::from_millis(wait)).await;
+                            let wait = tourney_proto::retry_pushback(&e)
+                                .unwrap_or(Duration::from_millis(100));
+                            tokio::time::sleep(wait).await;
                             continue;
                         }
                         Err(_) => break,

@@ -15,56 +15,93 @@ impl TournamentConfig {
     }
 
     /// The most cores one of its games takes ([`cores_of_game`] of its two costliest
-    /// engines).
+    /// engines). Called on every lease: it allocates nothing.
     pub fn cores_per_game(&self) -> u32 {
-        let mut costs: Vec<(u32, Option<u32>)> = (0..self.engines.len())
-            .map(|i| {
-                let t = self.threads_of(i);
-                (t.unwrap_or(1), t)
-            })
-            .collect();
-        costs.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
-        match costs.as_slice() {
-            [a, b, ..] => cores_of_game([a.1, b.1]),
-            [a] => cores_of_game([a.1, a.1]),
-            [] => 1,
+        // The two costliest engines, a built-in player counting as one core.
+        let mut top: [Option<(u32, Option<u32>)>; 2] = [None, None];
+        for i in 0..self.engines.len() {
+            let t = self.threads_of(i);
+            let cost = (t.unwrap_or(1), t);
+            if top[0].is_none_or(|a| cost.0 > a.0) {
+                top = [Some(cost), top[0]];
+            } else if top[1].is_none_or(|b| cost.0 > b.0) {
+                top[1] = Some(cost);
+            }
+        }
+        match top {
+            [Some(a), Some(b)] => cores_of_game([a.1, b.1]),
+            [Some(a), None] => cores_of_game([a.1, a.1]),
+            _ => 1,
         }
     }
 
-    /// Why `worker` cannot take this tournament's pairs (`None`: it can), in a few words
-    /// ("needs 16 cores (has 8)").
-    pub fn unmet_by(&self, worker: &WorkerProfile) -> Option<String> {
+    /// Why `worker` cannot take this tournament's pairs (`None`: it can). Called on every
+    /// lease: it allocates nothing; its [`Unmet`] says it in a few words when shown.
+    pub fn unmet_by<'a>(&'a self, worker: &'a WorkerProfile) -> Option<Unmet<'a>> {
         let r = &self.requires;
         let cores = self.cores_per_game().max(r.cores.unwrap_or(1));
         if worker.cores < cores {
-            return Some(format!("needs {cores} cores (has {})", worker.cores));
+            return Some(Unmet::Cores(cores, worker.cores));
         }
         if let Some(mb) = r.memory_mb
             && worker.memory_mb < mb
         {
-            return Some(format!("needs {mb} MiB (has {})", worker.memory_mb));
+            return Some(Unmet::Memory(mb, worker.memory_mb));
         }
-        let missing = |want: &[String], have: &BTreeSet<String>| {
-            want.iter().find(|w| !have.contains(*w)).cloned()
-        };
+        let missing =
+            |want: &'a [String], have: &BTreeSet<String>| want.iter().find(|w| !have.contains(*w));
         if let Some(feature) = missing(&r.cpu_features, &worker.cpu_features) {
-            return Some(format!("needs the CPU feature {feature}"));
+            return Some(Unmet::CpuFeature(feature));
         }
         if let Some(os) = &r.os
             && *os != worker.os
         {
-            return Some(format!("needs {os} (runs {})", worker.os));
+            return Some(Unmet::Os(os, &worker.os));
         }
         if let Some(label) = missing(&r.labels, &worker.labels) {
-            return Some(format!("needs a worker labelled {label}"));
+            return Some(Unmet::Label(label));
         }
         if !worker.only.is_empty() && !self.labels.iter().any(|l| worker.only.contains(l)) {
-            return Some("the worker takes only other labels (--only)".into());
+            return Some(Unmet::OnlyOthers);
         }
         if worker.avoid_noisy && self.noisy {
-            return Some("noisy, and the worker avoids noisy tests".into());
+            return Some(Unmet::Noisy);
         }
         None
+    }
+}
+
+/// Why a worker cannot take a tournament's pairs ([`TournamentConfig::unmet_by`]); shown
+/// in a few words ("needs 16 cores (has 8)").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmet<'a> {
+    /// Fewer cores than a game (or `[requires] cores`) takes: needed, had.
+    Cores(u32, u32),
+    /// Less memory than `[requires] memory_mb`: needed, had (MiB).
+    Memory(u64, u64),
+    /// A CPU feature `[requires]` names that the worker lacks.
+    CpuFeature(&'a str),
+    /// Another operating system than `[requires] os`: needed, run.
+    Os(&'a str, &'a str),
+    /// A label `[requires]` names that the worker lacks.
+    Label(&'a str),
+    /// The worker takes only tests with other labels (`--only`).
+    OnlyOthers,
+    /// A noisy test, and the worker avoids them (`--avoid-noisy`).
+    Noisy,
+}
+
+impl std::fmt::Display for Unmet<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unmet::Cores(needs, has) => write!(f, "needs {needs} cores (has {has})"),
+            Unmet::Memory(needs, has) => write!(f, "needs {needs} MiB (has {has})"),
+            Unmet::CpuFeature(feature) => write!(f, "needs the CPU feature {feature}"),
+            Unmet::Os(needs, runs) => write!(f, "needs {needs} (runs {runs})"),
+            Unmet::Label(label) => write!(f, "needs a worker labelled {label}"),
+            Unmet::OnlyOthers => f.write_str("the worker takes only other labels (--only)"),
+            Unmet::Noisy => f.write_str("noisy, and the worker avoids noisy tests"),
+        }
     }
 }
 
@@ -123,30 +160,45 @@ mod tests {
             THREE,
         );
         let mut w = worker(8);
-        assert_eq!(c.unmet_by(&w).unwrap(), "needs a worker labelled big-cache");
+        assert_eq!(
+            c.unmet_by(&w).unwrap().to_string(),
+            "needs a worker labelled big-cache"
+        );
         w.labels.insert("big-cache".into());
         assert_eq!(c.unmet_by(&w), None);
-        assert_eq!(c.unmet_by(&worker(4)).unwrap(), "needs 8 cores (has 4)");
+        assert_eq!(
+            c.unmet_by(&worker(4)).unwrap().to_string(),
+            "needs 8 cores (has 4)"
+        );
         let mut small = w.clone();
         small.memory_mb = 2048;
-        assert_eq!(c.unmet_by(&small).unwrap(), "needs 4096 MiB (has 2048)");
+        assert_eq!(
+            c.unmet_by(&small).unwrap().to_string(),
+            "needs 4096 MiB (has 2048)"
+        );
         let mut old = w.clone();
         old.cpu_features.remove("avx2");
-        assert_eq!(c.unmet_by(&old).unwrap(), "needs the CPU feature avx2");
+        assert_eq!(
+            c.unmet_by(&old).unwrap().to_string(),
+            "needs the CPU feature avx2"
+        );
         let mut mac = w.clone();
         mac.os = "macos".into();
-        assert_eq!(c.unmet_by(&mac).unwrap(), "needs linux (runs macos)");
+        assert_eq!(
+            c.unmet_by(&mac).unwrap().to_string(),
+            "needs linux (runs macos)"
+        );
         let mut picky = w.clone();
         picky.only.insert("nightly".into());
-        assert!(c.unmet_by(&picky).unwrap().contains("--only"));
+        assert!(c.unmet_by(&picky).unwrap().to_string().contains("--only"));
         picky.only.insert("smp".into());
         assert_eq!(c.unmet_by(&picky), None, "one of its labels is enough");
         let mut quiet = w.clone();
         quiet.avoid_noisy = true;
-        assert!(c.unmet_by(&quiet).unwrap().contains("noisy"));
+        assert!(c.unmet_by(&quiet).unwrap().to_string().contains("noisy"));
         // The cores a game takes count even without [requires].
         assert_eq!(
-            config("", THREE).unmet_by(&worker(4)).unwrap(),
+            config("", THREE).unmet_by(&worker(4)).unwrap().to_string(),
             "needs 5 cores (has 4)"
         );
     }

@@ -38,6 +38,7 @@ pub use crate::seed::game_seed;
 use crate::seed::mix;
 pub use engine::EngineEntry;
 pub use error::{ConfigError, parse_toml};
+pub use fleet::Unmet;
 pub use outcome::{PairOutcome, State};
 pub use settings::{
     AdjudicationSettings, ClockScale, EngineLimits, EngineLogs, Format, LimitSettings, MAX_ENGINES,
