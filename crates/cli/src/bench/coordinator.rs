@@ -119,9 +119,11 @@ pub(crate) fn coordinator(workers: usize, seconds: f64, rate: u64, cache_mb: u64
             .await?
             .into_inner()
             .id;
-        // Workers share a few HTTP/2 connections, as many processes behind one host would.
+        // Workers share HTTP/2 connections, as many processes behind one host would: one
+        // for every 500 workers (at least 8), so that no connection's stream limit is what
+        // a large simulated fleet measures.
         let mut channels = Vec::new();
-        for _ in 0..8 {
+        for _ in 0..(workers / 500).max(8) {
             channels.push(connect(&url, None).await?);
         }
         let (games, half_points) = simulated_pair(OPENING);

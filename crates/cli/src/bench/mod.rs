@@ -85,8 +85,8 @@ enum Suite {
 /// and `flood` measure the service under load. Run them on your own hardware; the figures
 /// in docs/operations.md come from a 2-core VM.
 ///
-/// `coordinator` load-tests a `tourney coordinator` process: simulated workers (sharing 8
-/// HTTP/2 connections) register, then lease and report instant games (the side to move
+/// `coordinator` load-tests a `tourney coordinator` process: simulated workers (sharing
+/// HTTP/2 connections, one for every 500 workers and at least 8) register, then lease and report instant games (the side to move
 /// crashes at once: games that pass the checks in no time); it prints durable pair
 /// results/s, lease latency p50/p99 (`--rate` paces them to a given load), and the
 /// coordinator's resident memory before the workers, with all of them registered (KiB a
