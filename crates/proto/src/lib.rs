@@ -30,6 +30,8 @@ pub const MAX_REPORT_JSON: usize = 64 << 20;
 /// before sending the report again, in milliseconds (gRPC's retry pushback): 0 for a
 /// report too large, to be sent again at once in smaller parts.
 pub const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+/// The most a worker puts in one report, decompressed: well inside [`MAX_REPORT_JSON`].
+pub const REPORT_PART_JSON: usize = MAX_REPORT_JSON / 4;
 
 /// The delay a RESOURCE_EXHAUSTED answer asks for in its [`RETRY_PUSHBACK`] metadata;
 /// `None` when it names none (or not as a whole number of milliseconds).
@@ -38,8 +40,6 @@ pub fn retry_pushback(status: &tonic::Status) -> Option<std::time::Duration> {
         .and_then(|v| v.to_str().ok()?.parse().ok())
         .map(std::time::Duration::from_millis)
 }
-/// The most a worker puts in one report, decompressed: well inside [`MAX_REPORT_JSON`].
-pub const REPORT_PART_JSON: usize = MAX_REPORT_JSON / 4;
 
 impl v1::PairResult {
     /// The size its games take decompressed, as its LZ4 block claims it (or the plain

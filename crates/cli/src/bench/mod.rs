@@ -86,11 +86,11 @@ enum Suite {
 /// in docs/operations.md come from a 2-core VM.
 ///
 /// `coordinator` load-tests a `tourney coordinator` process: simulated workers (sharing
-/// HTTP/2 connections, one for every 500 workers and at least 8) register, then lease and report instant games (the side to move
-/// crashes at once: games that pass the checks in no time); it prints durable pair
-/// results/s, lease latency p50/p99 (`--rate` paces them to a given load), and the
-/// coordinator's resident memory before the workers, with all of them registered (KiB a
-/// worker) and at the end.
+/// HTTP/2 connections, one for every 500 workers and at least 8) register, then lease and
+/// report instant games (the side to move crashes at once: games that pass the checks in
+/// no time); it prints durable pair results/s, lease latency p50/p99 (`--rate` paces them
+/// to a given load), and the coordinator's resident memory before the workers, with all of
+/// them registered (KiB a worker) and at the end.
 ///
 /// `cluster` (10,000 pairs by default, about 20 s) plays the same pairs (`ab:depth=D`
 /// against `ab:depth=D-1`, LOA) by the referee alone (2 threads) and by a 2-worker cluster
