@@ -223,6 +223,16 @@ fn main() -> ExitCode {
         Err(err) if err.is::<support::signals::Interrupted>() => {
             ExitCode::from(support::signals::INTERRUPTED_STATUS)
         }
+        // The reader of our output went away (`tourney export 1 --data d | head`, where
+        // SIGPIPE is ignored because the command serves a coordinator): end quietly.
+        Err(err)
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE

@@ -44,6 +44,15 @@ impl LocalCoordinator {
         coordinator: Arc<Coordinator>,
         listen: SocketAddr,
     ) -> Result<LocalCoordinator> {
+        // A process that serves a coordinator must not die when a client's connection goes
+        // while a reply is being written (an admin command stopped halfway through an
+        // export): the write fails with EPIPE instead of raising SIGPIPE. A reader of our
+        // own output that goes away then ends the command quietly (see `main`).
+        #[cfg(unix)]
+        // SAFETY: setting a signal's disposition; no handler is installed.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
         let listener = TcpListener::bind(listen)
             .await
             .with_context(|| format!("--listen {listen}"))?;
