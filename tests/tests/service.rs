@@ -810,9 +810,11 @@ async fn a_cancelled_tournament_stops_its_workers() {
     // on it, nothing leased out by the coordinator, and the pairs finished before the
     // cancellation reported; then no pair can be done any more.
     let settled = until_async(30, "the cancelled work to be dropped", || async {
-        let s = status(&control).await;
+        // The worker's gauges first, in play before unreported, then the coordinator: a
+        // report still in flight when the gauges are read keeps `unreported` above 0.
         let (playing, queued) = (metrics.pairs_in_play.get(), metrics.pairs_queued.get());
         let unreported = metrics.results_unreported.get();
+        let s = status(&control).await;
         match s.pairs_leased == 0 && playing == 0 && queued == 0 && unreported == 0 {
             true => Ok(s),
             false => Err(format!(

@@ -320,7 +320,6 @@ impl Desk {
             );
             drop(span);
             drop(pinned);
-            metrics.pairs_in_play.dec();
             let outcome = match result {
                 Ok(Some(mut r)) => {
                     r.lease_id = queued.lease;
@@ -341,7 +340,10 @@ impl Desk {
                 })),
             };
             let results = checks.len() + usize::from(outcome.is_some());
+            // Counted as unreported before it stops counting as in play, so that a reader
+            // who sees neither knows the result has been reported.
             metrics.results_unreported.add(results as i64);
+            metrics.pairs_in_play.dec();
             let (following, wake) = self.next(Some(Finished {
                 lease: queued.lease,
                 outcome,
