@@ -116,22 +116,58 @@ fn race(us: u128, them: u128, empty: u128, reach: fn(u128, u128) -> u128) -> (i3
     )
 }
 
-/// The evaluation for the side with amazons `us` to move, against `them`, with `empty` the
-/// free squares.
-fn score(us: u128, them: u128, empty: u128, w: &AmazonsWeights) -> i32 {
-    let (ours, theirs, ties, position) = race(us, them, empty, queen_reach);
-    let mut score = w.territory * (ours - theirs) + w.tie * ties + w.position * position / 64;
-    if w.king != 0 {
-        let (k_ours, k_theirs, _, _) = race(us, them, empty, king_reach);
-        score += w.king * (k_ours - k_theirs);
-    }
-    for (amazons, sign) in [(us, 1), (them, -1)] {
-        for square in squares(amazons) {
-            let moves = queen_reach(1 << square, empty).count_ones() as i32;
-            score += sign * (w.mobility * moves - if moves <= 2 { w.trapped } else { 0 });
+/// The raw terms of the evaluation for the side with amazons `us` to move, against
+/// `them`, with `empty` the free squares; the king race only when `king`.
+struct Terms {
+    territory: i32,
+    king: i32,
+    /// Σ 2^-d in 1/64.
+    position: i32,
+    mobility: i32,
+    trapped: i32,
+    tie: i32,
+}
+
+impl Terms {
+    #[inline]
+    fn of(us: u128, them: u128, empty: u128, king: bool) -> Terms {
+        let (ours, theirs, tie, position) = race(us, them, empty, queen_reach);
+        let king = if king {
+            let (k_ours, k_theirs, _, _) = race(us, them, empty, king_reach);
+            k_ours - k_theirs
+        } else {
+            0
+        };
+        let (mut mobility, mut trapped) = (0, 0);
+        for (amazons, sign) in [(us, 1), (them, -1)] {
+            for square in squares(amazons) {
+                let moves = queen_reach(1 << square, empty).count_ones() as i32;
+                mobility += sign * moves;
+                trapped -= sign * i32::from(moves <= 2);
+            }
+        }
+        Terms {
+            territory: ours - theirs,
+            king,
+            position,
+            mobility,
+            trapped,
+            tie,
         }
     }
-    score
+}
+
+/// The evaluation for the side with amazons `us` to move, against `them`, with `empty` the
+/// free squares.
+#[inline]
+fn score(us: u128, them: u128, empty: u128, w: &AmazonsWeights) -> i32 {
+    let t = Terms::of(us, them, empty, w.king != 0);
+    w.territory * t.territory
+        + w.tie * t.tie
+        + w.position * t.position / 64
+        + w.king * t.king
+        + w.mobility * t.mobility
+        + w.trapped * t.trapped
 }
 
 /// The indices of the squares of a bitboard, lowest first.
@@ -211,6 +247,28 @@ impl Heuristics for Amazons {
         moves.sort_by_key(|&(value, _)| std::cmp::Reverse(value));
         moves.truncate(k);
         (moves, evaluated)
+    }
+
+    fn features(&self, out: &mut [f64]) {
+        let us = self.turn();
+        let t = Terms::of(
+            self.amazons(us),
+            self.amazons(us.opponent()),
+            !self.occupied() & BOARD,
+            true,
+        );
+        let values = [
+            t.territory,
+            t.king,
+            t.position,
+            t.mobility,
+            t.trapped,
+            t.tie,
+        ];
+        for (slot, value) in out.iter_mut().zip(values) {
+            *slot = f64::from(value);
+        }
+        out[2] /= 64.0;
     }
 
     fn move_index(mv: Move) -> usize {

@@ -68,58 +68,100 @@ fn walled(ours: u64, theirs: u64) -> i32 {
     (bottom | top | left | right).count_ones() as i32
 }
 
+/// One side's raw evaluation terms.
+struct SideTerms {
+    /// Pieces.
+    n: i32,
+    /// Distance to the centre of mass beyond the tightest shape.
+    surplus: i32,
+    /// Sum of the piece-square table.
+    central: i32,
+    /// Distance of the centre of mass from the board centre.
+    com_off: i32,
+    /// Euler number above one.
+    excess_euler: i32,
+    /// Pairs of neighbouring pieces.
+    neighbours: i32,
+}
+
+impl SideTerms {
+    /// The terms of `pieces`, `None` for none.
+    fn of(pieces: u64) -> Option<SideTerms> {
+        let n = pieces.count_ones() as i32;
+        if n == 0 {
+            return None;
+        }
+        let (mut sum_file, mut sum_rank, mut central) = (0, 0, 0);
+        let mut rest = pieces;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            sum_file += (s % 8) as i32;
+            sum_rank += (s / 8) as i32;
+            central += CENTRAL[s];
+        }
+        // Centre of mass, rounded to a square.
+        let (cf, cr) = ((2 * sum_file + n) / (2 * n), (2 * sum_rank + n) / (2 * n));
+        let mut spread = 0;
+        let mut rest = pieces;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as i32;
+            rest &= rest - 1;
+            spread += ((s % 8) - cf).abs().max(((s / 8) - cr).abs());
+        }
+        // Quads: 2×2 windows by the number of pieces in them.
+        let a = pieces;
+        let b = (pieces >> 1) & NOT_FILE_H;
+        let c = pieces >> 8;
+        let d = (pieces >> 9) & NOT_FILE_H;
+        // Windows anchored at each square, counting off-board squares as empty; windows that
+        // start left of file a or below rank 1 are left out (a cheap approximation of MIA's
+        // Euler number).
+        let ones = a ^ b ^ c ^ d;
+        let pairs_or_more = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d);
+        let q1 = (ones & !pairs_or_more).count_ones() as i32;
+        let q3 = (ones & pairs_or_more).count_ones() as i32;
+        let qd = ((a & d & !b & !c) | (b & c & !a & !d)).count_ones() as i32;
+        let euler = (q1 - q3 - 2 * qd) / 4;
+        let neighbours = (pieces & (pieces >> 1) & NOT_FILE_H).count_ones()
+            + (pieces & (pieces >> 8)).count_ones()
+            + (pieces & (pieces >> 9) & NOT_FILE_H).count_ones()
+            + (pieces & (pieces >> 7) & NOT_FILE_A).count_ones();
+        Some(SideTerms {
+            n,
+            surplus: spread - MIN_SPREAD[n as usize],
+            central,
+            // Distance of the centre of mass from the four central squares.
+            com_off: (2 * cf - 7).abs().max((2 * cr - 7).abs()) / 2,
+            excess_euler: (euler - 1).max(0),
+            neighbours: neighbours as i32,
+        })
+    }
+
+    /// Weighted.
+    fn weighted(&self, w: &LoaWeights) -> i32 {
+        -w.concentration * self.surplus + w.centralisation * self.central / (self.n * 10)
+            - w.com * self.com_off
+            - w.quads * self.excess_euler
+            + w.connectedness * self.neighbours / self.n
+    }
+
+    /// As the first five features, in [`LoaWeights::NAMES`] order.
+    fn features(&self) -> [f64; 5] {
+        let n = f64::from(self.n);
+        [
+            -f64::from(self.surplus),
+            f64::from(self.central) / (n * 10.0),
+            -f64::from(self.com_off),
+            -f64::from(self.excess_euler),
+            f64::from(self.neighbours) / n,
+        ]
+    }
+}
+
 /// The features of one side, already weighted.
 fn side(pieces: u64, w: &LoaWeights) -> i32 {
-    let n = pieces.count_ones() as i32;
-    if n == 0 {
-        return 0;
-    }
-    let (mut sum_file, mut sum_rank, mut central) = (0, 0, 0);
-    let mut rest = pieces;
-    while rest != 0 {
-        let s = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        sum_file += (s % 8) as i32;
-        sum_rank += (s / 8) as i32;
-        central += CENTRAL[s];
-    }
-    // Centre of mass, rounded to a square.
-    let (cf, cr) = ((2 * sum_file + n) / (2 * n), (2 * sum_rank + n) / (2 * n));
-    let mut spread = 0;
-    let mut rest = pieces;
-    while rest != 0 {
-        let s = rest.trailing_zeros() as i32;
-        rest &= rest - 1;
-        spread += ((s % 8) - cf).abs().max(((s / 8) - cr).abs());
-    }
-    let surplus = spread - MIN_SPREAD[n as usize];
-    // Distance of the centre of mass from the four central squares.
-    let com_off = (2 * cf - 7).abs().max((2 * cr - 7).abs()) / 2;
-
-    // Quads: 2×2 windows by the number of pieces in them.
-    let a = pieces;
-    let b = (pieces >> 1) & NOT_FILE_H;
-    let c = pieces >> 8;
-    let d = (pieces >> 9) & NOT_FILE_H;
-    // Windows anchored at each square, counting off-board squares as empty; windows that
-    // start left of file a or below rank 1 are left out (a cheap approximation of MIA's
-    // Euler number).
-    let ones = a ^ b ^ c ^ d;
-    let pairs_or_more = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d);
-    let q1 = (ones & !pairs_or_more).count_ones() as i32;
-    let q3 = (ones & pairs_or_more).count_ones() as i32;
-    let qd = ((a & d & !b & !c) | (b & c & !a & !d)).count_ones() as i32;
-    let euler = (q1 - q3 - 2 * qd) / 4;
-
-    let neighbours = (pieces & (pieces >> 1) & NOT_FILE_H).count_ones()
-        + (pieces & (pieces >> 8)).count_ones()
-        + (pieces & (pieces >> 9) & NOT_FILE_H).count_ones()
-        + (pieces & (pieces >> 7) & NOT_FILE_A).count_ones();
-
-    -w.concentration * surplus + w.centralisation * central / (n * 10)
-        - w.com * com_off
-        - w.quads * (euler - 1).max(0)
-        + w.connectedness * neighbours as i32 / n
+    SideTerms::of(pieces).map_or(0, |t| t.weighted(w))
 }
 
 impl Heuristics for Loa {
@@ -142,6 +184,20 @@ impl Heuristics for Loa {
         let (ours, theirs) = (self.pieces(us), self.pieces(them));
         let walls = w.walls * (walled(ours, theirs) - walled(theirs, ours));
         side(ours, w) - side(theirs, w) + mobility + walls + w.tempo
+    }
+
+    fn features(&self, out: &mut [f64]) {
+        let us = self.turn();
+        let them = us.opponent();
+        let (ours, theirs) = (self.pieces(us), self.pieces(them));
+        let terms = |pieces| SideTerms::of(pieces).map_or([0.0; 5], |t| t.features());
+        let (a, b) = (terms(ours), terms(theirs));
+        for i in 0..5 {
+            out[i] = a[i] - b[i];
+        }
+        out[5] = f64::from(self.mobility(us)) - f64::from(self.mobility(them));
+        out[6] = f64::from(walled(ours, theirs) - walled(theirs, ours));
+        out[7] = 1.0;
     }
 
     fn move_index(mv: Move) -> usize {

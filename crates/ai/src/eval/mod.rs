@@ -29,6 +29,11 @@ pub trait Heuristics: Position {
     /// that are not decided.
     fn evaluate(&self, weights: &Self::Weights) -> i32;
 
+    /// The evaluation's features, one a weight in [`Heuristics::WEIGHTS`] order, into
+    /// `out` (as long as the weights): the evaluation is their sum weighted, up to a unit
+    /// of rounding a divided term. Texel tuning fits the weights to them.
+    fn features(&self, out: &mut [f64]);
+
     /// The best `k` moves by the evaluation of the positions they lead to, best first, each
     /// with that evaluation for the side to move here (the negated evaluation of the child),
     /// and how many positions were evaluated to find them. The default evaluates every move
@@ -86,3 +91,61 @@ macro_rules! weights {
     };
 }
 pub(crate) use weights;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_rules::{Amazons, Loa};
+
+    /// The evaluation with random weights against the features so weighted, over the
+    /// positions of random games: equal within `rounding`.
+    fn features_weigh_to_the_evaluation<P: Heuristics>(rounding: f64) {
+        let mut state = 0x9e37_79b9_u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 16
+        };
+        let mut features = vec![0.0; P::WEIGHTS.len()];
+        for _ in 0..20 {
+            let mut weights = P::Weights::default();
+            let values: Vec<i32> = (P::WEIGHTS.iter())
+                .map(|name| {
+                    let value = (next() % 201) as i32 - 50;
+                    assert!(P::set_weight(&mut weights, name, value));
+                    value
+                })
+                .collect();
+            let mut position = P::start();
+            for _ in 0..60 {
+                if position.is_game_over() {
+                    break;
+                }
+                position.features(&mut features);
+                let weighted: f64 = (values.iter().zip(&features))
+                    .map(|(&w, f)| f64::from(w) * f)
+                    .sum();
+                let evaluated = f64::from(position.evaluate(&weights));
+                assert!(
+                    (evaluated - weighted).abs() <= rounding,
+                    "{position}: evaluated {evaluated}, features weighted {weighted}"
+                );
+                let mv = position.random_move(next()).expect("not over");
+                position.play_unchecked(mv);
+            }
+        }
+    }
+
+    #[test]
+    fn loa_features_weigh_to_its_evaluation() {
+        // Two divided terms a side.
+        features_weigh_to_the_evaluation::<Loa>(4.0);
+    }
+
+    #[test]
+    fn amazons_features_weigh_to_its_evaluation() {
+        // The position term is divided.
+        features_weigh_to_the_evaluation::<Amazons>(1.0);
+    }
+}
