@@ -132,6 +132,24 @@ fn switch(kind: Kind, key: &str, value: &str) -> Result<bool, SpecError> {
 }
 
 impl PlayerSpec {
+    /// The evaluation weights it plays with in game `P`, in [`Heuristics::WEIGHTS`] order:
+    /// the defaults, as its keys set them.
+    ///
+    /// # Errors
+    /// A weight whose value is not a whole number.
+    pub fn weights<P: Heuristics>(&self) -> Result<Vec<i32>, SpecError> {
+        let mut weights = P::Weights::default();
+        for (key, value) in &self.params {
+            if P::WEIGHTS.contains(&key.as_str()) {
+                let v = number(self.kind, key, value, "a whole number")?;
+                P::set_weight(&mut weights, key, v);
+            }
+        }
+        Ok((P::WEIGHTS.iter())
+            .map(|name| P::weight(&weights, name).expect("a weight of the game"))
+            .collect())
+    }
+
     /// Builds the player for game `P`.
     ///
     /// # Errors

@@ -194,6 +194,10 @@ impl Heuristics for Amazons {
         weights.set(name, value)
     }
 
+    fn weight(weights: &AmazonsWeights, name: &str) -> Option<i32> {
+        weights.get(name)
+    }
+
     fn evaluate(&self, w: &AmazonsWeights) -> i32 {
         let us = self.turn();
         score(

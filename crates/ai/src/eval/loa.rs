@@ -173,6 +173,10 @@ impl Heuristics for Loa {
         weights.set(name, value)
     }
 
+    fn weight(weights: &LoaWeights, name: &str) -> Option<i32> {
+        weights.get(name)
+    }
+
     fn evaluate(&self, w: &LoaWeights) -> i32 {
         let us = self.turn();
         let them = us.opponent();

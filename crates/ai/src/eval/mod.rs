@@ -25,6 +25,9 @@ pub trait Heuristics: Position {
     /// Sets the weight `name` to `value`; `false` if there is no such weight.
     fn set_weight(weights: &mut Self::Weights, name: &str, value: i32) -> bool;
 
+    /// The weight `name`; `None` if there is no such weight.
+    fn weight(weights: &Self::Weights, name: &str) -> Option<i32>;
+
     /// The static evaluation for the side to move (positive: better for it), for positions
     /// that are not decided.
     fn evaluate(&self, weights: &Self::Weights) -> i32;
@@ -78,6 +81,14 @@ macro_rules! weights {
         impl $name {
             /// The weight names.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// A weight by name; `None` if unknown.
+            pub fn get(&self, name: &str) -> Option<i32> {
+                match name {
+                    $(stringify!($field) => Some(self.$field),)*
+                    _ => None,
+                }
+            }
 
             /// Sets a weight by name; `false` if unknown.
             pub fn set(&mut self, name: &str, value: i32) -> bool {
