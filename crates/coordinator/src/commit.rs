@@ -92,7 +92,7 @@ impl Coordinator {
     /// # Errors
     /// The [`Refusal`]; the worker is told the result was rejected.
     pub fn check_reported(&self, worker: &str, r: Reported) -> Result<Finished, Refusal> {
-        let (config, settings, opening, held, token) = {
+        let (config, settings, openings, held, token) = {
             let inner = self.lock();
             let entry = inner
                 .tournaments
@@ -102,15 +102,20 @@ impl Coordinator {
                 return Err(Refusal::NotHeld);
             }
             let held = inner.scheduler.holds(worker, r.lease, r.tournament, r.pair);
-            let openings = &entry.openings;
-            let (_, _, round) = entry.config.pairing(r.pair);
-            let opening = (openings.get((round % openings.len().max(1) as u64) as usize))
-                .unwrap_or_default()
-                .to_string();
+            let suite = &entry.openings;
+            // Engine-made openings (`genfens`) are the games' own starts, which the rules
+            // check; suite openings are the suite's.
+            let openings = (!entry.settings.engine_openings).then(|| {
+                entry.config.pair_openings(r.pair).map(|index| {
+                    (suite.get((index % suite.len().max(1) as u64) as usize))
+                        .unwrap_or_default()
+                        .to_string()
+                })
+            });
             (
                 Arc::clone(&entry.config),
                 Arc::clone(&entry.settings),
-                opening,
+                openings,
                 held,
                 inner.fleet.token_of(worker).unwrap_or_default().to_string(),
             )
@@ -188,6 +193,7 @@ impl Coordinator {
             let mut sides = [Side::default(); 2];
             sides[Color::White.index()] = side_of(&config, w);
             sides[Color::Black.index()] = side_of(&config, b);
+            let opening = openings.as_ref().map_or(&game.start, |o| &o[g]).clone();
             tourney_model::check::check(game, &opening, &settings, sides).map_err(game_error)?;
             let first_plays = if w == first {
                 Color::White
@@ -200,6 +206,13 @@ impl Coordinator {
             }
             summaries.push(GameSummary::of(game).map_err(Refusal::Records)?);
         }
+        // A data generation run's positions, read off the checked games.
+        let positions = match config.datagen() {
+            Some(d) => {
+                Some(crate::datagen::extract(d, r.pair, &records).map_err(Refusal::Records)?)
+            }
+            None => None,
+        };
         // Stored as the typed records write themselves: whatever is stored exports,
         // replays and archives.
         let games = serde_json::value::to_raw_value(&records)
@@ -217,6 +230,7 @@ impl Coordinator {
             games,
             summaries,
             held,
+            positions,
         })
     }
 
@@ -245,7 +259,7 @@ impl Coordinator {
         results: Vec<Finished>,
     ) -> Result<ReportAck, CoordinatorError> {
         let mut ack = ReportAck::default();
-        let mut fresh_candidates = Vec::new();
+        let mut fresh_candidates: Vec<Finished> = Vec::new();
         {
             let inner = self.lock();
             for r in results {
@@ -282,6 +296,12 @@ impl Coordinator {
             .await
             .map_err(|_| CoordinatorError::Closed)?;
         let fresh = wait.await.map_err(|_| CoordinatorError::Closed)??;
+        // Data generation runs' positions follow their committed pairs into the data files.
+        let positions = (fresh_candidates.iter_mut().zip(&fresh))
+            .filter(|(_, new)| **new)
+            .filter_map(|(r, _)| Some((r.tournament, r.positions.take()?)))
+            .collect();
+        let reached = self.append_positions(positions);
         let now = self.now_ms();
         let mut changed_states = Vec::new();
         let mut ended = Vec::new();
@@ -318,7 +338,12 @@ impl Coordinator {
                     unfold(&mut inner, tid, &self.store.digests(tid)?, &new);
                 }
             }
-            let (scheduler_ack, changed) = inner.scheduler.report(worker, &applied);
+            let (scheduler_ack, mut changed) = inner.scheduler.report(worker, &applied);
+            for &tid in &reached {
+                if inner.scheduler.reach_target(tid) && !changed.contains(&tid) {
+                    changed.push(tid);
+                }
+            }
             ack.accepted += scheduler_ack.accepted;
             ack.duplicates += scheduler_ack.duplicates;
             let touched = changed.clone();

@@ -102,6 +102,28 @@ fn format_text(c: &TournamentConfig) -> String {
                 s.gamma
             )
         }),
+        Format::Datagen => c.datagen.as_ref().map_or_else(String::new, |d| {
+            let mut skips = vec![format!("the first {} plies", d.skip_plies)];
+            for (on, what) in [
+                (d.skip_captures, "captures"),
+                (d.skip_decided, "decided scores"),
+                (d.dedup, "duplicates"),
+            ] {
+                if on {
+                    skips.push(what.into());
+                }
+            }
+            format!(
+                "datagen: {} positions from {} openings, at most {} pairs; skipping {}",
+                d.positions,
+                match d.openings {
+                    tourney_model::tournament::DatagenOpenings::Suite => "suite",
+                    tourney_model::tournament::DatagenOpenings::Engine => "engine-made",
+                },
+                d.max_pairs(),
+                skips.join(", ")
+            )
+        }),
     }
 }
 

@@ -42,7 +42,19 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 let t = inner.tournaments.get_mut(&a.tournament).expect("leased");
-                let opening_index = a.opening % t.openings.len().max(1) as u64;
+                let suite = |index: u64| {
+                    let index = index % t.openings.len().max(1) as u64;
+                    let text = t.openings.get(index as usize).unwrap_or_default();
+                    (text.to_string(), index)
+                };
+                let [game0, game1] = t.config.pair_openings(a.pair);
+                let ((opening, opening_index), second_opening) = if t.settings.engine_openings {
+                    ((String::new(), 0), None)
+                } else if game0 == game1 {
+                    (suite(game0), None)
+                } else {
+                    (suite(game0), Some(suite(game1)))
+                };
                 let engines = [
                     Engine::of(&t.config, a.first, &t.artifacts),
                     Engine::of(&t.config, a.second, &t.artifacts),
@@ -64,10 +76,9 @@ impl Coordinator {
                     settings: GameSettings::clone(&t.settings),
                     first,
                     second,
-                    opening: (t.openings.get(opening_index as usize))
-                        .unwrap_or_default()
-                        .to_string(),
+                    opening,
                     opening_index,
+                    second_opening,
                     seed: t.config.pair_seed(a.pair),
                     ticket,
                 }

@@ -36,6 +36,7 @@ pub mod workers;
 
 mod checks;
 mod commit;
+mod datagen;
 mod history;
 mod intake;
 mod leasing;

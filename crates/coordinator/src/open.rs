@@ -121,6 +121,16 @@ impl Coordinator {
             metrics.commit_latency.clone(),
             Arc::clone(&fault),
         ));
+        let datasets =
+            crate::datagen::DataSets::new(settings.data_dir.as_deref()).map_err(|e| {
+                StoreError::DataDir {
+                    path: settings
+                        .data_dir
+                        .as_ref()
+                        .map_or("<temporary>".into(), |d| d.display().to_string()),
+                    reason: format!("cannot make the data sets' directory: {e}"),
+                }
+            })?;
         let lease_budget = crate::cadence::Budget::new(settings.leases_per_second);
         let register_budget = crate::cadence::Budget::new(settings.registrations_per_second);
         let coordinator = Arc::new(Coordinator {
@@ -145,8 +155,10 @@ impl Coordinator {
             notifier,
             lease_budget: Mutex::new(lease_budget),
             register_budget: Mutex::new(register_budget),
+            datasets,
         });
         for id in coordinator.ids() {
+            coordinator.open_dataset(id)?;
             // A tournament whose stored pairs complete it (played while no coordinator saw
             // it end) is stored as ended.
             let ended = {

@@ -103,6 +103,8 @@ pub struct Coordinator {
     pub(crate) lease_budget: Mutex<crate::cadence::Budget>,
     /// Registrations a second ([`Settings::registrations_per_second`]).
     pub(crate) register_budget: Mutex<crate::cadence::Budget>,
+    /// Data generation runs' data sets ([`Settings::data_dir`]).
+    pub(crate) datasets: crate::datagen::DataSets,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report

@@ -70,6 +70,9 @@ pub struct Settings {
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
+    /// The data directory: data generation runs write their data files to its
+    /// `positions/<id>/`. `None`: a temporary directory, removed with the coordinator.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -92,6 +95,7 @@ impl Default for Settings {
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),
+            data_dir: None,
         }
     }
 }
@@ -118,6 +122,9 @@ pub struct Finished {
     /// Whether the reporting registration held the pair under its lease (else it came on
     /// its ticket: a lease from before a restart, or of an earlier registration).
     pub held: bool,
+    /// A data generation run's positions of both games, as its filters keep them (before
+    /// duplicates are taken out).
+    pub positions: Option<tourney_dataset::Extracted>,
 }
 
 /// A tournament's status as clients see it.

@@ -24,7 +24,8 @@ pub struct Filters {
 }
 
 /// What a game's positions were skipped for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Skipped {
     /// Before `skip_plies`.
     pub early: u64,

@@ -20,6 +20,6 @@ pub mod record;
 pub mod stats;
 
 pub use extract::{Extracted, Filters, Skipped, extract};
-pub use file::{FileError, HEADER_BYTES, read_records, write_header};
+pub use file::{FileError, HEADER_BYTES, header, read_records, write_header};
 pub use record::{MoverResult, RECORD_BYTES, Record, RecordError};
 pub use stats::Stats;

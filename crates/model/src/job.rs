@@ -40,6 +40,8 @@ pub struct GameSettings {
     pub engine_limits: crate::tournament::EngineLimits,
     /// Which games keep their outside engines' logs.
     pub engine_logs: crate::tournament::EngineLogs,
+    /// The first engine makes the openings (`genfens`), two a pair.
+    pub engine_openings: bool,
 }
 
 impl GameSettings {
@@ -61,6 +63,9 @@ impl GameSettings {
             score_rules: config.adjudication.score_rules(),
             engine_limits: config.engine_limits,
             engine_logs: config.engine_logs,
+            engine_openings: config
+                .datagen()
+                .is_some_and(|d| d.openings == crate::tournament::DatagenOpenings::Engine),
         }
     }
 }
@@ -276,6 +281,9 @@ pub struct PairJob {
     pub opening: String,
     /// Its index in the tournament's opening suite.
     pub opening_index: u64,
+    /// Game 1's opening and its index when it is not game 0's (data generation runs play
+    /// each opening once).
+    pub second_opening: Option<(String, u64)>,
     /// The pair's seed: game `g` is played with
     /// [`game_seed`](crate::tournament::game_seed)`(seed, g)`.
     pub seed: u64,

@@ -88,6 +88,7 @@ impl From<&GameSettings> for pb::GameSettings {
                 network: s.engine_limits.network,
             }),
             all_engine_logs: s.engine_logs == tourney_model::tournament::EngineLogs::All,
+            engine_openings: s.engine_openings,
         }
     }
 }
@@ -101,6 +102,7 @@ impl TryFrom<pb::GameSettings> for GameSettings {
             } else {
                 tourney_model::tournament::EngineLogs::Failures
             },
+            engine_openings: s.engine_openings,
             game: s.game.parse().map_err(|e| invalid("settings.game", e))?,
             time_control: tc_of(&s.tc, "settings.tc")?,
             tournament_name: s.tournament_name,
@@ -256,6 +258,8 @@ impl From<&PairJob> for pb::PairJob {
             opening_index: j.opening_index,
             seed: j.seed,
             ticket: j.ticket.clone(),
+            second_opening: j.second_opening.as_ref().map(|(o, _)| o.clone()),
+            second_opening_index: j.second_opening.as_ref().map_or(0, |(_, i)| *i),
         }
     }
 }
@@ -274,6 +278,7 @@ impl TryFrom<pb::PairJob> for PairJob {
             second: j.second.ok_or(WireError::Missing("second"))?.try_into()?,
             opening: j.opening,
             opening_index: j.opening_index,
+            second_opening: j.second_opening.map(|o| (o, j.second_opening_index)),
             seed: j.seed,
             ticket: j.ticket,
         })
@@ -385,6 +390,7 @@ mod tests {
                     ..Default::default()
                 },
                 engine_logs: tourney_model::tournament::EngineLogs::All,
+                engine_openings: true,
             },
             first: Engine {
                 name: "a".into(),
@@ -413,6 +419,7 @@ mod tests {
             },
             opening: "3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w".into(),
             opening_index: 4,
+            second_opening: Some(("3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 b".into(), 5)),
             seed: 99,
             ticket: "seal".into(),
         }

@@ -465,6 +465,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
         margin_ms: 100,
         engine_limits: Default::default(),
         engine_logs: Default::default(),
+        engine_openings: false,
         scale_by_speed: false,
         score_rules: ScoreRules {
             resign: Some(ResignRule {

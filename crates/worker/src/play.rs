@@ -478,6 +478,10 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
     setup.start = job.opening.parse().map_err(PlayError::Opening)?;
+    let second_start = match &job.second_opening {
+        Some((text, index)) => Some((text.parse::<P>().map_err(PlayError::Opening)?, *index)),
+        None => None,
+    };
     if settings.scale_by_speed {
         // An outside engine's own bench speed here against its reference, when known;
         // else this worker's speed on the built-in benchmark.
@@ -535,6 +539,11 @@ fn play_typed<P: Heuristics + Adjudicate>(
         setup.sides[first_has.index()] = own(first);
         setup.sides[first_has.opponent().index()] = own(second);
         setup.meta.insert("game".into(), (game as u64).into());
+        // A data generation run plays each opening once: game 1 has its own.
+        if let (1, Some((start, index))) = (game, second_start) {
+            setup.start = start;
+            setup.meta.insert("opening".into(), index.into());
+        }
         setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
         match play(&setup, white, black, &mut |_| {}) {
             Ok(mut record) => {

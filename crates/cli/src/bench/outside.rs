@@ -38,11 +38,13 @@ fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u3
             score_rules: Default::default(),
             engine_limits: Default::default(),
             engine_logs: Default::default(),
+            engine_openings: false,
         },
         first: engine("a"),
         second: engine("b"),
         opening: with_position!(game, P => P::start().to_string()),
         opening_index: 0,
+        second_opening: None,
         ticket: String::new(),
         seed: pair + 1,
     }

@@ -83,6 +83,7 @@ fn job(source: Source) -> PairJob {
             score_rules: Default::default(),
             engine_limits: Default::default(),
             engine_logs: Default::default(),
+            engine_openings: false,
         },
         first: engine(
             "source",
@@ -101,6 +102,7 @@ fn job(source: Source) -> PairJob {
         second: engine("base", EngineKind::BuiltIn("random".into())),
         opening: Loa::start().to_string(),
         opening_index: 0,
+        second_opening: None,
         ticket: String::new(),
         seed: 1,
     }

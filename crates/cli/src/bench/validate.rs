@@ -41,6 +41,7 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
         margin_ms: 100,
         engine_limits: Default::default(),
         engine_logs: Default::default(),
+        engine_openings: false,
         scale_by_speed: false,
         score_rules: Default::default(),
     };

@@ -160,6 +160,7 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
         margin_ms: args.margin,
         engine_limits: Default::default(),
         engine_logs: Default::default(),
+        engine_openings: false,
         scale_by_speed: false,
         score_rules: Default::default(),
     };

@@ -432,6 +432,20 @@ impl Scheduler {
         }
     }
 
+    /// Notes that a data generation run has the positions it wants: it finishes (when
+    /// active) with the pairs it has. Returns whether it ended now.
+    pub fn reach_target(&mut self, id: TournamentId) -> bool {
+        match self.tournaments.get_mut(&id) {
+            Some(t) => {
+                let before = t.state;
+                t.target_met = true;
+                t.update_state();
+                t.state != before
+            }
+            None => false,
+        }
+    }
+
     /// Lets a tournament waiting for approval be played. Returns whether it was waiting.
     pub fn approve(&mut self, id: TournamentId) -> bool {
         match self.tournaments.get_mut(&id) {

@@ -43,6 +43,8 @@ pub struct Tournament {
     pub(super) excluded_hosts: BTreeSet<String>,
     /// Completed pairs played by excluded hosts.
     pub(super) excluded: BTreeSet<u64>,
+    /// A data generation run has the positions it wants.
+    pub(super) target_met: bool,
 }
 
 /// The SPRT of a tournament file.
@@ -82,6 +84,7 @@ impl Tournament {
             unfit: BTreeSet::new(),
             excluded_hosts: BTreeSet::new(),
             excluded: BTreeSet::new(),
+            target_met: false,
         }
     }
 
@@ -205,7 +208,8 @@ impl Tournament {
         true
     }
 
-    /// Finishes the tournament when its plan is complete or its SPRT decided.
+    /// Finishes the tournament when its plan is complete, its SPRT decided, or its data
+    /// set full.
     pub(super) fn update_state(&mut self) {
         let decided = |s: &Option<SprtStatus>| {
             s.is_some_and(|s| s.decision != tourney_stats::Decision::Continue)
@@ -224,8 +228,8 @@ impl Tournament {
             }
             self.sprt_through = through;
         }
-        if self.state.is_active() && (decided(&self.sprt) || self.prefix >= self.config.max_pairs())
-        {
+        let planned_done = self.prefix >= self.config.max_pairs();
+        if self.state.is_active() && (decided(&self.sprt) || planned_done || self.target_met) {
             self.state = State::Finished;
         }
     }

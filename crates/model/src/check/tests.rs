@@ -23,6 +23,7 @@ fn settings(game: GameKind, tc: &str) -> GameSettings {
         score_rules: ScoreRules::default(),
         engine_limits: Default::default(),
         engine_logs: Default::default(),
+        engine_openings: false,
     }
 }
 

@@ -41,9 +41,9 @@ pub use error::{ConfigError, parse_toml};
 pub use fleet::Unmet;
 pub use outcome::{PairOutcome, State};
 pub use settings::{
-    AdjudicationSettings, ClockScale, EngineLimits, EngineLogs, Format, LimitSettings, MAX_ENGINES,
-    MAX_NAME_CHARS, MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel,
-    SprtSettings,
+    AdjudicationSettings, ClockScale, DatagenOpenings, DatagenSettings, EngineLimits, EngineLogs,
+    Format, LimitSettings, MAX_DATAGEN_FILE_MB, MAX_DATAGEN_POSITIONS, MAX_ENGINES, MAX_NAME_CHARS,
+    MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel, SprtSettings,
 };
 
 /// A tournament file as written.
@@ -69,6 +69,9 @@ pub struct TournamentConfig {
     /// Tuning settings (format `spsa`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spsa: Option<crate::spsa::SpsaSettings>,
+    /// Data generation settings (format `datagen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagen: Option<DatagenSettings>,
     /// Openings.
     #[serde(default)]
     pub openings: OpeningSettings,
@@ -128,6 +131,15 @@ fn spsa_sides(engine: &EngineEntry) -> [EngineEntry; 2] {
     [side("+"), side("-")]
 }
 
+/// The two sides of one engine's self-play (`NAME.1`, first in each pair, and `NAME.2`).
+fn self_play_sides(engine: &EngineEntry) -> [EngineEntry; 2] {
+    let side = |n: u8| EngineEntry {
+        name: format!("{}.{n}", engine.name),
+        ..engine.clone()
+    };
+    [side(1), side(2)]
+}
+
 impl TournamentConfig {
     /// Parses and checks a tournament file's text; `file` names it in errors.
     ///
@@ -143,8 +155,10 @@ impl TournamentConfig {
         config.validate().map_err(|(table, key, message)| {
             ConfigError::at_key(text, file, table, key, message)
         })?;
-        if config.format == Format::Spsa {
-            config.engines = spsa_sides(&config.engines[0]).into();
+        match (config.format, config.engines.len()) {
+            (Format::Spsa, _) => config.engines = spsa_sides(&config.engines[0]).into(),
+            (Format::Datagen, 1) => config.engines = self_play_sides(&config.engines[0]).into(),
+            _ => {}
         }
         Ok(config)
     }
@@ -248,14 +262,16 @@ impl TournamentConfig {
             Format::Gauntlet => Some(rounds.saturating_mul(n.saturating_sub(1))),
             Format::Match => self.pairs,
             Format::Spsa => self.spsa.as_ref().map(|s| s.pairs),
-            Format::Sprt => None,
+            Format::Sprt | Format::Datagen => None,
         }
     }
 
     /// The most pairs the tournament can play.
     pub fn max_pairs(&self) -> u64 {
-        self.planned_pairs()
-            .unwrap_or_else(|| self.sprt.as_ref().map_or(0, |s| s.max_pairs))
+        self.planned_pairs().unwrap_or_else(|| match self.format {
+            Format::Datagen => self.datagen.as_ref().map_or(0, DatagenSettings::max_pairs),
+            _ => self.sprt.as_ref().map_or(0, |s| s.max_pairs),
+        })
     }
 
     /// Sets the most pairs it may play (its pair budget): an SPRT's `sprt.max_pairs`, a
@@ -307,7 +323,27 @@ impl TournamentConfig {
                 let per_round = n - 1;
                 (0, (1 + index % per_round) as usize, index / per_round)
             }
-            Format::Sprt | Format::Match | Format::Spsa => (0, 1, index),
+            Format::Sprt | Format::Match | Format::Spsa | Format::Datagen => (0, 1, index),
+        }
+    }
+
+    /// The data generation settings of a `datagen` run (`None` for other formats).
+    pub fn datagen(&self) -> Option<&DatagenSettings> {
+        self.datagen
+            .as_ref()
+            .filter(|_| self.format == Format::Datagen)
+    }
+
+    /// The suite openings of pair `index`'s two games: a data generation run plays each
+    /// opening once (`2·index` and `2·index + 1`); every other format plays one twice,
+    /// colours swapped (its round's, [`TournamentConfig::pairing`]).
+    pub fn pair_openings(&self, index: u64) -> [u64; 2] {
+        match self.format {
+            Format::Datagen => [index.saturating_mul(2), index.saturating_mul(2) | 1],
+            _ => {
+                let (_, _, round) = self.pairing(index);
+                [round, round]
+            }
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum Format {
     /// One engine tuned against itself: its parameters perturbed each pair, moved by the
     /// results (`[spsa]`, see [`crate::spsa`]).
     Spsa,
+    /// Self-play training data (`[datagen]`): one engine (or two), each opening played
+    /// once, the positions kept until there are `datagen.positions` of them.
+    Datagen,
 }
 
 impl Format {
@@ -43,6 +46,7 @@ impl Format {
             Format::Sprt => "sprt",
             Format::Match => "match",
             Format::Spsa => "spsa",
+            Format::Datagen => "datagen",
         }
     }
 }
@@ -74,6 +78,95 @@ impl SprtModel {
 impl fmt::Display for SprtModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The most positions a data generation run may want: its duplicate filter holds a key of
+/// 8 bytes (about 20 with the set's overhead) for each one kept.
+pub const MAX_DATAGEN_POSITIONS: u64 = 20_000_000;
+
+/// The largest data file, in MiB, before the next one is started.
+pub const MAX_DATAGEN_FILE_MB: u64 = 4096;
+
+/// Where a data generation run's openings come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DatagenOpenings {
+    /// The tournament's suite (`[openings]`), each opening played once.
+    #[default]
+    Suite,
+    /// The first engine makes them (`genfens`, docs/engine-protocol.md), two a pair.
+    Engine,
+}
+
+/// A data generation run (`[datagen]`, format `datagen`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatagenSettings {
+    /// Positions wanted: the run ends once its data files hold this many.
+    pub positions: u64,
+    /// At most this many pairs (default: as many as positions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<u64>,
+    /// Positions before this many moves of a game are skipped.
+    #[serde(default = "eight")]
+    pub skip_plies: u32,
+    /// LOA: positions whose played move captures are skipped.
+    #[serde(default = "yes")]
+    pub skip_captures: bool,
+    /// Positions whose score is a forced win or loss are skipped.
+    #[serde(default = "yes")]
+    pub skip_decided: bool,
+    /// A position already in the data set is skipped.
+    #[serde(default = "yes")]
+    pub dedup: bool,
+    /// Where openings come from.
+    #[serde(default)]
+    pub openings: DatagenOpenings,
+    /// A data file's size, MiB, before the next one is started.
+    #[serde(default = "sixty_four")]
+    pub file_mb: u64,
+}
+
+fn eight() -> u32 {
+    8
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn sixty_four() -> u64 {
+    64
+}
+
+impl DatagenSettings {
+    /// The most pairs the run may play.
+    pub fn max_pairs(&self) -> u64 {
+        self.max_pairs.unwrap_or(self.positions).min(MAX_PAIRS)
+    }
+
+    /// The key at fault and why, if any.
+    pub fn problem(&self) -> Option<(&'static str, String)> {
+        if !(1..=MAX_DATAGEN_POSITIONS).contains(&self.positions) {
+            return Some((
+                "positions",
+                format!(
+                    "must be 1 to {MAX_DATAGEN_POSITIONS}, found {} (split larger sets over runs)",
+                    self.positions
+                ),
+            ));
+        }
+        if self.max_pairs == Some(0) {
+            return Some(("max_pairs", "must be 1 or more".into()));
+        }
+        if !(1..=MAX_DATAGEN_FILE_MB).contains(&self.file_mb) {
+            return Some((
+                "file_mb",
+                format!("must be 1 to {MAX_DATAGEN_FILE_MB}, found {}", self.file_mb),
+            ));
+        }
+        None
     }
 }
 

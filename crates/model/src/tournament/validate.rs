@@ -81,8 +81,15 @@ impl TournamentConfig {
         let n = self.engines.len();
         let two_only = matches!(self.format, Format::Sprt | Format::Match);
         let one_only = self.format == Format::Spsa;
-        if (n < 2 && !one_only) || (two_only && n != 2) || (one_only && n != 1) {
+        let datagen = self.format == Format::Datagen;
+        let wrong = if datagen {
+            !(1..=2).contains(&n)
+        } else {
+            (n < 2 && !one_only) || (two_only && n != 2) || (one_only && n != 1)
+        };
+        if wrong {
             let want = match (two_only, one_only) {
+                _ if datagen => "1 (self-play) or 2",
                 (true, _) => "exactly 2",
                 (_, true) => "exactly 1 (the engine to tune)",
                 _ => "at least 2",
@@ -184,10 +191,27 @@ impl TournamentConfig {
                     ));
                 }
             }
+            Format::Datagen => {
+                let Some(datagen) = &self.datagen else {
+                    return top(
+                        "datagen",
+                        "a datagen tournament needs a [datagen] table (positions = ...)".into(),
+                    );
+                };
+                if let Some((key, message)) = datagen.problem() {
+                    return Err((Some(("datagen", 0)), format!("datagen.{key}"), message));
+                }
+            }
             _ => {}
         }
         if self.spsa.is_some() && self.format != Format::Spsa {
             return top("spsa", "an [spsa] table is for format = \"spsa\"".into());
+        }
+        if self.datagen.is_some() && self.format != Format::Datagen {
+            return top(
+                "datagen",
+                "a [datagen] table is for format = \"datagen\"".into(),
+            );
         }
         Ok(())
     }

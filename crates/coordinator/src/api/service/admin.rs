@@ -402,6 +402,55 @@ impl pb::admin_server::Admin for AdminService {
 
     type ExportStream = Stream_<pb::ExportChunk>;
 
+    type ExportDataStream = Stream_<pb::DataChunk>;
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/export_data")
+    )]
+    async fn export_data(
+        &self,
+        request: Request<pb::ExportDataRequest>,
+    ) -> Result<Response<Self::ExportDataStream>, GrpcStatus> {
+        let id = request.into_inner().id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        let files = self.0.data_files(id)?;
+        // Read on a blocking thread, at most a few chunks ahead of the client.
+        let (chunks, stream) = tokio::sync::mpsc::channel(4);
+        tokio::task::spawn_blocking(move || {
+            crate::datagen::read_chunks(&files, |chunk| {
+                let chunk = chunk
+                    .map(|data| pb::DataChunk { data })
+                    .map_err(|e| GrpcStatus::internal(format!("reading the data files: {e}")));
+                chunks.blocking_send(chunk).is_ok()
+            });
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(stream),
+        )))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
+        fields(call = "Admin/data_summary")
+    )]
+    async fn data_summary(
+        &self,
+        request: Request<pb::DataSummaryRequest>,
+    ) -> Result<Response<pb::DataSummaryResponse>, GrpcStatus> {
+        let id = request.into_inner().id;
+        if self.0.status(id).is_none() {
+            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
+        }
+        Ok(Response::new(self.0.data_summary(id)?))
+    }
+
     #[tracing::instrument(
         level = "debug",
         name = "grpc",
