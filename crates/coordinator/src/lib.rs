@@ -10,8 +10,11 @@
 //!   beside the store; opened by `open` (what a restart reads back). Its work is split by
 //!   job into `intake` (submit, cancel, pause, resume), `leasing` (leases, heartbeats,
 //!   expiry), `commit` (the group commit that makes every acknowledged result durable),
-//!   `views` (status, reports, exports), `tuning` (SPSA runs), `versions` (engine versions
-//!   and the timeline) and `history` (what a restart reads of a tournament's pairs).
+//!   `views` (status, reports, exports), `tuning` (SPSA runs), `datagen` (data generation
+//!   runs' positions), `versions` (engine versions and the timeline) and `history` (what a
+//!   restart reads of a tournament's pairs).
+//! - `datasets`: data generation runs' data files beside the store, their summaries, and
+//!   their rebuilding from the stored games.
 //! - [`fleet`]: the live worker list, throughput and recent games; [`workers`]: each
 //!   worker host's results in a tournament, the homogeneity test and suspects.
 //! - [`details`]: how a report's numbers were made (settings, engines, times).
@@ -37,6 +40,7 @@ pub mod workers;
 mod checks;
 mod commit;
 mod datagen;
+mod datasets;
 mod history;
 mod intake;
 mod leasing;

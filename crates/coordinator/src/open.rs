@@ -122,7 +122,7 @@ impl Coordinator {
             Arc::clone(&fault),
         ));
         let datasets =
-            crate::datagen::DataSets::new(settings.data_dir.as_deref()).map_err(|e| {
+            crate::datasets::DataSets::new(settings.data_dir.as_deref()).map_err(|e| {
                 StoreError::DataDir {
                     path: settings
                         .data_dir

@@ -104,7 +104,7 @@ pub struct Coordinator {
     /// Registrations a second ([`Settings::registrations_per_second`]).
     pub(crate) register_budget: Mutex<crate::cadence::Budget>,
     /// Data generation runs' data sets ([`Settings::data_dir`]).
-    pub(crate) datasets: crate::datagen::DataSets,
+    pub(crate) datasets: crate::datasets::DataSets,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report

@@ -266,7 +266,10 @@ impl Store {
             let foreign: Vec<String> = entries
                 .filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name != "artifacts" && !name.starts_with("report-"))
+                .filter(|name| {
+                    !matches!(name.as_str(), "artifacts" | "positions")
+                        && !name.starts_with("report-")
+                })
                 .take(3)
                 .collect();
             if !foreign.is_empty() {

@@ -239,7 +239,18 @@ pub fn fit_k(s: &Samples, w: &[f64], threads: usize) -> f64 {
     ((a + b) / 2.0).exp()
 }
 
-/// Fits the tuned weights from `start`, calling `each` after every pass; returns the
+/// The weights a fit keeps.
+#[derive(Debug, Clone)]
+pub struct Fit {
+    /// The weights.
+    pub weights: Vec<f64>,
+    /// The pass after which they were measured (0: the start).
+    pub after: u32,
+    /// Their held-out loss (the training loss when nothing is held out).
+    pub loss: f64,
+}
+
+/// Fits the tuned weights from `start`, calling `each` after every pass; keeps the
 /// weights of the pass with the lowest held-out loss (the training loss when nothing is
 /// held out).
 pub fn tune(
@@ -247,7 +258,7 @@ pub fn tune(
     start: &[f64],
     settings: &Settings,
     mut each: impl FnMut(&Iteration),
-) -> Vec<f64> {
+) -> Fit {
     let (b1, b2, eps) = (0.9, 0.999, 1e-8);
     let mut w = start.to_vec();
     let (mut m, mut v) = (vec![0.0; w.len()], vec![0.0; w.len()]);
@@ -270,12 +281,20 @@ pub fn tune(
         (train, test, grad)
     };
     let held_out = !split.test.is_empty();
-    let mut best = (f64::INFINITY, w.clone());
+    let mut best = Fit {
+        weights: w.clone(),
+        after: 0,
+        loss: f64::INFINITY,
+    };
     for iteration in 1..=settings.iterations {
         let (train, test, grad) = measure(&w);
         let score = if held_out { test } else { train };
-        if score < best.0 {
-            best = (score, w.clone());
+        if score < best.loss {
+            best = Fit {
+                weights: w.clone(),
+                after: iteration - 1,
+                loss: score,
+            };
         }
         for &j in &settings.tuned {
             m[j] = b1 * m[j] + (1.0 - b1) * grad[j];
@@ -292,10 +311,15 @@ pub fn tune(
         });
     }
     let (train, test, _) = measure(&w);
-    if (if held_out { test } else { train }) < best.0 {
-        best.1 = w;
+    let score = if held_out { test } else { train };
+    if score < best.loss {
+        best = Fit {
+            weights: w,
+            after: settings.iterations,
+            loss: score,
+        };
     }
-    best.1
+    best
 }
 
 #[cfg(test)]

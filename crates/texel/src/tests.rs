@@ -68,9 +68,15 @@ fn a_fit_recovers_the_weights_that_made_the_data() {
         threads: 2,
     };
     let mut losses = Vec::new();
-    let fitted = tune(&split, &start, &settings, |i| {
+    let fit = tune(&split, &start, &settings, |i| {
         losses.push((i.train, i.test))
     });
+    assert!(
+        fit.after > 0 && fit.after <= 400,
+        "kept after {}",
+        fit.after
+    );
+    let fitted = fit.weights;
     assert_eq!(losses.len(), 400);
     let (first, last) = (losses[0], losses[399]);
     assert!(
@@ -117,7 +123,7 @@ fn games_are_split_whole_and_untuned_weights_stay() {
         rate: 5.0,
         threads: 3,
     };
-    let w = tune(&split, &[0.0, 7.0], &settings, |_| {});
+    let w = tune(&split, &[0.0, 7.0], &settings, |_| {}).weights;
     assert_eq!(w[1], 7.0);
     assert!(w[0] > 0.0, "every result a win: the tuned weight grows");
 }

@@ -362,6 +362,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 dashboard_login: setup.dashboard_login,
                 webhooks,
                 artifacts_url: setup.artifacts_url.clone(),
+                data_dir: Some(setup.data.clone()),
                 ..Settings::default()
             },
             &prometheus::Registry::new(),

@@ -115,6 +115,7 @@ async fn run_embedded(
         Settings {
             lease_ms: 10_000,
             heartbeat_ms: 2_000,
+            data_dir: Some(args.data.clone()),
             ..Settings::default()
         },
         &registry,

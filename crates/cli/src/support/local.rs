@@ -159,7 +159,11 @@ async fn open_stopped(data: &Path) -> Result<LocalCoordinator> {
             data.display()
         )
     })?;
-    let coordinator = Coordinator::open(store, Settings::default(), &prometheus::Registry::new())
+    let settings = Settings {
+        data_dir: Some(data.to_path_buf()),
+        ..Settings::default()
+    };
+    let coordinator = Coordinator::open(store, settings, &prometheus::Registry::new())
         .with_context(|| format!("reading the store in {}", data.display()))?;
     // What a restart submits (a tuning run's verification) is stored before the command
     // reads anything.

@@ -43,6 +43,7 @@ fn the_example_configs_parse() {
         "book-loa.toml",
         "time-odds.toml",
         "spsa-loa.toml",
+        "datagen-loa.toml",
     ] {
         let path = format!("{}/../../config/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
@@ -95,6 +96,95 @@ r_end = 0.002
 name = "ab"
 version = "v3"
 "#;
+
+const DATAGEN: &str = r#"
+name = "data"
+game = "loa"
+format = "datagen"
+openings = { plies = 8 }
+limits = { nodes = 2000 }
+
+[datagen]
+positions = 1000
+
+[[engine]]
+name = "ab"
+player = "ab"
+"#;
+
+#[test]
+fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
+    let c = TournamentConfig::parse(DATAGEN, "t.toml").unwrap();
+    assert_eq!(c.format, Format::Datagen);
+    let names: Vec<&str> = c.engines.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["ab.1", "ab.2"]);
+    let d = c.datagen().unwrap();
+    assert_eq!(
+        (d.skip_plies, d.skip_captures, d.skip_decided, d.dedup),
+        (8, true, true, true)
+    );
+    assert_eq!(d.openings, DatagenOpenings::Suite);
+    assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 1000));
+    assert_eq!(c.pairing(7), (0, 1, 7));
+    assert_eq!(c.pair_openings(7), [14, 15]);
+    // Two engines are a pairing; every other format plays one opening twice.
+    let two = DATAGEN.replace(
+        "player = \"ab\"\n",
+        "player = \"ab\"\n\n[[engine]]\nname = \"mcts\"\nplayer = \"mcts\"\n",
+    );
+    let c = TournamentConfig::parse(&two, "t.toml").unwrap();
+    assert_eq!(c.engines.len(), 2);
+    assert_eq!(c.engines[1].name, "mcts");
+    let sprt = TournamentConfig::parse(SPRT, "t.toml").unwrap();
+    assert_eq!(sprt.pair_openings(7), [7, 7]);
+    let engine = DATAGEN.replace(
+        "positions = 1000",
+        "positions = 10\nopenings = \"engine\"\nmax_pairs = 3",
+    );
+    let c = TournamentConfig::parse(&engine, "t.toml").unwrap();
+    assert_eq!(c.datagen().unwrap().openings, DatagenOpenings::Engine);
+    assert_eq!(c.max_pairs(), 3);
+}
+
+#[test]
+fn datagen_files_are_checked_key_by_key() {
+    for (from, to, key) in [
+        ("positions = 1000", "positions = 0", "datagen.positions"),
+        (
+            "positions = 1000",
+            "positions = 20000001",
+            "datagen.positions",
+        ),
+        (
+            "positions = 1000",
+            "positions = 5\nfile_mb = 0",
+            "datagen.file_mb",
+        ),
+        (
+            "positions = 1000",
+            "positions = 5\nmax_pairs = 0",
+            "datagen.max_pairs",
+        ),
+        ("[datagen]\npositions = 1000\n", "", "datagen"),
+    ] {
+        let e = error(&DATAGEN.replace(from, to));
+        assert!(e.to_string().contains(key), "{to}: {e}");
+    }
+    let three = DATAGEN.replace(
+        "player = \"ab\"\n",
+        "player = \"ab\"\n[[engine]]\nname = \"b\"\nplayer = \"ab\"\n[[engine]]\nname = \"c\"\nplayer = \"ab\"\n",
+    );
+    assert!(error(&three).to_string().contains("1 (self-play) or 2"));
+    let stray = SPRT.replace(
+        "[[engine]]\nname = \"v2\"",
+        "[datagen]\npositions = 5\n\n[[engine]]\nname = \"v2\"",
+    );
+    assert!(
+        error(&stray)
+            .to_string()
+            .contains("is for format = \"datagen\"")
+    );
+}
 
 #[test]
 fn an_spsa_file_tunes_one_engine_against_itself() {

@@ -422,7 +422,7 @@ impl pb::admin_server::Admin for AdminService {
         // Read on a blocking thread, at most a few chunks ahead of the client.
         let (chunks, stream) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
-            crate::datagen::read_chunks(&files, |chunk| {
+            crate::datasets::read_chunks(&files, |chunk| {
                 let chunk = chunk
                     .map(|data| pb::DataChunk { data })
                     .map_err(|e| GrpcStatus::internal(format!("reading the data files: {e}")));

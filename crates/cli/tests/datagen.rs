@@ -1,0 +1,192 @@
+//! Data generation on a real cluster: a coordinator process and two worker processes make
+//! a data set that `tourney data stats` describes, `tourney data export` writes and
+//! `tourney tune texel` reads; a coordinator restarted with its data set's summary gone
+//! rebuilds it from the stored games.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::*;
+
+/// LOA self-play at 300 nodes a move until 400 positions are kept.
+const DATAGEN: &str = r#"
+name = "datagen-test"
+game = "loa"
+format = "datagen"
+openings = { plies = 6, seed = 3 }
+limits = { nodes = 300 }
+adjudication = { max_plies = 200 }
+
+[datagen]
+positions = 400
+skip_plies = 2
+
+[[engine]]
+name = "ab"
+player = "ab"
+"#;
+
+/// The number after `label` in `text` (`positions  412 from ...`).
+fn number_after(text: &str, label: &str) -> u64 {
+    let rest = &text[text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label} in {text}"))
+        + label.len()..];
+    rest.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("datagen.toml");
+    std::fs::write(&file, DATAGEN).unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &data);
+    let id = submit(port, &file);
+    let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];
+    wait_for(port, &id, "the run to end", |s| s["state"] == "finished");
+    // Pairs in play when it ended are still taken: stopped workers report no more.
+    for w in &mut workers {
+        w.kill().unwrap();
+        w.wait().unwrap();
+    }
+    let pairs = status(port, &id)["pairs_done"].as_u64().unwrap();
+    assert!(
+        pairs > 0 && pairs < 400,
+        "it stops at its positions: {pairs} pairs"
+    );
+
+    let stats = admin(port, &["data", "stats", &id]);
+    let positions = number_after(&stats, "\npositions");
+    assert!(positions >= 400, "{stats}");
+    assert!(
+        stats.contains(&format!("{positions} of 400 positions wanted")),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("early plies") && stats.contains("captures"),
+        "{stats}"
+    );
+    // Game ids are pair × 2 + game, at most two games a pair.
+    assert!(
+        number_after(&stats, &format!("{positions} from")) <= 2 * pairs,
+        "{stats}"
+    );
+
+    // The binary export is a data file of exactly those positions, every one legal, past
+    // the skipped plies, and none twice.
+    let exported = dir.path().join("loa.bin");
+    admin(
+        port,
+        &["data", "export", &id, "-o", exported.to_str().unwrap()],
+    );
+    let bytes = std::fs::read(&exported).unwrap();
+    assert_eq!(bytes.len() as u64, 16 + 40 * positions);
+    let mut keys = HashSet::new();
+    let mut games = HashSet::new();
+    tourney_dataset::read_records(&bytes[..], |r| {
+        assert!(r.ply >= 2, "ply {}", r.ply);
+        assert!(r.position::<tourney_rules::Loa>().is_ok());
+        assert!(
+            r.game_id < 2 * 400,
+            "game {} past the most pairs",
+            r.game_id
+        );
+        assert!(keys.insert(r.key()), "a duplicate position");
+        games.insert(r.game_id);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(keys.len() as u64, positions);
+    // Each opening once: the two games of a pair are different games.
+    assert!(
+        games.len() as u64 > pairs,
+        "{} games of {pairs} pairs",
+        games.len()
+    );
+    let jsonl = admin(port, &["data", "export", &id, "--format", "jsonl"]);
+    assert_eq!(jsonl.lines().count() as u64, positions);
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert_eq!(first["game"], "loa");
+    assert!(
+        first["position"]
+            .as_str()
+            .unwrap()
+            .parse::<tourney_rules::Loa>()
+            .is_ok()
+    );
+
+    // Texel tuning reads the export and prints a spec of the game's weights.
+    let tuned = tourney()
+        .args([
+            "tune",
+            "texel",
+            exported.to_str().unwrap(),
+            "--player",
+            "ab",
+            "--iterations",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&tuned.stdout);
+    assert!(
+        tuned.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&tuned.stderr)
+    );
+    assert!(out.contains("iter    5  train"), "{out}");
+    let spec = out
+        .lines()
+        .find_map(|l| l.strip_prefix("tuned    "))
+        .unwrap();
+    assert!(
+        spec.starts_with("ab:") && spec.contains("connectedness="),
+        "{spec}"
+    );
+
+    // With its summary gone, a restarted coordinator rebuilds the data set from the store.
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let run_dir = data.join("positions").join(&id);
+    std::fs::remove_file(run_dir.join("summary.json")).unwrap();
+    let (mut coordinator, port) = start_coordinator(port, &data);
+    let again = admin(port, &["data", "stats", &id]);
+    assert_eq!(number_after(&again, "\npositions"), positions, "{again}");
+    let rebuilt = dir.path().join("rebuilt.bin");
+    admin(
+        port,
+        &["data", "export", &id, "-o", rebuilt.to_str().unwrap()],
+    );
+    assert_eq!(std::fs::read(&rebuilt).unwrap().len(), bytes.len());
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+}
+
+#[test]
+fn data_commands_refuse_a_tournament_that_is_not_a_datagen_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let file = dir.path().join("match.toml");
+    std::fs::write(
+        &file,
+        DATAGEN
+            .replace("format = \"datagen\"", "format = \"match\"\npairs = 1")
+            .replace("[datagen]\npositions = 400\nskip_plies = 2\n", "")
+            .replace(
+                "name = \"ab\"\nplayer = \"ab\"",
+                "name = \"a\"\nplayer = \"ab\"\n\n[[engine]]\nname = \"b\"\nplayer = \"random\"",
+            ),
+    )
+    .unwrap();
+    let id = submit(port, &file);
+    let out = as_admin(port, &["data", "stats", &id]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a data generation run"), "{err}");
+    let out = as_admin(port, &["data", "export", "999"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tournament 999"));
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+}
