@@ -31,6 +31,7 @@
 mod alphabeta;
 pub mod bench;
 pub mod eval;
+pub mod genfens;
 pub mod limits;
 mod mcts;
 mod random;

@@ -190,3 +190,67 @@ fn data_commands_refuse_a_tournament_that_is_not_a_datagen_run() {
     coordinator.kill().unwrap();
     coordinator.wait().unwrap();
 }
+
+#[test]
+fn engine_made_openings_come_from_a_real_engine_process_answering_genfens() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("genfens.toml");
+    let text = DATAGEN
+        .replace(
+            "positions = 400\nskip_plies = 2",
+            "positions = 60\nskip_plies = 0\nopenings = \"engine\"",
+        )
+        .replace("player = \"ab\"", "command = \"tourney engine ab\"");
+    std::fs::write(&file, &text).unwrap();
+    let out = tourney()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--concurrency",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = tourney_model::tournament::TournamentConfig::parse(&text, "genfens.toml").unwrap();
+    let exported = tourney()
+        .args(["export", "1", "--data", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let games: Vec<serde_json::Value> = String::from_utf8_lossy(&exported.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(games.len() >= 2, "{} games", games.len());
+    // Each game starts where `genfens 2 seed <the pair's seed>` put it, the pair's two
+    // games at its two openings.
+    for g in &games {
+        let (pair, game) = (
+            g["pair"].as_u64().unwrap(),
+            g["meta"]["game"].as_u64().unwrap(),
+        );
+        let made = tourney_ai::genfens::genfens::<tourney_rules::Loa>(2, config.pair_seed(pair));
+        assert_eq!(
+            g["start"],
+            made[game as usize].to_string(),
+            "pair {pair} game {game}"
+        );
+        assert_ne!(
+            g["start"],
+            <tourney_rules::Loa as tourney_rules::Position>::start().to_string()
+        );
+    }
+    let stats = tourney()
+        .args(["data", "stats", "1", "--data", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    assert!(number_after(&stats, "\npositions") >= 60, "{stats}");
+}

@@ -465,6 +465,23 @@ pub fn serve_dialect(
                     Err(e) => say(&out, &format!("info string error: bench: {e}")),
                 }
             }
+            Command::GenFens { n, seed, .. } => {
+                // Random plies from the start, of the last `newgame`'s game (else LOA); a
+                // book is not read.
+                let positions: Vec<String> =
+                    match session.as_ref().map_or(GameKind::Loa, AnySession::kind) {
+                        GameKind::Loa => (tourney_ai::genfens::genfens::<Loa>(n, seed).iter())
+                            .map(ToString::to_string)
+                            .collect(),
+                        GameKind::Amazons => (tourney_ai::genfens::genfens::<Amazons>(n, seed)
+                            .iter())
+                        .map(ToString::to_string)
+                        .collect(),
+                    };
+                for position in positions {
+                    say(&out, &format!("info string genfens {position}"));
+                }
+            }
             Command::Stop => match session.as_mut() {
                 Some(AnySession::Loa(s)) => s.finish(),
                 Some(AnySession::Amazons(s)) => s.finish(),

@@ -62,6 +62,17 @@ pub enum Command {
         /// `loa` or `amazons` (`None`: the game of the last `newgame`, else LOA).
         game: Option<String>,
     },
+    /// Make `n` opening positions from `seed` (OpenBench's convention), optionally from a
+    /// book the engine knows by `book`; the engine answers one `info string genfens
+    /// <position>` line each.
+    GenFens {
+        /// Positions wanted.
+        n: u32,
+        /// Their seed: the same seed, the same positions.
+        seed: u64,
+        /// The book named (absent: the engine's own choice).
+        book: Option<String>,
+    },
     /// End the process.
     Quit,
 }
@@ -109,6 +120,10 @@ impl fmt::Display for Command {
             Command::Stop => f.write_str("stop"),
             Command::Bench { game: None } => f.write_str("bench"),
             Command::Bench { game: Some(g) } => write!(f, "bench {g}"),
+            Command::GenFens { n, seed, book } => {
+                write!(f, "genfens {n} seed {seed}")?;
+                book.iter().try_for_each(|b| write!(f, " book {b}"))
+            }
             Command::Quit => f.write_str("quit"),
         }
     }
@@ -126,6 +141,18 @@ pub fn parse_command(line: &str) -> Option<Command> {
         "bench" => Command::Bench {
             game: tokens.next().map(String::from),
         },
+        "genfens" => {
+            let n = tokens.next()?.parse().ok()?;
+            let (mut seed, mut book) = (0, None);
+            while let Some(key) = tokens.next() {
+                match (key, tokens.next()) {
+                    ("seed", Some(v)) => seed = v.parse().ok()?,
+                    ("book", Some(v)) if v != "None" => book = Some(v.to_string()),
+                    _ => {}
+                }
+            }
+            Command::GenFens { n, seed, book }
+        }
         "setoption" => {
             let rest: Vec<&str> = tokens.collect();
             let name_at = rest.iter().position(|t| *t == "name")?;
@@ -258,6 +285,8 @@ pub enum Message {
         /// Nodes per second.
         nps: u64,
     },
+    /// `info string genfens <position>`: one of the positions `genfens` asked for.
+    GenFen(String),
     /// Anything else (ignored).
     Other(String),
 }
@@ -297,6 +326,9 @@ pub fn parse_message(line: &str) -> Message {
             Some("unsupported") => Message::Unsupported(tokens.collect::<Vec<_>>().join(" ")),
             _ => Message::Other(line.to_string()),
         },
+        Some("info") if line.starts_with("info string genfens ") => {
+            Message::GenFen(line["info string genfens ".len()..].trim().to_string())
+        }
         Some("info") => {
             let mut info = Info::default();
             let rest: Vec<&str> = tokens.collect();
@@ -343,6 +375,27 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn genfens_reads_openbench_lines() {
+        assert_eq!(
+            parse_command("genfens 4 seed 99 book None"),
+            Some(Command::GenFens {
+                n: 4,
+                seed: 99,
+                book: None
+            })
+        );
+        assert_eq!(parse_command("genfens many seed 1"), None);
+        assert_eq!(
+            parse_message("info string genfens 8/8/8/8/8/8/8/8 b "),
+            Message::GenFen("8/8/8/8/8/8/8/8 b".into())
+        );
+        assert!(matches!(
+            parse_message("info string other"),
+            Message::Info(_)
+        ));
+    }
+
+    #[test]
     fn commands_print_and_parse_back() {
         let commands = [
             Command::Ugi,
@@ -351,6 +404,16 @@ mod tests {
                 value: "64".into(),
             },
             Command::IsReady,
+            Command::GenFens {
+                n: 8,
+                seed: 12345,
+                book: None,
+            },
+            Command::GenFens {
+                n: 1,
+                seed: 7,
+                book: Some("books/loa.epd".into()),
+            },
             Command::NewGame {
                 game: "loa".into(),
                 rules: vec!["double-connection=draw".into()],

@@ -52,6 +52,9 @@ pub enum PlayError {
     /// The opening is not a position of the game.
     #[error("opening: {0}")]
     Opening(tourney_rules::ParseError),
+    /// The engine that makes a data generation run's openings did not make them.
+    #[error("genfens: {0}")]
+    GenFens(String),
     /// No game could be played (an engine unfit to play).
     #[error(transparent)]
     Referee(#[from] tourney_runner::RefereeError),
@@ -450,6 +453,44 @@ impl<P: Heuristics> Side<P> {
     }
 }
 
+/// The most a `genfens` answer may take.
+const GENFENS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Two openings `side` makes from `seed` (`genfens 2 seed S`; a built-in player makes
+/// them as `tourney engine` does), each a position of the game's rules that is not over.
+fn made_openings<P: Heuristics>(
+    side: &mut Side<P>,
+    seed: u64,
+    rules: P::Rules,
+) -> Result<[P; 2], PlayError> {
+    let texts: Vec<String> = match side {
+        Side::BuiltIn(..) => (tourney_ai::genfens::genfens::<P>(2, seed).iter())
+            .map(ToString::to_string)
+            .collect(),
+        Side::Outside(_, engine) => engine
+            .genfens(P::GAME, 2, seed, GENFENS_TIMEOUT)
+            .map_err(|e| PlayError::GenFens(e.to_string()))?,
+    };
+    if texts.len() < 2 {
+        return Err(PlayError::GenFens(format!(
+            "the engine gave {} of the 2 openings asked for (does it answer genfens?)",
+            texts.len()
+        )));
+    }
+    let parse = |text: &String| -> Result<P, PlayError> {
+        let position: P = text
+            .parse()
+            .map_err(|e| PlayError::GenFens(format!("'{text}': {e}")))?;
+        if position.is_game_over() || !position.fits(rules) {
+            return Err(PlayError::GenFens(format!(
+                "'{text}' is over, or not a board of the game's rules"
+            )));
+        }
+        Ok(position)
+    };
+    Ok([parse(&texts[0])?, parse(&texts[1])?])
+}
+
 /// This machine's nodes per second on the built-in speed benchmark, measured once (a
 /// fraction of a second), for the machines page and scaled clocks.
 pub(crate) fn speed_nps() -> f64 {
@@ -477,8 +518,10 @@ fn play_typed<P: Heuristics + Adjudicate>(
 ) -> Result<Option<pb::PairResult>, PlayError> {
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
-    setup.start = job.opening.parse().map_err(PlayError::Opening)?;
-    let second_start = match &job.second_opening {
+    if !settings.engine_openings {
+        setup.start = job.opening.parse().map_err(PlayError::Opening)?;
+    }
+    let mut second_start = match &job.second_opening {
         Some((text, index)) => Some((text.parse::<P>().map_err(PlayError::Opening)?, *index)),
         None => None,
     };
@@ -514,6 +557,20 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let limits = &job.settings.engine_limits;
     let mut a = Side::<P>::new(first, limits, policy)?;
     let mut b = Side::<P>::new(second, limits, policy)?;
+    // A data generation run's openings made by its first engine, one for each game.
+    if settings.engine_openings {
+        match made_openings(&mut a, job.seed, setup.rules) {
+            Ok([first_start, other]) => {
+                setup.start = first_start;
+                second_start = Some((other, 1));
+            }
+            Err(e) => {
+                a.release(metrics);
+                b.release(metrics);
+                return Err(e);
+            }
+        }
+    }
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
     for game in 0..2 {
@@ -629,6 +686,73 @@ mod tests {
             served.load(std::sync::atomic::Ordering::SeqCst),
             1,
             "one fetch a host"
+        );
+    }
+
+    /// An outside engine of the script `answer` gives `genfens` (after `ugiok` and
+    /// `readyok` as they are asked).
+    fn genfens_engine(dir: &std::path::Path, answer: &str) -> Side<tourney_rules::Loa> {
+        use std::os::unix::fs::PermissionsExt;
+        let script = format!(
+            "#!/bin/sh\nwhile read -r cmd rest; do\n case \"$cmd\" in\n \
+             ugi) echo ugiok ;;\n genfens) {answer} ;;\n isready) echo readyok ;;\n \
+             quit) exit 0 ;;\n esac\ndone\n"
+        );
+        let path = dir.join("engine");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let policy = EnginePolicy {
+            allow_root: true,
+            ..EnginePolicy::default()
+        };
+        let config = outside_config(
+            &path.display().to_string(),
+            &[],
+            &[],
+            "",
+            None,
+            &EngineLimits::default(),
+            &policy,
+        );
+        Side::Outside("k".into(), Box::new(ExternalEngine::new(config)))
+    }
+
+    #[test]
+    fn openings_an_engine_makes_are_taken_only_when_they_are_positions_in_play() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = Default::default();
+        let good = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w";
+        let mut side = genfens_engine(
+            dir.path(),
+            &format!("echo 'info string genfens {good}'; echo 'info string genfens {good}'"),
+        );
+        let [a, b] = made_openings(&mut side, 7, rules).unwrap();
+        assert_eq!((a.to_string(), b.to_string()), (good.into(), good.into()));
+        for (answer, says) in [
+            ("true", "gave 0 of the 2"),
+            (
+                "echo 'info string genfens nonsense'; echo 'info string genfens x'",
+                "'nonsense'",
+            ),
+            // Black is connected: the game is over.
+            (
+                "echo 'info string genfens 8/8/8/8/8/8/w6w/bb6 w'; echo 'info string genfens 8/8/8/8/8/8/w6w/bb6 w'",
+                "is over",
+            ),
+        ] {
+            let mut side = genfens_engine(dir.path(), answer);
+            let err = made_openings(&mut side, 7, rules).unwrap_err().to_string();
+            assert!(
+                err.starts_with("genfens: ") && err.contains(says),
+                "{answer}: {err}"
+            );
+        }
+        // A built-in player makes them as `tourney engine` does.
+        let spec = BuiltIn::<tourney_rules::Loa>::new("ab").unwrap();
+        let made = made_openings(&mut Side::BuiltIn("b".into(), spec), 7, rules).unwrap();
+        assert_eq!(
+            made.to_vec(),
+            tourney_ai::genfens::genfens::<tourney_rules::Loa>(2, 7)
         );
     }
 

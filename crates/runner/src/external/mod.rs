@@ -217,6 +217,70 @@ impl ExternalEngine {
         }
     }
 
+    /// `n` opening positions of `game` the engine makes from `seed` (`genfens`), starting
+    /// it if it is not running, within `timeout`: as the engine wrote them, at most `n`
+    /// (checking them is the caller's). An engine without `genfens` answers `isready`
+    /// with none.
+    ///
+    /// # Errors
+    /// The engine did not start, hung, or ended; or its dialect has no `genfens`.
+    pub fn genfens(
+        &mut self,
+        game: tourney_rules::GameKind,
+        n: u32,
+        seed: u64,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Unfit> {
+        self.game = game;
+        let command = Command::GenFens {
+            n,
+            seed,
+            book: None,
+        };
+        if self.config.protocol.line(&command, game).is_none() {
+            return Err(Unfit(format!(
+                "the {} protocol has no genfens: the engine cannot make openings",
+                self.config.protocol.name()
+            )));
+        }
+        if self.process.is_none() {
+            self.start().inspect_err(|_| self.discard())?;
+        }
+        // Told the game first, so that the engine makes openings of it.
+        self.send_or_unfit(&Command::NewGame {
+            game: game.name().to_string(),
+            rules: Vec::new(),
+        })?;
+        self.send_or_unfit(&command)?;
+        self.send_or_unfit(&Command::IsReady)?;
+        let deadline = Instant::now() + timeout;
+        let mut found = Vec::new();
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| Unfit("no engine process".into()))?;
+        loop {
+            match process.next_line(deadline) {
+                Ok(line) => match self.config.protocol.message(&line) {
+                    Message::GenFen(position) if found.len() < n as usize => found.push(position),
+                    Message::ReadyOk => return Ok(found),
+                    Message::Unsupported(why) => return Err(Unfit(format!("unsupported: {why}"))),
+                    _ => {}
+                },
+                Err(RecvTimeoutError::Timeout) => {
+                    let why = format!("no answer to genfens within {:.0} s", timeout.as_secs_f64());
+                    self.discard();
+                    return Err(Unfit(why));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let why = process.ended();
+                    self.discard();
+                    return Err(Unfit(format!("{why} during genfens")));
+                }
+            }
+        }
+    }
+
     /// Ends the process at once (kill, reap), keeping its complete stderr tail.
     fn discard(&mut self) {
         if let Some(mut p) = self.process.take() {
