@@ -4,6 +4,7 @@ mod affinity;
 mod artifacts;
 mod cluster;
 mod coordinator;
+mod datagen;
 mod flood;
 pub(crate) mod harness;
 mod outside;
@@ -76,6 +77,10 @@ enum Suite {
     /// 16 MiB program over HTTP, sharing the host cache and then each with its own; time
     /// and bytes the coordinator sent.
     Artifacts,
+    /// Data generation on one core: `ab:nodes=N` (`--nodes`) against itself from genfens
+    /// openings for `--seconds`, positions kept under datagen's default filters per
+    /// second; then a Texel loss pass over them, positions a second.
+    Datagen,
 }
 
 /// Measure speed: each suite prints the figures it measures.
@@ -219,6 +224,9 @@ pub(crate) struct BenchArgs {
     /// Rounds of each measurement (bench affinity).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Nodes a move of the players (bench datagen).
+    #[arg(long, default_value_t = 5000)]
+    nodes: u64,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -243,6 +251,10 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Store => crate::bench::store::store(args.pairs)?,
         Suite::Pages => pages::pages(args.tournaments)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
+        Suite::Datagen => {
+            datagen::datagen::<Loa>(args)?;
+            datagen::datagen::<Amazons>(args)?;
+        }
         Suite::Selfplay => {
             selfplay::selfplay::<Loa>(args)?;
             selfplay::selfplay::<Amazons>(args)?;
