@@ -16,6 +16,7 @@ use crate::types::{Finished, Settings};
 
 mod accounts;
 mod adjudication;
+mod datagen;
 mod exports;
 mod fleet;
 mod lifecycle;
