@@ -302,3 +302,111 @@ pub(crate) fn read_chunks(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tourney_dataset::{MoverResult, Record};
+    use tourney_rules::{Loa, Position};
+
+    fn settings() -> DatagenSettings {
+        tourney_model::tournament::TournamentConfig::parse(
+            "name = \"d\"\ngame = \"loa\"\nformat = \"datagen\"\nlimits = { nodes = 1 }\n[datagen]\npositions = 100\n\
+             [[engine]]\nname = \"ab\"\nplayer = \"ab\"\n",
+            "d.toml",
+        )
+        .unwrap()
+        .datagen
+        .unwrap()
+    }
+
+    /// A pair's positions: the start and `n - 1` positions along a walk, game id `pair`.
+    fn pair(pair: u64, n: usize) -> Extracted {
+        let mut position = Loa::start();
+        let mut records = Vec::new();
+        for i in 0..n {
+            records.push(Record::of(&position, MoverResult::Draw, 0, i as u16, pair));
+            let moves = position.legal_moves();
+            position.play_unchecked(moves[(pair as usize + i) % moves.len()]);
+        }
+        Extracted {
+            records,
+            ..Extracted::default()
+        }
+    }
+
+    fn read_all(set: &DataSet) -> Vec<Record> {
+        let mut out = Vec::new();
+        for f in &set.summary.files {
+            let bytes = fs::read(set.dir.join(&f.name)).unwrap();
+            let n = tourney_dataset::read_records(&bytes[..], |r| {
+                out.push(r);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(n, f.records, "{}", f.name);
+        }
+        out
+    }
+
+    #[test]
+    fn files_rotate_at_their_size_and_reopen_as_their_summary_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = settings();
+        let mut set = DataSet::new(dir.path().join("1"), &d);
+        set.file_records = 7;
+        set.append(vec![pair(0, 5), pair(1, 12)]).unwrap();
+        set.append(vec![pair(2, 4)]).unwrap();
+        // The start repeats in every pair: kept once.
+        assert_eq!(set.summary.skipped.duplicates, 2);
+        assert_eq!((set.summary.pairs, set.summary.positions), (3, 19));
+        let counts: Vec<u64> = set.summary.files.iter().map(|f| f.records).collect();
+        assert_eq!(counts, [7, 7, 5], "no file past its size");
+        let written = read_all(&set);
+        assert_eq!(written.len(), 19);
+
+        // A torn tail after the last summary goes; duplicates stay known across the restart.
+        let last = set.dir.join(&set.summary.files[2].name);
+        drop(set);
+        let mut f = OpenOptions::new().append(true).open(&last).unwrap();
+        f.write_all(&[1; 45]).unwrap();
+        drop(f);
+        let mut set = DataSet::open(dir.path().join("1"), &d).unwrap().unwrap();
+        set.file_records = 7;
+        assert_eq!(read_all(&set), written);
+        set.append(vec![pair(0, 5), pair(3, 3)]).unwrap();
+        assert_eq!(
+            set.summary.positions,
+            19 + 2,
+            "pair 0 again, and the start, are seen"
+        );
+        let counts: Vec<u64> = set.summary.files.iter().map(|f| f.records).collect();
+        assert_eq!(
+            counts,
+            [7, 7, 7],
+            "appended to the last file, as far as its size"
+        );
+        assert_eq!(read_all(&set).len(), 21);
+    }
+
+    #[test]
+    fn a_data_set_out_of_step_with_the_store_is_rebuilt_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = settings();
+        let sets = DataSets::new(Some(dir.path())).unwrap();
+        sets.append(1, &d, vec![pair(0, 5)]).unwrap();
+        // The store holds two pairs: the data set counts one, and is rebuilt.
+        let sets = DataSets::new(Some(dir.path())).unwrap();
+        sets.open(1, &d, 2, || Ok(vec![pair(0, 5), pair(1, 6)]))
+            .unwrap();
+        let s = sets.summary(1).unwrap();
+        assert_eq!((s.pairs, s.positions), (2, 10));
+        // In step: the files are taken as they are, the store not read.
+        let sets = DataSets::new(Some(dir.path())).unwrap();
+        sets.open(1, &d, 2, || panic!("not read")).unwrap();
+        assert_eq!(sets.summary(1).unwrap(), s);
+        // A run that never wrote anything, with nothing stored, opens empty.
+        sets.open(2, &d, 0, || panic!("not read")).unwrap();
+        assert_eq!(sets.summary(2).unwrap(), Summary::default());
+    }
+}

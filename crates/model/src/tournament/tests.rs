@@ -49,24 +49,28 @@ fn the_example_configs_parse() {
         let text = std::fs::read_to_string(&path).unwrap();
         TournamentConfig::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
     }
-    // And the strength tests' SPRTs, tuning runs and screening gauntlets.
-    let dir = format!("{}/../../experiments/strength", env!("CARGO_MANIFEST_DIR"));
-    let mut files = 0;
+    // And the strength tests' SPRTs, tuning runs and screening gauntlets, of issue 17's
+    // round and of this one (issue 38's).
+    let earlier = formats_in("experiments/strength");
+    assert_eq!(earlier.len(), 18);
+    assert!((earlier.iter()).all(|f| matches!(f, Format::Sprt | Format::Spsa | Format::Gauntlet)));
+    assert_eq!(formats_in("bench/strength"), [Format::Sprt; 3]);
+}
+
+/// The formats of the tournament files in `dir` of the repository (each must parse).
+fn formats_in(dir: &str) -> Vec<Format> {
+    let dir = format!("{}/../../{dir}", env!("CARGO_MANIFEST_DIR"));
+    let mut formats = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&path).unwrap();
             let c = TournamentConfig::parse(&text, &path.display().to_string())
                 .unwrap_or_else(|e| panic!("{e}"));
-            assert!(
-                matches!(c.format, Format::Sprt | Format::Spsa | Format::Gauntlet),
-                "{}",
-                path.display()
-            );
-            files += 1;
+            formats.push(c.format);
         }
     }
-    assert_eq!(files, 18);
+    formats
 }
 
 fn error(text: &str) -> ConfigError {
