@@ -219,6 +219,10 @@ pub trait Position:
     /// for moves from outside.
     fn play_unchecked(&mut self, mv: Self::Move);
 
+    /// The same board with the other side to move: a null move, which searches use to
+    /// bound a position cheaply (never a move of the game).
+    fn pass_turn(&self) -> Self;
+
     /// Whether `mv` is legal here, exactly as written (an LOA capture must be marked).
     fn is_legal(&self, mv: Self::Move) -> bool;
 

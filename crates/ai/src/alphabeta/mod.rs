@@ -1,6 +1,7 @@
-//! Alpha-beta: iterative deepening, principal-variation search, a transposition table keyed
-//! by the rules core's Zobrist hash, and move ordering by TT move, captures, killers and
-//! history. The stop flag, the node limit and the clock are polled during the search.
+//! Alpha-beta: iterative deepening, principal-variation search with late move reductions
+//! and null-move pruning, a transposition table keyed by the rules core's Zobrist hash,
+//! and move ordering by TT move, captures, killers and history. The stop flag, the node
+//! limit and the clock are polled during the search.
 
 mod tt;
 
@@ -23,6 +24,12 @@ const MAX_PLY: usize = 128;
 /// Amazons about a millisecond of work, against some 25 ns to read the clock.
 const POLL_EVERY: u64 = 256;
 
+/// The plies a null move's search is shallower by, beside the ply of the null move: 2,
+/// and 3 from depth 7 up.
+fn null_reduction(depth: u32) -> u32 {
+    if depth >= 7 { 3 } else { 2 }
+}
+
 /// Settings of the alpha-beta player.
 #[derive(Debug, Clone)]
 pub(crate) struct AbConfig<W> {
@@ -35,6 +42,9 @@ pub(crate) struct AbConfig<W> {
     /// Below the root, where moves are ordered by evaluation, only this many are searched
     /// (0: all).
     pub(crate) prune: usize,
+    /// Null-move pruning: at a null-window node whose evaluation is at least beta, the
+    /// other side moving twice searched `NULL_REDUCTION` plies shallower still fails high.
+    pub(crate) null_move: bool,
 }
 
 impl<W: Default> AbConfig<W> {
@@ -53,6 +63,7 @@ impl<W: Default> AbConfig<W> {
             tt_megabytes: 16,
             eval_order,
             prune,
+            null_move: true,
         }
     }
 }
@@ -97,6 +108,8 @@ struct Search<'a, P: Heuristics> {
     path: Vec<u64>,
     /// The best root move of the iteration in progress, once one is searched.
     root_best: Option<P::Move>,
+    /// The node being entered is the answer to a null move (no second in a row).
+    after_null: bool,
 }
 
 impl<'a, P: Heuristics> Search<'a, P> {
@@ -124,6 +137,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
             aborted: false,
             path,
             root_best: None,
+            after_null: false,
         }
     }
 
@@ -246,6 +260,30 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 Bound::Lower if score >= beta => return score,
                 Bound::Upper if score <= alpha => return score,
                 _ => {}
+            }
+        }
+        let after_null = std::mem::take(&mut self.after_null);
+        if self.player.config.null_move
+            && !after_null
+            && ply > 0
+            && depth >= 3
+            && beta - alpha == 1
+            && beta.abs() < MATE_BOUND
+            && position.evaluate(&self.player.config.weights) >= beta
+        {
+            // The other side to move again: if that is still at least beta, so is a move.
+            let passed = position.pass_turn();
+            self.path.push(hash);
+            self.after_null = true;
+            let reduced = depth - 1 - null_reduction(depth).min(depth - 1);
+            let score = -self.negamax(&passed, reduced, -beta, -beta + 1, ply + 1);
+            self.after_null = false;
+            self.path.pop();
+            if self.aborted {
+                return 0;
+            }
+            if score >= beta {
+                return beta;
             }
         }
         let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply, depth);
@@ -534,6 +572,7 @@ mod tests {
             tt_megabytes: 1,
             eval_order: 2,
             prune: 7,
+            null_move: true,
         })
     }
 

@@ -593,6 +593,14 @@ impl Position for Amazons {
         self.turn = self.turn.opponent();
     }
 
+    fn pass_turn(&self) -> Self {
+        Amazons {
+            turn: self.turn.opponent(),
+            hash: self.hash ^ BLACK_TO_MOVE_KEY,
+            ..*self
+        }
+    }
+
     fn is_legal(&self, mv: Move) -> bool {
         let (from, to, arrow) = (mv.from.index(), mv.to.index(), mv.arrow.index());
         if self.amazons[self.turn.index()] & (1 << from) == 0 {

@@ -438,6 +438,14 @@ impl Position for Loa {
         self.hash ^= WHITE_TO_MOVE_KEY;
     }
 
+    fn pass_turn(&self) -> Self {
+        Loa {
+            turn: self.turn.opponent(),
+            hash: self.hash ^ WHITE_TO_MOVE_KEY,
+            ..*self
+        }
+    }
+
     fn is_legal(&self, mv: Move) -> bool {
         if self.is_game_over() {
             return false;

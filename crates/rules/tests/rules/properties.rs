@@ -117,6 +117,15 @@ fn check_incremental_zobrist<P: Position>(seed: u64, plies: u32) {
         let fresh: P = position.to_string().parse().unwrap();
         assert_eq!(fresh, position);
         assert_eq!(fresh.zobrist_hash(), position.zobrist_hash(), "{position}");
+        // A null move is the same board with the other side to move, hash and all.
+        let passed = position.pass_turn();
+        let text = position.to_string();
+        let (board, side) = text.rsplit_once(' ').unwrap();
+        let other = if side == "b" { "w" } else { "b" };
+        let flipped: P = format!("{board} {other}").parse().unwrap();
+        assert_eq!(passed, flipped, "{position}");
+        assert_eq!(passed.zobrist_hash(), flipped.zobrist_hash(), "{position}");
+        assert_eq!(passed.pass_turn(), position);
     }
 }
 
