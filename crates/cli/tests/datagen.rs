@@ -51,7 +51,12 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
         w.kill().unwrap();
         w.wait().unwrap();
     }
-    let pairs = status(port, &id)["pairs_done"].as_u64().unwrap();
+    let end = status(port, &id);
+    let pairs = end["pairs_done"].as_u64().unwrap();
+    assert_eq!(end["positions_wanted"], 400);
+    assert!(end["positions"].as_u64().unwrap() >= 400, "{end}");
+    let line = admin(port, &["status", &id]);
+    assert!(line.contains(" of 400 positions"), "{line}");
     assert!(
         pairs > 0 && pairs < 400,
         "it stops at its positions: {pairs} pairs"

@@ -169,6 +169,8 @@ pub struct Status {
     /// How many connected workers can take its pairs, while it is active (else 0), and
     /// why none can when none can.
     pub eligibility: crate::profiles::Eligibility,
+    /// A data generation run's positions kept so far, and wanted.
+    pub positions: Option<(u64, u64)>,
 }
 
 impl Status {

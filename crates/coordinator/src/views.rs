@@ -320,7 +320,12 @@ impl Coordinator {
             }
             ratings
         });
+        let positions = config.datagen().map(|d| {
+            let held = self.datasets.summary(id).map_or(0, |s| s.positions);
+            (held, d.positions)
+        });
         let status = Status {
+            positions,
             id,
             config,
             state,

@@ -23,8 +23,8 @@ use crate::support::signals::{Interrupted, stop_signal};
 /// Run a tournament on this machine: coordinator, workers and store in one process.
 ///
 /// The main job: the coordinator and local workers in one process, the same code as a
-/// cluster talking over loopback. Shows a progress bar (pairs, games/s, the leader or the
-/// LLR; without a terminal, as under CI or nohup, a line every 10 s instead), serves the
+/// cluster talking over loopback. Shows a progress bar (pairs, games/s, the leader, the LLR
+/// or a data generation run's positions; without a terminal, as under CI or nohup, a line every 10 s instead), serves the
 /// live dashboard and `/metrics` on `--listen` (default: a free loopback port, printed
 /// first as `Live dashboard: http://127.0.0.1:PORT/`), and at the end prints the rating
 /// report (what was played, the rating table, the cross-table, how the games ended, a
@@ -62,15 +62,18 @@ pub(crate) struct RunArgs {
     progress_every: u64,
 }
 
-/// The progress line: pairs, games/s, and the leader or the LLR.
+/// The progress line: pairs, games/s, and the positions kept, the LLR or the leader.
 fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: u64) -> String {
     let rate = (s.games - games_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
-    let tail = match (&s.sprt, s.standings.first()) {
-        (Some(sprt), _) => format!(
+    let tail = match (&s.data, &s.sprt, s.standings.first()) {
+        (Some(d), _, _) => format!("{} of {} positions", d.positions, d.target),
+        (None, Some(sprt), _) => format!(
             "LLR {:.2} [{:.2}, {:.2}]",
             sprt.llr, sprt.lower_bound, sprt.upper_bound
         ),
-        (None, Some(leader)) if s.games > 0 => format!("leader {} {:+.0}", leader.name, leader.elo),
+        (None, None, Some(leader)) if s.games > 0 => {
+            format!("leader {} {:+.0}", leader.name, leader.elo)
+        }
         _ => String::new(),
     };
     format!("{rate:.1} games/s  {tail}")

@@ -36,6 +36,9 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
         s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
     );
+    if let Some(d) = &s.data {
+        out += &format!(", {} of {} positions", d.positions, d.target);
+    }
     if !s.author.is_empty() {
         out += &format!(", by {}", s.author);
     }

@@ -30,6 +30,12 @@ pub(crate) struct StatusJson {
     weight: f64,
     /// The most pairs it may play.
     max_pairs: u64,
+    /// A data generation run's positions kept so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions: Option<u64>,
+    /// And wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions_wanted: Option<u64>,
     standings: Vec<StandingJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
@@ -77,6 +83,8 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         priority: s.priority,
         weight: s.weight,
         max_pairs: s.max_pairs,
+        positions: s.data.map(|d| d.positions),
+        positions_wanted: s.data.map(|d| d.target),
         standings: s
             .standings
             .iter()

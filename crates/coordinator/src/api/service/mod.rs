@@ -101,6 +101,9 @@ impl From<&Status> for pb::TournamentStatus {
             max_pairs: s.config.max_pairs(),
             eligible_workers: s.eligibility.workers,
             unrunnable: s.eligibility.unmet.clone().unwrap_or_default(),
+            data: s
+                .positions
+                .map(|(positions, target)| pb::DataProgress { positions, target }),
         }
     }
 }
