@@ -150,6 +150,54 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
         spec.starts_with("ab:") && spec.contains("connectedness="),
         "{spec}"
     );
+    // Only the weights named move, and --verify writes an SPRT of tuned against untuned.
+    let verify = dir.path().join("verify.toml");
+    let tuned = tourney()
+        .args([
+            "tune",
+            "texel",
+            exported.to_str().unwrap(),
+            "--player",
+            "ab:depth=3",
+        ])
+        .args(["--params", "quads", "--iterations", "3", "--verify"])
+        .arg(&verify)
+        .output()
+        .unwrap();
+    assert!(
+        tuned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tuned.stderr)
+    );
+    let text = std::fs::read_to_string(&verify).unwrap();
+    let sprt = tourney_model::tournament::TournamentConfig::parse(&text, "verify.toml").unwrap();
+    assert_eq!(sprt.format, tourney_model::tournament::Format::Sprt);
+    let [tuned, start] = [0, 1].map(|i| sprt.engines[i].player.clone().unwrap());
+    assert!(
+        start.starts_with("ab:depth=3,") && start.contains("quads=12"),
+        "{start}"
+    );
+    let differs: Vec<&str> = (tuned.split(',').zip(start.split(',')))
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a)
+        .collect();
+    assert!(
+        differs.len() <= 1 && differs.iter().all(|d| d.starts_with("quads=")),
+        "{tuned}"
+    );
+    let bad = tourney()
+        .args([
+            "tune",
+            "texel",
+            exported.to_str().unwrap(),
+            "--player",
+            "ab",
+            "--params",
+            "speed",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("speed is not a weight of loa"));
 
     // With its summary gone, a restarted coordinator rebuilds the data set from the store.
     coordinator.kill().unwrap();

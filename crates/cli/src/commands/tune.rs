@@ -300,7 +300,8 @@ fn verification(args: &TexelArgs, game: GameKind, tuned: &str, start: &str) -> R
          adjudication = {{ max_plies = 300 }}\n\n\
          [[engine]]\nname = \"tuned\"\nplayer = {tuned}\n\n\
          [[engine]]\nname = \"start\"\nplayer = {start}\n",
-        name = quote(&format!("texel {game}: {tuned}")),
+        // Names are at most 100 characters: the specs are in the engines.
+        name = quote(&format!("texel-{game}-verify")),
         nodes = args.verify_nodes,
         tuned = quote(tuned),
         start = quote(start),
