@@ -123,18 +123,13 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
     );
 
     // Texel tuning reads the export and prints a spec of the game's weights.
-    let tuned = tourney()
-        .args([
-            "tune",
-            "texel",
-            exported.to_str().unwrap(),
-            "--player",
-            "ab",
-            "--iterations",
-            "5",
-        ])
-        .output()
-        .unwrap();
+    let texel = |args: &[&str]| {
+        (tourney().args(["tune", "texel", exported.to_str().unwrap(), "--player"]))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let tuned = texel(&["ab", "--iterations", "5"]);
     let out = String::from_utf8_lossy(&tuned.stdout);
     assert!(
         tuned.status.success(),
@@ -152,18 +147,16 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
     );
     // Only the weights named move, and --verify writes an SPRT of tuned against untuned.
     let verify = dir.path().join("verify.toml");
-    let tuned = tourney()
-        .args([
-            "tune",
-            "texel",
-            exported.to_str().unwrap(),
-            "--player",
-            "ab:depth=3",
-        ])
-        .args(["--params", "quads", "--iterations", "3", "--verify"])
-        .arg(&verify)
-        .output()
-        .unwrap();
+    let verify_path = verify.to_str().unwrap();
+    let tuned = texel(&[
+        "ab:depth=3",
+        "--params",
+        "quads",
+        "--iterations",
+        "3",
+        "--verify",
+        verify_path,
+    ]);
     assert!(
         tuned.status.success(),
         "{}",
@@ -185,18 +178,7 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
         differs.len() <= 1 && differs.iter().all(|d| d.starts_with("quads=")),
         "{tuned}"
     );
-    let bad = tourney()
-        .args([
-            "tune",
-            "texel",
-            exported.to_str().unwrap(),
-            "--player",
-            "ab",
-            "--params",
-            "speed",
-        ])
-        .output()
-        .unwrap();
+    let bad = texel(&["ab", "--params", "speed"]);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("speed is not a weight of loa"));
 
     // With its summary gone, a restarted coordinator rebuilds the data set from the store.
