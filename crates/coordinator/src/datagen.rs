@@ -55,7 +55,9 @@ impl crate::state::Coordinator {
         let Some(d) = config.datagen() else {
             return Ok(());
         };
-        let stored = || self.stored_positions(id, d);
+        let stored = |sink: &mut dyn FnMut(Vec<Extracted>) -> Result<(), String>| {
+            self.stored_positions(id, d, sink)
+        };
         self.datasets.open(id, d, done, stored).map_err(|reason| {
             tourney_store::StoreError::DataDir {
                 path: self.datasets.dir_of(id).display().to_string(),
@@ -69,13 +71,14 @@ impl crate::state::Coordinator {
         Ok(())
     }
 
-    /// The positions of every stored pair of run `id`, in pair order.
+    /// The positions of every stored pair of run `id`, in pair order, to `sink` 256
+    /// pairs at a time.
     fn stored_positions(
         &self,
         id: TournamentId,
         d: &DatagenSettings,
-    ) -> Result<Vec<Extracted>, String> {
-        let mut out = Vec::new();
+        sink: &mut dyn FnMut(Vec<Extracted>) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut from = 0;
         loop {
             let pairs = self
@@ -83,9 +86,10 @@ impl crate::state::Coordinator {
                 .pair_games_from(id, from, 256)
                 .map_err(|e| e.to_string())?;
             let Some(last) = pairs.last() else {
-                return Ok(out);
+                return Ok(());
             };
             from = last.outcome.pair + 1;
+            let mut out = Vec::with_capacity(pairs.len());
             for pair in pairs {
                 let games = (pair.games.iter())
                     .map(|g| {
@@ -95,6 +99,7 @@ impl crate::state::Coordinator {
                     .collect::<Result<Vec<_>, String>>()?;
                 out.push(extract(d, pair.outcome.pair, &games)?);
             }
+            sink(out)?;
         }
     }
 

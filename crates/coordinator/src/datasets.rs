@@ -206,13 +206,14 @@ impl DataSets {
 
     /// Opens run `id`'s data set after a restart: as its files are when their summary
     /// counts the `done` pairs the store holds, else rebuilt from the pairs `stored`
-    /// gives (all of them, in pair order).
+    /// gives to the sink it is handed (all of them, in pair order, a batch at a time, so
+    /// that a rebuild holds one batch in memory).
     pub(crate) fn open(
         &self,
         id: TournamentId,
         d: &DatagenSettings,
         done: u64,
-        stored: impl FnOnce() -> Result<Vec<Extracted>, String>,
+        stored: impl FnOnce(&mut dyn FnMut(Vec<Extracted>) -> Result<(), String>) -> Result<(), String>,
     ) -> Result<(), String> {
         let dir = self.dir_of(id);
         let opened =
@@ -229,8 +230,10 @@ impl DataSets {
                 let _ = fs::remove_dir_all(&dir);
                 let mut set = DataSet::new(dir.clone(), d);
                 if done > 0 {
-                    set.append(stored()?)
-                        .map_err(|e| format!("{}: {e}", dir.display()))?;
+                    stored(&mut |batch| {
+                        set.append(batch)
+                            .map_err(|e| format!("{}: {e}", dir.display()))
+                    })?;
                 }
                 set
             }
@@ -397,16 +400,19 @@ mod tests {
         sets.append(1, &d, vec![pair(0, 5)]).unwrap();
         // The store holds two pairs: the data set counts one, and is rebuilt.
         let sets = DataSets::new(Some(dir.path())).unwrap();
-        sets.open(1, &d, 2, || Ok(vec![pair(0, 5), pair(1, 6)]))
-            .unwrap();
+        sets.open(1, &d, 2, |sink| {
+            sink(vec![pair(0, 5)])?;
+            sink(vec![pair(1, 6)])
+        })
+        .unwrap();
         let s = sets.summary(1).unwrap();
         assert_eq!((s.pairs, s.positions), (2, 10));
         // In step: the files are taken as they are, the store not read.
         let sets = DataSets::new(Some(dir.path())).unwrap();
-        sets.open(1, &d, 2, || panic!("not read")).unwrap();
+        sets.open(1, &d, 2, |_| panic!("not read")).unwrap();
         assert_eq!(sets.summary(1).unwrap(), s);
         // A run that never wrote anything, with nothing stored, opens empty.
-        sets.open(2, &d, 0, || panic!("not read")).unwrap();
+        sets.open(2, &d, 0, |_| panic!("not read")).unwrap();
         assert_eq!(sets.summary(2).unwrap(), Summary::default());
     }
 }
