@@ -252,7 +252,7 @@ impl Record {
             ply: u16::from_le_bytes([bytes[30], bytes[31]]),
             game_id: u64_at(bytes, 32),
         };
-        record.position_string()?;
+        tourney_rules::with_position!(game, P => record.position::<P>().map(|_| ()))?;
         Ok(record)
     }
 
