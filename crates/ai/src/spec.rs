@@ -57,7 +57,7 @@ impl Kind {
 /// default 16), `eval` (`default`), `order` (from this depth, moves ordered by the
 /// evaluation of their positions; default 3 for Amazons, 0 (never) for LOA), `prune` (then
 /// only this many below the root; default 10 for Amazons, 0 (all) for LOA), `null`
-/// (null-move pruning, `on` by default) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// (null-move pruning: `on` by default for LOA, `off` for Amazons) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
 /// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves

@@ -57,13 +57,16 @@ impl<W: Default> AbConfig<W> {
             GameKind::Loa => (0, 0),
             GameKind::Amazons => (3, 10),
         };
+        // Null moves: +16 ± 14 Elo in LOA at 20,000 nodes a move; in Amazons, whose pruned
+        // search decides most pairs by their opening, 0 ± 22 (bench/strength/README.md).
+        let null_move = game == GameKind::Loa;
         AbConfig {
             weights: W::default(),
             limits: Limits::default(),
             tt_megabytes: 16,
             eval_order,
             prune,
-            null_move: true,
+            null_move,
         }
     }
 }
