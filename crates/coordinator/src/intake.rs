@@ -56,7 +56,7 @@ fn suite_of(
     };
     let settings = tourney_plan::openings::OpeningSettings {
         plies: o.plies.unwrap_or(4),
-        count: config.max_pairs().clamp(1, most) as usize,
+        count: config.openings_wanted().clamp(1, most) as usize,
         seed: o.seed,
         rules: config.rules_text(),
         balanced: o.balanced.clone().map(|spec| (spec, o.max_score)),

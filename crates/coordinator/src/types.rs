@@ -183,13 +183,19 @@ impl Status {
     /// means. Pairs past the suite replay its openings in order (their games have their own
     /// seeds, but deterministic players repeat them move for move).
     pub fn openings_note(&self) -> Option<String> {
-        let most = self.config.max_pairs();
-        (self.openings < most).then(|| {
-            format!(
+        let most = self.config.openings_wanted();
+        (self.openings < most).then(|| match self.config.datagen() {
+            // Two openings a pair, each played once.
+            Some(_) => format!(
+                "the opening suite has {} openings for up to {most} games: games past {} \
+                 replay its openings",
+                self.openings, self.openings
+            ),
+            None => format!(
                 "the opening suite has {} openings for up to {most} pairs: pairs past {} replay \
                  its openings",
                 self.openings, self.openings
-            )
+            ),
         })
     }
 

@@ -327,6 +327,16 @@ impl TournamentConfig {
         }
     }
 
+    /// The openings the tournament may play: one a pair, or two for a data generation
+    /// run from its suite (none when its engine makes them).
+    pub fn openings_wanted(&self) -> u64 {
+        match self.datagen().map(|d| d.openings) {
+            Some(DatagenOpenings::Suite) => self.max_pairs().saturating_mul(2),
+            Some(DatagenOpenings::Engine) => 0,
+            None => self.max_pairs(),
+        }
+    }
+
     /// The data generation settings of a `datagen` run (`None` for other formats).
     pub fn datagen(&self) -> Option<&DatagenSettings> {
         self.datagen

@@ -131,6 +131,7 @@ fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
     assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 1000));
     assert_eq!(c.pairing(7), (0, 1, 7));
     assert_eq!(c.pair_openings(7), [14, 15]);
+    assert_eq!(c.openings_wanted(), 2000, "two a pair");
     // Two engines are a pairing; every other format plays one opening twice.
     let two = DATAGEN.replace(
         "player = \"ab\"\n",
@@ -148,6 +149,7 @@ fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
     let c = TournamentConfig::parse(&engine, "t.toml").unwrap();
     assert_eq!(c.datagen().unwrap().openings, DatagenOpenings::Engine);
     assert_eq!(c.max_pairs(), 3);
+    assert_eq!(c.openings_wanted(), 0, "the engine makes them");
 }
 
 #[test]
