@@ -271,7 +271,11 @@ fn engine_made_openings_come_from_a_real_engine_process_answering_genfens() {
             g["pair"].as_u64().unwrap(),
             g["meta"]["game"].as_u64().unwrap(),
         );
-        let made = tourney_ai::genfens::genfens::<tourney_rules::Loa>(2, config.pair_seed(pair));
+        let made = tourney_ai::genfens::genfens(
+            <tourney_rules::Loa as tourney_rules::Position>::start(),
+            2,
+            config.pair_seed(pair),
+        );
         assert_eq!(
             g["start"],
             made[game as usize].to_string(),
@@ -288,4 +292,45 @@ fn engine_made_openings_come_from_a_real_engine_process_answering_genfens() {
         .unwrap();
     let stats = String::from_utf8_lossy(&stats.stdout);
     assert!(number_after(&stats, "\npositions") >= 60, "{stats}");
+}
+
+#[test]
+fn engine_made_openings_are_of_the_rules_board_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("small.toml");
+    std::fs::write(
+        &file,
+        "name = \"small\"\ngame = \"amazons\"\nrules = { size = \"8\" }\nformat = \"datagen\"\n\
+         limits = { nodes = 300 }\nadjudication = { max_plies = 200, regions = true }\n\n\
+         [datagen]\npositions = 40\nskip_plies = 2\nopenings = \"engine\"\n\n\
+         [[engine]]\nname = \"e\"\ncommand = \"tourney engine ab\"\n",
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    let out = tourney()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--data",
+            data,
+            "--concurrency",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exported = tourney()
+        .args(["export", "1", "--data", data])
+        .output()
+        .unwrap();
+    for line in String::from_utf8_lossy(&exported.stdout).lines() {
+        let game: serde_json::Value = serde_json::from_str(line).unwrap();
+        let start: tourney_rules::Amazons = game["start"].as_str().unwrap().parse().unwrap();
+        assert_eq!(start.size(), 8, "{}", game["start"]);
+    }
 }

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use tourney_ai::{Heuristics, Player, PlayerSpec, SearchInfo};
-use tourney_rules::{Amazons, Game, GameKind, Loa};
+use tourney_rules::{Amazons, Game, GameKind, Loa, Position};
 
 use crate::contestant::limits_for;
 use crate::dialect::{Dialect, DialectWriter, canonical_move, first_mover, is_compact};
@@ -170,6 +170,13 @@ impl<P: Heuristics> Session<P> {
             .unwrap_or_else(|e| e.into_inner())
             .new_game(0);
         Ok(())
+    }
+
+    /// `genfens`: `n` openings from `seed` on the board of the game's rules.
+    fn genfens(&self, n: u32, seed: u64) -> Vec<String> {
+        (tourney_ai::genfens::genfens(P::start_for(self.rules), n, seed).iter())
+            .map(ToString::to_string)
+            .collect()
     }
 
     /// Sets the position of a `position` line's arguments (`startpos` or a position string,
@@ -466,18 +473,15 @@ pub fn serve_dialect(
                 }
             }
             Command::GenFens { n, seed, .. } => {
-                // Random plies from the start, of the last `newgame`'s game (else LOA); a
-                // book is not read.
-                let positions: Vec<String> =
-                    match session.as_ref().map_or(GameKind::Loa, AnySession::kind) {
-                        GameKind::Loa => (tourney_ai::genfens::genfens::<Loa>(n, seed).iter())
-                            .map(ToString::to_string)
-                            .collect(),
-                        GameKind::Amazons => (tourney_ai::genfens::genfens::<Amazons>(n, seed)
-                            .iter())
+                // Random plies from the start of the last `newgame`'s game and rules (else
+                // LOA's); a book is not read.
+                let positions = match session.as_ref() {
+                    Some(AnySession::Loa(s)) => s.genfens(n, seed),
+                    Some(AnySession::Amazons(s)) => s.genfens(n, seed),
+                    None => (tourney_ai::genfens::genfens(Loa::start(), n, seed).iter())
                         .map(ToString::to_string)
                         .collect(),
-                    };
+                };
                 for position in positions {
                     say(&out, &format!("info string genfens {position}"));
                 }

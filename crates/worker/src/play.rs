@@ -464,11 +464,11 @@ fn made_openings<P: Heuristics>(
     rules: P::Rules,
 ) -> Result<[P; 2], PlayError> {
     let texts: Vec<String> = match side {
-        Side::BuiltIn(..) => (tourney_ai::genfens::genfens::<P>(2, seed).iter())
+        Side::BuiltIn(..) => (tourney_ai::genfens::genfens(P::start_for(rules), 2, seed).iter())
             .map(ToString::to_string)
             .collect(),
         Side::Outside(_, engine) => engine
-            .genfens(P::GAME, 2, seed, GENFENS_TIMEOUT)
+            .genfens(P::GAME, &rules.to_string(), 2, seed, GENFENS_TIMEOUT)
             .map_err(|e| PlayError::GenFens(e.to_string()))?,
     };
     if texts.len() < 2 {
@@ -752,7 +752,11 @@ mod tests {
         let made = made_openings(&mut Side::BuiltIn("b".into(), spec), 7, rules).unwrap();
         assert_eq!(
             made.to_vec(),
-            tourney_ai::genfens::genfens::<tourney_rules::Loa>(2, 7)
+            tourney_ai::genfens::genfens(
+                <tourney_rules::Loa as tourney_rules::Position>::start(),
+                2,
+                7
+            )
         );
     }
 

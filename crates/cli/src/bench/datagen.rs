@@ -32,7 +32,7 @@ pub(crate) fn datagen<P: Heuristics + Adjudicate + Packing>(args: &BenchArgs) ->
     let started = Instant::now();
     let (mut games, mut plies, mut kept) = (0u64, 0u64, 0u64);
     while started.elapsed().as_secs_f64() < args.seconds {
-        let openings = tourney_ai::genfens::genfens::<P>(2, args.seed.wrapping_add(games));
+        let openings = tourney_ai::genfens::genfens(P::start(), 2, args.seed.wrapping_add(games));
         for start in openings {
             let mut setup = Setup::<P>::new(Default::default());
             setup.start = start;

@@ -217,7 +217,8 @@ impl ExternalEngine {
         }
     }
 
-    /// `n` opening positions of `game` the engine makes from `seed` (`genfens`), starting
+    /// `n` opening positions of `game` under `rules` (`key=value,...`) the engine makes
+    /// from `seed` (`genfens`), starting
     /// it if it is not running, within `timeout`: as the engine wrote them, at most `n`
     /// (checking them is the caller's). An engine without `genfens` answers `isready`
     /// with none.
@@ -227,6 +228,7 @@ impl ExternalEngine {
     pub fn genfens(
         &mut self,
         game: tourney_rules::GameKind,
+        rules: &str,
         n: u32,
         seed: u64,
         timeout: Duration,
@@ -246,10 +248,14 @@ impl ExternalEngine {
         if self.process.is_none() {
             self.start().inspect_err(|_| self.discard())?;
         }
-        // Told the game first, so that the engine makes openings of it.
+        // Told the game and its rules first, so that the engine makes openings of them
+        // (Amazons: of the board's size).
         self.send_or_unfit(&Command::NewGame {
             game: game.name().to_string(),
-            rules: Vec::new(),
+            rules: (rules.split(',').map(str::trim))
+                .filter(|r| !r.is_empty())
+                .map(String::from)
+                .collect(),
         })?;
         self.send_or_unfit(&command)?;
         self.send_or_unfit(&Command::IsReady)?;
