@@ -8,26 +8,28 @@ use super::{Heuristics, weights};
 
 weights! {
     /// Weights of the LOA evaluation (per unit of each feature). `concentration` sets the
-    /// scale; the others were tuned by SPSA (experiments/strength/spsa-loa.toml: +122 Elo over
-    /// the hand-set 20, 12, 30, 60, 3, 15 and 10 at 50,000 nodes a move).
+    /// scale; the others were fitted by Texel tuning to 150,000 self-play positions with
+    /// the target mostly the engine's own score (bench/strength/texel-loa-lambda-verify.toml:
+    /// +25 Elo at 20,000 nodes a move over the SPSA-tuned 17, 13, 12, 65, 8, 17 and 23 of
+    /// experiments/strength/spsa-loa.toml, themselves +122 over the hand-set weights).
     LoaWeights {
         /// Penalty per unit of distance to the centre of mass beyond the tightest shape.
         concentration: 24,
         /// Bonus for central squares (average of the piece-square table, in %).
-        centralisation: 17,
+        centralisation: 3,
         /// Penalty per unit of distance of the centre of mass from the board centre.
-        com: 13,
+        com: 0,
         /// Penalty per unit of Euler number above one (more groups, more holes).
-        quads: 12,
+        quads: 4,
         /// Bonus per pair of neighbouring pieces, per piece.
-        connectedness: 65,
+        connectedness: 94,
         /// Bonus per legal step.
-        mobility: 8,
+        mobility: 10,
         /// Bonus per enemy edge piece walled in: our piece on the square next to it,
         /// towards the centre.
-        walls: 17,
+        walls: 12,
         /// Bonus for being the side to move.
-        tempo: 23,
+        tempo: 21,
     }
 }
 
