@@ -166,8 +166,9 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
     let sprt = tourney_model::tournament::TournamentConfig::parse(&text, "verify.toml").unwrap();
     assert_eq!(sprt.format, tourney_model::tournament::Format::Sprt);
     let [tuned, start] = [0, 1].map(|i| sprt.engines[i].player.clone().unwrap());
+    let quads = tourney_ai::eval::LoaWeights::default().quads;
     assert!(
-        start.starts_with("ab:depth=3,") && start.contains("quads=12"),
+        start.starts_with("ab:depth=3,") && start.contains(&format!("quads={quads}")),
         "{start}"
     );
     let differs: Vec<&str> = (tuned.split(',').zip(start.split(',')))
