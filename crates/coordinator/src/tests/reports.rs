@@ -327,3 +327,48 @@ async fn a_worker_claiming_endless_slots_leases_a_bounded_fair_share() {
         "the other worker still gets work"
     );
 }
+
+#[tokio::test]
+async fn a_report_whose_worker_goes_away_while_it_commits_is_still_counted() {
+    use tonic::Request;
+    use tourney_proto::v1 as pb;
+    use tourney_proto::v1::worker_server::Worker;
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let (worker, session) = c.register("w", "test", 1, "open").unwrap();
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let job = &jobs[0];
+    let mut request = Request::new(pb::ReportRequest {
+        worker_id: worker.clone(),
+        results: vec![pb::PairResult {
+            tournament: id,
+            pair: job.pair,
+            lease_id: lease,
+            half_points: vec![2, 2],
+            games_json: won_by_a_json(job, ["crash", "crash"]),
+            ticket: job.ticket.clone(),
+            ..Default::default()
+        }],
+        failures: Vec::new(),
+        checks: Vec::new(),
+    });
+    request.metadata_mut().insert(
+        crate::api::service::SESSION_HEADER,
+        session.parse().unwrap(),
+    );
+    // The call is polled once (its pair checked, its commit sent) and then dropped, as
+    // tonic drops a call whose client has gone.
+    let service = crate::api::service::WorkerService(Arc::clone(&c));
+    let call = tokio::time::timeout(std::time::Duration::ZERO, service.report(request));
+    let answer = call.await;
+    assert!(answer.is_err(), "the call was not cut off: {answer:?}");
+    // Its pair is counted all the same: not left stored but never scheduled as done.
+    for _ in 0..1000 {
+        if c.status(id).unwrap().pairs_done == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(c.status(id).unwrap().pairs_done, 1);
+    assert!(c.is_done(id, job.pair));
+}

@@ -125,156 +125,15 @@ impl pb::worker_server::Worker for WorkerService {
         &self,
         request: Request<pb::ReportRequest>,
     ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
+        use tracing::Instrument;
         self.session(&request, &request.get_ref().worker_id)?;
-        let r = request.into_inner();
-        // The whole report's decompressed size, from what its blocks claim: over the
-        // budget it is turned away whole (the worker sends it again in parts), never pair
-        // by pair.
-        let claimed = (r.results.iter())
-            .map(|result| result.games_size().unwrap_or(0))
-            .fold(0usize, usize::saturating_add);
-        let metrics = self.0.metrics();
-        if claimed > MAX_REPORT_JSON {
-            metrics
-                .reports_deferred
-                .with_label_values(&["too-large"])
-                .inc();
-            return Err(deferred(
-                format!(
-                    "report too large: {} MiB of records in {} pair results, at most {} MiB a \
-                     report: send it in parts",
-                    claimed.div_ceil(1 << 20),
-                    r.results.len(),
-                    MAX_REPORT_JSON >> 20
-                ),
-                0,
-            ));
-        }
-        // Room among all reports in flight: concurrent reports share one budget.
-        let kib = u32::try_from(claimed.div_ceil(1 << 10)).unwrap_or(u32::MAX);
-        let room = tokio::time::timeout(
-            std::time::Duration::from_millis(self.0.settings.report_room_wait_ms),
-            self.0.report_room.acquire_many(kib),
-        )
-        .await;
-        let Ok(Ok(_room)) = room else {
-            metrics.reports_deferred.with_label_values(&["busy"]).inc();
-            return Err(deferred(
-                format!(
-                    "busy: {} MiB of reports are being read; send this one again later",
-                    crate::state::REPORTS_IN_FLIGHT >> 20
-                ),
-                1_000,
-            ));
-        };
-        let mut finished = Vec::with_capacity(r.results.len());
-        let (mut malformed, mut repeated) = (0, 0);
-        for result in r.results {
-            // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
-            if self.0.is_done(result.tournament, result.pair) {
-                repeated += 1;
-                continue;
-            }
-            let checked = match (
-                games_json(result.games_json, &result.games_lz4),
-                result.half_points.as_slice(),
-            ) {
-                (Some(games_json), &[h0, h1]) => self.0.check_reported(
-                    &r.worker_id,
-                    Reported {
-                        tournament: result.tournament,
-                        pair: result.pair,
-                        lease: result.lease_id,
-                        half_points: [h0, h1],
-                        games_json,
-                        ticket: result.ticket,
-                    },
-                ),
-                _ => Err(Refusal::Records(format!(
-                    "not decodable within {} MiB a pair, or not two half-points",
-                    MAX_GAMES_JSON >> 20,
-                ))),
-            };
-            match checked {
-                Ok(pair) => finished.push(pair),
-                Err(refusal) => {
-                    malformed += 1;
-                    self.0
-                        .refused(&r.worker_id, result.tournament, result.pair, &refusal);
-                    // A pair this worker holds but cannot report acceptably goes to the
-                    // others rather than back to it forever.
-                    let held = self.0.holds(
-                        &r.worker_id,
-                        result.lease_id,
-                        result.tournament,
-                        result.pair,
-                    );
-                    if held {
-                        self.0
-                            .pair_failed(
-                                &r.worker_id,
-                                result.tournament,
-                                result.pair,
-                                &format!("its result was refused: {refusal}"),
-                            )
-                            .await?;
-                    }
-                }
-            }
-        }
-        for failure in &r.failures {
-            // A failure pauses only what the reporting registration holds: one of a lease
-            // it no longer holds (lost in a restart, expired) is past, and ignored.
-            if !self.0.holds(
-                &r.worker_id,
-                failure.lease_id,
-                failure.tournament,
-                failure.pair,
-            ) {
-                tracing::info!(
-                    worker = %r.worker_id,
-                    tournament = failure.tournament,
-                    pair = failure.pair,
-                    reason = %failure.reason,
-                    "failure of a pair no longer held: ignored"
-                );
-                continue;
-            }
-            self.0
-                .engine_failed(
-                    &r.worker_id,
-                    failure.tournament,
-                    failure.pair,
-                    &failure.engine,
-                    failure.engine_fault,
-                    &failure.reason,
-                )
-                .await?;
-        }
-        // Checks of engines the worker plays in a tournament it holds pairs of (at most
-        // MAX_CHECKS a report; more are ignored).
-        for check in r.checks.into_iter().take(MAX_CHECKS) {
-            if !self.0.plays_in(&r.worker_id, check.tournament) {
-                continue;
-            }
-            let check = crate::EngineCheck {
-                tournament: check.tournament,
-                engine: check.engine,
-                bench_nodes: check.bench_nodes,
-                bench_nps: check.bench_nps,
-                build_ms: check.build_ms,
-            };
-            self.0.engine_checked(&r.worker_id, check).await?;
-        }
-        let ack = self.0.report(&r.worker_id, finished).await?;
-        if claimed >= BIG_REPORT {
-            crate::state::return_free_memory();
-        }
-        Ok(Response::new(pb::ReportResponse {
-            accepted: ack.accepted,
-            duplicates: ack.duplicates + repeated,
-            rejected: ack.rejected + malformed,
-        }))
+        // Taken in a task of its own: a worker that goes away mid-report (killed, timed
+        // out) cancels only its wait for the answer, never the report between its commit
+        // and the scheduler's, data set's and metrics' record of it.
+        let taking = take_report(Arc::clone(&self.0), request.into_inner());
+        tokio::spawn(taking.in_current_span())
+            .await
+            .map_err(|e| GrpcStatus::internal(format!("report not taken: {e}")))?
     }
 
     #[tracing::instrument(
@@ -349,4 +208,157 @@ impl WorkerService {
             "no session of worker '{worker}' (register, then send its secret in {SESSION_HEADER})"
         )))
     }
+}
+
+/// Takes worker report `r`: read within the shared budget, each pair checked, failures
+/// and engine checks noted, the fresh pairs committed and recorded.
+async fn take_report(
+    c: Arc<Coordinator>,
+    r: pb::ReportRequest,
+) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
+    // The whole report's decompressed size, from what its blocks claim: over the
+    // budget it is turned away whole (the worker sends it again in parts), never pair
+    // by pair.
+    let claimed = (r.results.iter())
+        .map(|result| result.games_size().unwrap_or(0))
+        .fold(0usize, usize::saturating_add);
+    let metrics = c.metrics();
+    if claimed > MAX_REPORT_JSON {
+        metrics
+            .reports_deferred
+            .with_label_values(&["too-large"])
+            .inc();
+        return Err(deferred(
+            format!(
+                "report too large: {} MiB of records in {} pair results, at most {} MiB a \
+                 report: send it in parts",
+                claimed.div_ceil(1 << 20),
+                r.results.len(),
+                MAX_REPORT_JSON >> 20
+            ),
+            0,
+        ));
+    }
+    // Room among all reports in flight: concurrent reports share one budget.
+    let kib = u32::try_from(claimed.div_ceil(1 << 10)).unwrap_or(u32::MAX);
+    let room = tokio::time::timeout(
+        std::time::Duration::from_millis(c.settings.report_room_wait_ms),
+        c.report_room.acquire_many(kib),
+    )
+    .await;
+    let Ok(Ok(_room)) = room else {
+        metrics.reports_deferred.with_label_values(&["busy"]).inc();
+        return Err(deferred(
+            format!(
+                "busy: {} MiB of reports are being read; send this one again later",
+                crate::state::REPORTS_IN_FLIGHT >> 20
+            ),
+            1_000,
+        ));
+    };
+    let mut finished = Vec::with_capacity(r.results.len());
+    let (mut malformed, mut repeated) = (0, 0);
+    for result in r.results {
+        // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
+        if c.is_done(result.tournament, result.pair) {
+            repeated += 1;
+            continue;
+        }
+        let checked = match (
+            games_json(result.games_json, &result.games_lz4),
+            result.half_points.as_slice(),
+        ) {
+            (Some(games_json), &[h0, h1]) => c.check_reported(
+                &r.worker_id,
+                Reported {
+                    tournament: result.tournament,
+                    pair: result.pair,
+                    lease: result.lease_id,
+                    half_points: [h0, h1],
+                    games_json,
+                    ticket: result.ticket,
+                },
+            ),
+            _ => Err(Refusal::Records(format!(
+                "not decodable within {} MiB a pair, or not two half-points",
+                MAX_GAMES_JSON >> 20,
+            ))),
+        };
+        match checked {
+            Ok(pair) => finished.push(pair),
+            Err(refusal) => {
+                malformed += 1;
+                c.refused(&r.worker_id, result.tournament, result.pair, &refusal);
+                // A pair this worker holds but cannot report acceptably goes to the
+                // others rather than back to it forever.
+                let held = c.holds(
+                    &r.worker_id,
+                    result.lease_id,
+                    result.tournament,
+                    result.pair,
+                );
+                if held {
+                    c.pair_failed(
+                        &r.worker_id,
+                        result.tournament,
+                        result.pair,
+                        &format!("its result was refused: {refusal}"),
+                    )
+                    .await?;
+                }
+            }
+        }
+    }
+    for failure in &r.failures {
+        // A failure pauses only what the reporting registration holds: one of a lease
+        // it no longer holds (lost in a restart, expired) is past, and ignored.
+        if !c.holds(
+            &r.worker_id,
+            failure.lease_id,
+            failure.tournament,
+            failure.pair,
+        ) {
+            tracing::info!(
+                worker = %r.worker_id,
+                tournament = failure.tournament,
+                pair = failure.pair,
+                reason = %failure.reason,
+                "failure of a pair no longer held: ignored"
+            );
+            continue;
+        }
+        c.engine_failed(
+            &r.worker_id,
+            failure.tournament,
+            failure.pair,
+            &failure.engine,
+            failure.engine_fault,
+            &failure.reason,
+        )
+        .await?;
+    }
+    // Checks of engines the worker plays in a tournament it holds pairs of (at most
+    // MAX_CHECKS a report; more are ignored).
+    for check in r.checks.into_iter().take(MAX_CHECKS) {
+        if !c.plays_in(&r.worker_id, check.tournament) {
+            continue;
+        }
+        let check = crate::EngineCheck {
+            tournament: check.tournament,
+            engine: check.engine,
+            bench_nodes: check.bench_nodes,
+            bench_nps: check.bench_nps,
+            build_ms: check.build_ms,
+        };
+        c.engine_checked(&r.worker_id, check).await?;
+    }
+    let ack = c.report(&r.worker_id, finished).await?;
+    if claimed >= BIG_REPORT {
+        crate::state::return_free_memory();
+    }
+    Ok(Response::new(pb::ReportResponse {
+        accepted: ack.accepted,
+        duplicates: ack.duplicates + repeated,
+        rejected: ack.rejected + malformed,
+    }))
 }
