@@ -49,6 +49,9 @@ pub enum StatsError {
         /// Elo under H1.
         elo1: f64,
     },
+    /// A grouped test of no takes, or of too many.
+    #[error("a grouped test has 1 to {max} takes, found {0}", max = crate::takes::MAX_TAKES)]
+    Takes(usize),
     /// The BayesElo model without the W/D/L counts it needs for its draw rate.
     #[error("the BayesElo model needs W/D/L counts")]
     NeedsWdl,

@@ -7,6 +7,8 @@
 //! - [`Summary`]: score, Elo with its 95 % interval, LOS, draw ratio and normalized Elo from
 //!   W/D/L ([`Trinomial`]) or game-pair ([`Pentanomial`]) counts.
 //! - [`Sprt`]: fishtest's generalized SPRT with logistic, normalized or BayesElo bounds.
+//! - [`takes`]: grouped tests of several takes of one idea against one base, with one
+//!   family-wise error rate.
 //! - [`BayesElo`] and [`Ordo`]: joint ratings of many players from a [`GameTable`].
 //!
 //! Rendering (text, CSV, HTML with charts) lives in the `tourney-report` crate.
@@ -33,6 +35,7 @@ pub mod normal;
 mod ratings;
 mod sprt;
 mod summary;
+pub mod takes;
 
 pub use counts::{GameScore, Pentanomial, Trinomial};
 pub use error::StatsError;

@@ -14,6 +14,7 @@ mod search;
 mod selfplay;
 mod source;
 mod store;
+mod takes;
 mod time;
 mod validate;
 
@@ -81,6 +82,11 @@ enum Suite {
     /// openings for `--seconds`, positions kept under datagen's default filters per
     /// second; then a Texel loss pass over them, positions a second.
     Datagen,
+    /// Grouped tests of several takes (`format = "takes"`), simulated: `--groups` groups
+    /// of `--takes` takes with nElo bounds [`--elo0`, `--elo1`] against as many sets of
+    /// separate SPRTs, in three scenarios (all takes at elo0, one at elo1, two halfway);
+    /// mean pairs of each and how often each accepts.
+    Takes,
 }
 
 /// Measure speed: each suite prints the figures it measures.
@@ -227,6 +233,18 @@ pub(crate) struct BenchArgs {
     /// Nodes a move of the players (bench datagen).
     #[arg(long, default_value_t = 5000)]
     nodes: u64,
+    /// Takes in each simulated group (bench takes).
+    #[arg(long, default_value_t = 4)]
+    takes: usize,
+    /// Groups simulated a scenario (bench takes).
+    #[arg(long, default_value_t = 1000)]
+    groups: u64,
+    /// The bounds' elo0, normalized Elo (bench takes).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    elo0: f64,
+    /// The bounds' elo1, normalized Elo (bench takes).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    elo1: f64,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
@@ -251,6 +269,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Store => crate::bench::store::store(args.pairs)?,
         Suite::Pages => pages::pages(args.tournaments)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
+        Suite::Takes => takes::takes(args)?,
         Suite::Datagen => {
             datagen::datagen::<Loa>(args)?;
             datagen::datagen::<Amazons>(args)?;

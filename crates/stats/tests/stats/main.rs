@@ -6,4 +6,5 @@ mod oracle;
 mod properties;
 mod ratings;
 mod simulation;
+mod takes;
 mod vectors;

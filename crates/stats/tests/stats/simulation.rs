@@ -1,63 +1,8 @@
 //! The statistics' end-to-end check: many simulated SPRTs on game pairs of known true
 //! strength must accept H1 as often as α and β promise.
 
-use tourney_stats::{
-    Decision, EloModel, Pentanomial, Sprt, SprtInput, elo::NELO_PER_T, elo::logistic_score,
-};
-
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-const DRAW_RATIO: f64 = 0.4;
-
-/// Pair-score probabilities when each game of a pair is independent with logistic Elo
-/// `elo` and a fixed draw ratio.
-fn pair_distribution(elo: f64) -> [f64; 5] {
-    let s = logistic_score(elo);
-    let game = [1.0 - s - DRAW_RATIO / 2.0, DRAW_RATIO, s - DRAW_RATIO / 2.0];
-    let mut out = [0.0; 5];
-    for (a, pa) in game.iter().enumerate() {
-        for (b, pb) in game.iter().enumerate() {
-            out[a + b] += pa * pb;
-        }
-    }
-    out
-}
-
-/// The normalized Elo of a pair distribution.
-fn nelo(p: &[f64; 5]) -> f64 {
-    let mean: f64 = p.iter().enumerate().map(|(k, q)| q * k as f64 / 4.0).sum();
-    let var: f64 = p
-        .iter()
-        .enumerate()
-        .map(|(k, q)| q * (k as f64 / 4.0 - mean).powi(2))
-        .sum();
-    NELO_PER_T / std::f64::consts::SQRT_2 * (mean - 0.5) / var.sqrt()
-}
-
-/// The pair distribution whose normalized Elo is `target` (bisection on logistic Elo).
-fn distribution_at(target: f64) -> [f64; 5] {
-    let (mut lo, mut hi) = (-200.0, 200.0);
-    for _ in 0..100 {
-        let mid = (lo + hi) / 2.0;
-        if nelo(&pair_distribution(mid)) < target {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    pair_distribution((lo + hi) / 2.0)
-}
+use tourney_stats::takes::simulate::{Rng, distribution_at, draw_pair};
+use tourney_stats::{Decision, EloModel, Pentanomial, Sprt, SprtInput};
 
 /// Runs `runs` SPRTs at true normalized Elo `truth`, checking every 8 pairs; returns the
 /// fraction that accepted H1.
@@ -69,12 +14,8 @@ fn h1_rate(sprt: &Sprt, truth: f64, runs: usize, seed: u64) -> f64 {
         let mut counts = Pentanomial::default();
         loop {
             for _ in 0..8 {
-                let mut u = rng.next();
-                let k = p.iter().position(|&q| {
-                    u -= q;
-                    u < 0.0
-                });
-                counts.bins[k.unwrap_or(4)] += 1;
+                let [a, b] = draw_pair(&p, &mut rng);
+                counts.bins[usize::from(a + b)] += 1;
             }
             let status = sprt
                 .status(&SprtInput {
