@@ -92,7 +92,7 @@ impl Coordinator {
     /// # Errors
     /// The [`Refusal`]; the worker is told the result was rejected.
     pub fn check_reported(&self, worker: &str, r: Reported) -> Result<Finished, Refusal> {
-        let (config, settings, openings, held, token) = {
+        let (config, settings, openings, held, token, (first, second)) = {
             let inner = self.lock();
             let entry = inner
                 .tournaments
@@ -101,6 +101,11 @@ impl Coordinator {
             if r.pair >= entry.config.max_pairs() {
                 return Err(Refusal::NotHeld);
             }
+            // The engines it was handed out with (a pair of a format whose pairings are
+            // made as results come in is known only once handed out, in this run).
+            let (first, second, _) = (inner.scheduler.tournament(r.tournament))
+                .and_then(|t| t.pairing(r.pair))
+                .ok_or(Refusal::NotHeld)?;
             let held = inner.scheduler.holds(worker, r.lease, r.tournament, r.pair);
             let suite = &entry.openings;
             // Engine-made openings (`genfens`) are the games' own starts, which the rules
@@ -118,9 +123,9 @@ impl Coordinator {
                 openings,
                 held,
                 inner.fleet.token_of(worker).unwrap_or_default().to_string(),
+                (first, second),
             )
         };
-        let (first, second, _) = config.pairing(r.pair);
         let mut records: Vec<GameRecord> =
             serde_json::from_str(&r.games_json).map_err(|e| Refusal::Records(e.to_string()))?;
         if records.len() != 2 {

@@ -74,12 +74,38 @@ fn game_text(c: &TournamentConfig) -> String {
 fn format_text(c: &TournamentConfig) -> String {
     let planned = c.planned_pairs().unwrap_or(0);
     match c.format {
-        Format::RoundRobin | Format::Gauntlet => format!(
-            "{}, {} round(s): {planned} pairs, {} games",
+        Format::RoundRobin | Format::Gauntlet | Format::Pyramid => format!(
+            "{}, {} round(s){}: {planned} pairs, {} games",
             c.format.name(),
             c.rounds.unwrap_or(1),
+            c.seeds.map_or(String::new(), |k| format!(", {k} seeds")),
             2 * planned
         ),
+        Format::Swiss => format!(
+            "swiss, {} round(s) of {} pair(s) a pairing: at most {planned} pairs",
+            c.rounds.unwrap_or(1),
+            c.match_pairs()
+        ),
+        Format::Knockout => format!(
+            "knockout: {} pair(s) a match, up to {} tie-break pair(s), at most {} pairs",
+            c.match_pairs(),
+            c.tiebreak_pairs.unwrap_or(1),
+            c.max_pairs()
+        ),
+        Format::Takes => c.sprt.as_ref().map_or_else(String::new, |s| {
+            format!(
+                "takes: {} takes against {}, elo0 {}, elo1 {}, family-wise alpha {}, beta {}, \
+                 {} model, at most {} pairs",
+                c.engines.len().saturating_sub(1),
+                c.engines.first().map_or("", |e| e.name.as_str()),
+                s.elo0,
+                s.elo1,
+                s.alpha,
+                s.beta,
+                s.model,
+                s.max_pairs
+            )
+        }),
         Format::Match => format!("match: {planned} pairs, {} games", 2 * planned),
         Format::Sprt => c.sprt.as_ref().map_or_else(String::new, |s| {
             format!(

@@ -153,7 +153,7 @@ fn opening_results(
 ) -> Vec<OpeningResult> {
     let mut by_opening: HashMap<u64, (u64, u64)> = HashMap::new();
     for o in outcomes {
-        let index = config.pairing(o.pair).2 % suite.max(1);
+        let index = config.pair_openings(o.pair)[0] % suite.max(1);
         let (games, white_halves) = by_opening.entry(index).or_default();
         *games += 2;
         *white_halves += u64::from(o.white_half_points(0)) + u64::from(o.white_half_points(1));

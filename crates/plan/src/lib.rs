@@ -6,8 +6,12 @@
 //!   it stores a tournament.
 //! - [`openings`]: opening suites of random plies, deduplicated, optionally kept only when
 //!   a built-in player judges them balanced.
+//! - [`knockout`] and [`swiss`]: the pairings of the formats that are made as results come
+//!   in (a bracket's next match, a Swiss round from the standings), for the scheduler.
 
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod knockout;
 pub mod openings;
+pub mod swiss;

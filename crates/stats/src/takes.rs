@@ -26,8 +26,8 @@ use serde::Serialize;
 use crate::StatsError;
 use crate::sprt::{Decision, Sprt, SprtCounts};
 
-/// The most takes a group may hold.
-pub const MAX_TAKES: usize = 16;
+/// The most takes a group may hold (a tournament file's limit).
+pub const MAX_TAKES: usize = tourney_model::tournament::MAX_TAKES;
 
 /// The leading take's share of the pairs handed out while others are alive.
 pub const LEADER_SHARE: f64 = 0.75;

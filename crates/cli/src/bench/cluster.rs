@@ -89,7 +89,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                     let mut b = BuiltIn::<Loa>::new(weak).expect("valid spec");
                     let mut games = 0;
                     for pair in (t..pairs).step_by(2) {
-                        let (_, _, opening) = config.pairing(pair as u64);
+                        let [opening, _] = config.pair_openings(pair as u64);
                         // The settings the cluster's workers get for the same tournament.
                         let mut setup = Setup::<Loa>::from_settings(&GameSettings::of(config))
                             .expect("the tournament's rules parse");

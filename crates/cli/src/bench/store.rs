@@ -111,7 +111,9 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
         for chunk in (0..pairs as u64).collect::<Vec<_>>().chunks(COMMIT_PAIRS) {
             let mut batch = Vec::with_capacity(chunk.len());
             for &pair in chunk {
-                let (first, second, round) = config.pairing(pair);
+                let (first, second, round) = config
+                    .pairing(pair)
+                    .context("the bench's tournament pairs by its file")?;
                 let opening = (openings.get((round % openings.len().max(1) as u64) as usize))
                     .context("the tournament has openings")?;
                 let start: Loa = opening.parse().map_err(|e| anyhow::anyhow!("{e}"))?;

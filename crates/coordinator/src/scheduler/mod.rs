@@ -12,9 +12,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
+mod dynamic;
 mod pairs;
 mod tournament;
 
+pub use dynamic::Planner;
 pub(crate) use pairs::{Outcomes, PairSet};
 pub use tournament::{Tournament, sprt_of};
 
@@ -472,5 +474,7 @@ impl Scheduler {
     }
 }
 
+#[cfg(test)]
+mod dynamic_tests;
 #[cfg(test)]
 mod tests;

@@ -15,11 +15,30 @@ use crate::pair_map::PairMap;
 pub(crate) struct Outcomes {
     pub(super) codes: PairMap<u8>,
     pub(super) len: u64,
+    /// Each pair's engines, for formats whose pairings depend on results (their number
+    /// does not say them): `1 + first·256 + second`. Empty for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) engines: Option<PairMap<u16>>,
 }
 
 pub(super) const DONE: u8 = 0x80;
 
 impl Outcomes {
+    /// No outcomes, keeping each pair's engines where `config`'s format needs them.
+    pub(crate) fn of(config: &TournamentConfig) -> Outcomes {
+        Outcomes {
+            engines: config.format.is_dynamic().then(PairMap::default),
+            ..Outcomes::default()
+        }
+    }
+
+    /// The engines of completed pair `pair` as kept (formats whose pairings depend on
+    /// results).
+    pub(super) fn engines(&self, pair: u64) -> Option<(usize, usize)> {
+        let code = self.engines.as_ref()?.get(pair).checked_sub(1)?;
+        Some((usize::from(code >> 8), usize::from(code & 0xff)))
+    }
+
     pub(super) fn contains(&self, pair: u64) -> bool {
         self.codes.get(pair) & DONE != 0
     }
@@ -35,6 +54,10 @@ impl Outcomes {
             | u8::from(o.white[0] == o.first) << 4
             | u8::from(o.white[1] == o.first) << 5;
         self.codes.set(o.pair, code);
+        if let Some(engines) = &mut self.engines {
+            // Engines are fewer than 256 (MAX_ENGINES).
+            engines.set(o.pair, 1 + ((o.first as u16) << 8 | o.second as u16));
+        }
     }
 
     pub(super) fn half_points(&self, pair: u64) -> [u8; 2] {
@@ -59,12 +82,14 @@ impl Outcomes {
     ) -> impl Iterator<Item = PairOutcome> + 'a {
         self.codes
             .iter()
-            .map(|(pair, code)| Self::outcome(pair, code, config))
+            .map(|(pair, code)| self.outcome(pair, code, config))
     }
 
     /// The outcome a code says of pair `pair`.
-    pub(super) fn outcome(pair: u64, code: u8, config: &TournamentConfig) -> PairOutcome {
-        let (first, second, _) = config.pairing(pair);
+    pub(super) fn outcome(&self, pair: u64, code: u8, config: &TournamentConfig) -> PairOutcome {
+        let (first, second) = (self.engines(pair))
+            .or_else(|| config.pairing(pair).map(|(a, b, _)| (a, b)))
+            .unwrap_or((0, 1));
         let white = |bit: u8| if code & bit != 0 { first } else { second };
         PairOutcome {
             pair,
@@ -93,11 +118,6 @@ impl PairSet {
         self.len
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    #[cfg(test)]
     pub(super) fn contains(&self, pair: u64) -> bool {
         self.ranges
             .range(..=pair)

@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
 use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
 
+use super::dynamic::{Dynamic, Planner};
 use super::pairs::DONE;
 use super::{Assignment, LeaseId, Outcomes, PairSet, TournamentId};
 
@@ -45,6 +46,11 @@ pub struct Tournament {
     pub(super) excluded: BTreeSet<u64>,
     /// A data generation run has the positions it wants.
     pub(super) target_met: bool,
+    /// The pairings of a format that makes them as results come in.
+    pub(super) dynamic: Option<Dynamic>,
+    /// Pairs of such a format that were out when the coordinator stopped: never played,
+    /// skipped by the prefix.
+    pub(super) void: PairSet,
 }
 
 /// The SPRT of a tournament file.
@@ -53,7 +59,13 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
         .sprt
         .as_ref()
         .filter(|_| config.format == Format::Sprt)?;
-    Some(Sprt {
+    Some(sprt_from(s))
+}
+
+/// The SPRT of a file's `sprt` table (an SPRT's, or each take's of a grouped test before
+/// its correction).
+pub(super) fn sprt_from(s: &tourney_model::tournament::SprtSettings) -> Sprt {
+    Sprt {
         elo0: s.elo0,
         elo1: s.elo1,
         alpha: s.alpha,
@@ -63,7 +75,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
             SprtModel::Logistic => EloModel::Logistic,
             SprtModel::BayesElo => EloModel::BayesElo,
         },
-    })
+    }
 }
 
 impl Tournament {
@@ -71,12 +83,14 @@ impl Tournament {
     pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
         Tournament {
             id,
+            dynamic: Dynamic::of(&config),
+            void: PairSet::default(),
+            done: Outcomes::of(&config),
             config,
             state: State::Queued,
             next_pair: 0,
             retry: PairSet::default(),
             leased: HashMap::new(),
-            done: Outcomes::default(),
             prefix: 0,
             counts: SprtCounts::default(),
             sprt_through: 0,
@@ -105,7 +119,24 @@ impl Tournament {
     pub fn counted_outcome(&self, pair: u64) -> Option<PairOutcome> {
         let code = self.done.codes.get(pair);
         (code & DONE != 0 && !self.excluded.contains(&pair))
-            .then(|| Outcomes::outcome(pair, code, &self.config))
+            .then(|| self.done.outcome(pair, code, &self.config))
+    }
+
+    /// The engines of pair `pair` and its opening's index: the file's pairing, or for a
+    /// format that makes its pairings as results come in, the one the pair was given
+    /// (`None` for a pair not handed out in this run of the coordinator, or void).
+    pub fn pairing(&self, pair: u64) -> Option<(usize, usize, u64)> {
+        match &self.dynamic {
+            None => self.config.pairing(pair),
+            Some(d) => (d.pairing(pair).or_else(|| self.done.engines(pair)))
+                .map(|(first, second)| (first, second, pair)),
+        }
+    }
+
+    /// A format's pairings made as results come in: a grouped test's SPRTs, a bracket, a
+    /// Swiss's rounds.
+    pub fn planner(&self) -> Option<&Planner> {
+        self.dynamic.as_ref().map(|d| &d.planner)
     }
 
     /// Completed pairs that do not count: played by a host an operator excluded.
@@ -152,29 +183,37 @@ impl Tournament {
             self.retry.remove(p);
             return Some(p);
         }
-        (self.next_pair < self.config.max_pairs()).then(|| {
-            self.next_pair += 1;
-            self.next_pair - 1
-        })
+        if self.next_pair >= self.config.max_pairs() {
+            return None;
+        }
+        if let Some(d) = &mut self.dynamic {
+            d.assign(self.next_pair)?;
+        }
+        self.next_pair += 1;
+        Some(self.next_pair - 1)
     }
 
     /// Pairs that can be offered now: never handed out, or to be offered again.
     pub(super) fn offerable(&self) -> u64 {
-        if self.state.is_active() {
-            self.retry.len() + self.config.max_pairs().saturating_sub(self.next_pair)
-        } else {
-            0
+        if !self.state.is_active() {
+            return 0;
         }
+        let open = self.config.max_pairs().saturating_sub(self.next_pair);
+        let new = match &self.dynamic {
+            Some(d) => d.offerable(open).min(open),
+            None => open,
+        };
+        self.retry.len() + new
     }
 
     /// Whether a pair is still worth offering.
     pub(super) fn has_work(&self) -> bool {
-        self.state.is_active()
-            && (!self.retry.is_empty() || self.next_pair < self.config.max_pairs())
+        self.offerable() > 0
     }
 
+    /// The assignment of a pair handed out.
     pub(super) fn assignment(&self, pair: u64) -> Assignment {
-        let (first, second, opening) = self.config.pairing(pair);
+        let (first, second, opening) = self.pairing(pair).unwrap_or((0, 1, pair));
         Assignment {
             tournament: self.id,
             pair,
@@ -189,6 +228,13 @@ impl Tournament {
         if outcome.pair >= self.config.max_pairs() || self.done.contains(outcome.pair) {
             return false;
         }
+        if let Some(d) = &mut self.dynamic {
+            // Only a pair handed out in this run, with the engines it was given.
+            if d.pairing(outcome.pair) != Some((outcome.first, outcome.second)) {
+                return false;
+            }
+            d.record(&outcome, false);
+        }
         if self.excluded_hosts.contains(host) {
             self.excluded.insert(outcome.pair);
         }
@@ -198,14 +244,26 @@ impl Tournament {
         self.retry.insert_range(self.next_pair, outcome.pair);
         self.next_pair = self.next_pair.max(outcome.pair + 1);
         self.done.insert(&outcome);
-        while self.done.contains(self.prefix) {
-            self.prefix += 1;
-        }
+        self.extend_prefix();
         if self.state == State::Queued {
             self.state = State::Running;
         }
         self.update_state();
         true
+    }
+
+    /// Moves the prefix past completed (and void) pairs.
+    fn extend_prefix(&mut self) {
+        while self.done.contains(self.prefix) || self.void.contains(self.prefix) {
+            self.prefix += 1;
+        }
+    }
+
+    /// Whether its plan is complete: every planned pair done, or the verdict of a format
+    /// that makes its pairings as results come in.
+    fn planned_done(&self) -> bool {
+        self.prefix >= self.config.max_pairs()
+            || self.dynamic.as_ref().is_some_and(Dynamic::is_decided)
     }
 
     /// Finishes the tournament when its plan is complete, its SPRT decided, or its data
@@ -228,7 +286,19 @@ impl Tournament {
             }
             self.sprt_through = through;
         }
-        let planned_done = self.prefix >= self.config.max_pairs();
+        if let Some(d) = &mut self.dynamic {
+            // A grouped test: each take's SPRT along the same prefix, excluded and void
+            // pairs skipped.
+            for p in self.sprt_through..self.prefix {
+                if let (Some((first, _)), false) =
+                    (self.done.engines(p), self.excluded.contains(&p))
+                {
+                    d.count_prefix(first, self.done.half_points(p));
+                }
+            }
+            self.sprt_through = self.prefix;
+        }
+        let planned_done = self.planned_done();
         if self.state.is_active() && (decided(&self.sprt) || planned_done || self.target_met) {
             self.state = State::Finished;
         }
@@ -251,7 +321,10 @@ impl Tournament {
         self.counts = SprtCounts::default();
         self.sprt_through = 0;
         self.sprt = None;
-        let planned_done = self.prefix >= self.config.max_pairs();
+        if let Some(d) = &mut self.dynamic {
+            d.reset_counts();
+        }
+        let planned_done = self.planned_done();
         if self.state == State::Finished && !planned_done {
             self.state = State::Running;
         }
@@ -264,18 +337,27 @@ impl Tournament {
         for outcome in outcomes {
             self.done.insert(&outcome);
         }
+        if let Some(d) = &mut self.dynamic {
+            // Read back in pair order, as they were handed out.
+            let config = &self.config;
+            for o in self.done.outcomes(config) {
+                d.record(&o, true);
+            }
+        }
         self.next_pair = self.done.last().map_or(0, |p| p + 1);
         // The gaps below the highest completed pair, in time proportional to the pairs
-        // done (not to their numbers).
+        // done (not to their numbers): offered again, or void where the engines of a pair
+        // were made as results came in and are not known any more.
         self.retry = PairSet::default();
         let mut expected = 0;
         for p in self.done.pairs() {
-            self.retry.insert_range(expected, p);
+            match self.dynamic {
+                None => self.retry.insert_range(expected, p),
+                Some(_) => self.void.insert_range(expected, p),
+            }
             expected = p + 1;
         }
-        while self.done.contains(self.prefix) {
-            self.prefix += 1;
-        }
+        self.extend_prefix();
         if self.done.len > 0 && self.state == State::Queued {
             self.state = State::Running;
         }

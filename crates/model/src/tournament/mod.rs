@@ -45,6 +45,7 @@ pub use settings::{
     Format, LimitSettings, MAX_DATAGEN_FILE_MB, MAX_DATAGEN_POSITIONS, MAX_ENGINES, MAX_NAME_CHARS,
     MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel, SprtSettings,
 };
+pub use validate::{MAX_MATCH_PAIRS, MAX_TAKES};
 
 /// A tournament file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,11 +61,18 @@ pub struct TournamentConfig {
     pub rules: BTreeMap<String, String>,
     /// How the engines meet.
     pub format: Format,
-    /// Round-robin and gauntlet: rounds.
+    /// Round-robin, gauntlet, pyramid and Swiss: rounds.
     pub rounds: Option<u32>,
-    /// Match: pairs to play.
+    /// Match: pairs to play; knockout: pairs a match; Swiss: pairs a pairing.
     pub pairs: Option<u64>,
-    /// SPRT settings (format `sprt`).
+    /// Gauntlet: the first `seeds` engines each play all the others (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<u32>,
+    /// Knockout: pairs played one at a time while a match is tied (default 1), before the
+    /// higher seed goes through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiebreak_pairs: Option<u32>,
+    /// SPRT settings (formats `sprt` and `takes`).
     pub sprt: Option<SprtSettings>,
     /// Tuning settings (format `spsa`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,16 +261,24 @@ impl TournamentConfig {
             .join(",")
     }
 
-    /// Pairs planned, or `None` for an SPRT (open-ended up to `max_pairs`).
+    /// Pairs planned, or `None` where results decide how many (an SPRT or grouped test,
+    /// open-ended up to `max_pairs`; a data generation run; a knockout's tie-breaks).
     pub fn planned_pairs(&self) -> Option<u64> {
         let n = self.engines.len() as u64;
         let rounds = u64::from(self.rounds.unwrap_or(1));
         match self.format {
-            Format::RoundRobin => Some(rounds.saturating_mul(n * n.saturating_sub(1) / 2)),
-            Format::Gauntlet => Some(rounds.saturating_mul(n.saturating_sub(1))),
+            Format::RoundRobin | Format::Pyramid => {
+                Some(rounds.saturating_mul(n * n.saturating_sub(1) / 2))
+            }
+            Format::Gauntlet => Some(rounds.saturating_mul(self.gauntlet_pairs_a_round())),
             Format::Match => self.pairs,
             Format::Spsa => self.spsa.as_ref().map(|s| s.pairs),
-            Format::Sprt | Format::Datagen => None,
+            Format::Swiss => Some(
+                rounds
+                    .saturating_mul(n / 2)
+                    .saturating_mul(self.match_pairs()),
+            ),
+            Format::Sprt | Format::Datagen | Format::Takes | Format::Knockout => None,
         }
     }
 
@@ -270,8 +286,26 @@ impl TournamentConfig {
     pub fn max_pairs(&self) -> u64 {
         self.planned_pairs().unwrap_or_else(|| match self.format {
             Format::Datagen => self.datagen.as_ref().map_or(0, DatagenSettings::max_pairs),
+            // One match fewer than engines, each at most its pairs and tie-breaks.
+            Format::Knockout => (self.engines.len() as u64)
+                .saturating_sub(1)
+                .saturating_mul(self.match_pairs() + u64::from(self.tiebreak_pairs.unwrap_or(1))),
             _ => self.sprt.as_ref().map_or(0, |s| s.max_pairs),
         })
+    }
+
+    /// Pairs a knockout match or a Swiss pairing plays before any tie-break (`pairs`,
+    /// default 1).
+    pub fn match_pairs(&self) -> u64 {
+        self.pairs.unwrap_or(1).max(1)
+    }
+
+    /// A gauntlet round's pairs: each of the first `seeds` engines against every engine
+    /// after it.
+    fn gauntlet_pairs_a_round(&self) -> u64 {
+        let n = self.engines.len() as u64;
+        let k = u64::from(self.seeds.unwrap_or(1)).min(n);
+        (0..k).map(|i| n - 1 - i).sum()
     }
 
     /// Sets the most pairs it may play (its pair budget): an SPRT's `sprt.max_pairs`, a
@@ -305,10 +339,12 @@ impl TournamentConfig {
     }
 
     /// The engines of pair `index` (indices into [`TournamentConfig::engines`]) and the
-    /// index of its opening. Each pair plays the opening twice with colours swapped.
-    pub fn pairing(&self, index: u64) -> (usize, usize, u64) {
+    /// index of its opening, for formats whose pairings are fixed by the file. Each pair
+    /// plays the opening twice with colours swapped. `None` for the formats whose pairings
+    /// depend on results ([`Format::is_dynamic`]): the scheduler makes those.
+    pub fn pairing(&self, index: u64) -> Option<(usize, usize, u64)> {
         let n = self.engines.len() as u64;
-        match self.format {
+        Some(match self.format {
             Format::RoundRobin => {
                 let per_round = n * (n - 1) / 2;
                 let (round, k) = (index / per_round, index % per_round);
@@ -319,12 +355,30 @@ impl TournamentConfig {
                 }
                 (a as usize, (a + 1 + k) as usize, round)
             }
+            Format::Pyramid => {
+                // Engine b meets 0, 1, ..., b − 1 in turn: pairs (1,0), (2,0), (2,1), ...
+                let per_round = n * (n - 1) / 2;
+                let (round, k) = (index / per_round, index % per_round);
+                let (mut b, mut k) = (1, k);
+                while k >= b {
+                    k -= b;
+                    b += 1;
+                }
+                (b as usize, k as usize, round)
+            }
             Format::Gauntlet => {
-                let per_round = n - 1;
-                (0, (1 + index % per_round) as usize, index / per_round)
+                let per_round = self.gauntlet_pairs_a_round();
+                let (round, mut k) = (index / per_round, index % per_round);
+                let mut seed = 0;
+                while k >= n - 1 - seed {
+                    k -= n - 1 - seed;
+                    seed += 1;
+                }
+                (seed as usize, (seed + 1 + k) as usize, round)
             }
             Format::Sprt | Format::Match | Format::Spsa | Format::Datagen => (0, 1, index),
-        }
+            Format::Takes | Format::Knockout | Format::Swiss => return None,
+        })
     }
 
     /// The openings the tournament may play: one a pair, or two for a data generation
@@ -346,13 +400,14 @@ impl TournamentConfig {
 
     /// The suite openings of pair `index`'s two games: a data generation run plays each
     /// opening once (`2·index` and `2·index + 1`); every other format plays one twice,
-    /// colours swapped (its round's, [`TournamentConfig::pairing`]).
+    /// colours swapped (its round's, [`TournamentConfig::pairing`], or for a format whose
+    /// pairings depend on results, the pair's own).
     pub fn pair_openings(&self, index: u64) -> [u64; 2] {
         match self.format {
             Format::Datagen => [index.saturating_mul(2), index.saturating_mul(2) | 1],
             _ => {
-                let (_, _, round) = self.pairing(index);
-                [round, round]
+                let opening = self.pairing(index).map_or(index, |(_, _, round)| round);
+                [opening, opening]
             }
         }
     }

@@ -35,6 +35,18 @@ pub enum Format {
     /// Self-play training data (`[datagen]`): one engine (or two), each opening played
     /// once, the positions kept until there are `datagen.positions` of them.
     Datagen,
+    /// A grouped test: the first engine is the base, the others (1 to 16) are takes of one
+    /// idea, decided together by the `sprt` table with one family-wise error rate
+    /// (`tourney_stats::takes`).
+    Takes,
+    /// A seeded single-elimination bracket: `pairs` pairs a match, `tiebreak_pairs` more
+    /// one at a time while it is tied, then the higher seed goes through.
+    Knockout,
+    /// Each engine against every engine above it, in that order (cutechess's pyramid),
+    /// `rounds` times.
+    Pyramid,
+    /// `rounds` rounds paired by score with no repeated pairing (docs/formats.md).
+    Swiss,
 }
 
 impl Format {
@@ -47,7 +59,18 @@ impl Format {
             Format::Match => "match",
             Format::Spsa => "spsa",
             Format::Datagen => "datagen",
+            Format::Takes => "takes",
+            Format::Knockout => "knockout",
+            Format::Pyramid => "pyramid",
+            Format::Swiss => "swiss",
         }
+    }
+
+    /// Whether its pairings depend on results (a grouped test's allocation, a bracket's or
+    /// a Swiss round's): then the scheduler makes them as it hands pairs out, and each
+    /// pair plays the opening of its own number.
+    pub fn is_dynamic(self) -> bool {
+        matches!(self, Format::Takes | Format::Knockout | Format::Swiss)
     }
 }
 

@@ -132,7 +132,7 @@ fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
     );
     assert_eq!(d.openings, DatagenOpenings::Suite);
     assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 1000));
-    assert_eq!(c.pairing(7), (0, 1, 7));
+    assert_eq!(c.pairing(7), Some((0, 1, 7)));
     assert_eq!(c.pair_openings(7), [14, 15]);
     assert_eq!(c.openings_wanted(), 2000, "two a pair");
     // Two engines are a pairing; every other format plays one opening twice.
@@ -205,7 +205,7 @@ fn an_spsa_file_tunes_one_engine_against_itself() {
     // Tuned sides are not the version itself: they stay off its timeline.
     assert_eq!(c.versions(), [None, None]);
     assert_eq!((c.planned_pairs(), c.max_pairs()), (Some(100), 100));
-    assert_eq!(c.pairing(7), (0, 1, 7));
+    assert_eq!(c.pairing(7), Some((0, 1, 7)));
     let s = c.spsa.as_ref().unwrap();
     assert_eq!((s.alpha, s.gamma, s.params.len()), (0.602, 0.101, 1));
     assert_eq!(s.verify.as_ref().unwrap().elo1, 5.0);
@@ -286,8 +286,8 @@ fn errors_name_the_file_line_and_key() {
         "{e}"
     );
     assert!(e.message.contains("unknown variant `gaussian`"), "{e}");
-    let e = error(&SPRT.replace("format = \"sprt\"", "format = \"swiss\""));
-    assert!(e.message.contains("swiss"), "{e}");
+    let e = error(&SPRT.replace("format = \"sprt\"", "format = \"ladder\""));
+    assert!(e.message.contains("ladder"), "{e}");
     assert_eq!(e.line, Some(5));
     // Which games keep engine logs: failures (the default) or all.
     let c = TournamentConfig::parse(&format!("engine_logs = \"all\"\n{SPRT}"), "t.toml").unwrap();
@@ -421,7 +421,7 @@ fn round_robin_pairs_cover_every_pairing_once_per_round() {
     assert_eq!(c.planned_pairs(), Some(20));
     let mut seen = std::collections::BTreeMap::new();
     for p in 0..20 {
-        let (a, b, round) = c.pairing(p);
+        let (a, b, round) = c.pairing(p).unwrap();
         assert!(a < b && b < 5);
         *seen.entry((a, b)).or_insert(0) += 1;
         assert_eq!(round, p / 10);
@@ -430,7 +430,109 @@ fn round_robin_pairs_cover_every_pairing_once_per_round() {
     assert!(seen.values().all(|&n| n == 2));
     c.format = Format::Gauntlet;
     assert_eq!(c.planned_pairs(), Some(8));
-    assert_eq!(c.pairing(5), (0, 2, 1));
+    assert_eq!(c.pairing(5), Some((0, 2, 1)));
+    // Two seeds: 0 against 1..4, then 1 against 2..4: 7 pairs a round.
+    c.seeds = Some(2);
+    assert_eq!(c.planned_pairs(), Some(14));
+    let round: Vec<(usize, usize, u64)> = (7..14).map(|p| c.pairing(p).unwrap()).collect();
+    assert_eq!(
+        round,
+        [
+            (0, 1, 1),
+            (0, 2, 1),
+            (0, 3, 1),
+            (0, 4, 1),
+            (1, 2, 1),
+            (1, 3, 1),
+            (1, 4, 1)
+        ]
+    );
+    // A pyramid: each engine against every engine above it, in that order.
+    c.seeds = None;
+    c.format = Format::Pyramid;
+    assert_eq!(c.planned_pairs(), Some(20));
+    let first: Vec<(usize, usize)> = (0..6)
+        .map(|p| c.pairing(p).map(|(a, b, _)| (a, b)).unwrap())
+        .collect();
+    assert_eq!(first, [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)]);
+    assert_eq!(c.pairing(10), Some((1, 0, 1)));
+    // Formats that pair as results come in leave it to the scheduler.
+    for format in [Format::Swiss, Format::Knockout, Format::Takes] {
+        c.format = format;
+        assert!(format.is_dynamic());
+        assert_eq!(c.pairing(3), None);
+        assert_eq!(c.pair_openings(3), [3, 3], "a pair of its own opening");
+    }
+}
+
+/// A tournament file of `format` with `engines` built-in engines and `extra` lines.
+fn with_engines(format: &str, engines: usize, extra: &str) -> String {
+    let mut text = format!(
+        "name = \"t\"\ngame = \"loa\"\nformat = \"{format}\"\nlimits = {{ nodes = 100 }}\n{extra}\n"
+    );
+    for i in 0..engines {
+        text += &format!("[[engine]]\nname = \"e{i}\"\nplayer = \"random\"\n");
+    }
+    text
+}
+
+#[test]
+fn the_formats_that_pair_by_results_check_their_keys() {
+    let swiss =
+        TournamentConfig::parse(&with_engines("swiss", 9, "rounds = 4\npairs = 2"), "s.toml")
+            .unwrap();
+    assert_eq!(swiss.planned_pairs(), Some(4 * 4 * 2));
+    let knockout = TournamentConfig::parse(
+        &with_engines("knockout", 5, "pairs = 2\ntiebreak_pairs = 3"),
+        "k.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        (knockout.planned_pairs(), knockout.max_pairs()),
+        (None, 4 * 5)
+    );
+    let takes = TournamentConfig::parse(
+        &with_engines(
+            "takes",
+            4,
+            "sprt = { elo0 = 0.0, elo1 = 5.0, max_pairs = 3000 }",
+        ),
+        "g.toml",
+    )
+    .unwrap();
+    assert_eq!((takes.planned_pairs(), takes.max_pairs()), (None, 3000));
+    for (text, key) in [
+        (with_engines("swiss", 4, "rounds = 4"), "rounds"),
+        (with_engines("swiss", 4, ""), "rounds"),
+        (with_engines("pyramid", 4, ""), "rounds"),
+        (with_engines("takes", 4, ""), "sprt"),
+        (
+            with_engines("takes", 18, "sprt = { elo0 = 0.0, elo1 = 5.0 }"),
+            "engine",
+        ),
+        (
+            with_engines("takes", 1, "sprt = { elo0 = 0.0, elo1 = 5.0 }"),
+            "engine",
+        ),
+        (
+            with_engines("gauntlet", 4, "rounds = 1\nseeds = 4"),
+            "seeds",
+        ),
+        (
+            with_engines("round-robin", 4, "rounds = 1\nseeds = 2"),
+            "seeds",
+        ),
+        (
+            with_engines("swiss", 4, "rounds = 1\ntiebreak_pairs = 1"),
+            "tiebreak_pairs",
+        ),
+        (with_engines("knockout", 4, "pairs = 0"), "pairs"),
+    ] {
+        let e = TournamentConfig::parse(&text, "bad.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{key}: {e}");
+    }
 }
 
 #[test]

@@ -9,6 +9,12 @@ use super::{
 };
 use crate::adjudication::DECISIVE;
 
+/// The most takes a grouped test may have (as `tourney_stats::takes::MAX_TAKES`).
+pub const MAX_TAKES: usize = 16;
+
+/// The most pairs a knockout match or Swiss pairing may play, and the most tie-break pairs.
+pub const MAX_MATCH_PAIRS: u64 = 1000;
+
 /// A problem found by validation: the table it is in (name, instance), the key path, and
 /// the message.
 type Problem = (Option<(&'static str, usize)>, String, String);
@@ -82,14 +88,18 @@ impl TournamentConfig {
         let two_only = matches!(self.format, Format::Sprt | Format::Match);
         let one_only = self.format == Format::Spsa;
         let datagen = self.format == Format::Datagen;
+        let takes = self.format == Format::Takes;
         let wrong = if datagen {
             !(1..=2).contains(&n)
+        } else if takes {
+            !(2..=1 + MAX_TAKES).contains(&n)
         } else {
             (n < 2 && !one_only) || (two_only && n != 2) || (one_only && n != 1)
         };
         if wrong {
             let want = match (two_only, one_only) {
                 _ if datagen => "1 (self-play) or 2",
+                _ if takes => "the base and 1 to 16 takes: 2 to 17",
                 (true, _) => "exactly 2",
                 (_, true) => "exactly 1 (the engine to tune)",
                 _ => "at least 2",
@@ -145,16 +155,38 @@ impl TournamentConfig {
     /// What the format needs: rounds, pairs, an SPRT's or a tuning run's table.
     fn check_format(&self) -> Result<(), Problem> {
         match self.format {
-            Format::RoundRobin | Format::Gauntlet if self.rounds.is_none_or(|r| r == 0) => {
+            Format::RoundRobin | Format::Gauntlet | Format::Pyramid | Format::Swiss
+                if self.rounds.is_none_or(|r| r == 0) =>
+            {
                 return top(
                     "rounds",
                     format!("a {} needs rounds = 1 or more", self.format.name()),
                 );
             }
+            Format::Swiss if self.rounds.unwrap_or(0) as usize >= self.engines.len() => {
+                return top(
+                    "rounds",
+                    format!(
+                        "a Swiss of {} engines has at most {} rounds without a repeated \
+                         pairing, found {}",
+                        self.engines.len(),
+                        self.engines.len() - 1,
+                        self.rounds.unwrap_or(0)
+                    ),
+                );
+            }
+            Format::Takes if self.sprt.is_none() => {
+                return top(
+                    "sprt",
+                    "a takes test needs sprt = { elo0 = ..., elo1 = ... } (its family-wise \
+                     alpha, beta for each take, max_pairs for the group)"
+                        .into(),
+                );
+            }
             Format::Match if self.pairs.is_none_or(|p| p == 0) => {
                 return top("pairs", "a match needs pairs = 1 or more".into());
             }
-            Format::Sprt => {
+            Format::Sprt | Format::Takes => {
                 let Some(sprt) = &self.sprt else {
                     return top(
                         "sprt",
@@ -204,6 +236,7 @@ impl TournamentConfig {
             }
             _ => {}
         }
+        self.check_format_keys()?;
         if self.spsa.is_some() && self.format != Format::Spsa {
             return top("spsa", "an [spsa] table is for format = \"spsa\"".into());
         }
@@ -214,6 +247,49 @@ impl TournamentConfig {
             );
         }
         Ok(())
+    }
+
+    /// The keys only some formats take (`seeds`, `tiebreak_pairs`, `pairs`), within their
+    /// bounds.
+    fn check_format_keys(&self) -> Result<(), Problem> {
+        let n = self.engines.len();
+        if let Some(k) = self.seeds {
+            if self.format != Format::Gauntlet {
+                return top("seeds", "seeds is for format = \"gauntlet\"".into());
+            }
+            if !(1..n.max(2) as u32).contains(&k) {
+                return top(
+                    "seeds",
+                    format!(
+                        "must be 1 to {} (one fewer than the engines), found {k}",
+                        n - 1
+                    ),
+                );
+            }
+        }
+        if let Some(t) = self.tiebreak_pairs {
+            if self.format != Format::Knockout {
+                return top(
+                    "tiebreak_pairs",
+                    "tiebreak_pairs is for format = \"knockout\"".into(),
+                );
+            }
+            if t > MAX_MATCH_PAIRS as u32 {
+                return top(
+                    "tiebreak_pairs",
+                    format!("must be 0 to {MAX_MATCH_PAIRS}, found {t}"),
+                );
+            }
+        }
+        match (self.format, self.pairs) {
+            (Format::Knockout | Format::Swiss, Some(p)) if !(1..=MAX_MATCH_PAIRS).contains(&p) => {
+                top(
+                    "pairs",
+                    format!("must be 1 to {MAX_MATCH_PAIRS}, found {p}"),
+                )
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Generated openings or a file, not both; a file's format only with a file.
@@ -305,7 +381,8 @@ impl TournamentConfig {
         if self.max_pairs() > MAX_PAIRS {
             let key = match self.format {
                 Format::Match => "pairs",
-                Format::Sprt => "sprt.max_pairs",
+                Format::Sprt | Format::Takes => "sprt.max_pairs",
+                Format::Knockout => "pairs",
                 Format::Spsa => "spsa.pairs",
                 _ => "rounds",
             };

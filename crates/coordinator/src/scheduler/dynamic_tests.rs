@@ -1,0 +1,213 @@
+//! The formats whose pairings are made as results come in, through the scheduler: a Swiss
+//! round waits for the one before, a bracket's match for its players, a grouped test sends
+//! its pairs to the leading take, and a restart in the middle resumes each exactly.
+
+use tourney_model::tournament::TournamentConfig;
+use tourney_stats::takes::{Dropped, TakeState, Verdict};
+
+use super::*;
+
+/// A tournament of `engines` built-in engines `e0`, `e1`, ...
+fn config(format: &str, engines: usize, extra: &str) -> TournamentConfig {
+    let mut text = format!(
+        "name = \"t\"\ngame = \"loa\"\nformat = \"{format}\"\n{extra}\nlimits = {{ nodes = 100 }}\n"
+    );
+    for i in 0..engines {
+        text += &format!("[[engine]]\nname = \"e{i}\"\nplayer = \"random\"\n");
+    }
+    TournamentConfig::parse(&text, "t.toml").unwrap()
+}
+
+/// Leases all that is on offer to one worker now.
+fn lease_all(s: &mut Scheduler) -> Vec<Assignment> {
+    s.lease("w#1", 1000, 0, &|_| true)
+        .map_or_else(Vec::new, |(_, a)| a)
+}
+
+/// The outcome of an assignment when the lower engine index wins both games.
+fn lower_wins(a: &Assignment) -> (TournamentId, PairOutcome) {
+    let points = if a.first < a.second { [2, 2] } else { [0, 0] };
+    let outcome = PairOutcome {
+        pair: a.pair,
+        first: a.first,
+        second: a.second,
+        half_points: points,
+        white: [a.first, a.second],
+    };
+    (a.tournament, outcome)
+}
+
+/// The scheduler after a restart: the same tournament with its completed pairs read back.
+fn restarted(s: &Scheduler, id: TournamentId) -> Scheduler {
+    let t = s.tournament(id).unwrap();
+    let mut again = Scheduler::new(1000);
+    again.add(
+        id,
+        t.config.clone(),
+        t.state,
+        t.counted().collect::<Vec<_>>(),
+    );
+    again
+}
+
+fn swiss(s: &Scheduler) -> &tourney_plan::swiss::Swiss {
+    match s.tournament(1).unwrap().planner() {
+        Some(Planner::Swiss(swiss)) => swiss,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_it() {
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("swiss", 8, "rounds = 3"), State::Queued, vec![]);
+    let round = lease_all(&mut s);
+    let boards: Vec<(usize, usize)> = round.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(0, 4), (1, 5), (2, 6), (3, 7)]);
+    assert!(
+        round.iter().all(|a| a.opening == a.pair),
+        "each pair its own opening"
+    );
+    assert!(lease_all(&mut s).is_empty(), "round 2 waits for round 1");
+    let results: Vec<_> = round.iter().map(lower_wins).collect();
+    s.report("w#1", &results[..3]);
+    assert!(lease_all(&mut s).is_empty());
+    s.report("w#1", &results[3..]);
+    // Round 2 pairs the winners {0, 1, 2, 3} and the losers.
+    let round = lease_all(&mut s);
+    let boards: Vec<(usize, usize)> = round.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(0, 2), (1, 3), (4, 6), (5, 7)]);
+    // Half of round 2 is in; the coordinator restarts.
+    let results: Vec<_> = round.iter().map(lower_wins).collect();
+    s.report("w#1", &results[..2]);
+    let mut again = restarted(&s, 1);
+    assert_eq!(swiss(&again).played.len(), 2);
+    assert_eq!(swiss(&again).standings(), swiss(&s).standings());
+    // The rest of round 2 is handed out again with the same engines, under new numbers
+    // past the highest completed pair; the numbers out before the restart are void.
+    let rest = lease_all(&mut again);
+    let boards: Vec<(usize, usize)> = rest.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(4, 6), (5, 7)]);
+    let (ack, _) = again.report("w#1", &[lower_wins(&round[2])]);
+    assert_eq!(ack.accepted, u32::from(round[2].pair == rest[0].pair));
+    // Played to the end: three rounds, engine 0 first with every game won.
+    let mut now_rest = rest;
+    while !now_rest.is_empty() {
+        let results: Vec<_> = now_rest.iter().map(lower_wins).collect();
+        again.report("w#1", &results);
+        now_rest = lease_all(&mut again);
+    }
+    let t = again.tournament(1).unwrap();
+    assert_eq!(t.state, State::Finished);
+    let standings = swiss(&again).standings();
+    assert_eq!((standings[0].engine, standings[0].points), (0, 12));
+    assert_eq!(swiss(&again).played.len(), 3);
+}
+
+#[test]
+fn a_knockout_starts_each_match_when_its_players_are_known_and_resumes_after_a_restart() {
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("knockout", 5, "pairs = 2"), State::Queued, vec![]);
+    // Seeds 1, 2 and 3 have byes; 4 against 5 plays, and so does 2 against 3 at once.
+    let first = lease_all(&mut s);
+    let boards: Vec<(usize, usize)> = first.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(3, 4), (3, 4), (1, 2), (1, 2)]);
+    // 4-5 is in: seed 1 meets its winner before 2-3 is decided.
+    s.report("w#1", &[lower_wins(&first[0]), lower_wins(&first[1])]);
+    let next = lease_all(&mut s);
+    let boards: Vec<(usize, usize)> = next.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(0, 3), (0, 3)]);
+    s.report("w#1", &[lower_wins(&first[2])]);
+    let mut again = restarted(&s, 1);
+    // The pair of 2-3 that was out is handed out again; 1-4 stays out for its worker.
+    let redo = lease_all(&mut again);
+    let boards: Vec<(usize, usize)> = redo.iter().map(|a| (a.first, a.second)).collect();
+    assert_eq!(boards, [(0, 3), (0, 3), (1, 2)]);
+    let mut out = redo;
+    while !out.is_empty() {
+        let results: Vec<_> = out.iter().map(lower_wins).collect();
+        again.report("w#1", &results);
+        out = lease_all(&mut again);
+    }
+    let t = again.tournament(1).unwrap();
+    assert_eq!(t.state, State::Finished);
+    let Some(Planner::Knockout(bracket)) = t.planner() else {
+        panic!()
+    };
+    assert_eq!(bracket.champion(), Some(0));
+    assert_eq!(t.pairs_done(), 8, "four matches of two pairs");
+}
+
+#[test]
+fn a_grouped_test_sends_pairs_to_its_leader_accepts_one_take_and_resumes_exactly() {
+    let mut s = Scheduler::new(1000);
+    let sprt = "sprt = { elo0 = 0.0, elo1 = 20.0, alpha = 0.05, beta = 0.05, max_pairs = 100000 }";
+    s.add(1, config("takes", 4, sprt), State::Queued, vec![]);
+    // Take 2 (engine 3) wins a pair in three; the others split every game.
+    let result = |a: &Assignment| {
+        let points = match (a.first, a.pair % 3) {
+            (3, 0) => [2, 2],
+            _ => [1, 1],
+        };
+        let outcome = PairOutcome {
+            pair: a.pair,
+            first: a.first,
+            second: a.second,
+            half_points: points,
+            white: [a.first, a.second],
+        };
+        (a.tournament, outcome)
+    };
+    let mut per_take = [0u64; 4];
+    let mut snapshot = None;
+    for round in 0.. {
+        // Eight pairs at a time, as a worker leases them.
+        let Some((_, batch)) = s.lease("w#1", 8, 0, &|_| true) else {
+            break;
+        };
+        for a in &batch {
+            assert_eq!(a.second, 0, "every pair against the base");
+            per_take[a.first] += 1;
+        }
+        let results: Vec<_> = batch.iter().map(result).collect();
+        s.report("w#1", &results);
+        if round == 5 {
+            snapshot = Some(restarted(&s, 1));
+        }
+    }
+    let t = s.tournament(1).unwrap();
+    assert_eq!(t.state, State::Finished);
+    let Some(Planner::Takes { group, .. }) = t.planner() else {
+        panic!()
+    };
+    assert_eq!(group.verdict(), Verdict::Accepted(2));
+    assert_eq!(group.takes[0].state, TakeState::Dropped);
+    assert!(
+        matches!(
+            group.takes[0].dropped,
+            Some(Dropped::H0 | Dropped::Beaten(2))
+        ),
+        "{:?}",
+        group.takes[0].dropped
+    );
+    assert!(
+        per_take[3] > per_take[1] + per_take[2],
+        "the leader gets most pairs: {per_take:?}"
+    );
+    // A restart reads the completed pairs back into the same group.
+    let again = restarted(&s, 1);
+    let Some(Planner::Takes {
+        group: read_back, ..
+    }) = again.tournament(1).unwrap().planner()
+    else {
+        panic!()
+    };
+    assert_eq!(read_back, group);
+    // And one from the middle went on as if nothing happened.
+    let mut middle = snapshot.unwrap();
+    let Some(Planner::Takes { group: g, .. }) = middle.tournament(1).unwrap().planner() else {
+        panic!()
+    };
+    assert_eq!(g.verdict(), Verdict::Continue);
+    assert!(!lease_all(&mut middle).is_empty());
+}
