@@ -49,6 +49,7 @@ mod notify;
 mod open;
 mod pair_map;
 pub mod profiles;
+mod progress;
 mod search;
 mod state;
 mod ticket;
@@ -66,6 +67,7 @@ pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{
-    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, VersionCheck,
+    CoordinatorError, EngineCheck, ExportFilter, Finished, FormatProgress, MatchProgress, Reported,
+    Settings, Status, SwissLine, TakeProgress, VersionCheck,
 };
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};

@@ -171,6 +171,90 @@ pub struct Status {
     pub eligibility: crate::profiles::Eligibility,
     /// A data generation run's positions kept so far, and wanted.
     pub positions: Option<(u64, u64)>,
+    /// How a format that pairs by results stands (takes, knockout, Swiss).
+    pub progress: Option<FormatProgress>,
+}
+
+/// How a format that pairs by results stands, as `status` and the dashboard show it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "format", rename_all = "lowercase")]
+pub enum FormatProgress {
+    /// A grouped test.
+    Takes {
+        /// `continue`, `accepted` or `none accepted`.
+        verdict: String,
+        /// Each take's SPRT bounds (lower, upper), at the corrected α.
+        bounds: [f64; 2],
+        /// The takes in file order.
+        takes: Vec<TakeProgress>,
+    },
+    /// A knockout.
+    Knockout {
+        /// Rounds, the first first.
+        rounds: Vec<Vec<MatchProgress>>,
+        /// The winner of the final, once decided.
+        champion: Option<String>,
+    },
+    /// A Swiss.
+    Swiss {
+        /// Rounds paired so far.
+        round: usize,
+        /// Rounds it plays.
+        rounds: u32,
+        /// The next round could not be paired without a repeat: it ended early.
+        stuck: bool,
+        /// The standings, best first.
+        standings: Vec<SwissLine>,
+    },
+}
+
+/// One take of a grouped test.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TakeProgress {
+    /// The engine.
+    pub name: String,
+    /// Its LLR.
+    pub llr: f64,
+    /// `alive`, `accepted` or `dropped`.
+    pub state: String,
+    /// Why it was dropped: below the lower bound, or another take accepted.
+    pub dropped: Option<String>,
+    /// The group's pairs counted when it was decided.
+    pub decided_after: Option<u64>,
+    /// Its pairs counted by its SPRT.
+    pub pairs: u64,
+    /// Its share of the group's completed pairs (those after its decision included).
+    pub share: f64,
+}
+
+/// One knockout match.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatchProgress {
+    /// Its players, the higher seed first; `None` while not known (a bye in round 1).
+    pub players: [Option<String>; 2],
+    /// Game points of each (a game won is 1).
+    pub points: [f64; 2],
+    /// Pairs completed.
+    pub pairs: u64,
+    /// Who went through.
+    pub winner: Option<String>,
+    /// Decided by the seeds after the tie-breaks ran out.
+    pub by_seed: bool,
+}
+
+/// A Swiss standings line.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SwissLine {
+    /// The engine.
+    pub name: String,
+    /// Game points, byes included.
+    pub points: f64,
+    /// The opponents' points.
+    pub buchholz: f64,
+    /// The opponents' points weighted by the share scored against each.
+    pub sonneborn_berger: f64,
+    /// Byes.
+    pub byes: u32,
 }
 
 impl Status {

@@ -37,6 +37,9 @@ pub(crate) struct StatusJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     positions_wanted: Option<u64>,
     standings: Vec<StandingJson>,
+    /// How a format that pairs by results stands (takes, knockout, Swiss).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    progress: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     llr: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,6 +88,7 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         max_pairs: s.max_pairs,
         positions: s.data.map(|d| d.positions),
         positions_wanted: s.data.map(|d| d.target),
+        progress: serde_json::from_str(&s.progress_json).ok(),
         standings: s
             .standings
             .iter()

@@ -672,3 +672,16 @@ fn an_engine_built_from_source_takes_its_commit_and_files_from_the_submission() 
     assert!(wrong("\"nn.bin\" =", "\"a/b\" =").contains("engine[0].files"));
     assert!(wrong("player = \"ab\"", "player = \"ab\"\nbench = 5").contains("engine[1].files"));
 }
+
+#[test]
+fn the_swiss_example_parses() {
+    let c = TournamentConfig::parse(
+        include_str!("../../../../config/swiss-loa.toml"),
+        "swiss-loa.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        (c.format, c.planned_pairs()),
+        (Format::Swiss, Some(5 * 4 * 2))
+    );
+}

@@ -104,6 +104,9 @@ impl From<&Status> for pb::TournamentStatus {
             data: s
                 .positions
                 .map(|(positions, target)| pb::DataProgress { positions, target }),
+            progress_json: (s.progress.as_ref())
+                .and_then(|p| serde_json::to_string(p).ok())
+                .unwrap_or_default(),
         }
     }
 }

@@ -1,0 +1,107 @@
+//! The formats that pair by results, end to end on a real coordinator and two worker
+//! processes: a 32-engine Swiss runs to its end, no pairing repeated, and a knockout
+//! crowns its champion with the bracket in `status`.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::*;
+
+/// A tournament of `engines` random players at a few plies a game.
+fn file(format: &str, engines: usize, extra: &str) -> String {
+    let mut text = format!(
+        "name = \"{format}-test\"\ngame = \"loa\"\nformat = \"{format}\"\n{extra}\n\
+         openings = {{ plies = 2, seed = 5 }}\nlimits = {{ nodes = 50 }}\n\
+         adjudication = {{ max_plies = 40 }}\n"
+    );
+    for i in 0..engines {
+        text += &format!("[[engine]]\nname = \"e{i:02}\"\nplayer = \"random\"\n");
+    }
+    text
+}
+
+/// Submits `text` to a new coordinator with two workers; its final status and games.
+fn run_to_the_end(text: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let id = submit(port, &path);
+    let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];
+    let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    let games = admin(port, &["export", &id, "--format", "jsonl"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for w in &mut workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
+    (end, games)
+}
+
+#[test]
+fn a_32_engine_swiss_runs_on_two_workers_to_its_end_without_a_repeated_pairing() {
+    let (end, games) = run_to_the_end(&file("swiss", 32, "rounds = 5"));
+    assert_eq!(end["pairs_done"], 5 * 16);
+    assert_eq!(games.len(), 5 * 16 * 2);
+    let progress = &end["progress"];
+    assert_eq!(progress["format"], "swiss");
+    assert_eq!(progress["round"], 5);
+    let standings = progress["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 32);
+    // Each pairing is two games: the points add up to the games played.
+    let points: f64 = standings
+        .iter()
+        .map(|l| l["points"].as_f64().unwrap())
+        .sum();
+    assert_eq!(points, 5.0 * 16.0 * 2.0);
+    let ordered = standings
+        .windows(2)
+        .all(|w| w[0]["points"].as_f64() >= w[1]["points"].as_f64());
+    assert!(ordered, "{standings:?}");
+    // No two engines met twice, and each played both colours equally.
+    let mut pairings: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
+    let mut colours: BTreeMap<String, i64> = BTreeMap::new();
+    for g in &games {
+        let (white, black) = (g["white"].as_str().unwrap(), g["black"].as_str().unwrap());
+        let pair = pairings.entry(g["pair"].as_u64().unwrap()).or_default();
+        pair.insert(white.to_string());
+        pair.insert(black.to_string());
+        *colours.entry(white.to_string()).or_default() += 1;
+        *colours.entry(black.to_string()).or_default() -= 1;
+    }
+    let met: BTreeSet<&BTreeSet<String>> = pairings.values().collect();
+    assert_eq!(met.len(), pairings.len(), "a pairing repeated");
+    assert!(colours.values().all(|&c| c == 0), "{colours:?}");
+}
+
+#[test]
+fn a_knockout_on_two_workers_names_its_champion_and_its_bracket() {
+    let (end, games) = run_to_the_end(&file("knockout", 6, "pairs = 2\ntiebreak_pairs = 1"));
+    let progress = &end["progress"];
+    assert_eq!(progress["format"], "knockout");
+    let champion = progress["champion"].as_str().unwrap();
+    let rounds = progress["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3);
+    let last = &rounds[2][0];
+    assert_eq!(last["winner"], champion);
+    // Five matches of two pairs, and a pair more for each tied one.
+    let pairs = end["pairs_done"].as_u64().unwrap();
+    assert!((10..=15).contains(&pairs), "{pairs}");
+    assert_eq!(games.len() as u64, 2 * pairs);
+    // The champion won (or went through) every match it played.
+    for m in rounds.iter().flat_map(|r| r.as_array().unwrap()) {
+        if m["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == champion)
+        {
+            assert_eq!(m["winner"], champion, "{m}");
+        }
+    }
+}

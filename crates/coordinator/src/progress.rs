@@ -1,0 +1,77 @@
+//! How a format that pairs by results stands ([`FormatProgress`]): a grouped test's takes,
+//! a knockout's bracket, a Swiss's standings, with the engines named.
+
+use tourney_model::tournament::TournamentConfig;
+use tourney_stats::takes::{Dropped, TakeState, Verdict};
+
+use crate::scheduler::Planner;
+use crate::types::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
+
+/// The progress of a tournament whose pairings are made by `planner`.
+pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatProgress {
+    let name =
+        |i: usize| (config.engines.get(i)).map_or_else(|| format!("#{i}"), |e| e.name.clone());
+    match planner {
+        Planner::Takes { group, .. } => {
+            let verdict = match group.verdict() {
+                Verdict::Continue => "continue".to_string(),
+                Verdict::Accepted(k) => format!("accepted {}", name(k + 1)),
+                Verdict::NoneAccepted => "none accepted".to_string(),
+            };
+            let takes = (group.takes.iter().enumerate())
+                .map(|(k, t)| TakeProgress {
+                    name: name(k + 1),
+                    llr: t.llr,
+                    state: match t.state {
+                        TakeState::Alive => "alive",
+                        TakeState::Accepted => "accepted",
+                        TakeState::Dropped => "dropped",
+                    }
+                    .into(),
+                    dropped: t.dropped.map(|d| match d {
+                        Dropped::H0 => "below the lower bound".to_string(),
+                        Dropped::Beaten(j) => format!("{} was accepted", name(j + 1)),
+                    }),
+                    decided_after: t.decided_after,
+                    pairs: t.counts.pairs,
+                    share: t.counts.pairs as f64 / group.pairs.max(1) as f64,
+                })
+                .collect();
+            FormatProgress::Takes {
+                verdict,
+                bounds: [group.bounds.0, group.bounds.1],
+                takes,
+            }
+        }
+        Planner::Knockout(bracket) => FormatProgress::Knockout {
+            rounds: (bracket.rounds.iter())
+                .map(|round| {
+                    (round.iter())
+                        .map(|m| MatchProgress {
+                            players: m.players.map(|p| p.map(name)),
+                            points: m.points.map(|p| p as f64 / 2.0),
+                            pairs: m.done,
+                            winner: m.winner.map(name),
+                            by_seed: m.by_seed,
+                        })
+                        .collect()
+                })
+                .collect(),
+            champion: bracket.champion().map(name),
+        },
+        Planner::Swiss(swiss) => FormatProgress::Swiss {
+            round: swiss.played.len(),
+            rounds: swiss.rounds,
+            stuck: swiss.stuck,
+            standings: (swiss.standings().into_iter())
+                .map(|l| SwissLine {
+                    name: name(l.engine),
+                    points: l.points as f64 / 2.0,
+                    buchholz: l.buchholz as f64 / 2.0,
+                    sonneborn_berger: l.sonneborn_berger / 2.0,
+                    byes: l.byes,
+                })
+                .collect(),
+        },
+    }
+}
