@@ -24,17 +24,21 @@ fn lease_all(s: &mut Scheduler) -> Vec<Assignment> {
         .map_or_else(Vec::new, |(_, a)| a)
 }
 
-/// The outcome of an assignment when the lower engine index wins both games.
-fn lower_wins(a: &Assignment) -> (TournamentId, PairOutcome) {
-    let points = if a.first < a.second { [2, 2] } else { [0, 0] };
+/// The outcome of an assignment with `half_points` to its first engine.
+fn scored(a: &Assignment, half_points: [u8; 2]) -> (TournamentId, PairOutcome) {
     let outcome = PairOutcome {
         pair: a.pair,
         first: a.first,
         second: a.second,
-        half_points: points,
+        half_points,
         white: [a.first, a.second],
     };
     (a.tournament, outcome)
+}
+
+/// The outcome of an assignment when the lower engine index wins both games.
+fn lower_wins(a: &Assignment) -> (TournamentId, PairOutcome) {
+    scored(a, if a.first < a.second { [2, 2] } else { [0, 0] })
 }
 
 /// The scheduler after a restart: the same tournament with its completed pairs read back.
@@ -144,19 +148,9 @@ fn a_grouped_test_sends_pairs_to_its_leader_accepts_one_take_and_resumes_exactly
     let sprt = "sprt = { elo0 = 0.0, elo1 = 20.0, alpha = 0.05, beta = 0.05, max_pairs = 100000 }";
     s.add(1, config("takes", 4, sprt), State::Queued, vec![]);
     // Take 2 (engine 3) wins a pair in three; the others split every game.
-    let result = |a: &Assignment| {
-        let points = match (a.first, a.pair % 3) {
-            (3, 0) => [2, 2],
-            _ => [1, 1],
-        };
-        let outcome = PairOutcome {
-            pair: a.pair,
-            first: a.first,
-            second: a.second,
-            half_points: points,
-            white: [a.first, a.second],
-        };
-        (a.tournament, outcome)
+    let result = |a: &Assignment| match (a.first, a.pair % 3) {
+        (3, 0) => scored(a, [2, 2]),
+        _ => scored(a, [1, 1]),
     };
     let mut per_take = [0u64; 4];
     let mut snapshot = None;
