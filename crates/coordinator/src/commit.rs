@@ -98,7 +98,9 @@ impl Coordinator {
                 .tournaments
                 .get(&r.tournament)
                 .ok_or(Refusal::NotHeld)?;
-            if r.pair >= entry.config.max_pairs() {
+            let beyond =
+                (inner.scheduler.tournament(r.tournament)).is_none_or(|t| r.pair >= t.pair_limit());
+            if beyond {
                 return Err(Refusal::NotHeld);
             }
             // The engines it was handed out with (a pair of a format whose pairings are
@@ -270,7 +272,7 @@ impl Coordinator {
             for r in results {
                 match inner.scheduler.tournament(r.tournament) {
                     None => ack.rejected += 1,
-                    Some(t) if r.outcome.pair >= t.config.max_pairs() => ack.rejected += 1,
+                    Some(t) if r.outcome.pair >= t.pair_limit() => ack.rejected += 1,
                     Some(t) if t.is_done(r.outcome.pair) => ack.duplicates += 1,
                     Some(_) => fresh_candidates.push(r),
                 }

@@ -81,19 +81,20 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     let round = lease_all(&mut s);
     let boards: Vec<(usize, usize)> = round.iter().map(|a| (a.first, a.second)).collect();
     assert_eq!(boards, [(0, 2), (1, 3), (4, 6), (5, 7)]);
-    // Half of round 2 is in; the coordinator restarts.
+    // The first and third boards of round 2 are in; the coordinator restarts.
     let results: Vec<_> = round.iter().map(lower_wins).collect();
-    s.report("w#1", &results[..2]);
+    s.report("w#1", &[results[0], results[2]]);
     let mut again = restarted(&s, 1);
     assert_eq!(swiss(&again).played.len(), 2);
     assert_eq!(swiss(&again).standings(), swiss(&s).standings());
     // The rest of round 2 is handed out again with the same engines, under new numbers
-    // past the highest completed pair; the numbers out before the restart are void.
+    // past the highest completed pair; the second board's number, below it, is void.
     let rest = lease_all(&mut again);
     let boards: Vec<(usize, usize)> = rest.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(4, 6), (5, 7)]);
-    let (ack, _) = again.report("w#1", &[lower_wins(&round[2])]);
-    assert_eq!(ack.accepted, u32::from(round[2].pair == rest[0].pair));
+    assert_eq!(boards, [(1, 3), (5, 7)]);
+    assert!(rest.iter().all(|a| a.pair > round[2].pair));
+    let (ack, _) = again.report("w#1", &[lower_wins(&round[1])]);
+    assert_eq!(ack.accepted, 0, "a void pair's result is refused");
     // Played to the end: three rounds, engine 0 first with every game won.
     let mut now_rest = rest;
     while !now_rest.is_empty() {
@@ -106,6 +107,11 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     let standings = swiss(&again).standings();
     assert_eq!((standings[0].engine, standings[0].points), (0, 12));
     assert_eq!(swiss(&again).played.len(), 3);
+    assert_eq!(
+        t.pairs_done(),
+        12,
+        "every pairing once, the void number beside them"
+    );
 }
 
 #[test]

@@ -215,7 +215,7 @@ impl Scheduler {
                 ack.rejected += 1;
                 continue;
             };
-            if outcome.pair >= t.config.max_pairs() {
+            if outcome.pair >= t.pair_limit() {
                 ack.rejected += 1;
                 continue;
             }

@@ -133,6 +133,12 @@ impl Tournament {
         }
     }
 
+    /// The pair numbers it may use: its most pairs, and as many more as are void (numbers
+    /// out when the coordinator stopped, of a format that pairs by results).
+    pub fn pair_limit(&self) -> u64 {
+        self.config.max_pairs().saturating_add(self.void.len())
+    }
+
     /// A format's pairings made as results come in: a grouped test's SPRTs, a bracket, a
     /// Swiss's rounds.
     pub fn planner(&self) -> Option<&Planner> {
@@ -183,7 +189,7 @@ impl Tournament {
             self.retry.remove(p);
             return Some(p);
         }
-        if self.next_pair >= self.config.max_pairs() {
+        if self.next_pair >= self.pair_limit() {
             return None;
         }
         if let Some(d) = &mut self.dynamic {
@@ -198,7 +204,7 @@ impl Tournament {
         if !self.state.is_active() {
             return 0;
         }
-        let open = self.config.max_pairs().saturating_sub(self.next_pair);
+        let open = self.pair_limit().saturating_sub(self.next_pair);
         let new = match &self.dynamic {
             Some(d) => d.offerable(open).min(open),
             None => open,
@@ -225,7 +231,7 @@ impl Tournament {
 
     /// Records a completed pair played by `host`; returns whether it was new.
     pub(super) fn record(&mut self, outcome: PairOutcome, host: &str) -> bool {
-        if outcome.pair >= self.config.max_pairs() || self.done.contains(outcome.pair) {
+        if outcome.pair >= self.pair_limit() || self.done.contains(outcome.pair) {
             return false;
         }
         if let Some(d) = &mut self.dynamic {
@@ -262,8 +268,7 @@ impl Tournament {
     /// Whether its plan is complete: every planned pair done, or the verdict of a format
     /// that makes its pairings as results come in.
     fn planned_done(&self) -> bool {
-        self.prefix >= self.config.max_pairs()
-            || self.dynamic.as_ref().is_some_and(Dynamic::is_decided)
+        self.prefix >= self.pair_limit() || self.dynamic.as_ref().is_some_and(Dynamic::is_decided)
     }
 
     /// Finishes the tournament when its plan is complete, its SPRT decided, or its data
