@@ -9,12 +9,29 @@
 //! when it stopped are void (their results are refused, their engines are not known), and
 //! their matches are handed out again under new numbers.
 
-use tourney_model::tournament::{Format, PairOutcome, TournamentConfig};
+use tourney_model::tournament::{Format, PairOutcome, SprtModel, SprtSettings, TournamentConfig};
 use tourney_plan::knockout::Bracket;
 use tourney_plan::swiss::Swiss;
 use tourney_stats::takes::{Group, Takes, Verdict};
+use tourney_stats::{EloModel, Sprt};
 
 use crate::pair_map::PairMap;
+
+/// The SPRT of a file's `sprt` table (an SPRT's, or each take's of a grouped test before
+/// its correction).
+pub(super) fn sprt_from(s: &SprtSettings) -> Sprt {
+    Sprt {
+        elo0: s.elo0,
+        elo1: s.elo1,
+        alpha: s.alpha,
+        beta: s.beta,
+        model: match s.model {
+            SprtModel::Normalized => EloModel::Normalized,
+            SprtModel::Logistic => EloModel::Logistic,
+            SprtModel::BayesElo => EloModel::BayesElo,
+        },
+    }
+}
 
 /// What makes the pairings.
 #[derive(Debug, Clone)]
@@ -46,7 +63,7 @@ impl Dynamic {
         let n = config.engines.len();
         let planner = match config.format {
             Format::Takes => {
-                let sprt = super::tournament::sprt_from(config.sprt.as_ref()?);
+                let sprt = sprt_from(config.sprt.as_ref()?);
                 let settings = Takes {
                     sprt,
                     count: n.saturating_sub(1),

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use tourney_model::tournament::{Format, PairOutcome, SprtModel, State, TournamentConfig};
-use tourney_stats::{EloModel, Sprt, SprtCounts, SprtStatus};
+use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_stats::{Sprt, SprtCounts, SprtStatus};
 
 use super::dynamic::{Dynamic, Planner};
 use super::pairs::DONE;
@@ -59,23 +59,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
         .sprt
         .as_ref()
         .filter(|_| config.format == Format::Sprt)?;
-    Some(sprt_from(s))
-}
-
-/// The SPRT of a file's `sprt` table (an SPRT's, or each take's of a grouped test before
-/// its correction).
-pub(super) fn sprt_from(s: &tourney_model::tournament::SprtSettings) -> Sprt {
-    Sprt {
-        elo0: s.elo0,
-        elo1: s.elo1,
-        alpha: s.alpha,
-        beta: s.beta,
-        model: match s.model {
-            SprtModel::Normalized => EloModel::Normalized,
-            SprtModel::Logistic => EloModel::Logistic,
-            SprtModel::BayesElo => EloModel::BayesElo,
-        },
-    }
+    Some(super::dynamic::sprt_from(s))
 }
 
 impl Tournament {
