@@ -7,6 +7,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
+use tourney_tests::http::get;
 
 /// A tournament of `engines` random players at a few plies a game.
 fn file(format: &str, engines: usize, extra: &str) -> String {
@@ -21,8 +22,9 @@ fn file(format: &str, engines: usize, extra: &str) -> String {
     text
 }
 
-/// Submits `text` to a new coordinator with two workers; its final status and games.
-fn run_to_the_end(text: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+/// Submits `text` to a new coordinator with two workers; its final status, games and
+/// dashboard view.
+fn run_to_the_end(text: &str) -> (serde_json::Value, Vec<serde_json::Value>, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
     std::fs::write(&path, text).unwrap();
@@ -34,18 +36,29 @@ fn run_to_the_end(text: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    let (code, body) = get(
+        &format!("127.0.0.1:{port}"),
+        &format!("/api/v1/tournaments/{id}"),
+    )
+    .unwrap();
+    assert!(code.contains("200"), "{code}: {body}");
+    let view = serde_json::from_str(&body).unwrap();
     for w in &mut workers {
         let _ = w.kill();
         let _ = w.wait();
     }
     let _ = coordinator.kill();
     let _ = coordinator.wait();
-    (end, games)
+    (end, games, view)
 }
 
 #[test]
 fn a_32_engine_swiss_runs_on_two_workers_to_its_end_without_a_repeated_pairing() {
-    let (end, games) = run_to_the_end(&file("swiss", 32, "rounds = 5"));
+    let (end, games, view) = run_to_the_end(&file("swiss", 32, "rounds = 5"));
+    // The dashboard's table and the report's JSON say the same.
+    assert_eq!(view["progress"]["title"], "Swiss: round 5 of 5");
+    assert_eq!(view["progress"]["rows"].as_array().unwrap().len(), 32);
+    assert_eq!(view["report"]["progress"], end["progress"]);
     assert_eq!(end["pairs_done"], 5 * 16);
     assert_eq!(games.len(), 5 * 16 * 2);
     let progress = &end["progress"];
@@ -81,7 +94,7 @@ fn a_32_engine_swiss_runs_on_two_workers_to_its_end_without_a_repeated_pairing()
 
 #[test]
 fn a_knockout_on_two_workers_names_its_champion_and_its_bracket() {
-    let (end, games) = run_to_the_end(&file("knockout", 6, "pairs = 2\ntiebreak_pairs = 1"));
+    let (end, games, view) = run_to_the_end(&file("knockout", 6, "pairs = 2\ntiebreak_pairs = 1"));
     let progress = &end["progress"];
     assert_eq!(progress["format"], "knockout");
     let champion = progress["champion"].as_str().unwrap();
@@ -89,6 +102,10 @@ fn a_knockout_on_two_workers_names_its_champion_and_its_bracket() {
     assert_eq!(rounds.len(), 3);
     let last = &rounds[2][0];
     assert_eq!(last["winner"], champion);
+    assert_eq!(
+        view["progress"]["title"],
+        format!("Knockout: won by {champion}")
+    );
     // Five matches of two pairs, and a pair more for each tied one.
     let pairs = end["pairs_done"].as_u64().unwrap();
     assert!((10..=15).contains(&pairs), "{pairs}");
@@ -104,4 +121,38 @@ fn a_knockout_on_two_workers_names_its_champion_and_its_bracket() {
             assert_eq!(m["winner"], champion, "{m}");
         }
     }
+}
+
+#[test]
+fn a_grouped_test_accepts_the_take_that_is_better_and_drops_the_others() {
+    let text = "name = \"takes-test\"\ngame = \"loa\"\nformat = \"takes\"\n\
+        sprt = { elo0 = 0.0, elo1 = 50.0, alpha = 0.05, beta = 0.05, max_pairs = 2000 }\n\
+        openings = { plies = 4, seed = 2 }\nlimits = { nodes = 300 }\n\
+        adjudication = { max_plies = 200 }\n\
+        [[engine]]\nname = \"base\"\nplayer = \"ab:depth=1\"\n\
+        [[engine]]\nname = \"same\"\nplayer = \"ab:depth=1\"\n\
+        [[engine]]\nname = \"deeper\"\nplayer = \"ab:depth=3\"\n";
+    let (end, games, view) = run_to_the_end(text);
+    let progress = &end["progress"];
+    assert_eq!(progress["format"], "takes");
+    assert_eq!(progress["verdict"], "accepted deeper", "{progress}");
+    let takes = progress["takes"].as_array().unwrap();
+    assert_eq!(takes[1]["state"], "accepted");
+    assert_eq!(takes[0]["state"], "dropped");
+    let upper = progress["bounds"][1].as_f64().unwrap();
+    assert!(takes[1]["llr"].as_f64().unwrap() >= upper);
+    // Every game is a take against the base, and the dropped take's pairs count too.
+    assert!(
+        games
+            .iter()
+            .all(|g| g["white"] == "base" || g["black"] == "base")
+    );
+    let standings = end["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 3);
+    assert!(
+        view["progress"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Grouped test: accepted deeper")
+    );
 }

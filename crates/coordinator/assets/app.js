@@ -250,6 +250,16 @@ function renderDetail(t) {
     el("td", {}, o.index), el("td", { class: "name position" }, o.position), el("td", {}, o.games),
     el("td", {}, percent(o.white_points / Math.max(1, o.games))))));
 
+  // A grouped test's takes, a knockout's bracket or a Swiss's standings.
+  const progress = t.progress;
+  $("#progress").hidden = !progress;
+  if (progress) {
+    $("#progress-title").textContent = progress.title;
+    $("#progress-table thead").replaceChildren(el("tr", {}, progress.header.map((h) => el("th", {}, h))));
+    fillBody($("#progress-table"), progress.rows.map((row) => el("tr", {},
+      row.map((cell, i) => el("td", i === 1 ? { class: "name" } : {}, cell)))));
+  }
+
   const tuning = r.spsa;
   $("#spsa").hidden = !tuning;
   if (tuning) {

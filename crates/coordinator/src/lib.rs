@@ -67,7 +67,6 @@ pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{
-    CoordinatorError, EngineCheck, ExportFilter, Finished, FormatProgress, MatchProgress, Reported,
-    Settings, Status, SwissLine, TakeProgress, VersionCheck,
+    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, VersionCheck,
 };
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};

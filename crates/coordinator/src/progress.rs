@@ -5,7 +5,7 @@ use tourney_model::tournament::TournamentConfig;
 use tourney_stats::takes::{Dropped, TakeState, Verdict};
 
 use crate::scheduler::Planner;
-use crate::types::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
+use tourney_report::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
 
 /// The progress of a tournament whose pairings are made by `planner`.
 pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatProgress {
@@ -34,7 +34,8 @@ pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatPr
                     }),
                     decided_after: t.decided_after,
                     pairs: t.counts.pairs,
-                    share: t.counts.pairs as f64 / group.pairs.max(1) as f64,
+                    played: t.played,
+                    share: t.played as f64 / group.pairs.max(1) as f64,
                 })
                 .collect();
             FormatProgress::Takes {

@@ -140,6 +140,7 @@ fn report_from(
         workers: Default::default(),
         timeline: None,
         spsa: None,
+        progress: status.progress.clone(),
         adjudication_check: None,
     }
 }

@@ -36,6 +36,27 @@ impl Report {
             }
             page += "</table></section>\n";
         }
+        if let Some(p) = &self.progress {
+            let table = p.table();
+            let _ = writeln!(
+                page,
+                "<section id=\"progress\"><h2>{}</h2>\n<table><tr>{}</tr>",
+                escape(&table.title),
+                (table.header.iter())
+                    .map(|h| format!("<th>{h}</th>"))
+                    .collect::<String>()
+            );
+            for row in &table.rows {
+                let cells: String = (row.iter().enumerate())
+                    .map(|(i, c)| match i {
+                        1 => format!("<td class=\"name\">{}</td>", escape(c)),
+                        _ => format!("<td>{}</td>", escape(c)),
+                    })
+                    .collect();
+                let _ = writeln!(page, "<tr>{cells}</tr>");
+            }
+            page += "</table></section>\n";
+        }
         if let Some(s) = &self.spsa {
             page += "<section id=\"spsa\"><h2>Tuning (SPSA)</h2>\n";
             page += &s.html(&link);

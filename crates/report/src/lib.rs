@@ -15,11 +15,13 @@ use tourney_stats::{
 mod charts;
 mod format;
 mod html;
+mod progress;
 mod text;
 mod timeline;
 mod tuning;
 
 pub use charts::{elo_chart, llr_chart, pentanomial_chart};
+pub use progress::{FormatProgress, MatchProgress, ProgressTable, SwissLine, TakeProgress};
 pub use timeline::{TimelineReport, TimelineRow};
 pub use tuning::{SpsaParamRow, SpsaPoint, SpsaReport};
 
@@ -285,6 +287,10 @@ pub struct Report {
     /// For a tuning run: its parameters, their trajectories and the result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spsa: Option<SpsaReport>,
+    /// For a format that pairs by results: a grouped test's takes, a knockout's bracket,
+    /// a Swiss's standings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<FormatProgress>,
     /// For a tournament that plays on a share of its score-adjudicated games: how often
     /// the adjudication was wrong.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -63,6 +63,10 @@ impl Report {
             out += &s.text();
             out.push('\n');
         }
+        if let Some(p) = &self.progress {
+            out += &p.text();
+            out.push('\n');
+        }
         out += &self.standings_text();
         let c = &self.crosstable;
         if c.names.len() > 1 {

@@ -91,6 +91,7 @@ fn report() -> Report {
         },
         timeline: None,
         spsa: None,
+        progress: None,
         adjudication_check: None,
     }
 }
@@ -319,4 +320,85 @@ fn a_timeline_shows_every_version_oldest_first_with_its_interval_and_tournaments
             .text()
             .starts_with("0 games between versions; nothing at 0")
     );
+}
+
+#[test]
+fn a_grouped_tests_takes_a_bracket_and_swiss_standings_show_in_text_html_and_json() {
+    use tourney_report::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
+    let take = |name: &str, llr: f64, state: &str, dropped: Option<&str>| TakeProgress {
+        name: name.into(),
+        llr,
+        state: state.into(),
+        dropped: dropped.map(Into::into),
+        decided_after: dropped.map(|_| 120),
+        pairs: 60,
+        played: 70,
+        share: 0.5,
+    };
+    let mut r = report();
+    r.progress = Some(FormatProgress::Takes {
+        verdict: "continue".into(),
+        bounds: [-2.97, 4.33],
+        takes: vec![
+            take("take-<a>", 1.5, "alive", None),
+            take("take-b", -3.0, "dropped", Some("below the lower bound")),
+        ],
+    });
+    let text = r.text();
+    assert!(
+        text.contains("Grouped test: continue (each take's bounds [-2.97, 4.33])"),
+        "{text}"
+    );
+    let line = text.lines().find(|l| l.contains("take-b")).unwrap();
+    for cell in [
+        "-3.00",
+        "60",
+        "70",
+        "50%",
+        "dropped",
+        "below the lower bound",
+        "120 pairs",
+    ] {
+        assert!(line.contains(cell), "{cell} in {line}");
+    }
+    let html = r.html(|_| None);
+    assert!(html.contains("<section id=\"progress\">"), "{html}");
+    assert!(html.contains("take-&lt;a&gt;") && !html.contains("take-<a>"));
+    // The JSON round trip the status takes (proto `progress_json`).
+    let json = serde_json::to_string(&r.progress).unwrap();
+    assert!(json.contains("\"format\":\"takes\""), "{json}");
+    let back: Option<FormatProgress> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r.progress);
+
+    let knockout = FormatProgress::Knockout {
+        rounds: vec![vec![MatchProgress {
+            players: [Some("a".into()), Some("b".into())],
+            points: [2.0, 2.0],
+            pairs: 2,
+            winner: Some("a".into()),
+            by_seed: true,
+        }]],
+        champion: Some("a".into()),
+    };
+    let text = knockout.text();
+    assert!(text.starts_with("Knockout: won by a\n"), "{text}");
+    assert!(
+        text.contains("a - b") && text.contains("a (by seed)"),
+        "{text}"
+    );
+    let swiss = FormatProgress::Swiss {
+        round: 3,
+        rounds: 5,
+        stuck: true,
+        standings: vec![SwissLine {
+            name: "a".into(),
+            points: 5.5,
+            buchholz: 9.0,
+            sonneborn_berger: 7.25,
+            byes: 1,
+        }],
+    };
+    let text = swiss.text();
+    assert!(text.contains("Swiss: round 3 of 5 (ended early"), "{text}");
+    assert!(text.contains("1     a     5.5"), "{text}");
 }

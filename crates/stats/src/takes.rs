@@ -90,6 +90,8 @@ pub enum Dropped {
 pub struct Take {
     /// Its pairs counted by its SPRT (those after its decision are not).
     pub counts: SprtCounts,
+    /// All its pairs fed to the group, those after its decision included.
+    pub played: u64,
     /// The LLR of its counts (0 before any).
     pub llr: f64,
     /// Where it stands.
@@ -134,6 +136,7 @@ impl Group {
         settings.validate()?;
         let take = Take {
             counts: SprtCounts::default(),
+            played: 0,
             llr: 0.0,
             state: TakeState::Alive,
             dropped: None,
@@ -155,6 +158,9 @@ impl Group {
     pub fn add(&mut self, take: usize, half_points: [u8; 2]) -> Result<(), StatsError> {
         self.pairs += 1;
         let sprt = self.settings.take_sprt();
+        if let Some(t) = self.takes.get_mut(take) {
+            t.played += 1;
+        }
         let Some(t) = (self.takes.get_mut(take)).filter(|t| t.state == TakeState::Alive) else {
             return Ok(());
         };

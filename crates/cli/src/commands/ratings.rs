@@ -200,6 +200,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         workers: Default::default(),
         timeline: None,
         spsa: None,
+        progress: None,
         adjudication_check: None,
     };
     let format = if args.json { Format::Json } else { args.format };

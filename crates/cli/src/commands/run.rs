@@ -368,14 +368,6 @@ async fn print_report(
         _ => String::new(),
     };
     print!("{text}");
-    // A grouped test's takes, a bracket or a Swiss's standings.
-    if let Ok(progress) = serde_json::from_str::<serde_json::Value>(&status.progress_json) {
-        println!(
-            "\n{}{}",
-            status.format,
-            super::status::progress_text(&progress)
-        );
-    }
     let html_path = report_path(data, id);
     std::fs::write(&html_path, html).with_context(|| format!("writing {}", html_path.display()))?;
     println!(

@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 use tourney_proto::v1 as pb;
+use tourney_report::FormatProgress;
 
 use crate::support::client::status_error;
 use crate::support::local::AdminTarget;
@@ -77,8 +78,8 @@ fn status_line(s: &pb::TournamentStatus) -> String {
             sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.decision
         );
     }
-    if let Ok(progress) = serde_json::from_str::<serde_json::Value>(&s.progress_json) {
-        out += &progress_text(&progress);
+    if let Ok(progress) = serde_json::from_str::<FormatProgress>(&s.progress_json) {
+        out += &format!("\n  {}", progress.text().trim_end().replace('\n', "\n  "));
     }
     for (rank, p) in s.standings.iter().enumerate() {
         if p.games == 0 {
@@ -99,90 +100,6 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         if let Some(los) = p.los_next {
             out += &format!("  LOS {:.1}%", los * 100.0);
         }
-    }
-    out
-}
-
-/// A grouped test's takes, a knockout's matches or a Swiss's standings, a line each.
-pub(crate) fn progress_text(p: &serde_json::Value) -> String {
-    let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-    let num = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
-    let mut out = String::new();
-    match p["format"].as_str() {
-        Some("takes") => {
-            out += &format!(
-                ", {} (each take's bounds [{:.2}, {:.2}])",
-                text(&p["verdict"]),
-                num(&p["bounds"][0]),
-                num(&p["bounds"][1])
-            );
-            for t in p["takes"].as_array().into_iter().flatten() {
-                let why = t["dropped"]
-                    .as_str()
-                    .map_or(String::new(), |d| format!(": {d}"));
-                let after = t["decided_after"]
-                    .as_u64()
-                    .map_or(String::new(), |n| format!(" after {n} pairs"));
-                out += &format!(
-                    "\n  take {:<20} LLR {:>6.2}  {} pairs ({:.0}% of the group's)  {}{why}{after}",
-                    text(&t["name"]),
-                    num(&t["llr"]),
-                    t["pairs"].as_u64().unwrap_or(0),
-                    num(&t["share"]) * 100.0,
-                    text(&t["state"]),
-                );
-            }
-        }
-        Some("knockout") => {
-            if let Some(champion) = p["champion"].as_str() {
-                out += &format!(", won by {champion}");
-            }
-            for (r, round) in p["rounds"].as_array().into_iter().flatten().enumerate() {
-                for m in round.as_array().into_iter().flatten() {
-                    let side = |i: usize| m["players"][i].as_str().unwrap_or("(bye)").to_string();
-                    let winner = m["winner"].as_str().map_or("open".into(), |w| {
-                        let seed = if m["by_seed"] == true {
-                            ", by seed"
-                        } else {
-                            ""
-                        };
-                        format!("{w} through{seed}")
-                    });
-                    out += &format!(
-                        "\n  round {} {} {}-{} {}: {winner}",
-                        r + 1,
-                        side(0),
-                        num(&m["points"][0]),
-                        num(&m["points"][1]),
-                        side(1),
-                    );
-                }
-            }
-        }
-        Some("swiss") => {
-            out += &format!(
-                ", round {} of {}{}",
-                p["round"].as_u64().unwrap_or(0),
-                p["rounds"].as_u64().unwrap_or(0),
-                if p["stuck"] == true {
-                    " (no next round without a repeat)"
-                } else {
-                    ""
-                }
-            );
-            out += "\n  swiss standings: points, Buchholz, Sonneborn-Berger";
-            for (rank, l) in p["standings"].as_array().into_iter().flatten().enumerate() {
-                out += &format!(
-                    "\n  {:>3}. {:<20} {:>5} {:>6} {:>7.2}",
-                    rank + 1,
-                    text(&l["name"]),
-                    num(&l["points"]),
-                    num(&l["buchholz"]),
-                    num(&l["sonneborn_berger"])
-                );
-            }
-        }
-        _ => {}
     }
     out
 }

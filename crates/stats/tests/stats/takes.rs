@@ -107,6 +107,7 @@ fn a_group_drops_takes_below_the_lower_bound_and_ends_at_the_first_acceptance() 
     assert_eq!(group.takes[3].decided_after, Some(group.pairs));
     group.add(3, [2, 2]).unwrap();
     assert_eq!(group.takes[3].counts.pairs, dropped_after);
+    assert_eq!(group.takes[3].played, dropped_after + 1);
     assert_eq!(group.verdict(), Verdict::Continue);
     // Pairs go to alive takes only; with no LLR ahead, they are shared out.
     let mut assigned = [0u64; K];

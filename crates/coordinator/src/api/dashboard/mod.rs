@@ -602,6 +602,8 @@ struct Charts {
 pub struct TournamentView {
     #[serde(flatten)]
     summary: TournamentSummary,
+    /// A grouped test's takes, a knockout's bracket or a Swiss's standings, as a table.
+    progress: Option<tourney_report::ProgressTable>,
     report: Report,
     charts: Charts,
 }
@@ -683,6 +685,7 @@ pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
     };
     Some(TournamentView {
         summary: summary_of(&status),
+        progress: report.progress.as_ref().map(|p| p.table()),
         report,
         charts,
     })
