@@ -50,8 +50,8 @@ pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatPr
                     (round.iter())
                         .map(|m| MatchProgress {
                             players: m.players.map(|p| p.map(name)),
-                            points: m.points.map(|p| p as f64 / 2.0),
-                            pairs: m.done,
+                            points: m.tally.points.map(|p| p as f64 / 2.0),
+                            pairs: m.tally.done,
                             winner: m.winner.map(name),
                             by_seed: m.by_seed,
                         })

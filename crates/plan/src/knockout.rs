@@ -12,18 +12,16 @@
 
 use serde::Serialize;
 
+use crate::Tally;
+
 /// One match of the bracket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Match {
     /// Its two engines (indices, the higher seed first), once known; `None` on a side
     /// stands for a bye in the first round and for a match not yet decided later.
     pub players: [Option<usize>; 2],
-    /// Pairs handed out.
-    pub handed: u64,
-    /// Pairs completed.
-    pub done: u64,
-    /// Half-points of each side over its completed pairs.
-    pub points: [u64; 2],
+    /// Its pairs and each side's half-points.
+    pub tally: Tally,
     /// The engine that went through, once decided.
     pub winner: Option<usize>,
     /// Decided by the seeds after the tie-breaks ran out.
@@ -90,7 +88,7 @@ impl Bracket {
         let pairs = self.pairs;
         let limit = pairs + self.tiebreak_pairs;
         let m = (self.rounds.iter_mut().flatten()).find(|m| m.wants(pairs, limit))?;
-        m.handed += 1;
+        m.tally.handed += 1;
         Some((m.players[0]?, m.players[1]?))
     }
 
@@ -99,7 +97,7 @@ impl Bracket {
         let (pairs, limit) = (self.pairs, self.pairs + self.tiebreak_pairs);
         (self.rounds.iter().flatten())
             .filter(|m| m.wants(pairs, limit))
-            .map(|m| pairs.saturating_sub(m.handed).max(1))
+            .map(|m| pairs.saturating_sub(m.tally.handed).max(1))
             .sum()
     }
 
@@ -108,7 +106,7 @@ impl Bracket {
     pub fn hand(&mut self, a: usize, b: usize) -> bool {
         match self.match_of(a, b) {
             Some(m) => {
-                m.handed += 1;
+                m.tally.handed += 1;
                 true
             }
             None => false,
@@ -122,10 +120,7 @@ impl Bracket {
             return false;
         };
         let side = usize::from(m.players[0] != Some(a));
-        m.done += 1;
-        m.handed = m.handed.max(m.done);
-        m.points[side] += a_points.min(4);
-        m.points[1 - side] += 4 - a_points.min(4);
+        m.tally.add(side, a_points);
         self.advance();
         true
     }
@@ -146,13 +141,17 @@ impl Bracket {
                 let m = &mut self.rounds[r][i];
                 if m.winner.is_none()
                     && let [Some(a), Some(b)] = m.players
-                    && m.done >= pairs
-                    && m.done == m.handed
-                    && (m.points[0] != m.points[1] || m.done >= limit)
+                    && m.tally.done >= pairs
+                    && m.tally.done == m.tally.handed
+                    && (m.tally.points[0] != m.tally.points[1] || m.tally.done >= limit)
                 {
-                    m.by_seed = m.points[0] == m.points[1];
+                    m.by_seed = m.tally.points[0] == m.tally.points[1];
                     // The higher seed (the lower index) wins a tie.
-                    m.winner = Some(if m.points[1] > m.points[0] { b } else { a });
+                    m.winner = Some(if m.tally.points[1] > m.tally.points[0] {
+                        b
+                    } else {
+                        a
+                    });
                 }
                 let Some(winner) = self.rounds[r][i].winner else {
                     continue;
@@ -187,9 +186,7 @@ impl Match {
     fn new(players: [Option<usize>; 2]) -> Match {
         Match {
             players,
-            handed: 0,
-            done: 0,
-            points: [0, 0],
+            tally: Tally::default(),
             winner: None,
             by_seed: false,
         }
@@ -200,10 +197,10 @@ impl Match {
     fn wants(&self, pairs: u64, limit: u64) -> bool {
         let ready = self.winner.is_none() && self.players.iter().all(Option::is_some);
         ready
-            && (self.handed < pairs
-                || (self.done == self.handed
-                    && self.points[0] == self.points[1]
-                    && self.handed < limit))
+            && (self.tally.handed < pairs
+                || (self.tally.done == self.tally.handed
+                    && self.tally.points[0] == self.tally.points[1]
+                    && self.tally.handed < limit))
     }
 }
 

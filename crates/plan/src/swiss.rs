@@ -28,6 +28,8 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::Tally;
+
 /// The pairing search's step budget a round: a round of 128 players pairs in far fewer.
 const SEARCH_STEPS: u64 = 1_000_000;
 
@@ -36,12 +38,8 @@ const SEARCH_STEPS: u64 = 1_000_000;
 pub struct Pairing {
     /// The two engines; the first moves first in each pair's first game.
     pub players: [usize; 2],
-    /// Pairs handed out.
-    pub handed: u64,
-    /// Pairs completed.
-    pub done: u64,
-    /// Half-points of each player over the completed pairs.
-    pub points: [u64; 2],
+    /// Its pairs and each player's half-points.
+    pub tally: Tally,
 }
 
 /// One round: its pairings and its bye.
@@ -105,8 +103,8 @@ impl Swiss {
     pub fn hand_next(&mut self) -> Option<(usize, usize)> {
         let pairs = self.pairs;
         let round = self.played.last_mut()?;
-        let p = round.pairings.iter_mut().find(|p| p.handed < pairs)?;
-        p.handed += 1;
+        let p = round.pairings.iter_mut().find(|p| p.tally.handed < pairs)?;
+        p.tally.handed += 1;
         Some((p.players[0], p.players[1]))
     }
 
@@ -114,7 +112,7 @@ impl Swiss {
     pub fn wanted(&self) -> u64 {
         (self.played.last()).map_or(0, |r| {
             (r.pairings.iter())
-                .map(|p| self.pairs.saturating_sub(p.handed))
+                .map(|p| self.pairs.saturating_sub(p.tally.handed))
                 .sum()
         })
     }
@@ -124,7 +122,7 @@ impl Swiss {
     pub fn hand(&mut self, a: usize, b: usize) -> bool {
         match self.current(a, b) {
             Some(p) => {
-                p.handed += 1;
+                p.tally.handed += 1;
                 true
             }
             None => false,
@@ -140,12 +138,9 @@ impl Swiss {
             return false;
         };
         let side = usize::from(p.players[0] != a);
-        p.done += 1;
-        p.handed = p.handed.max(p.done);
-        p.points[side] += a_points.min(4);
-        p.points[1 - side] += 4 - a_points.min(4);
+        p.tally.add(side, a_points);
         let complete =
-            (self.played.last()).is_some_and(|r| r.pairings.iter().all(|p| p.done >= pairs));
+            (self.played.last()).is_some_and(|r| r.pairings.iter().all(|p| p.tally.done >= pairs));
         if complete && (self.played.len() as u32) < self.rounds {
             self.pair_next_round();
         }
@@ -154,8 +149,8 @@ impl Swiss {
 
     /// Whether every round is played (or the next could not be paired).
     pub fn is_finished(&self) -> bool {
-        let complete =
-            (self.played.last()).is_none_or(|r| r.pairings.iter().all(|p| p.done >= self.pairs));
+        let complete = (self.played.last())
+            .is_none_or(|r| r.pairings.iter().all(|p| p.tally.done >= self.pairs));
         complete && (self.stuck || self.played.len() as u32 >= self.rounds)
     }
 
@@ -185,17 +180,17 @@ impl Swiss {
             }
             for p in &round.pairings {
                 for side in 0..2 {
-                    lines[p.players[side]].points += p.points[side];
+                    lines[p.players[side]].points += p.tally.points[side];
                     lines[p.players[side]].opponents.push(p.players[1 - side]);
                 }
             }
         }
         let points: Vec<u64> = lines.iter().map(|l| l.points).collect();
         for round in &self.played {
-            for p in (round.pairings.iter()).filter(|p| p.done > 0) {
+            for p in (round.pairings.iter()).filter(|p| p.tally.done > 0) {
                 for side in 0..2 {
                     let (me, them) = (p.players[side], p.players[1 - side]);
-                    let share = p.points[side] as f64 / (4 * p.done) as f64;
+                    let share = p.tally.points[side] as f64 / (4 * p.tally.done) as f64;
                     lines[me].buchholz += points[them];
                     lines[me].sonneborn_berger += share * points[them] as f64;
                 }
@@ -268,9 +263,7 @@ impl Swiss {
                         };
                         Pairing {
                             players,
-                            handed: 0,
-                            done: 0,
-                            points: [0, 0],
+                            tally: Tally::default(),
                         }
                     })
                     .collect();
@@ -414,8 +407,8 @@ mod tests {
                 let mut seen = HashSet::new();
                 for p in &round.pairings {
                     for (side, &e) in p.players.iter().enumerate() {
-                        colours[e][0] += p.done;
-                        colours[e][1] += p.done;
+                        colours[e][0] += p.tally.done;
+                        colours[e][1] += p.tally.done;
                         firsts[e] += if side == 0 { 1 } else { -1 };
                     }
                     let key = (

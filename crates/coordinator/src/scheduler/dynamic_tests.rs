@@ -41,6 +41,16 @@ fn lower_wins(a: &Assignment) -> (TournamentId, PairOutcome) {
     scored(a, if a.first < a.second { [2, 2] } else { [0, 0] })
 }
 
+/// Reports `out` with the lower index winning, then what is handed out next, until
+/// nothing is: the tournament played to its end.
+fn play_out(s: &mut Scheduler, mut out: Vec<Assignment>) {
+    while !out.is_empty() {
+        let results: Vec<_> = out.iter().map(lower_wins).collect();
+        s.report("w#1", &results);
+        out = lease_all(s);
+    }
+}
+
 /// The scheduler after a restart: the same tournament with its completed pairs read back.
 fn restarted(s: &Scheduler, id: TournamentId) -> Scheduler {
     let t = s.tournament(id).unwrap();
@@ -96,12 +106,7 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     let (ack, _) = again.report("w#1", &[lower_wins(&round[1])]);
     assert_eq!(ack.accepted, 0, "a void pair's result is refused");
     // Played to the end: three rounds, engine 0 first with every game won.
-    let mut now_rest = rest;
-    while !now_rest.is_empty() {
-        let results: Vec<_> = now_rest.iter().map(lower_wins).collect();
-        again.report("w#1", &results);
-        now_rest = lease_all(&mut again);
-    }
+    play_out(&mut again, rest);
     let t = again.tournament(1).unwrap();
     assert_eq!(t.state, State::Finished);
     let standings = swiss(&again).standings();
@@ -133,12 +138,7 @@ fn a_knockout_starts_each_match_when_its_players_are_known_and_resumes_after_a_r
     let redo = lease_all(&mut again);
     let boards: Vec<(usize, usize)> = redo.iter().map(|a| (a.first, a.second)).collect();
     assert_eq!(boards, [(0, 3), (0, 3), (1, 2)]);
-    let mut out = redo;
-    while !out.is_empty() {
-        let results: Vec<_> = out.iter().map(lower_wins).collect();
-        again.report("w#1", &results);
-        out = lease_all(&mut again);
-    }
+    play_out(&mut again, redo);
     let t = again.tournament(1).unwrap();
     assert_eq!(t.state, State::Finished);
     let Some(Planner::Knockout(bracket)) = t.planner() else {
