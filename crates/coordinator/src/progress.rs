@@ -54,6 +54,8 @@ pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatPr
                             pairs: m.tally.done,
                             winner: m.winner.map(name),
                             by_seed: m.by_seed,
+                            llr: m.llr,
+                            by_sprt: m.by_sprt,
                         })
                         .collect()
                 })

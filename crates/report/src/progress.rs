@@ -71,6 +71,12 @@ pub struct MatchProgress {
     pub winner: Option<String>,
     /// Decided by the seeds after the tie-breaks ran out.
     pub by_seed: bool,
+    /// Its SPRT's LLR, for a knockout whose matches stop by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llr: Option<f64>,
+    /// Decided by its SPRT.
+    #[serde(default)]
+    pub by_sprt: bool,
 }
 
 /// A Swiss standings line.
@@ -143,22 +149,24 @@ impl FormatProgress {
                     Some(c) => format!("Knockout: won by {c}"),
                     None => "Knockout: under way".into(),
                 },
-                header: vec!["Round", "Match", "Points", "Pairs", "Through"],
+                header: vec!["Round", "Match", "Points", "Pairs", "LLR", "Through"],
                 rows: (rounds.iter().enumerate())
                     .flat_map(|(r, round)| {
                         round.iter().map(move |m| {
                             let side =
                                 |i: usize| m.players[i].clone().unwrap_or_else(|| "-".into());
-                            let through = match (&m.winner, m.by_seed) {
-                                (Some(w), true) => format!("{w} (by seed)"),
-                                (Some(w), false) => w.clone(),
-                                (None, _) => String::new(),
+                            let through = match (&m.winner, m.by_seed, m.by_sprt) {
+                                (Some(w), true, _) => format!("{w} (by seed)"),
+                                (Some(w), _, true) => format!("{w} (by SPRT)"),
+                                (Some(w), _, _) => w.clone(),
+                                (None, _, _) => String::new(),
                             };
                             vec![
                                 (r + 1).to_string(),
                                 format!("{} - {}", side(0), side(1)),
                                 format!("{} - {}", m.points[0], m.points[1]),
                                 m.pairs.to_string(),
+                                m.llr.map_or(String::new(), |l| format!("{l:.2}")),
                                 through,
                             ]
                         })

@@ -377,6 +377,8 @@ fn a_grouped_tests_takes_a_bracket_and_swiss_standings_show_in_text_html_and_jso
             pairs: 2,
             winner: Some("a".into()),
             by_seed: true,
+            llr: None,
+            by_sprt: false,
         }]],
         champion: Some("a".into()),
     };

@@ -77,6 +77,7 @@ impl Dynamic {
                 n,
                 config.match_pairs(),
                 u64::from(config.tiebreak_pairs.unwrap_or(1)),
+                config.sprt.as_ref().map(sprt_from),
             )),
             Format::Swiss => Planner::Swiss(Swiss::new(
                 n,
@@ -105,7 +106,7 @@ impl Dynamic {
                 assigned[take] += 1;
                 (take + 1, 0)
             }
-            Planner::Knockout(bracket) => bracket.hand_next()?,
+            Planner::Knockout(bracket) => bracket.hand_next(pair)?,
             Planner::Swiss(swiss) => swiss.hand_next()?,
         };
         self.remember(pair, first, second);
@@ -150,7 +151,8 @@ impl Dynamic {
                 true
             }
             Planner::Knockout(b) => {
-                (!restored || b.hand(o.first, o.second)) && b.record(o.first, o.second, points)
+                (!restored || b.hand(o.first, o.second, o.pair))
+                    && b.record(o.first, o.second, o.pair, o.half_points)
             }
             Planner::Swiss(s) => {
                 (!restored || s.hand(o.first, o.second)) && s.record(o.first, o.second, points)

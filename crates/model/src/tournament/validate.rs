@@ -175,6 +175,19 @@ impl TournamentConfig {
                     ),
                 );
             }
+            Format::Knockout if self.sprt.is_some() && self.pairs.is_none() => {
+                return top(
+                    "pairs",
+                    "a knockout whose matches stop by an sprt needs pairs = N, the most \
+                     pairs a match plays"
+                        .into(),
+                );
+            }
+            Format::Knockout => {
+                if let Some(problem) = self.sprt.as_ref().and_then(sprt_problem) {
+                    return Err((Some(("sprt", 0)), format!("sprt.{}", problem.0), problem.1));
+                }
+            }
             Format::Takes if self.sprt.is_none() => {
                 return top(
                     "sprt",
