@@ -203,17 +203,6 @@ fn exits_within(child: &mut Child, seconds: u64) -> Option<std::process::ExitSta
     .ok()
 }
 
-/// A coordinator started again on `port` (the one the workers know) and `data`, once the
-/// port the killed one held is free.
-fn restart_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
-    wait::until(10, &format!("port {port} to be free"), || {
-        std::net::TcpListener::bind(("127.0.0.1", port))
-            .map(drop)
-            .map_err(|e| e.to_string())
-    });
-    start_coordinator(port, data)
-}
-
 /// Whether `tourney health <args>` exits 0.
 fn healthy(args: &[&str]) -> bool {
     tourney()

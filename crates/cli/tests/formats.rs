@@ -1,6 +1,7 @@
 //! The formats that pair by results, end to end on a real coordinator and two worker
-//! processes: a 32-engine Swiss runs to its end, no pairing repeated, and a knockout
-//! crowns its champion with the bracket in `status`.
+//! processes: a 32-engine Swiss runs to its end, no pairing repeated, also through a
+//! coordinator killed and restarted mid-round; a knockout crowns its champion with the
+//! bracket in `status`; a grouped test accepts its better take.
 
 mod common;
 
@@ -155,4 +156,57 @@ fn a_grouped_test_accepts_the_take_that_is_better_and_drops_the_others() {
             .unwrap()
             .starts_with("Grouped test: accepted deeper")
     );
+}
+
+#[test]
+fn a_swiss_goes_on_exactly_through_a_coordinator_killed_in_the_middle_of_a_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let path = dir.path().join("t.toml");
+    // Slower games than the others' (alpha-beta at 400 nodes), so that the kill lands
+    // while pairs are out.
+    let text = file("swiss", 16, "rounds = 4").replace("player = \"random\"", "player = \"ab\"");
+    std::fs::write(&path, text.replace("nodes = 50", "nodes = 400")).unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &data);
+    let id = submit(port, &path);
+    let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];
+    let before = wait_for(port, &id, "a round and a half", |s| {
+        s["pairs_done"].as_u64().unwrap() >= 12
+    });
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let (mut coordinator, _) = restart_coordinator(port, &data);
+    // What was done is read back as it was: the rounds paired and the points.
+    let after = status(port, &id);
+    let done = after["pairs_done"].as_u64().unwrap();
+    assert!(done >= before["pairs_done"].as_u64().unwrap());
+    let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    assert_eq!(end["pairs_done"], 4 * 8);
+    assert_eq!(end["progress"]["round"], 4, "{end}");
+    let games: Vec<serde_json::Value> = admin(port, &["export", &id, "--format", "jsonl"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 4 * 8 * 2);
+    let mut pairings: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
+    for g in &games {
+        let pair = pairings.entry(g["pair"].as_u64().unwrap()).or_default();
+        pair.insert(g["white"].as_str().unwrap().to_string());
+        pair.insert(g["black"].as_str().unwrap().to_string());
+    }
+    let met: BTreeSet<&BTreeSet<String>> = pairings.values().collect();
+    assert_eq!(met.len(), 4 * 8, "every pairing once");
+    // Each engine played every round.
+    let standings = end["progress"]["standings"].as_array().unwrap();
+    let points: f64 = standings
+        .iter()
+        .map(|l| l["points"].as_f64().unwrap())
+        .sum();
+    assert_eq!(points, 4.0 * 8.0 * 2.0);
+    for w in &mut workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
 }

@@ -123,7 +123,7 @@ impl Restored {
         // Outcomes stored before colours were kept get them from the rule of the time.
         let first_moves = with_position!(config.game, P => P::start().turn());
         let mut restored = Restored {
-            done: Outcomes::default(),
+            done: Outcomes::of(config),
             workers: WorkerBook::default(),
             games: Duplicates::default(),
         };

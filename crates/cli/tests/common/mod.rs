@@ -31,6 +31,17 @@ pub(crate) fn start_coordinator(port: u16, data: &std::path::Path) -> (Child, u1
     spawn_listening(command, "coordinator serving")
 }
 
+/// A coordinator started again on `port` (the one the workers know) and `data`, once the
+/// port the killed one held is free.
+pub(crate) fn restart_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
+    wait::until(10, &format!("port {port} to be free"), || {
+        std::net::TcpListener::bind(("127.0.0.1", port))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    });
+    start_coordinator(port, data)
+}
+
 /// A worker of the coordinator on `port`, serving its metrics on a port of its own.
 pub(crate) fn start_worker_with_metrics(port: u16, name: &str) -> (Child, u16) {
     let mut command = worker_command(port, name);

@@ -11,7 +11,7 @@ use crate::pair_map::PairMap;
 /// standings beside what its number says (its engines come from the tournament's pairing).
 /// Bits 0-1 and 2-3: the first engine's half-points in games 0 and 1; bits 4 and 5: the
 /// first engine had White in game 0, in game 1; bit 7: done. A million pairs take 1 MB.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Outcomes {
     pub(super) codes: PairMap<u8>,
     pub(super) len: u64,
@@ -27,8 +27,9 @@ impl Outcomes {
     /// No outcomes, keeping each pair's engines where `config`'s format needs them.
     pub(crate) fn of(config: &TournamentConfig) -> Outcomes {
         Outcomes {
+            codes: PairMap::default(),
+            len: 0,
             engines: config.format.is_dynamic().then(PairMap::default),
-            ..Outcomes::default()
         }
     }
 
