@@ -38,7 +38,9 @@ impl Event {
 
 /// The message's fields for one tournament's status.
 fn body(kind: EventKind, s: &pb::TournamentStatus, reason: &str, link: &str) -> serde_json::Value {
-    let verdict = s.sprt.as_ref().map(|x| x.decision.clone());
+    // An SPRT's decision, or a grouped test's.
+    let verdict = (s.sprt.as_ref().map(|x| x.decision.clone()))
+        .or_else(|| Some(s.takes_verdict.clone()).filter(|v| !v.is_empty()));
     let mut text = format!("tourney: {}", s.summary_line());
     if kind == EventKind::BuildFailed {
         text = format!(

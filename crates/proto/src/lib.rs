@@ -62,6 +62,8 @@ impl v1::TournamentStatus {
                 ", {} (LLR {:.2} in [{:.2}, {:.2}], elo0 {} elo1 {})",
                 sprt.decision, sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.elo0, sprt.elo1
             );
+        } else if !self.takes_verdict.is_empty() {
+            line += &format!(", {}", self.takes_verdict);
         } else if let Some(leader) = self.standings.first().filter(|_| self.games > 0) {
             line += &format!(", leader {} {:+.0}", leader.name, leader.elo);
         }

@@ -21,8 +21,9 @@ use crate::support::status_json::status_json;
 ///
 /// With `--wait` it then follows the tournament until it ends or pauses, prints its summary
 /// line (or with `--json` its status, as `status --json` prints it) and exits by its
-/// verdict: 0 when an SPRT accepted H1 or a tournament without an SPRT finished, 1 when an
-/// SPRT accepted H0, 2 for anything else (paused, with the reason; cancelled; an SPRT that
+/// verdict: 0 when an SPRT accepted H1, a grouped test accepted a take, or a tournament
+/// without either finished; 1 when an SPRT accepted H0 or a grouped test none of its takes;
+/// 2 for anything else (paused, with the reason; cancelled; an SPRT or grouped test that
 /// reached its most pairs undecided; an error). This is what a CI job calls.
 ///
 /// Example: `tourney submit config/sprt-loa.toml`;
@@ -114,7 +115,12 @@ async fn follow(admin: &mut Admin, id: u64) -> Result<pb::TournamentStatus> {
 /// The exit status a stopped tournament gives `submit --wait`.
 fn verdict(status: &pb::TournamentStatus) -> u8 {
     let decision = status.sprt.as_ref().map(|s| s.decision.as_str());
+    let takes = status.takes_verdict.as_str();
     match (status.state.as_str(), decision) {
+        // A grouped test: a take accepted, none, or its budget ran out undecided.
+        ("finished", None) if takes.starts_with("accepted") => 0,
+        ("finished", None) if takes == "none accepted" => 1,
+        ("finished", None) if !takes.is_empty() => NO_VERDICT,
         ("finished", Some("H1 accepted") | None) => 0,
         ("finished", Some("H0 accepted")) => 1,
         _ => NO_VERDICT,
@@ -151,6 +157,20 @@ mod tests {
         assert_eq!(verdict(&status("finished", Some("continue"))), 2);
         assert_eq!(verdict(&status("paused", None)), 2);
         assert_eq!(verdict(&status("cancelled", Some("H1 accepted"))), 2);
+        // A grouped test.
+        let takes = |state: &str, v: &str| pb::TournamentStatus {
+            takes_verdict: v.into(),
+            ..status(state, None)
+        };
+        assert_eq!(verdict(&takes("finished", "accepted take-b")), 0);
+        assert_eq!(verdict(&takes("finished", "none accepted")), 1);
+        assert_eq!(verdict(&takes("finished", "continue")), 2);
+        assert_eq!(verdict(&takes("cancelled", "accepted take-b")), 2);
+        assert!(
+            takes("finished", "none accepted")
+                .summary_line()
+                .contains("finished, none accepted")
+        );
     }
 
     #[test]

@@ -104,6 +104,10 @@ impl From<&Status> for pb::TournamentStatus {
             data: s
                 .positions
                 .map(|(positions, target)| pb::DataProgress { positions, target }),
+            takes_verdict: match &s.progress {
+                Some(tourney_report::FormatProgress::Takes { verdict, .. }) => verdict.clone(),
+                _ => String::new(),
+            },
             progress_json: (s.progress.as_ref())
                 .and_then(|p| serde_json::to_string(p).ok())
                 .unwrap_or_default(),
