@@ -85,12 +85,14 @@ function formToml() {
   const lines = [`name = ${tomlValue($("#f-name").value.trim())}`, `game = ${tomlValue($("#f-game").value)}`];
   if ($("#f-game").value === "amazons" && $("#f-size").value === "8") lines.push('rules = { size = "8" }');
   lines.push(`format = ${tomlValue(format)}`);
-  if (format === "sprt") {
+  if (format === "sprt" || format === "takes") {
     lines.push(`sprt = ${inline({ elo0: num("#f-elo0"), elo1: num("#f-elo1"), alpha: num("#f-alpha"),
       beta: num("#f-beta"), model: $("#f-model").value, max_pairs: num("#f-max-pairs") })}`);
   }
-  if (format === "match") lines.push(`pairs = ${num("#f-pairs") ?? 0}`);
-  if (format === "gauntlet" || format === "round-robin") lines.push(`rounds = ${num("#f-rounds") ?? 0}`);
+  if (["match", "knockout", "swiss"].includes(format)) lines.push(`pairs = ${num("#f-pairs") ?? 0}`);
+  if (["gauntlet", "round-robin", "pyramid", "swiss"].includes(format)) lines.push(`rounds = ${num("#f-rounds") ?? 0}`);
+  if (format === "gauntlet" && (num("#f-seeds") ?? 1) > 1) lines.push(`seeds = ${num("#f-seeds")}`);
+  if (format === "knockout") lines.push(`tiebreak_pairs = ${num("#f-tiebreak") ?? 0}`);
   if ($("#f-openings-kind").value === "file") {
     lines.push(`openings = ${inline({ file: form.openingsFile?.name ?? "", format: $("#f-openings-format").value,
       order: $("#f-openings-order").value === "random" ? "random" : "", seed: num("#f-seed") })}`);
@@ -123,11 +125,13 @@ function formToml() {
 /** Shows what the format needs, and the file the form makes. */
 function renderForm() {
   const format = $("#f-format").value;
-  $("#f-sprt").hidden = format !== "sprt";
+  $("#f-sprt").hidden = !["sprt", "takes"].includes(format);
   $("#f-spsa").hidden = format !== "spsa";
-  $("#f-count").hidden = !["match", "gauntlet", "round-robin"].includes(format);
-  $("#f-pairs-label").hidden = format !== "match";
-  $("#f-rounds-label").hidden = !["gauntlet", "round-robin"].includes(format);
+  $("#f-count").hidden = !["match", "gauntlet", "round-robin", "knockout", "pyramid", "swiss"].includes(format);
+  $("#f-pairs-label").hidden = !["match", "knockout", "swiss"].includes(format);
+  $("#f-rounds-label").hidden = !["gauntlet", "round-robin", "pyramid", "swiss"].includes(format);
+  $("#f-seeds-label").hidden = format !== "gauntlet";
+  $("#f-tiebreak-label").hidden = format !== "knockout";
   $("#f-size-label").hidden = $("#f-game").value !== "amazons";
   const fromFile = $("#f-openings-kind").value === "file";
   for (const label of document.querySelectorAll(".f-generated")) label.hidden = fromFile && !label.querySelector("#f-seed");
@@ -136,6 +140,10 @@ function renderForm() {
     sprt: "Two engines: the patch first, then its base.", match: "Two engines.",
     gauntlet: "The first engine plays each of the others.", "round-robin": "Every engine plays every other.",
     spsa: "One engine, tuned against itself.",
+    takes: "The base first, then 1 to 16 takes of one idea; α is the whole group's.",
+    knockout: "Seeded in this order (the first is seed 1); pairs a match, then tie-breaks, then the higher seed.",
+    pyramid: "Each engine plays every engine above it.",
+    swiss: "Rounds paired by score, no pairing twice; pairs a pairing.",
   }[format];
   const toml = formToml();
   $("#new-preview").textContent = toml;
@@ -215,6 +223,8 @@ function fillForm(c) {
   }
   set("#f-pairs", c.pairs ?? 100);
   set("#f-rounds", c.rounds ?? 1);
+  set("#f-seeds", c.seeds ?? 1);
+  set("#f-tiebreak", c.tiebreak_pairs ?? 1);
   const o = c.openings ?? {};
   $("#f-openings-kind").value = o.file ? "file" : "generated";
   form.openingsFile = null;
