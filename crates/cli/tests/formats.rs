@@ -43,7 +43,9 @@ fn run_to_the_end(text: &str) -> (serde_json::Value, Vec<serde_json::Value>, ser
     )
     .unwrap();
     assert!(code.contains("200"), "{code}: {body}");
-    let view = serde_json::from_str(&body).unwrap();
+    let mut view: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let (_, verdicts) = get(&format!("127.0.0.1:{port}"), "/api/v1/verdicts").unwrap();
+    view["verdicts"] = serde_json::from_str(&verdicts).unwrap();
     for w in &mut workers {
         let _ = w.kill();
         let _ = w.wait();
@@ -156,6 +158,11 @@ fn a_grouped_test_accepts_the_take_that_is_better_and_drops_the_others() {
             .unwrap()
             .starts_with("Grouped test: accepted deeper")
     );
+    // The accepted take is a verdict of its engine line, against the base.
+    let verdict = &view["verdicts"][0]["verdicts"][0];
+    assert_eq!(verdict["patch"], "deeper", "{verdict}");
+    assert_eq!(verdict["base"], "base", "{verdict}");
+    assert!(verdict["elo"].as_f64().unwrap() > 0.0, "{verdict}");
 }
 
 #[test]

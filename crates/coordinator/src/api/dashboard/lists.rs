@@ -66,7 +66,20 @@ pub(super) struct Line {
     verdicts: Vec<Verdict>,
 }
 
-/// The accepted SPRTs (at most [`MAX_VERDICTS`], the newest), by engine line.
+/// The patch and base engines (indices) of a finished test that accepted a patch: an
+/// SPRT's first engine, or a grouped test's accepted take, against its base.
+fn accepted(status: &crate::Status) -> Option<(usize, usize)> {
+    match &status.progress {
+        Some(tourney_report::FormatProgress::Takes { takes, .. }) => {
+            let k = takes.iter().position(|t| t.state == "accepted")?;
+            Some((k + 1, 0))
+        }
+        _ => (status.sprt.map(|s| s.decision) == Some(Decision::AcceptH1)).then_some((0, 1)),
+    }
+}
+
+/// The accepted SPRTs and grouped tests' accepted takes (at most [`MAX_VERDICTS`], the
+/// newest), by engine line.
 pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
     let parents: BTreeMap<String, Option<String>> = (c.versions().into_iter())
         .map(|v| (v.name, v.parent))
@@ -84,31 +97,31 @@ pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
     };
     let mut lines: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
     let mut kept = 0;
-    for id in c.finished_of_format(Format::Sprt) {
+    let mut ids = c.finished_of_format(Format::Sprt);
+    ids.extend(c.finished_of_format(Format::Takes));
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    for id in ids {
         if kept == MAX_VERDICTS {
             break;
         }
         let Some(status) = c.status(id) else { continue };
-        if status.sprt.map(|s| s.decision) != Some(Decision::AcceptH1) {
+        let Some((p, b)) =
+            accepted(&status).filter(|&(p, b)| p.max(b) < status.config.engines.len())
+        else {
             continue;
-        }
+        };
         let label = |i: usize| {
             let e = &status.config.engines[i];
             e.version.clone().unwrap_or_else(|| e.name.clone())
         };
-        if status.config.engines.len() < 2 {
-            continue;
-        }
-        let (patch, base) = (label(0), label(1));
-        let first = &status.config.engines[0].name;
+        let (patch, base) = (label(p), label(b));
         let players = &status.ratings.players;
-        let elo = (players.iter().find(|p| &p.name == first))
-            .zip(
-                players
-                    .iter()
-                    .find(|p| p.name == status.config.engines[1].name),
-            )
-            .map(|(a, b)| a.elo - b.elo);
+        let named = |i: usize| {
+            players
+                .iter()
+                .find(|x| x.name == status.config.engines[i].name)
+        };
+        let elo = named(p).zip(named(b)).map(|(a, b)| a.elo - b.elo);
         lines.entry(root(&patch)).or_default().push(Verdict {
             id,
             name: status.config.name.clone(),
