@@ -35,9 +35,19 @@ pub struct Search {
 }
 
 impl Search {
-    /// Whether `verdict` names this SPRT state (`H1`, `H0`, `open`).
+    /// Whether `verdict` names this SPRT state (`H1`, `H0`, `open`); a grouped test's
+    /// accepted take is H1, none accepted H0.
     fn verdict_matches(&self, status: &Status) -> bool {
-        let decision = status.sprt.as_ref().map(|s| s.decision);
+        let takes = match &status.progress {
+            Some(tourney_report::FormatProgress::Takes { verdict, .. }) => Some(verdict.as_str()),
+            _ => None,
+        };
+        let decision = status.sprt.as_ref().map(|s| s.decision).or(match takes {
+            Some("continue") => Some(Decision::Continue),
+            Some("none accepted") => Some(Decision::AcceptH0),
+            Some(_) => Some(Decision::AcceptH1),
+            None => None,
+        });
         match self.verdict.to_ascii_lowercase().as_str() {
             "" => true,
             "open" => decision == Some(Decision::Continue),

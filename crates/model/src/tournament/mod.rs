@@ -308,8 +308,8 @@ impl TournamentConfig {
         (0..k).map(|i| n - 1 - i).sum()
     }
 
-    /// Sets the most pairs it may play (its pair budget): an SPRT's `sprt.max_pairs`, a
-    /// match's `pairs`.
+    /// Sets the most pairs it may play (its pair budget): an SPRT's or a grouped test's
+    /// `sprt.max_pairs`, a match's `pairs`.
     ///
     /// # Errors
     /// A budget of 0, or a format whose length is not a number of pairs (rounds of a round
@@ -319,7 +319,7 @@ impl TournamentConfig {
             return Err("max_pairs: at least 1".into());
         }
         match (self.format, self.sprt.as_mut()) {
-            (Format::Sprt, Some(sprt)) => sprt.max_pairs = pairs,
+            (Format::Sprt | Format::Takes, Some(sprt)) => sprt.max_pairs = pairs,
             (Format::Match, _) => self.pairs = Some(pairs),
             (format, _) => {
                 return Err(format!(

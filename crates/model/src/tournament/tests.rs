@@ -501,6 +501,12 @@ fn the_formats_that_pair_by_results_check_their_keys() {
     )
     .unwrap();
     assert_eq!((takes.planned_pairs(), takes.max_pairs()), (None, 3000));
+    // Its budget changes as an SPRT's; a Swiss's rounds do not.
+    let mut takes = takes;
+    takes.set_pair_budget(5000).unwrap();
+    assert_eq!(takes.max_pairs(), 5000);
+    let mut swiss = swiss;
+    assert!(swiss.set_pair_budget(5000).unwrap_err().contains("swiss"));
     for (text, key) in [
         (with_engines("swiss", 4, "rounds = 4"), "rounds"),
         (with_engines("swiss", 4, ""), "rounds"),
