@@ -98,14 +98,10 @@ impl Coordinator {
                 .tournaments
                 .get(&r.tournament)
                 .ok_or(Refusal::NotHeld)?;
-            let beyond =
-                (inner.scheduler.tournament(r.tournament)).is_none_or(|t| r.pair >= t.pair_limit());
-            if beyond {
-                return Err(Refusal::NotHeld);
-            }
             // The engines it was handed out with (a pair of a format whose pairings are
             // made as results come in is known only once handed out, in this run).
             let (first, second, _) = (inner.scheduler.tournament(r.tournament))
+                .filter(|t| r.pair < t.pair_limit())
                 .and_then(|t| t.pairing(r.pair))
                 .ok_or(Refusal::NotHeld)?;
             let held = inner.scheduler.holds(worker, r.lease, r.tournament, r.pair);

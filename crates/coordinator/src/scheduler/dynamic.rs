@@ -92,7 +92,8 @@ impl Dynamic {
         })
     }
 
-    /// The engines of a pair handed out (in this run of the coordinator).
+    /// The engines of a pair handed out in this run of the coordinator (a completed pair's
+    /// are its outcome's).
     pub(super) fn pairing(&self, pair: u64) -> Option<(usize, usize)> {
         let code = self.pairings.get(pair).checked_sub(1)?;
         Some((usize::from(code >> 8), usize::from(code & 0xff)))
@@ -137,10 +138,6 @@ impl Dynamic {
     /// read back that does not (its match was decided without it) is kept but changes
     /// nothing.
     pub(super) fn record(&mut self, o: &PairOutcome, restored: bool) -> bool {
-        if restored {
-            self.remember(o.pair, o.first, o.second);
-        }
-        let points = u64::from(o.half_points[0] + o.half_points[1]);
         match &mut self.planner {
             Planner::Takes { assigned, .. } => {
                 if restored
@@ -155,6 +152,7 @@ impl Dynamic {
                     && b.record(o.first, o.second, o.pair, o.half_points)
             }
             Planner::Swiss(s) => {
+                let points = u64::from(o.half_points[0] + o.half_points[1]);
                 (!restored || s.hand(o.first, o.second)) && s.record(o.first, o.second, points)
             }
         }

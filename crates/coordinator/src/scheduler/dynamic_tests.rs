@@ -24,6 +24,11 @@ fn lease_all(s: &mut Scheduler) -> Vec<Assignment> {
         .map_or_else(Vec::new, |(_, a)| a)
 }
 
+/// The engines of each assignment.
+fn boards(assignments: &[Assignment]) -> Vec<(usize, usize)> {
+    assignments.iter().map(|a| (a.first, a.second)).collect()
+}
+
 /// The outcome of an assignment with `half_points` to its first engine.
 fn scored(a: &Assignment, half_points: [u8; 2]) -> (TournamentId, PairOutcome) {
     let outcome = PairOutcome {
@@ -76,8 +81,7 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     let mut s = Scheduler::new(1000);
     s.add(1, config("swiss", 8, "rounds = 3"), State::Queued, vec![]);
     let round = lease_all(&mut s);
-    let boards: Vec<(usize, usize)> = round.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(0, 4), (1, 5), (2, 6), (3, 7)]);
+    assert_eq!(boards(&round), [(0, 4), (1, 5), (2, 6), (3, 7)]);
     assert!(
         round.iter().all(|a| a.opening == a.pair),
         "each pair its own opening"
@@ -89,8 +93,7 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     s.report("w#1", &results[3..]);
     // Round 2 pairs the winners {0, 1, 2, 3} and the losers.
     let round = lease_all(&mut s);
-    let boards: Vec<(usize, usize)> = round.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(0, 2), (1, 3), (4, 6), (5, 7)]);
+    assert_eq!(boards(&round), [(0, 2), (1, 3), (4, 6), (5, 7)]);
     // The first and third boards of round 2 are in; the coordinator restarts.
     let results: Vec<_> = round.iter().map(lower_wins).collect();
     s.report("w#1", &[results[0], results[2]]);
@@ -100,8 +103,7 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     // The rest of round 2 is handed out again with the same engines, under new numbers
     // past the highest completed pair; the second board's number, below it, is void.
     let rest = lease_all(&mut again);
-    let boards: Vec<(usize, usize)> = rest.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(1, 3), (5, 7)]);
+    assert_eq!(boards(&rest), [(1, 3), (5, 7)]);
     assert!(rest.iter().all(|a| a.pair > round[2].pair));
     let (ack, _) = again.report("w#1", &[lower_wins(&round[1])]);
     assert_eq!(ack.accepted, 0, "a void pair's result is refused");
@@ -125,19 +127,16 @@ fn a_knockout_starts_each_match_when_its_players_are_known_and_resumes_after_a_r
     s.add(1, config("knockout", 5, "pairs = 2"), State::Queued, vec![]);
     // Seeds 1, 2 and 3 have byes; 4 against 5 plays, and so does 2 against 3 at once.
     let first = lease_all(&mut s);
-    let boards: Vec<(usize, usize)> = first.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(3, 4), (3, 4), (1, 2), (1, 2)]);
+    assert_eq!(boards(&first), [(3, 4), (3, 4), (1, 2), (1, 2)]);
     // 4-5 is in: seed 1 meets its winner before 2-3 is decided.
     s.report("w#1", &[lower_wins(&first[0]), lower_wins(&first[1])]);
     let next = lease_all(&mut s);
-    let boards: Vec<(usize, usize)> = next.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(0, 3), (0, 3)]);
+    assert_eq!(boards(&next), [(0, 3), (0, 3)]);
     s.report("w#1", &[lower_wins(&first[2])]);
     let mut again = restarted(&s, 1);
     // The pair of 2-3 that was out is handed out again; 1-4 stays out for its worker.
     let redo = lease_all(&mut again);
-    let boards: Vec<(usize, usize)> = redo.iter().map(|a| (a.first, a.second)).collect();
-    assert_eq!(boards, [(0, 3), (0, 3), (1, 2)]);
+    assert_eq!(boards(&redo), [(0, 3), (0, 3), (1, 2)]);
     play_out(&mut again, redo);
     let t = again.tournament(1).unwrap();
     assert_eq!(t.state, State::Finished);
