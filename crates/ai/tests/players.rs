@@ -123,6 +123,39 @@ fn alpha_beta_and_mcts_find_an_immediate_connection() {
 }
 
 #[test]
+fn a_search_stopped_inside_an_iteration_plays_that_iterations_better_move() {
+    // Games where two plies choose another move than one.
+    let games: Vec<Game<Loa>> = (0..40)
+        .map(|seed| random_game(seed, 16))
+        .filter(|g| {
+            choose("ab:depth=1", g, Limits::default()).mv
+                != choose("ab:depth=2", g, Limits::default()).mv
+        })
+        .take(3)
+        .collect();
+    assert!(!games.is_empty());
+    for game in &games {
+        let shallow = choose("ab:depth=1", game, Limits::default());
+        let deep = choose("ab:depth=2", game, Limits::default());
+        // Node limits that end the search inside its second iteration: once depth 2's
+        // choice has been searched and beaten the first move, it is played.
+        let mut played_deeper = false;
+        for nodes in shallow.info.nodes + 1..deep.info.nodes {
+            let r = choose(&format!("ab:nodes={nodes}"), game, Limits::default());
+            assert_eq!(r.info.pv[0], r.mv);
+            if r.mv == deep.mv {
+                played_deeper = true;
+                assert_eq!(r.info.depth, 2);
+            } else if r.mv != shallow.mv {
+                // Another move better than depth 1's, for now: searched to depth 2 too.
+                assert_eq!(r.info.depth, 2, "nodes={nodes}");
+            }
+        }
+        assert!(played_deeper, "{}", game.position());
+    }
+}
+
+#[test]
 fn null_move_pruning_searches_fewer_nodes_and_keeps_forced_wins() {
     // The same depth costs fewer nodes with it, summed over positions of random games.
     let (mut with, mut without) = (0, 0);

@@ -1,7 +1,8 @@
 //! Alpha-beta: iterative deepening, principal-variation search with late move reductions
 //! and null-move pruning, a transposition table keyed by the rules core's Zobrist hash,
 //! and move ordering by TT move, captures, killers and history. The stop flag, the node
-//! limit and the clock are polled during the search.
+//! limit and the clock are polled during the search; a search stopped inside an iteration
+//! plays the best root move that iteration has searched, the last one's best first.
 
 mod tt;
 
@@ -109,8 +110,10 @@ struct Search<'a, P: Heuristics> {
     aborted: bool,
     /// Hashes of the positions before the current one: game history, then the search path.
     path: Vec<u64>,
-    /// The best root move of the iteration in progress, once one is searched.
-    root_best: Option<P::Move>,
+    /// The best root move of the iteration in progress and its score, once one is searched.
+    root_best: Option<(P::Move, i32)>,
+    /// The last finished iteration's best move, searched first at the root.
+    root_first: Option<P::Move>,
     /// The node being entered is the answer to a null move (no second in a row).
     after_null: bool,
 }
@@ -140,6 +143,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
             aborted: false,
             path,
             root_best: None,
+            root_first: None,
             after_null: false,
         }
     }
@@ -289,7 +293,13 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 return beta;
             }
         }
-        let moves = self.ordered_moves(position, entry.and_then(|e| e.mv), ply, depth);
+        // At the root the last iteration's best move goes first even if the table lost it,
+        // so that a move chosen from an unfinished iteration has been compared with it.
+        let first = match self.root_first {
+            Some(mv) if ply == 0 => Some(mv),
+            _ => entry.and_then(|e| e.mv),
+        };
+        let moves = self.ordered_moves(position, first, ply, depth);
         if self.aborted {
             return 0;
         }
@@ -325,7 +335,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 best = score;
                 best_move = Some(mv);
                 if ply == 0 {
-                    self.root_best = Some(mv);
+                    self.root_best = Some((mv, score));
                 }
             }
             if score > alpha {
@@ -476,17 +486,28 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
         let root_moves = root.legal_moves();
         let mut best: Option<SearchResult<P::Move>> = None;
         for depth in 1..=max_depth.max(1) {
+            search.root_best = None;
+            search.root_first = best.as_ref().map(|b| b.mv);
             let score = search.negamax(&root, depth, -INFINITY, INFINITY, 0);
-            if search.aborted {
-                break;
+            let mv = if search.aborted {
+                // Unfinished: its best move so far, which has been searched to this depth
+                // and compared with the last iteration's best (searched first), if any.
+                search.root_best.map(|(mv, _)| mv)
+            } else {
+                search
+                    .player
+                    .table
+                    .probe(root.zobrist_hash())
+                    .and_then(|e| e.mv)
             }
-            let mv = search
-                .player
-                .table
-                .probe(root.zobrist_hash())
-                .and_then(|e| e.mv)
-                .filter(|m| root_moves.contains(m));
-            if let Some(mv) = mv {
+            .filter(|m| root_moves.contains(m));
+            let score = match search.root_best {
+                Some((_, partial)) if search.aborted => partial,
+                _ => score,
+            };
+            if let Some(mv) = mv
+                && !(search.aborted && best.as_ref().is_some_and(|b| b.mv == mv))
+            {
                 let result = SearchResult {
                     mv,
                     info: SearchInfo {
@@ -507,9 +528,9 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
                 break;
             }
         }
-        // Stopped before the first iteration finished: the best root move searched so far.
+        // Stopped before the first root move was searched to depth 1.
         let mut best = best.unwrap_or_else(|| {
-            let mv = search.root_best.unwrap_or(root_moves[0]);
+            let mv = root_moves[0];
             SearchResult {
                 mv,
                 info: SearchInfo {
