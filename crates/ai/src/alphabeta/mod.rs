@@ -78,6 +78,9 @@ pub(crate) struct AlphaBeta<P: Heuristics> {
     table: Table<P::Move>,
     history: Vec<i32>,
     killers: Vec<[Option<P::Move>; 2]>,
+    /// A move list for each ply, kept between nodes and searches so that Amazons' thousands
+    /// of moves are not allocated again at every node.
+    move_lists: Vec<Vec<Scored<P::Move>>>,
     /// About the longest a ranking of moves by evaluation took lately (the clock is not read
     /// during one): a ranking is not begun with less time than this left.
     ranking: Duration,
@@ -90,6 +93,7 @@ impl<P: Heuristics> AlphaBeta<P> {
             config,
             history: vec![0; P::MOVE_INDICES],
             killers: vec![[None; 2]; MAX_PLY + 1],
+            move_lists: vec![Vec::new(); MAX_PLY + 1],
             ranking: Duration::ZERO,
         }
     }
@@ -164,14 +168,17 @@ impl<'a, P: Heuristics> Search<'a, P> {
 
     /// Moves in search order: TT move, captures, killers, then by history; or, from the
     /// `eval_order` depth up, TT move then by the evaluation of the positions they lead to,
-    /// only the best `prune` below the root.
+    /// only the best `prune` below the root. The picker holds the ply's move list; give it
+    /// back with [`Search::give_back`].
     fn ordered_moves(
         &mut self,
         position: &P,
         tt_move: Option<P::Move>,
         ply: usize,
         depth: u32,
-    ) -> Vec<P::Move> {
+    ) -> MovePicker<P::Move> {
+        let mut list = std::mem::take(&mut self.player.move_lists[ply]);
+        list.clear();
         let config = &self.player.config;
         if config.eval_order > 0 && depth >= config.eval_order {
             let keep = if ply > 0 && config.prune > 0 {
@@ -188,7 +195,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 .is_some_and(|d| began + self.player.ranking >= d)
             {
                 self.aborted = true;
-                return Vec::new();
+                return MovePicker::sorted(list);
             }
             // Every move evaluated, not a game's cheaper ranking: measured no faster to a
             // depth, and its pruning unproven.
@@ -199,16 +206,14 @@ impl<'a, P: Heuristics> Search<'a, P> {
             *ranking = took.max(*ranking - *ranking / 16);
             // Each of these cost an evaluation: the clock is read as often as for nodes.
             self.work += evaluated;
-            let mut moves: Vec<P::Move> = tt_move.into_iter().collect();
-            moves.extend(
+            let moves = tt_move.into_iter().chain(
                 best.into_iter()
                     .map(|(_, mv)| mv)
                     .filter(|&mv| Some(mv) != tt_move),
             );
-            moves.truncate(keep);
-            return moves;
+            list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
+            return MovePicker::sorted(list);
         }
-        let mut scored: Vec<(i64, P::Move)> = Vec::with_capacity(64);
         let killers = self.player.killers[ply];
         position.generate_moves(|mv| {
             let score = if Some(mv) == tt_move {
@@ -222,11 +227,14 @@ impl<'a, P: Heuristics> Search<'a, P> {
             } else {
                 self.player.history[P::move_index(mv)] as i64
             };
-            scored.push((score, mv));
+            list.push((score, list.len() as u32, mv));
         });
-        // Stable: equal scores keep generation order, so searches are reproducible.
-        scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
-        scored.into_iter().map(|(_, mv)| mv).collect()
+        MovePicker::lazy(list)
+    }
+
+    /// Returns the move list of `picker` to `ply` for the next node there.
+    fn give_back(&mut self, picker: MovePicker<P::Move>, ply: usize) {
+        self.player.move_lists[ply] = picker.list;
     }
 
     /// The score of a decided position for its side to move, `ply` plies from the root.
@@ -299,15 +307,17 @@ impl<'a, P: Heuristics> Search<'a, P> {
             Some(mv) if ply == 0 => Some(mv),
             _ => entry.and_then(|e| e.mv),
         };
-        let moves = self.ordered_moves(position, first, ply, depth);
+        let mut moves = self.ordered_moves(position, first, ply, depth);
         if self.aborted {
+            self.give_back(moves, ply);
             return 0;
         }
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
         self.path.push(hash);
-        for (i, &mv) in moves.iter().enumerate() {
+        let mut i = 0;
+        while let Some(mv) = moves.next() {
             let mut child = *position;
             child.play_unchecked(mv);
             let score = if i == 0 {
@@ -329,8 +339,10 @@ impl<'a, P: Heuristics> Search<'a, P> {
             };
             if self.aborted {
                 self.path.pop();
+                self.give_back(moves, ply);
                 return 0;
             }
+            i += 1;
             if score > best {
                 best = score;
                 best_move = Some(mv);
@@ -354,6 +366,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 break;
             }
         }
+        self.give_back(moves, ply);
         self.path.pop();
         let bound = if best >= beta {
             Bound::Lower
@@ -392,6 +405,61 @@ impl<'a, P: Heuristics> Search<'a, P> {
             position.play_unchecked(mv);
         }
         pv
+    }
+}
+
+/// A move with its ordering score and its place in generation order.
+type Scored<M> = (i64, u32, M);
+
+/// How many of a node's moves are picked by a scan for the best left before the rest are
+/// sorted: a cut-off usually comes within the first few, and Amazons' thousands of moves
+/// then go unsorted.
+const PICKED_BY_SCAN: usize = 4;
+
+/// A node's moves in search order: highest score first, equal scores in generation order.
+struct MovePicker<M> {
+    list: Vec<Scored<M>>,
+    next: usize,
+    sorted: bool,
+}
+
+impl<M: Copy> MovePicker<M> {
+    /// Moves already in search order.
+    fn sorted(list: Vec<Scored<M>>) -> Self {
+        MovePicker {
+            list,
+            next: 0,
+            sorted: true,
+        }
+    }
+
+    /// Moves in generation order, to be ordered by score as they are picked.
+    fn lazy(list: Vec<Scored<M>>) -> Self {
+        MovePicker {
+            list,
+            next: 0,
+            sorted: false,
+        }
+    }
+}
+
+impl<M: Copy> Iterator for MovePicker<M> {
+    type Item = M;
+
+    fn next(&mut self) -> Option<M> {
+        let rest = self.list.get_mut(self.next..).filter(|r| !r.is_empty())?;
+        // Unique keys (generation order breaks ties), so scan and sort agree.
+        let key = |&(score, index, _): &Scored<M>| (std::cmp::Reverse(score), index);
+        if !self.sorted && self.next < PICKED_BY_SCAN {
+            let best =
+                (1..rest.len()).fold(0, |b, i| if key(&rest[i]) < key(&rest[b]) { i } else { b });
+            rest.swap(0, best);
+        } else if !self.sorted {
+            rest.sort_unstable_by_key(key);
+            self.sorted = true;
+        }
+        self.next += 1;
+        Some(rest[0].2)
     }
 }
 
@@ -575,7 +643,7 @@ mod tests {
             -child.evaluate(&Default::default())
         };
         // Below the root, from the ordering depth: the best seven by evaluation, best first.
-        let pruned = search.ordered_moves(&position, None, 1, 2);
+        let pruned: Vec<_> = search.ordered_moves(&position, None, 1, 2).collect();
         assert_eq!(pruned.len(), 7);
         // Every evaluation counts towards the next reading of the clock.
         assert_eq!(search.work, all as u64);
@@ -584,8 +652,21 @@ mod tests {
         let best = position.legal_moves().into_iter().map(value).max().unwrap();
         assert_eq!(values[0], best);
         // The root keeps every move; so does a node nearer the leaves than the ordering depth.
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
-        assert_eq!(search.ordered_moves(&position, None, 1, 1).len(), all);
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
+        assert_eq!(search.ordered_moves(&position, None, 1, 1).count(), all);
+    }
+
+    #[test]
+    fn moves_are_picked_in_a_stable_order_of_their_scores() {
+        // Many ties, more moves than are picked by scanning.
+        for len in [0, 1, 3, PICKED_BY_SCAN, PICKED_BY_SCAN + 1, 40] {
+            let scores: Vec<i64> = (0..len).map(|i| (i * 7919 % 5) as i64).collect();
+            let list = scores.iter().enumerate();
+            let picker = MovePicker::lazy(list.map(|(i, &s)| (s, i as u32, i)).collect());
+            let mut expected: Vec<usize> = (0..len).collect();
+            expected.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
+            assert_eq!(picker.collect::<Vec<_>>(), expected, "{len} moves");
+        }
     }
 
     /// Amazons' `ab` ordering by evaluation from 2 plies from the leaves, the best 7 kept.
@@ -627,7 +708,7 @@ mod tests {
         // Rankings took 50 ms lately, and 20 ms are left: the search ends at once.
         player.ranking = Duration::from_millis(50);
         let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
-        assert!(search.ordered_moves(&position, None, 1, 2).is_empty());
+        assert!(search.ordered_moves(&position, None, 1, 2).next().is_none());
         assert!(search.aborted);
         // The node whose ranking was not begun is discarded, not stored as a bound.
         let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
@@ -644,13 +725,13 @@ mod tests {
         let mut player = amazons_player();
         // Unknown at first: the ranking runs, and its time is remembered.
         let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
         assert!(!search.aborted);
         assert!(player.ranking > Duration::ZERO);
         // A slow ranking long ago fades by a sixteenth with each faster one.
         player.ranking = Duration::from_secs(1);
         let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).len(), all);
+        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
         let faded = Duration::from_secs(1) * 15 / 16;
         assert!(player.ranking >= faded && player.ranking < Duration::from_secs(1));
     }
