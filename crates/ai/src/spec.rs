@@ -57,7 +57,8 @@ impl Kind {
 /// default 16), `eval` (`default`), `order` (from this depth, moves ordered by the
 /// evaluation of their positions; default 3 for Amazons, 0 (never) for LOA), `prune` (then
 /// only this many below the root; default 10 for Amazons, 0 (all) for LOA), `null`
-/// (null-move pruning: `on` by default for LOA, `off` for Amazons) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// (null-move pruning: `on` by default for LOA, `off` for Amazons), `rfp` (reverse futility
+/// pruning's margin a ply of depth, in evaluation units; 0, off, by default) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
 /// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves
@@ -167,7 +168,7 @@ impl PlayerSpec {
         let mut mem = DEFAULT_TREE_MIB;
         let own: &[&str] = match kind {
             Kind::Random => &[],
-            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "null"],
+            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "null", "rfp"],
             Kind::Mcts => &[
                 "c", "playout", "bias", "minimax", "solver", "width", "expand", "puct", "temp",
                 "mem",
@@ -190,6 +191,10 @@ impl PlayerSpec {
                 (Kind::AlphaBeta, "tt") => ab.tt_megabytes = number(kind, key, value, "MiB")?,
                 (Kind::AlphaBeta, "order") => ab.eval_order = number(kind, key, value, "plies")?,
                 (Kind::AlphaBeta, "null") => ab.null_move = switch(kind, key, value)?,
+                (Kind::AlphaBeta, "rfp") => {
+                    let margin: u16 = number(kind, key, value, "a margin of 0 to 65535")?;
+                    ab.futility = i32::from(margin);
+                }
                 (Kind::AlphaBeta, "prune") => {
                     ab.prune = number(kind, key, value, "a whole number")?
                 }

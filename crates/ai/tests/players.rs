@@ -155,26 +155,41 @@ fn a_search_stopped_inside_an_iteration_plays_that_iterations_better_move() {
     }
 }
 
+/// The nodes `spec` searches, summed over positions of random games of `P`.
+fn nodes_over_games<P: Heuristics>(spec: &str, plies: usize) -> u64 {
+    (1..=6)
+        .map(|seed| {
+            let game: Game<P> = random_game(seed, plies);
+            choose(spec, &game, Limits::default()).info.nodes
+        })
+        .sum()
+}
+
 #[test]
-fn null_move_pruning_searches_fewer_nodes_and_keeps_forced_wins() {
-    // The same depth costs fewer nodes with it, summed over positions of random games.
-    let (mut with, mut without) = (0, 0);
-    for seed in 1..=6 {
-        let game: Game<Loa> = random_game(seed, 12);
-        with += choose("ab:depth=5", &game, Limits::default()).info.nodes;
-        without += choose("ab:depth=5,null=off", &game, Limits::default())
-            .info
-            .nodes;
+fn pruning_searches_fewer_nodes_and_keeps_forced_wins() {
+    // The same depth costs fewer nodes with null moves and with reverse futility pruning.
+    for (pruned, full) in [
+        ("ab:depth=5", "ab:depth=5,null=off"),
+        ("ab:depth=5,rfp=60", "ab:depth=5"),
+    ] {
+        let (with, without) = (
+            nodes_over_games::<Loa>(pruned, 12),
+            nodes_over_games::<Loa>(full, 12),
+        );
+        assert!(with < without, "{pruned}: {with} nodes, {full}: {without}");
     }
-    assert!(
-        with < without,
-        "{with} nodes with null moves, {without} without"
+    let (with, without) = (
+        nodes_over_games::<Amazons>("ab:depth=3,rfp=400", 10),
+        nodes_over_games::<Amazons>("ab:depth=3", 10),
     );
-    // A win in one is still found (no null move at the root, none against a mate score).
+    assert!(with < without, "rfp=400: {with} nodes, without: {without}");
+    // A win in one is still found (no pruning at the root, none against a mate score).
     let position: Loa = "w7/6bb/6bw/1w3b2/8/8/2w2b2/1w2w3 b".parse().unwrap();
     let game = Game::new(position, Default::default());
-    let found = choose("ab:depth=5", &game, Limits::default());
-    assert_eq!(found.info.score, Some(Score::Win(1)));
+    for spec in ["ab:depth=5", "ab:depth=5,rfp=1"] {
+        let found = choose(spec, &game, Limits::default());
+        assert_eq!(found.info.score, Some(Score::Win(1)), "{spec}");
+    }
 }
 
 #[test]
@@ -278,6 +293,7 @@ fn spec_errors_list_the_accepted_keys() {
             "ab:null=sometimes",
             "ab: null=sometimes: expected on or off",
         ),
+        ("ab:rfp=-1", "ab: rfp=-1 is not a margin of 0 to 65535"),
         ("mcts:width=wide", "mcts: width=wide is not a whole number"),
         (
             "mcts:expand=0",

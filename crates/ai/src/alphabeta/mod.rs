@@ -25,6 +25,9 @@ const MAX_PLY: usize = 128;
 /// Amazons about a millisecond of work, against some 25 ns to read the clock.
 const POLL_EVERY: u64 = 256;
 
+/// The deepest remaining depth at which reverse futility pruning cuts a node.
+const FUTILITY_DEPTH: u32 = 3;
+
 /// The plies a null move's search is shallower by, beside the ply of the null move: 2,
 /// and 3 from depth 7 up.
 fn null_reduction(depth: u32) -> u32 {
@@ -46,6 +49,10 @@ pub(crate) struct AbConfig<W> {
     /// Null-move pruning: at a null-window node whose evaluation is at least beta, the
     /// other side moving twice searched `NULL_REDUCTION` plies shallower still fails high.
     pub(crate) null_move: bool,
+    /// Reverse futility pruning's margin a ply (0: off): a null-window node at most
+    /// `FUTILITY_DEPTH` plies from the leaves whose evaluation is at least beta plus the
+    /// margin times its depth fails high unsearched.
+    pub(crate) futility: i32,
 }
 
 impl<W: Default> AbConfig<W> {
@@ -68,6 +75,7 @@ impl<W: Default> AbConfig<W> {
             eval_order,
             prune,
             null_move,
+            futility: 0,
         }
     }
 }
@@ -278,14 +286,20 @@ impl<'a, P: Heuristics> Search<'a, P> {
             }
         }
         let after_null = std::mem::take(&mut self.after_null);
-        if self.player.config.null_move
-            && !after_null
-            && ply > 0
-            && depth >= 3
-            && beta - alpha == 1
-            && beta.abs() < MATE_BOUND
-            && position.evaluate(&self.player.config.weights) >= beta
-        {
+        let config = &self.player.config;
+        let pruning = ply > 0 && beta - alpha == 1 && beta.abs() < MATE_BOUND;
+        let futile = pruning && config.futility > 0 && depth <= FUTILITY_DEPTH;
+        let null = pruning && config.null_move && !after_null && depth >= 3;
+        let eval = if futile || null {
+            position.evaluate(&config.weights)
+        } else {
+            0
+        };
+        // Reverse futility: a node this far above beta, this near the leaves, fails high.
+        if futile && eval - config.futility * depth as i32 >= beta {
+            return beta;
+        }
+        if null && eval >= beta {
             // The other side to move again: if that is still at least beta, so is a move.
             let passed = position.pass_turn();
             self.path.push(hash);
@@ -678,6 +692,7 @@ mod tests {
             eval_order: 2,
             prune: 7,
             null_move: true,
+            futility: 0,
         })
     }
 
