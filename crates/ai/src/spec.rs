@@ -58,7 +58,10 @@ impl Kind {
 /// evaluation of their positions; default 3 for Amazons, 0 (never) for LOA), `prune` (then
 /// only this many below the root; default 10 for Amazons, 0 (all) for LOA), `null`
 /// (null-move pruning: `on` by default for LOA, `off` for Amazons), `rfp` (reverse futility
-/// pruning's margin a ply of depth, in evaluation units; 0, off, by default) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// pruning's margin a ply of depth, in evaluation units; default 60 for LOA, 0 (off) for
+/// Amazons), `asp` (the
+/// root's aspiration window either side of the last iteration's score; 0, the full window,
+/// by default) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
 /// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves
@@ -168,7 +171,7 @@ impl PlayerSpec {
         let mut mem = DEFAULT_TREE_MIB;
         let own: &[&str] = match kind {
             Kind::Random => &[],
-            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "null", "rfp"],
+            Kind::AlphaBeta => &["tt", "eval", "order", "prune", "null", "rfp", "asp"],
             Kind::Mcts => &[
                 "c", "playout", "bias", "minimax", "solver", "width", "expand", "puct", "temp",
                 "mem",
@@ -194,6 +197,10 @@ impl PlayerSpec {
                 (Kind::AlphaBeta, "rfp") => {
                     let margin: u16 = number(kind, key, value, "a margin of 0 to 65535")?;
                     ab.futility = i32::from(margin);
+                }
+                (Kind::AlphaBeta, "asp") => {
+                    let margin: u16 = number(kind, key, value, "a margin of 0 to 65535")?;
+                    ab.aspiration = i32::from(margin);
                 }
                 (Kind::AlphaBeta, "prune") => {
                     ab.prune = number(kind, key, value, "a whole number")?

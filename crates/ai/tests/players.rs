@@ -170,7 +170,7 @@ fn pruning_searches_fewer_nodes_and_keeps_forced_wins() {
     // The same depth costs fewer nodes with null moves and with reverse futility pruning.
     for (pruned, full) in [
         ("ab:depth=5", "ab:depth=5,null=off"),
-        ("ab:depth=5,rfp=60", "ab:depth=5"),
+        ("ab:depth=5", "ab:depth=5,rfp=0"),
     ] {
         let (with, without) = (
             nodes_over_games::<Loa>(pruned, 12),
@@ -186,10 +186,24 @@ fn pruning_searches_fewer_nodes_and_keeps_forced_wins() {
     // A win in one is still found (no pruning at the root, none against a mate score).
     let position: Loa = "w7/6bb/6bw/1w3b2/8/8/2w2b2/1w2w3 b".parse().unwrap();
     let game = Game::new(position, Default::default());
-    for spec in ["ab:depth=5", "ab:depth=5,rfp=1"] {
+    for spec in ["ab:depth=5", "ab:depth=5,rfp=1", "ab:depth=5,asp=1"] {
         let found = choose(spec, &game, Limits::default());
         assert_eq!(found.info.score, Some(Score::Win(1)), "{spec}");
     }
+}
+
+#[test]
+fn aspiration_windows_widen_until_the_score_is_inside() {
+    // A window of 1 either side fails low or high at nearly every iteration; the searches
+    // again with wider windows must end with the full window's move and score.
+    let mut same = 0;
+    for seed in 1..=8 {
+        let game: Game<Loa> = random_game(seed, 12);
+        let full = choose("ab:depth=4", &game, Limits::default());
+        let narrow = choose("ab:depth=4,asp=1", &game, Limits::default());
+        same += usize::from(full.mv == narrow.mv && full.info.score == narrow.info.score);
+    }
+    assert!(same >= 6, "{same} of 8 alike");
 }
 
 #[test]
