@@ -60,8 +60,8 @@ impl Kind {
 /// (null-move pruning: `on` by default for LOA, `off` for Amazons), `rfp` (reverse futility
 /// pruning's margin a ply of depth, in evaluation units; default 60 for LOA, 0 (off) for
 /// Amazons), `asp` (the
-/// root's aspiration window either side of the last iteration's score; 0, the full window,
-/// by default) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// root's aspiration window either side of the last iteration's score; default 30 for LOA,
+/// 0 (the full window) for Amazons) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
 /// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves

@@ -199,7 +199,7 @@ fn aspiration_windows_widen_until_the_score_is_inside() {
     let mut same = 0;
     for seed in 1..=8 {
         let game: Game<Loa> = random_game(seed, 12);
-        let full = choose("ab:depth=4", &game, Limits::default());
+        let full = choose("ab:depth=4,asp=0", &game, Limits::default());
         let narrow = choose("ab:depth=4,asp=1", &game, Limits::default());
         same += usize::from(full.mv == narrow.mv && full.info.score == narrow.info.score);
     }
