@@ -55,9 +55,9 @@ fn the_example_configs_parse() {
     assert_eq!(earlier.len(), 18);
     assert!((earlier.iter()).all(|f| matches!(f, Format::Sprt | Format::Spsa | Format::Gauntlet)));
     let round = formats_in("bench/strength");
-    assert_eq!(round.iter().filter(|&&f| f == Format::Sprt).count(), 7);
+    assert_eq!(round.iter().filter(|&&f| f == Format::Sprt).count(), 12);
     assert_eq!(round.iter().filter(|&&f| f == Format::Datagen).count(), 2);
-    assert_eq!(round.len(), 9);
+    assert_eq!(round.len(), 14);
 }
 
 /// The formats of the tournament files in `dir` of the repository (each must parse).
