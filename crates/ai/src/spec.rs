@@ -59,9 +59,8 @@ impl Kind {
 /// only this many below the root; default 10 for Amazons, 0 (all) for LOA), `null`
 /// (null-move pruning: `on` by default for LOA, `off` for Amazons), `rfp` (reverse futility
 /// pruning's margin a ply of depth, in evaluation units; default 60 for LOA, 0 (off) for
-/// Amazons), `asp` (the
-/// root's aspiration window either side of the last iteration's score; default 30 for LOA,
-/// 0 (the full window) for Amazons) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
+/// Amazons), `asp` (the root's aspiration window either side of the last iteration's
+/// score; default 30 for LOA, 0 (the full window) for Amazons) and the evaluation weights of the game; `mcts` adds `puct` (PUCT selection's weight, default
 /// 0.5; 0 selects by UCT), `temp` (the temperature of PUCT's policy, the softmax of the
 /// children's evaluations; default 100 for LOA, 300 for Amazons), `c` (UCT's exploration,
 /// default 0.7 for LOA, 0.5 for Amazons), `playout` (`random` or `evalN`: N random moves
@@ -121,6 +120,11 @@ fn number<T: FromStr>(kind: Kind, key: &str, value: &str, what: &str) -> Result<
     value
         .parse()
         .map_err(|_| SpecError(format!("{}: {key}={value} is not {what}", kind.name())))
+}
+
+/// A search margin in evaluation units, 0 to 65535.
+fn margin(kind: Kind, key: &str, value: &str) -> Result<i32, SpecError> {
+    number::<u16>(kind, key, value, "a margin of 0 to 65535").map(i32::from)
 }
 
 /// An `on`/`off` value.
@@ -194,14 +198,8 @@ impl PlayerSpec {
                 (Kind::AlphaBeta, "tt") => ab.tt_megabytes = number(kind, key, value, "MiB")?,
                 (Kind::AlphaBeta, "order") => ab.eval_order = number(kind, key, value, "plies")?,
                 (Kind::AlphaBeta, "null") => ab.null_move = switch(kind, key, value)?,
-                (Kind::AlphaBeta, "rfp") => {
-                    let margin: u16 = number(kind, key, value, "a margin of 0 to 65535")?;
-                    ab.futility = i32::from(margin);
-                }
-                (Kind::AlphaBeta, "asp") => {
-                    let margin: u16 = number(kind, key, value, "a margin of 0 to 65535")?;
-                    ab.aspiration = i32::from(margin);
-                }
+                (Kind::AlphaBeta, "rfp") => ab.futility = margin(kind, key, value)?,
+                (Kind::AlphaBeta, "asp") => ab.aspiration = margin(kind, key, value)?,
                 (Kind::AlphaBeta, "prune") => {
                     ab.prune = number(kind, key, value, "a whole number")?
                 }

@@ -410,7 +410,6 @@ impl<'a, P: Heuristics> Search<'a, P> {
         best
     }
 
-    /// The principal variation from the transposition table.
     /// The root searched to `depth`: in a window of the `aspiration` margin either side of
     /// the `last` iteration's score, widened (the margin doubled) on the side a search
     /// falls outside of until the score is inside; the full window without a last score or
@@ -442,6 +441,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
         }
     }
 
+    /// The principal variation from the transposition table.
     fn pv(&self, root: &P, first: P::Move, depth: u32) -> Vec<P::Move> {
         let mut pv = vec![first];
         let mut position = *root;
