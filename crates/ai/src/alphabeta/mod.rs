@@ -183,10 +183,10 @@ impl<'a, P: Heuristics> Search<'a, P> {
         self.aborted
     }
 
-    /// Moves in search order: TT move, captures, killers, then by history; or, from the
-    /// `eval_order` depth up, TT move then by the evaluation of the positions they lead to,
-    /// only the best `prune` below the root. The picker holds the ply's move list; give it
-    /// back with [`Search::give_back`].
+    /// Moves in search order, picked with [`Search::next_move`]: TT move, captures, killers,
+    /// then by history; or, from the `eval_order` depth up, TT move then by the evaluation
+    /// of the positions they lead to, only the best `prune` below the root. The picker holds
+    /// the ply's move list; give it back with [`Search::give_back`].
     fn ordered_moves(
         &mut self,
         position: &P,
@@ -231,22 +231,59 @@ impl<'a, P: Heuristics> Search<'a, P> {
             list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
             return MovePicker::sorted(list);
         }
+        // The TT move, and in a game without captures the killers, are tried before the
+        // moves are generated: most nodes near Amazons' leaves are cut by a killer, and
+        // their thousands of moves are then never generated. The order is the same.
+        let mut early = [None; 3];
+        let mut tried = 0;
         let killers = self.player.killers[ply];
-        position.generate_moves(|mv| {
-            let score = if Some(mv) == tt_move {
-                4 << 40
-            } else if position.is_capture(mv) {
-                3 << 40
-            } else if Some(mv) == killers[0] {
-                2 << 40
-            } else if Some(mv) == killers[1] {
-                1 << 40
-            } else {
-                self.player.history[P::move_index(mv)] as i64
-            };
-            list.push((score, list.len() as u32, mv));
-        });
-        MovePicker::lazy(list)
+        let candidates = if P::CAPTURES {
+            &killers[..0]
+        } else {
+            &killers[..]
+        };
+        for mv in tt_move
+            .into_iter()
+            .chain(candidates.iter().flatten().copied())
+        {
+            if !early[..tried].contains(&Some(mv)) && position.is_legal(mv) {
+                early[tried] = Some(mv);
+                tried += 1;
+            }
+        }
+        MovePicker::deferred(list, early)
+    }
+
+    /// The next move of `picker` at `position`, `ply` plies from the root: its moves are
+    /// generated once those tried before generation are used up.
+    fn next_move(
+        &self,
+        picker: &mut MovePicker<P::Move>,
+        position: &P,
+        ply: usize,
+    ) -> Option<P::Move> {
+        if picker.ungenerated() {
+            let killers = self.player.killers[ply];
+            let list = &mut picker.list;
+            let early = &picker.early;
+            position.generate_moves(|mv| {
+                if early.contains(&Some(mv)) {
+                    return;
+                }
+                let score = if position.is_capture(mv) {
+                    3 << 40
+                } else if Some(mv) == killers[0] {
+                    2 << 40
+                } else if Some(mv) == killers[1] {
+                    1 << 40
+                } else {
+                    self.player.history[P::move_index(mv)] as i64
+                };
+                list.push((score, list.len() as u32, mv));
+            });
+            picker.generated = true;
+        }
+        picker.next()
     }
 
     /// Returns the move list of `picker` to `ply` for the next node there.
@@ -340,7 +377,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
         let mut best_move = None;
         self.path.push(hash);
         let mut i = 0;
-        while let Some(mv) = moves.next() {
+        while let Some(mv) = self.next_move(&mut moves, position, ply) {
             let mut child = *position;
             child.play_unchecked(mv);
             let score = if i == 0 {
@@ -473,35 +510,64 @@ const PICKED_BY_SCAN: usize = 4;
 
 /// A node's moves in search order: highest score first, equal scores in generation order.
 struct MovePicker<M> {
+    /// Moves tried before the list, in order (the TT move, killers).
+    early: [Option<M>; 3],
+    /// How many of `early` were picked.
+    tried: usize,
     list: Vec<Scored<M>>,
+    /// Whether `list` holds the node's moves (less `early`); see [`Search::next_move`].
+    generated: bool,
     next: usize,
     sorted: bool,
 }
 
-impl<M: Copy> MovePicker<M> {
+impl<M: Copy + PartialEq> MovePicker<M> {
     /// Moves already in search order.
     fn sorted(list: Vec<Scored<M>>) -> Self {
         MovePicker {
+            early: [None; 3],
+            tried: 0,
             list,
+            generated: true,
             next: 0,
             sorted: true,
         }
     }
 
     /// Moves in generation order, to be ordered by score as they are picked.
+    #[cfg(test)]
     fn lazy(list: Vec<Scored<M>>) -> Self {
         MovePicker {
-            list,
-            next: 0,
             sorted: false,
+            ..MovePicker::sorted(list)
         }
+    }
+
+    /// The `early` moves, then moves to be generated into the (empty) `list` and ordered
+    /// by score as they are picked.
+    fn deferred(list: Vec<Scored<M>>, early: [Option<M>; 3]) -> Self {
+        MovePicker {
+            early,
+            generated: false,
+            sorted: false,
+            ..MovePicker::sorted(list)
+        }
+    }
+
+    /// Whether the early moves are used up and the list is still to be generated.
+    fn ungenerated(&self) -> bool {
+        !self.generated && self.early.get(self.tried).is_none_or(Option::is_none)
     }
 }
 
-impl<M: Copy> Iterator for MovePicker<M> {
+impl<M: Copy + PartialEq> Iterator for MovePicker<M> {
     type Item = M;
 
     fn next(&mut self) -> Option<M> {
+        if let Some(&Some(mv)) = self.early.get(self.tried) {
+            self.tried += 1;
+            return Some(mv);
+        }
         let rest = self.list.get_mut(self.next..).filter(|r| !r.is_empty())?;
         // Unique keys (generation order breaks ties), so scan and sort agree.
         let key = |&(score, index, _): &Scored<M>| (std::cmp::Reverse(score), index);
@@ -677,6 +743,7 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tourney_rules::amazons::Move;
     use tourney_rules::{Amazons, Position};
 
     #[test]
@@ -710,7 +777,12 @@ mod tests {
         assert_eq!(values[0], best);
         // The root keeps every move; so does a node nearer the leaves than the ordering depth.
         assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
-        assert_eq!(search.ordered_moves(&position, None, 1, 1).count(), all);
+        let mut nearer = search.ordered_moves(&position, None, 1, 1);
+        let mut count = 0;
+        while search.next_move(&mut nearer, &position, 1).is_some() {
+            count += 1;
+        }
+        assert_eq!(count, all);
     }
 
     #[test]
@@ -724,6 +796,43 @@ mod tests {
             expected.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
             assert_eq!(picker.collect::<Vec<_>>(), expected, "{len} moves");
         }
+    }
+
+    #[test]
+    fn tt_move_and_killers_come_first_and_are_generated_only_if_needed() {
+        let mut player = amazons_player();
+        let position = Amazons::start();
+        let legal = position.legal_moves();
+        let (tt, killer, other) = (legal[500], legal[7], legal[1000]);
+        let mut moved = position;
+        moved.play_unchecked(legal[0]);
+        // A killer from a sibling that is not legal here (the other side's move).
+        let illegal = moved.legal_moves()[0];
+        assert!(!position.is_legal(illegal));
+        player.killers[1] = [Some(illegal), Some(killer)];
+        player.history[<Amazons as Heuristics>::move_index(other)] = 5;
+        let stop = AtomicBool::new(false);
+        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
+        let mut moves = search.ordered_moves(&position, Some(tt), 1, 1);
+        let mut order = Vec::new();
+        while let Some(mv) = search.next_move(&mut moves, &position, 1) {
+            // The first two need no generation.
+            assert_eq!(moves.generated, order.len() >= 2, "{order:?}");
+            order.push(mv);
+        }
+        // TT move, the legal killer, then by history (of the amazon's step: `other` and its
+        // other arrows), ties in generation order.
+        let step = |mv: &Move| (mv.from, mv.to);
+        let mut rest: Vec<_> = legal
+            .iter()
+            .filter(|&&mv| mv != tt && mv != killer)
+            .collect();
+        rest.sort_by_key(|&mv| step(mv) != step(&other));
+        let expected: Vec<_> = [tt, killer]
+            .into_iter()
+            .chain(rest.into_iter().copied())
+            .collect();
+        assert_eq!(order, expected);
     }
 
     /// Amazons' `ab` ordering by evaluation from 2 plies from the leaves, the best 7 kept.

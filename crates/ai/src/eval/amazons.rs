@@ -251,6 +251,7 @@ fn square(index: u32) -> tourney_rules::amazons::Square {
 impl Heuristics for Amazons {
     type Weights = AmazonsWeights;
     const WEIGHTS: &'static [&'static str] = AmazonsWeights::NAMES;
+    const CAPTURES: bool = false;
     const MOVE_INDICES: usize = 100 * 100;
 
     fn set_weight(weights: &mut AmazonsWeights, name: &str, value: i32) -> bool {

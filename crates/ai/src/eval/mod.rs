@@ -58,6 +58,10 @@ pub trait Heuristics: Position {
     /// An index of the move (its squares) for history tables.
     fn move_index(mv: Self::Move) -> usize;
 
+    /// Whether the game has captures. Captures are searched before killer moves; in a game
+    /// without them the searches try killer moves before generating a node's moves.
+    const CAPTURES: bool;
+
     /// Whether the move captures (searched early).
     fn is_capture(&self, mv: Self::Move) -> bool;
 }
