@@ -231,27 +231,59 @@ impl<'a, P: Heuristics> Search<'a, P> {
             list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
             return MovePicker::sorted(list);
         }
-        // The TT move, and in a game without captures the killers, are tried before the
+        // In a game without captures the TT move and the killers are tried before the
         // moves are generated: most nodes near Amazons' leaves are cut by a killer, and
-        // their thousands of moves are then never generated. The order is the same.
+        // their thousands of moves are then never generated. (History read after the
+        // early moves' searches may order the rest otherwise; in LOA, whose moves are few,
+        // generation stays first and the order as it was.)
+        if P::CAPTURES {
+            let mut picker = MovePicker::deferred(list, [None; 3]);
+            self.generate(&mut picker, position, tt_move, ply);
+            return picker;
+        }
         let mut early = [None; 3];
         let mut tried = 0;
         let killers = self.player.killers[ply];
-        let candidates = if P::CAPTURES {
-            &killers[..0]
-        } else {
-            &killers[..]
-        };
-        for mv in tt_move
-            .into_iter()
-            .chain(candidates.iter().flatten().copied())
-        {
+        for mv in tt_move.into_iter().chain(killers.into_iter().flatten()) {
             if !early[..tried].contains(&Some(mv)) && position.is_legal(mv) {
                 early[tried] = Some(mv);
                 tried += 1;
             }
         }
         MovePicker::deferred(list, early)
+    }
+
+    /// Generates the moves of `position`, `ply` plies from the root, into `picker`'s list,
+    /// less its early moves, scored to put the `tt_move` first, then captures, killers
+    /// and the rest by history.
+    fn generate(
+        &self,
+        picker: &mut MovePicker<P::Move>,
+        position: &P,
+        tt_move: Option<P::Move>,
+        ply: usize,
+    ) {
+        let killers = self.player.killers[ply];
+        let list = &mut picker.list;
+        let early = &picker.early;
+        position.generate_moves(|mv| {
+            if early.contains(&Some(mv)) {
+                return;
+            }
+            let score = if Some(mv) == tt_move {
+                4 << 40
+            } else if position.is_capture(mv) {
+                3 << 40
+            } else if Some(mv) == killers[0] {
+                2 << 40
+            } else if Some(mv) == killers[1] {
+                1 << 40
+            } else {
+                self.player.history[P::move_index(mv)] as i64
+            };
+            list.push((score, list.len() as u32, mv));
+        });
+        picker.generated = true;
     }
 
     /// The next move of `picker` at `position`, `ply` plies from the root: its moves are
@@ -263,25 +295,8 @@ impl<'a, P: Heuristics> Search<'a, P> {
         ply: usize,
     ) -> Option<P::Move> {
         if picker.ungenerated() {
-            let killers = self.player.killers[ply];
-            let list = &mut picker.list;
-            let early = &picker.early;
-            position.generate_moves(|mv| {
-                if early.contains(&Some(mv)) {
-                    return;
-                }
-                let score = if position.is_capture(mv) {
-                    3 << 40
-                } else if Some(mv) == killers[0] {
-                    2 << 40
-                } else if Some(mv) == killers[1] {
-                    1 << 40
-                } else {
-                    self.player.history[P::move_index(mv)] as i64
-                };
-                list.push((score, list.len() as u32, mv));
-            });
-            picker.generated = true;
+            // The TT move, if any, was tried early.
+            self.generate(picker, position, None, ply);
         }
         picker.next()
     }

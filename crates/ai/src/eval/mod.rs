@@ -59,7 +59,8 @@ pub trait Heuristics: Position {
     fn move_index(mv: Self::Move) -> usize;
 
     /// Whether the game has captures. Captures are searched before killer moves; in a game
-    /// without them the searches try killer moves before generating a node's moves.
+    /// without them the searches try the TT move and the killers before generating a
+    /// node's moves.
     const CAPTURES: bool;
 
     /// Whether the move captures (searched early).
