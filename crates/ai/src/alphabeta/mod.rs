@@ -4,6 +4,7 @@
 //! limit and the clock are polled during the search; a search stopped inside an iteration
 //! plays the best root move that iteration has searched, the last one's best first.
 
+mod picker;
 mod tt;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use tourney_rules::{Game, GameKind};
 use crate::eval::Heuristics;
 use crate::limits::{Limits, budget};
 use crate::{Player, Score, SearchInfo, SearchResult, combine_limits};
+use picker::{MovePicker, Scored};
 use tt::{Bound, Entry, Table};
 
 /// Scores at or beyond this are forced wins (`WIN - plies`).
@@ -515,90 +517,6 @@ impl<'a, P: Heuristics> Search<'a, P> {
     }
 }
 
-/// A move with its ordering score and its place in generation order.
-type Scored<M> = (i64, u32, M);
-
-/// How many of a node's moves are picked by a scan for the best left before the rest are
-/// sorted: a cut-off usually comes within the first few, and Amazons' thousands of moves
-/// then go unsorted.
-const PICKED_BY_SCAN: usize = 4;
-
-/// A node's moves in search order: highest score first, equal scores in generation order.
-struct MovePicker<M> {
-    /// Moves tried before the list, in order (the TT move, killers).
-    early: [Option<M>; 3],
-    /// How many of `early` were picked.
-    tried: usize,
-    list: Vec<Scored<M>>,
-    /// Whether `list` holds the node's moves (less `early`); see [`Search::next_move`].
-    generated: bool,
-    next: usize,
-    sorted: bool,
-}
-
-impl<M: Copy + PartialEq> MovePicker<M> {
-    /// Moves already in search order.
-    fn sorted(list: Vec<Scored<M>>) -> Self {
-        MovePicker {
-            early: [None; 3],
-            tried: 0,
-            list,
-            generated: true,
-            next: 0,
-            sorted: true,
-        }
-    }
-
-    /// Moves in generation order, to be ordered by score as they are picked.
-    #[cfg(test)]
-    fn lazy(list: Vec<Scored<M>>) -> Self {
-        MovePicker {
-            sorted: false,
-            ..MovePicker::sorted(list)
-        }
-    }
-
-    /// The `early` moves, then moves to be generated into the (empty) `list` and ordered
-    /// by score as they are picked.
-    fn deferred(list: Vec<Scored<M>>, early: [Option<M>; 3]) -> Self {
-        MovePicker {
-            early,
-            generated: false,
-            sorted: false,
-            ..MovePicker::sorted(list)
-        }
-    }
-
-    /// Whether the early moves are used up and the list is still to be generated.
-    fn ungenerated(&self) -> bool {
-        !self.generated && self.early.get(self.tried).is_none_or(Option::is_none)
-    }
-}
-
-impl<M: Copy + PartialEq> Iterator for MovePicker<M> {
-    type Item = M;
-
-    fn next(&mut self) -> Option<M> {
-        if let Some(&Some(mv)) = self.early.get(self.tried) {
-            self.tried += 1;
-            return Some(mv);
-        }
-        let rest = self.list.get_mut(self.next..).filter(|r| !r.is_empty())?;
-        // Unique keys (generation order breaks ties), so scan and sort agree.
-        let key = |&(score, index, _): &Scored<M>| (std::cmp::Reverse(score), index);
-        if !self.sorted && self.next < PICKED_BY_SCAN {
-            let best =
-                (1..rest.len()).fold(0, |b, i| if key(&rest[i]) < key(&rest[b]) { i } else { b });
-            rest.swap(0, best);
-        } else if !self.sorted {
-            rest.sort_unstable_by_key(key);
-            self.sorted = true;
-        }
-        self.next += 1;
-        Some(rest[0].2)
-    }
-}
-
 /// How many plies less the `i`-th move (0-based, in search order) of a node searched to
 /// `depth` is first searched: none for the first three, for captures and near the leaves;
 /// growing with the logarithms of depth and move number.
@@ -756,166 +674,4 @@ impl<P: Heuristics> Player<P> for AlphaBeta<P> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tourney_rules::amazons::Move;
-    use tourney_rules::{Amazons, Position};
-
-    #[test]
-    fn moves_below_the_root_are_ordered_by_evaluation_and_pruned() {
-        let mut player = amazons_player();
-        let stop = AtomicBool::new(false);
-        let mut search = Search::new(
-            &mut player,
-            Default::default(),
-            &stop,
-            u64::MAX,
-            Instant::now(),
-            None,
-            Vec::new(),
-        );
-        let position = Amazons::start();
-        let all = position.legal_moves().len();
-        let value = |mv| {
-            let mut child = position;
-            child.play_unchecked(mv);
-            -child.evaluate(&Default::default())
-        };
-        // Below the root, from the ordering depth: the best seven by evaluation, best first.
-        let pruned: Vec<_> = search.ordered_moves(&position, None, 1, 2).collect();
-        assert_eq!(pruned.len(), 7);
-        // Every evaluation counts towards the next reading of the clock.
-        assert_eq!(search.work, all as u64);
-        let values: Vec<i32> = pruned.iter().map(|&mv| value(mv)).collect();
-        assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
-        let best = position.legal_moves().into_iter().map(value).max().unwrap();
-        assert_eq!(values[0], best);
-        // The root keeps every move; so does a node nearer the leaves than the ordering depth.
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
-        let mut nearer = search.ordered_moves(&position, None, 1, 1);
-        let mut count = 0;
-        while search.next_move(&mut nearer, &position, 1).is_some() {
-            count += 1;
-        }
-        assert_eq!(count, all);
-    }
-
-    #[test]
-    fn moves_are_picked_in_a_stable_order_of_their_scores() {
-        // Many ties, more moves than are picked by scanning.
-        for len in [0, 1, 3, PICKED_BY_SCAN, PICKED_BY_SCAN + 1, 40] {
-            let scores: Vec<i64> = (0..len).map(|i| (i * 7919 % 5) as i64).collect();
-            let list = scores.iter().enumerate();
-            let picker = MovePicker::lazy(list.map(|(i, &s)| (s, i as u32, i)).collect());
-            let mut expected: Vec<usize> = (0..len).collect();
-            expected.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
-            assert_eq!(picker.collect::<Vec<_>>(), expected, "{len} moves");
-        }
-    }
-
-    #[test]
-    fn tt_move_and_killers_come_first_and_are_generated_only_if_needed() {
-        let mut player = amazons_player();
-        let position = Amazons::start();
-        let legal = position.legal_moves();
-        let (tt, killer, other) = (legal[500], legal[7], legal[1000]);
-        let mut moved = position;
-        moved.play_unchecked(legal[0]);
-        // A killer from a sibling that is not legal here (the other side's move).
-        let illegal = moved.legal_moves()[0];
-        assert!(!position.is_legal(illegal));
-        player.killers[1] = [Some(illegal), Some(killer)];
-        player.history[<Amazons as Heuristics>::move_index(other)] = 5;
-        let stop = AtomicBool::new(false);
-        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
-        let mut moves = search.ordered_moves(&position, Some(tt), 1, 1);
-        let mut order = Vec::new();
-        while let Some(mv) = search.next_move(&mut moves, &position, 1) {
-            // The first two need no generation.
-            assert_eq!(moves.generated, order.len() >= 2, "{order:?}");
-            order.push(mv);
-        }
-        // TT move, the legal killer, then by history (of the amazon's step: `other` and its
-        // other arrows), ties in generation order.
-        let step = |mv: &Move| (mv.from, mv.to);
-        let mut rest: Vec<_> = legal
-            .iter()
-            .filter(|&&mv| mv != tt && mv != killer)
-            .collect();
-        rest.sort_by_key(|&mv| step(mv) != step(&other));
-        let expected: Vec<_> = [tt, killer]
-            .into_iter()
-            .chain(rest.into_iter().copied())
-            .collect();
-        assert_eq!(order, expected);
-    }
-
-    /// Amazons' `ab` ordering by evaluation from 2 plies from the leaves, the best 7 kept.
-    fn amazons_player() -> AlphaBeta<Amazons> {
-        AlphaBeta::<Amazons>::new(AbConfig {
-            weights: Default::default(),
-            limits: Limits::default(),
-            tt_megabytes: 1,
-            eval_order: 2,
-            prune: 7,
-            null_move: true,
-            futility: 0,
-            aspiration: 0,
-        })
-    }
-
-    /// A search from now with `left` until its deadline.
-    fn search_with<'a>(
-        player: &'a mut AlphaBeta<Amazons>,
-        stop: &'a AtomicBool,
-        left: Duration,
-    ) -> Search<'a, Amazons> {
-        let now = Instant::now();
-        let rules = Default::default();
-        Search::new(
-            player,
-            rules,
-            stop,
-            u64::MAX,
-            now,
-            Some(now + left),
-            Vec::new(),
-        )
-    }
-
-    #[test]
-    fn a_ranking_that_would_end_past_the_deadline_is_not_begun() {
-        let position = Amazons::start();
-        let stop = AtomicBool::new(false);
-        let mut player = amazons_player();
-        // Rankings took 50 ms lately, and 20 ms are left: the search ends at once.
-        player.ranking = Duration::from_millis(50);
-        let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
-        assert!(search.ordered_moves(&position, None, 1, 2).next().is_none());
-        assert!(search.aborted);
-        // The node whose ranking was not begun is discarded, not stored as a bound.
-        let mut search = search_with(&mut player, &stop, Duration::from_millis(20));
-        assert_eq!(search.negamax(&position, 3, -INFINITY, INFINITY, 0), 0);
-        assert!(search.aborted);
-        assert!(player.table.probe(position.zobrist_hash()).is_none());
-    }
-
-    #[test]
-    fn the_cost_of_a_ranking_is_learned_and_fades() {
-        let position = Amazons::start();
-        let all = position.legal_moves().len();
-        let stop = AtomicBool::new(false);
-        let mut player = amazons_player();
-        // Unknown at first: the ranking runs, and its time is remembered.
-        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
-        assert!(!search.aborted);
-        assert!(player.ranking > Duration::ZERO);
-        // A slow ranking long ago fades by a sixteenth with each faster one.
-        player.ranking = Duration::from_secs(1);
-        let mut search = search_with(&mut player, &stop, Duration::from_secs(10));
-        assert_eq!(search.ordered_moves(&position, None, 0, 2).count(), all);
-        let faded = Duration::from_secs(1) * 15 / 16;
-        assert!(player.ranking >= faded && player.ranking < Duration::from_secs(1));
-    }
-}
+mod tests;
