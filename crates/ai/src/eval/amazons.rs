@@ -58,23 +58,57 @@ fn shift(bb: u128, by: i32) -> u128 {
     if by >= 0 { bb << by } else { bb >> -by }
 }
 
-/// Free squares a queen on any square of `from` reaches over `empty` (Kogge–Stone fills).
-#[inline]
-fn queen_reach(from: u128, empty: u128) -> u128 {
-    let mut out = 0;
-    for (step, mask) in DIRECTIONS {
-        let mut fill = from;
-        let mut pro = empty & mask;
-        fill |= pro & shift(fill, step);
-        pro &= shift(pro, step);
-        fill |= pro & shift(fill, 2 * step);
-        pro &= shift(pro, 2 * step);
-        fill |= pro & shift(fill, 4 * step);
-        pro &= shift(pro, 4 * step);
-        fill |= pro & shift(fill, 8 * step);
-        out |= shift(fill, step) & mask & empty;
+/// Kogge–Stone fills over one position's free squares. For each direction, the
+/// propagators: the free squares a fill may enter 1, 2, 4 and 8 steps at a time. The free
+/// squares stay the same within an evaluation, so every fill of its race reuses them.
+struct QueenFills {
+    propagators: [[u128; 4]; 8],
+}
+
+impl QueenFills {
+    #[inline]
+    fn new(empty: u128) -> Self {
+        let mut propagators = [[0; 4]; 8];
+        for (pro, &(step, mask)) in propagators.iter_mut().zip(&DIRECTIONS) {
+            let mut p = empty & mask;
+            for (i, slot) in pro.iter_mut().enumerate() {
+                *slot = p;
+                p &= shift(p, step << i);
+            }
+        }
+        QueenFills { propagators }
     }
-    out
+
+    /// Free squares a queen on any square of `from` reaches.
+    #[inline]
+    fn reach(&self, from: u128) -> u128 {
+        self.directions(from).fold(0, |out, ray| out | ray)
+    }
+
+    /// Free squares a queen on any square of `from` reaches, and the sum over the eight
+    /// directions of how many it reaches in each.
+    #[inline]
+    fn reach_counted(&self, from: u128) -> (u128, i32) {
+        self.directions(from).fold((0, 0), |(out, count), ray| {
+            (out | ray, count + ray.count_ones() as i32)
+        })
+    }
+
+    /// The free squares a queen on any square of `from` reaches in each direction.
+    #[inline]
+    fn directions(&self, from: u128) -> impl Iterator<Item = u128> + '_ {
+        self.propagators
+            .iter()
+            .zip(&DIRECTIONS)
+            .map(move |(&[p1, p2, p4, p8], &(step, _))| {
+                let mut fill = from;
+                fill |= p1 & shift(fill, step);
+                fill |= p2 & shift(fill, 2 * step);
+                fill |= p4 & shift(fill, 4 * step);
+                fill |= p8 & shift(fill, 8 * step);
+                shift(fill, step) & p1
+            })
+    }
 }
 
 /// The squares from each square in each of the eight `DIRECTIONS` to the board's edge.
@@ -129,6 +163,25 @@ fn queen_moves(from: u32, empty: u128) -> u128 {
     out & empty
 }
 
+/// The squares next to each square.
+const KING_STEPS: [u128; 100] = {
+    let mut steps = [0u128; 100];
+    let mut from = 0;
+    while from < 100 {
+        let (file, rank) = ((from % 10) as i32, (from / 10) as i32);
+        let mut to = 0;
+        while to < 100 {
+            let (df, dr) = ((to % 10) as i32 - file, (to / 10) as i32 - rank);
+            if to != from && df.abs() <= 1 && dr.abs() <= 1 {
+                steps[from] |= 1 << to;
+            }
+            to += 1;
+        }
+        from += 1;
+    }
+    steps
+};
+
 /// Free squares next to a square of `from`.
 #[inline]
 fn king_reach(from: u128, empty: u128) -> u128 {
@@ -144,8 +197,7 @@ fn king_reach(from: u128, empty: u128) -> u128 {
 fn race(
     (us, them): (u128, u128),
     first: (u128, u128),
-    empty: u128,
-    reach: fn(u128, u128) -> u128,
+    reach: impl Fn(u128) -> u128,
 ) -> (i32, i32, i32, i32) {
     let (mut seen_us, mut seen_them) = (us, them);
     let (mut new_us, mut new_them) = first;
@@ -161,8 +213,8 @@ fn race(
         ties |= new_us & new_them;
         position += (new_us.count_ones() as i32 - new_them.count_ones() as i32) * (64 >> d.min(6));
         if d < 12 {
-            new_us = reach(new_us, empty) & !seen_us;
-            new_them = reach(new_them, empty) & !seen_them;
+            new_us = reach(new_us) & !seen_us;
+            new_them = reach(new_them) & !seen_them;
         }
     }
     (
@@ -188,23 +240,30 @@ struct Terms {
 impl Terms {
     #[inline]
     fn of(us: u128, them: u128, empty: u128, king: bool) -> Terms {
-        // Each amazon's moves give the mobility terms and, together, the race's first layer.
+        // The race's first layer is where the amazons reach in one move. Its count in each
+        // direction apart sums the amazons' moves, for no two amazons' rays in one direction
+        // meet (the nearer amazon blocks the other's). An amazon with more than two free
+        // neighbours has more than two moves: only the others' moves are counted one by one.
+        let fills = QueenFills::new(empty);
         let (mut mobility, mut trapped) = (0, 0);
         let mut first = [0u128; 2];
         for (side, (amazons, sign)) in [(us, 1), (them, -1)].into_iter().enumerate() {
+            let (reach, moves) = fills.reach_counted(amazons);
+            first[side] = reach;
+            mobility += sign * moves;
             for square in squares(amazons) {
-                let reach = queen_moves(square, empty);
-                let moves = reach.count_ones() as i32;
-                mobility += sign * moves;
-                trapped -= sign * i32::from(moves <= 2);
-                first[side] |= reach;
+                if (KING_STEPS[square as usize] & empty).count_ones() <= 2
+                    && queen_moves(square, empty).count_ones() <= 2
+                {
+                    trapped -= sign;
+                }
             }
         }
         let (ours, theirs, tie, position) =
-            race((us, them), (first[0], first[1]), empty, queen_reach);
+            race((us, them), (first[0], first[1]), |from| fills.reach(from));
         let king = if king {
             let first = (king_reach(us, empty), king_reach(them, empty));
-            let (k_ours, k_theirs, _, _) = race((us, them), first, empty, king_reach);
+            let (k_ours, k_theirs, _, _) = race((us, them), first, |from| king_reach(from, empty));
             k_ours - k_theirs
         } else {
             0
@@ -358,7 +417,7 @@ mod tests {
             let empty = !position.occupied() & BOARD;
             for color in tourney_rules::Color::ALL {
                 for sq in position.amazon_squares(color) {
-                    let reach = queen_reach(1 << sq.index(), empty);
+                    let reach = QueenFills::new(empty).reach(1 << sq.index());
                     assert_eq!(
                         reach.count_ones(),
                         position.queen_mobility(sq),
@@ -372,6 +431,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn mobility_and_trapped_amazons_match_each_amazons_moves() {
+        let mut trapped_seen = 0;
+        for seed in 0..6 {
+            for position in random_game(seed, 90) {
+                let us = position.turn();
+                let mobility = |color| -> Vec<i32> {
+                    (position.amazon_squares(color).into_iter())
+                        .map(|sq| position.queen_mobility(sq) as i32)
+                        .collect()
+                };
+                let (ours, theirs) = (mobility(us), mobility(us.opponent()));
+                let trapped = |moves: &[i32]| moves.iter().filter(|&&m| m <= 2).count() as i32;
+                let t = Terms::of(
+                    position.amazons(us),
+                    position.amazons(us.opponent()),
+                    !position.occupied() & BOARD,
+                    false,
+                );
+                let sum = |moves: &[i32]| moves.iter().sum::<i32>();
+                assert_eq!(t.mobility, sum(&ours) - sum(&theirs), "{position}");
+                assert_eq!(t.trapped, trapped(&theirs) - trapped(&ours), "{position}");
+                trapped_seen += trapped(&ours) + trapped(&theirs);
+            }
+        }
+        assert!(trapped_seen > 0, "some amazon was trapped");
     }
 
     /// The start and the positions after each of up to `plies` random moves.
@@ -454,8 +541,9 @@ mod tests {
             start.amazons(tourney_rules::Color::Black),
         );
         let empty = !start.occupied() & BOARD;
-        let first = (queen_reach(sides.0, empty), queen_reach(sides.1, empty));
-        let (_, _, ties, _) = race(sides, first, empty, queen_reach);
+        let fills = QueenFills::new(empty);
+        let first = (fills.reach(sides.0), fills.reach(sides.1));
+        let (_, _, ties, _) = race(sides, first, |from| fills.reach(from));
         assert_eq!(start.evaluate(&w), w.tie * ties);
         // White walled into the bottom-left corner, Black free: Black to move is far ahead.
         let boxed: Amazons = "3b2b3/10/10/b8b/10/x9/xx8/1xx7/ww1x6/ww1x6 b"
