@@ -163,32 +163,12 @@ fn queen_moves(from: u32, empty: u128) -> u128 {
     out & empty
 }
 
-/// The squares next to each square.
-const KING_STEPS: [u128; 100] = {
-    let mut steps = [0u128; 100];
-    let mut from = 0;
-    while from < 100 {
-        let (file, rank) = ((from % 10) as i32, (from / 10) as i32);
-        let mut to = 0;
-        while to < 100 {
-            let (df, dr) = ((to % 10) as i32 - file, (to / 10) as i32 - rank);
-            if to != from && df.abs() <= 1 && dr.abs() <= 1 {
-                steps[from] |= 1 << to;
-            }
-            to += 1;
-        }
-        from += 1;
-    }
-    steps
-};
-
-/// Free squares next to a square of `from`.
+/// Free squares next to or on a square of `from` (a race's next layer leaves out the
+/// squares seen, `from` among them): a step along the rank, then along the file.
 #[inline]
 fn king_reach(from: u128, empty: u128) -> u128 {
-    DIRECTIONS
-        .iter()
-        .fold(0, |acc, &(step, mask)| acc | (shift(from, step) & mask))
-        & empty
+    let rank = from | ((from << 1) & NOT_A) | ((from >> 1) & NOT_J);
+    (rank | (rank << 10) | (rank >> 10)) & empty
 }
 
 /// Who reaches the free squares first, searching both sides' distances layer by layer
@@ -252,7 +232,7 @@ impl Terms {
             first[side] = reach;
             mobility += sign * moves;
             for square in squares(amazons) {
-                if (KING_STEPS[square as usize] & empty).count_ones() <= 2
+                if king_reach(1 << square, empty).count_ones() <= 2
                     && queen_moves(square, empty).count_ones() <= 2
                 {
                     trapped -= sign;
