@@ -15,7 +15,7 @@ use tourney_rules::{Game, GameKind};
 use crate::eval::Heuristics;
 use crate::limits::{Limits, budget};
 use crate::{Player, Score, SearchInfo, SearchResult, combine_limits};
-use picker::{MovePicker, Scored};
+use picker::{Buffers, MovePicker};
 use tt::{Bound, Entry, Table};
 
 /// Scores at or beyond this are forced wins (`WIN - plies`).
@@ -97,9 +97,8 @@ pub(crate) struct AlphaBeta<P: Heuristics> {
     table: Table<P::Move>,
     history: Vec<i32>,
     killers: Vec<[Option<P::Move>; 2]>,
-    /// A move list for each ply, kept between nodes and searches so that Amazons' thousands
-    /// of moves are not allocated again at every node.
-    move_lists: Vec<Vec<Scored<P::Move>>>,
+    /// The move picker's buffers for each ply.
+    move_lists: Vec<Buffers<P::Move>>,
     /// About the longest a ranking of moves by evaluation took lately (the clock is not read
     /// during one): a ranking is not begun with less time than this left.
     ranking: Duration,
@@ -112,7 +111,7 @@ impl<P: Heuristics> AlphaBeta<P> {
             config,
             history: vec![0; P::MOVE_INDICES],
             killers: vec![[None; 2]; MAX_PLY + 1],
-            move_lists: vec![Vec::new(); MAX_PLY + 1],
+            move_lists: vec![Buffers::default(); MAX_PLY + 1],
             ranking: Duration::ZERO,
         }
     }
@@ -188,7 +187,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
     /// Moves in search order, picked with [`Search::next_move`]: TT move, captures, killers,
     /// then by history; or, from the `eval_order` depth up, TT move then by the evaluation
     /// of the positions they lead to, only the best `prune` below the root. The picker holds
-    /// the ply's move list; give it back with [`Search::give_back`].
+    /// the ply's buffers; give them back with [`Search::give_back`].
     fn ordered_moves(
         &mut self,
         position: &P,
@@ -196,8 +195,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
         ply: usize,
         depth: u32,
     ) -> MovePicker<P::Move> {
-        let mut list = std::mem::take(&mut self.player.move_lists[ply]);
-        list.clear();
+        let buffers = std::mem::take(&mut self.player.move_lists[ply]);
         let config = &self.player.config;
         if config.eval_order > 0 && depth >= config.eval_order {
             let keep = if ply > 0 && config.prune > 0 {
@@ -214,7 +212,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 .is_some_and(|d| began + self.player.ranking >= d)
             {
                 self.aborted = true;
-                return MovePicker::sorted(list);
+                return MovePicker::sorted(buffers, |_| {});
             }
             // Every move evaluated, not a game's cheaper ranking: measured no faster to a
             // depth, and its pruning unproven.
@@ -230,8 +228,9 @@ impl<'a, P: Heuristics> Search<'a, P> {
                     .map(|(_, mv)| mv)
                     .filter(|&mv| Some(mv) != tt_move),
             );
-            list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
-            return MovePicker::sorted(list);
+            return MovePicker::sorted(buffers, |list| {
+                list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
+            });
         }
         // In a game without captures the TT move and the killers are tried before the
         // moves are generated: most nodes near Amazons' leaves are cut by a killer, and
@@ -239,7 +238,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
         // early moves' searches may order the rest otherwise; in LOA, whose moves are few,
         // generation stays first and the order as it was.)
         if P::CAPTURES {
-            let mut picker = MovePicker::deferred(list, [None; 3]);
+            let mut picker = MovePicker::deferred(buffers, [None; 3]);
             self.generate(&mut picker, position, tt_move, ply);
             return picker;
         }
@@ -252,7 +251,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
                 tried += 1;
             }
         }
-        MovePicker::deferred(list, early)
+        MovePicker::deferred(buffers, early)
     }
 
     /// Generates the moves of `position`, `ply` plies from the root, into `picker`'s list,
@@ -303,9 +302,9 @@ impl<'a, P: Heuristics> Search<'a, P> {
         picker.next()
     }
 
-    /// Returns the move list of `picker` to `ply` for the next node there.
+    /// Returns the buffers of `picker` to `ply` for the next node there.
     fn give_back(&mut self, picker: MovePicker<P::Move>, ply: usize) {
-        self.player.move_lists[ply] = picker.list;
+        self.player.move_lists[ply] = picker.into_buffers();
     }
 
     /// The score of a decided position for its side to move, `ply` plies from the root.
@@ -328,7 +327,7 @@ impl<'a, P: Heuristics> Search<'a, P> {
             return score;
         }
         let hash = position.zobrist_hash();
-        if ply > 0 && self.path.contains(&hash) {
+        if P::REPEATS && ply > 0 && self.path.contains(&hash) {
             return 0;
         }
         if depth == 0 || ply >= MAX_PLY {

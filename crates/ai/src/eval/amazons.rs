@@ -163,6 +163,25 @@ fn queen_moves(from: u32, empty: u128) -> u128 {
     out & empty
 }
 
+/// The squares next to each square.
+const NEIGHBOURS: [u128; 100] = {
+    let mut out = [0u128; 100];
+    let mut square = 0;
+    while square < 100 {
+        let (file, rank) = (square as i32 % 10, square as i32 / 10);
+        let mut d = 0;
+        while d < 9 {
+            let (f, r) = (file + d % 3 - 1, rank + d / 3 - 1);
+            if (f != file || r != rank) && f >= 0 && f < 10 && r >= 0 && r < 10 {
+                out[square] |= 1 << (r * 10 + f);
+            }
+            d += 1;
+        }
+        square += 1;
+    }
+    out
+};
+
 /// Free squares next to or on a square of `from` (a race's next layer leaves out the
 /// squares seen, `from` among them): a step along the rank, then along the file.
 #[inline]
@@ -232,7 +251,7 @@ impl Terms {
             first[side] = reach;
             mobility += sign * moves;
             for square in squares(amazons) {
-                if king_reach(1 << square, empty).count_ones() <= 2
+                if (NEIGHBOURS[square as usize] & empty).count_ones() <= 2
                     && queen_moves(square, empty).count_ones() <= 2
                 {
                     trapped -= sign;
@@ -291,6 +310,7 @@ impl Heuristics for Amazons {
     type Weights = AmazonsWeights;
     const WEIGHTS: &'static [&'static str] = AmazonsWeights::NAMES;
     const CAPTURES: bool = false;
+    const REPEATS: bool = false;
     const MOVE_INDICES: usize = 100 * 100;
 
     fn set_weight(weights: &mut AmazonsWeights, name: &str, value: i32) -> bool {

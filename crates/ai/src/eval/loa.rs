@@ -170,6 +170,7 @@ impl Heuristics for Loa {
     type Weights = LoaWeights;
     const WEIGHTS: &'static [&'static str] = LoaWeights::NAMES;
     const CAPTURES: bool = true;
+    const REPEATS: bool = true;
     const MOVE_INDICES: usize = 64 * 64;
 
     fn set_weight(weights: &mut LoaWeights, name: &str, value: i32) -> bool {

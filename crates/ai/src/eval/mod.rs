@@ -65,6 +65,10 @@ pub trait Heuristics: Position {
 
     /// Whether the move captures (searched early).
     fn is_capture(&self, mv: Self::Move) -> bool;
+
+    /// Whether a position can come again in a game. Where it cannot (every Amazons move
+    /// shoots an arrow), the searches do not look for repetitions.
+    const REPEATS: bool;
 }
 
 /// Defines a weights struct with its defaults and the name table behind
