@@ -39,8 +39,8 @@ impl<M> Default for Buffers<M> {
 /// Where the next move comes from.
 #[derive(Debug, Clone, Copy)]
 enum Order {
-    /// The list is in search order from `next` on.
-    Sorted,
+    /// The list is in search order from move `next` on.
+    Sorted { next: usize },
     /// The list is in generation order, its runs not yet sorted.
     Unsorted,
     /// The runs, sorted, from run `run` and move `offset` of it on.
@@ -57,8 +57,6 @@ pub(super) struct MovePicker<M> {
     runs: Vec<Run>,
     /// Whether `list` holds the node's moves (less `early`); see [`super::Search::next_move`].
     pub(super) generated: bool,
-    /// The place in a sorted list of the next move.
-    next: usize,
     order: Order,
 }
 
@@ -74,8 +72,7 @@ impl<M: Copy + PartialEq> MovePicker<M> {
             list,
             runs,
             generated: true,
-            next: 0,
-            order: Order::Sorted,
+            order: Order::Sorted { next: 0 },
         }
     }
 
@@ -115,13 +112,13 @@ impl<M: Copy + PartialEq> MovePicker<M> {
     /// Splits the list into runs and sorts these.
     fn sort_runs(&mut self) {
         self.runs.clear();
-        let rest = &self.list;
+        let list = &self.list;
         let mut start = 0;
-        for i in 1..=rest.len() {
-            if i == rest.len() || rest[i].0 != rest[start].0 || rest[i].1 != rest[i - 1].1 + 1 {
+        for i in 1..=list.len() {
+            if i == list.len() || list[i].0 != list[start].0 || list[i].1 != list[i - 1].1 + 1 {
                 self.runs.push(Run {
-                    score: rest[start].0,
-                    first: rest[start].1,
+                    score: list[start].0,
+                    first: list[start].1,
                     start: start as u32,
                     len: (i - start) as u32,
                 });
@@ -144,9 +141,9 @@ impl<M: Copy + PartialEq> Iterator for MovePicker<M> {
             return Some(mv);
         }
         match &mut self.order {
-            Order::Sorted => {
-                let mv = self.list.get(self.next)?.2;
-                self.next += 1;
+            Order::Sorted { next } => {
+                let mv = self.list.get(*next)?.2;
+                *next += 1;
                 Some(mv)
             }
             Order::Unsorted => {

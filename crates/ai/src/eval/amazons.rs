@@ -3,7 +3,7 @@
 //! Hensgens. Region separation comes out of the distances: a square only one side can reach
 //! is that side's outright.
 
-use tourney_rules::amazons::Move;
+use tourney_rules::amazons::{Move, Square};
 use tourney_rules::{Amazons, Position};
 
 use super::{Heuristics, weights};
@@ -163,25 +163,6 @@ fn queen_moves(from: u32, empty: u128) -> u128 {
     out & empty
 }
 
-/// The squares next to each square.
-const NEIGHBOURS: [u128; 100] = {
-    let mut out = [0u128; 100];
-    let mut square = 0;
-    while square < 100 {
-        let (file, rank) = (square as i32 % 10, square as i32 / 10);
-        let mut d = 0;
-        while d < 9 {
-            let (f, r) = (file + d % 3 - 1, rank + d / 3 - 1);
-            if (f != file || r != rank) && f >= 0 && f < 10 && r >= 0 && r < 10 {
-                out[square] |= 1 << (r * 10 + f);
-            }
-            d += 1;
-        }
-        square += 1;
-    }
-    out
-};
-
 /// Free squares next to or on a square of `from` (a race's next layer leaves out the
 /// squares seen, `from` among them): a step along the rank, then along the file.
 #[inline]
@@ -251,7 +232,8 @@ impl Terms {
             first[side] = reach;
             mobility += sign * moves;
             for square in squares(amazons) {
-                if (NEIGHBOURS[square as usize] & empty).count_ones() <= 2
+                let on_board = Square::from_index(square as usize).expect("a board square");
+                if (Amazons::neighbours(on_board) & empty).count_ones() <= 2
                     && queen_moves(square, empty).count_ones() <= 2
                 {
                     trapped -= sign;

@@ -360,6 +360,11 @@ impl Amazons {
         self.squares[color.index()].map(|s| Square::from_index_unchecked(s as usize))
     }
 
+    /// The up to 8 squares next to `square`, as a bitboard (bit `rank * 10 + file`).
+    pub fn neighbours(square: Square) -> u128 {
+        NEIGHBOURS[square.index()]
+    }
+
     /// How many free squares a queen on `square` reaches (the square itself is ignored).
     pub fn queen_mobility(&self, square: Square) -> u32 {
         queen_count(&self.lines, square.index())

@@ -630,6 +630,26 @@ fn amazons_queen_mobility_counts_free_squares_in_reach() {
 }
 
 #[test]
+fn amazons_neighbours_are_the_king_steps_on_the_board() {
+    let names = |square: &str| {
+        let bits = Amazons::neighbours(square.parse().unwrap());
+        let mut out: Vec<String> = (0..100)
+            .filter(|i| bits >> i & 1 == 1)
+            .map(|i| format!("{}{}", (b'a' + i % 10) as char, i / 10 + 1))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(names("a1"), ["a2", "b1", "b2"]);
+    assert_eq!(names("j10"), ["i10", "i9", "j9"]);
+    assert_eq!(
+        names("e5"),
+        ["d4", "d5", "d6", "e4", "e6", "f4", "f5", "f6"]
+    );
+    assert_eq!(names("a6"), ["a5", "a7", "b5", "b6", "b7"]);
+}
+
+#[test]
 fn amazons_separated_territory_counts_each_sides_regions() {
     assert_eq!(Amazons::start().separated_territory(), None);
     // A wall of arrows across rank 5 splits White (below) from Black (above).
