@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use tourney_ai::{Clock, Heuristics, Limits, Player, PlayerSpec, Score, budget};
+use tourney_rules::loa::Move as LoaMove;
 use tourney_rules::{Amazons, Game, Loa, Position};
 
 fn choose<P: Heuristics>(
@@ -120,6 +121,80 @@ fn alpha_beta_and_mcts_find_an_immediate_connection() {
     assert_eq!(ab.info.score, Some(Score::Win(1)));
     let mcts = choose("mcts:nodes=2000", &game, Limits::default());
     assert!(winning.contains(&mcts.mv), "mcts chose {}", mcts.mv);
+}
+
+/// Four plies from `position` back to it that begin with `first`: each side steps a piece
+/// away and back.
+fn away_and_back(position: Loa, first: LoaMove) -> Option<[LoaMove; 4]> {
+    let back = |mv| match mv {
+        LoaMove::Step {
+            from,
+            to,
+            capture: false,
+        } => Some(LoaMove::Step {
+            from: to,
+            to: from,
+            capture: false,
+        }),
+        _ => None,
+    };
+    let after_first = position.play(first).ok()?;
+    after_first.legal_moves().into_iter().find_map(|reply| {
+        let plies = [first, reply, back(first)?, back(reply)?];
+        let end = plies[1..]
+            .iter()
+            .try_fold(after_first, |p, &mv| p.play(mv).ok())?;
+        (end == position).then_some(plies)
+    })
+}
+
+/// The depth-1 choice of `ab` at `position` after `plies` from it, which return to it.
+fn ab_after(position: Loa, plies: &[LoaMove]) -> tourney_ai::SearchResult<LoaMove> {
+    let mut game = Game::new(position, Default::default());
+    for &mv in plies {
+        game.play(mv).unwrap();
+    }
+    assert!(
+        *game.position() == position,
+        "the plies return to the start"
+    );
+    choose("ab:depth=1", &game, Limits::default())
+}
+
+#[test]
+fn alpha_beta_scores_a_return_to_an_earlier_position_as_a_draw() {
+    // Black's pieces are all but joined; White's are scattered, so every White move scores
+    // below zero. Once both sides have stepped away and back, White's step away would
+    // repeat the position after it: a draw, which the losing side now prefers.
+    let losing: Loa = "b7/8/8/3bbb2/3bbb2/3bbb2/8/w1w1w1ww w".parse().unwrap();
+    let fresh = ab_after(losing, &[]);
+    assert!(
+        matches!(fresh.info.score, Some(Score::Cp(s)) if s < 0),
+        "the test position must be losing for White: {:?}",
+        fresh.info.score
+    );
+    let (away, plies) = losing
+        .legal_moves()
+        .into_iter()
+        .filter(|&mv| mv != fresh.mv)
+        .find_map(|mv| away_and_back(losing, mv).map(|plies| (mv, plies)))
+        .expect("a White step that both sides can take back");
+    let repeated = ab_after(losing, &plies);
+    assert_eq!(repeated.mv, away);
+    assert_eq!(repeated.info.score, Some(Score::Cp(0)));
+
+    // The winning side, the colours swapped, avoids the step that would repeat.
+    let winning: Loa = "w7/8/8/3www2/3www2/3www2/8/b1b1b1bb w".parse().unwrap();
+    let fresh = ab_after(winning, &[]);
+    assert!(
+        matches!(fresh.info.score, Some(Score::Cp(s)) if s > 0),
+        "the test position must be winning for White: {:?}",
+        fresh.info.score
+    );
+    let plies = away_and_back(winning, fresh.mv).expect("the best step can be taken back");
+    let repeated = ab_after(winning, &plies);
+    assert_ne!(repeated.mv, fresh.mv);
+    assert!(matches!(repeated.info.score, Some(Score::Cp(s)) if s > 0));
 }
 
 #[test]
