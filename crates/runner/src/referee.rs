@@ -2,6 +2,7 @@
 //! rules and the adjudication settings, and writes the complete record.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use tourney_ai::Limits;
@@ -216,6 +217,9 @@ pub enum RefereeError {
     },
     /// The opening does not fit the start position.
     BadOpening(String),
+    /// The caller stopped the game before its end (its `on_move` broke off); nothing is
+    /// recorded.
+    Stopped,
 }
 
 impl std::fmt::Display for RefereeError {
@@ -223,6 +227,7 @@ impl std::fmt::Display for RefereeError {
         match self {
             RefereeError::Unfit { name, reason } => write!(f, "{name}: {reason}"),
             RefereeError::BadOpening(why) => write!(f, "bad opening: {why}"),
+            RefereeError::Stopped => write!(f, "stopped before its end"),
         }
     }
 }
@@ -484,15 +489,16 @@ fn turn<P: Adjudicate>(
 }
 
 /// Plays one game and returns its record. `on_move` sees the game after every move (for
-/// a board display).
+/// a board display) and can break off the game there (a worker whose lease was dropped).
 ///
 /// # Errors
-/// [`RefereeError`] if a player is unfit or the opening is illegal; no game is recorded.
+/// [`RefereeError`] if a player is unfit, the opening is illegal or `on_move` broke off;
+/// no game is recorded.
 pub fn play<'a, P: Adjudicate>(
     setup: &Setup<P>,
     white: Seat<'a, P>,
     black: Seat<'a, P>,
-    on_move: &mut dyn FnMut(&Game<P>),
+    on_move: &mut dyn FnMut(&Game<P>) -> ControlFlow<()>,
 ) -> Result<GameRecord, RefereeError> {
     let mut seats = [black, white];
     start_players(setup, &mut seats)?;
@@ -521,7 +527,9 @@ pub fn play<'a, P: Adjudicate>(
                 break ending;
             }
         }
-        on_move(&game);
+        if on_move(&game).is_break() {
+            return Err(RefereeError::Stopped);
+        }
     };
     if termination.is_failure()
         && let Some(w) = winner

@@ -1,6 +1,7 @@
 //! The referee with built-in players, and the engine server driven through its protocol.
 
 use std::io::{Cursor, Write};
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,19 +17,25 @@ fn game<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
 ) -> tourney_model::GameRecord {
     let mut w = BuiltIn::<P>::new(white).unwrap();
     let mut b = BuiltIn::<P>::new(black).unwrap();
-    play(
-        setup,
-        Seat {
-            name: "W".into(),
-            player: &mut w,
-        },
-        Seat {
-            name: "B".into(),
-            player: &mut b,
-        },
-        &mut |_| {},
-    )
-    .unwrap()
+    seated(setup, &mut w, &mut b, &mut |_| ControlFlow::Continue(())).unwrap()
+}
+
+/// Plays `setup` between `white` and `black`, seated as "w" and "b".
+fn seated<P: tourney_runner::Adjudicate>(
+    setup: &Setup<P>,
+    white: &mut dyn tourney_runner::Contestant<P>,
+    black: &mut dyn tourney_runner::Contestant<P>,
+    on_move: &mut dyn FnMut(&Game<P>) -> ControlFlow<()>,
+) -> Result<tourney_model::GameRecord, tourney_runner::RefereeError> {
+    let white = Seat {
+        name: "w".into(),
+        player: white,
+    };
+    let black = Seat {
+        name: "b".into(),
+        player: black,
+    };
+    play(setup, white, black, on_move)
 }
 
 /// Who sits where in each game of a pair, and the colour of the pairing's first engine.
@@ -417,18 +424,9 @@ fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
     setup.limits.movetime = Some(Duration::from_millis(400));
     setup.clock_scale = 1.5;
     let (mut white, mut black) = (Recorder(Vec::new(), None), Recorder(Vec::new(), None));
-    let record = play(
-        &setup,
-        Seat {
-            name: "w".into(),
-            player: &mut white,
-        },
-        Seat {
-            name: "b".into(),
-            player: &mut black,
-        },
-        &mut |_| {},
-    )
+    let record = seated(&setup, &mut white, &mut black, &mut |_| {
+        ControlFlow::Continue(())
+    })
     .unwrap();
     assert_eq!(record.termination, Termination::MaxPlies);
     // Black moves first in LOA: its first `go` sees both clocks untouched, scaled.
@@ -447,6 +445,24 @@ fn a_scaled_clock_gives_each_side_its_time_times_the_factor() {
         white.0[0].btime.unwrap() >= 15_000,
         "black's increment, scaled, came back"
     );
+}
+
+#[test]
+fn a_game_broken_off_by_its_caller_stops_after_that_move_unrecorded() {
+    let setup = Setup::<Loa>::new(Default::default());
+    let (mut white, mut black) = (Recorder(Vec::new(), None), Recorder(Vec::new(), None));
+    let mut seen = Vec::new();
+    let stopped = seated(&setup, &mut white, &mut black, &mut |game| {
+        seen.push(game.ply());
+        match game.ply() {
+            3 => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        }
+    });
+    assert_eq!(stopped.unwrap_err(), tourney_runner::RefereeError::Stopped);
+    // Seen after each of the three moves; no player asked for a fourth.
+    assert_eq!(seen, [1, 2, 3]);
+    assert_eq!((black.0.len(), white.0.len()), (2, 1));
 }
 
 #[test]
@@ -487,19 +503,7 @@ fn engines_agreeing_on_the_outcome_end_the_game_and_the_record_proves_it() {
                 Recorder(Vec::new(), Some(white)),
                 Recorder(Vec::new(), Some(black)),
             );
-            play(
-                &setup,
-                Seat {
-                    name: "w".into(),
-                    player: &mut w,
-                },
-                Seat {
-                    name: "b".into(),
-                    player: &mut b,
-                },
-                &mut |_| {},
-            )
-            .unwrap()
+            seated(&setup, &mut w, &mut b, &mut |_| ControlFlow::Continue(())).unwrap()
         };
     // White sees itself 7 up, Black sees itself 7 down: two moves each, then White wins.
     let record = play_with(&settings, "cp 700", "cp -700");

@@ -1,5 +1,6 @@
 //! Playing one leased pair: both games of an opening, colours swapped.
 
+use std::ops::ControlFlow;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -12,8 +13,8 @@ use tourney_proto::v1 as pb;
 use tourney_rules::with_position;
 use tourney_runner::confine::EnginePolicy;
 use tourney_runner::{
-    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, Seat, Setup, SideLimits,
-    pair_seats, play,
+    Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, RefereeError, Seat, Setup,
+    SideLimits, pair_seats, play,
 };
 
 use crate::WorkerMetrics;
@@ -573,58 +574,65 @@ fn play_typed<P: Heuristics + Adjudicate>(
     }
     let mut games = Vec::with_capacity(2);
     let mut points = Vec::with_capacity(2);
-    for game in 0..2 {
-        let _span = tracing::debug_span!("game", game).entered();
-        if cancelled.load(Ordering::Relaxed) {
-            a.release(metrics);
-            b.release(metrics);
-            return Ok(None);
-        }
-        let (white, black, first_has) = pair_seats(
-            game,
-            Seat {
-                name: first.name.clone(),
-                player: a.contestant(),
-            },
-            Seat {
-                name: second.name.clone(),
-                player: b.contestant(),
-            },
-        );
-        // Engines with limits of their own (time odds) keep them whichever colour they play.
-        let own = |e: &tourney_model::job::Engine| e.limits.as_ref().map(SideLimits::of);
-        setup.sides[first_has.index()] = own(first);
-        setup.sides[first_has.opponent().index()] = own(second);
-        setup.meta.insert("game".into(), (game as u64).into());
-        // A data generation run plays each opening once: game 1 has its own.
-        if let (1, Some((start, index))) = (game, second_start) {
-            setup.start = start;
-            setup.meta.insert("opening".into(), index.into());
-        }
-        setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
-        match play(&setup, white, black, &mut |_| {}) {
-            Ok(mut record) => {
-                // Named as leased (an outside engine by its command, not by this worker's
-                // copy of its program): the coordinator checks the seats against the lease.
-                let [white, black] = if first_has == tourney_rules::Color::White {
-                    [&leased[0], &leased[1]]
-                } else {
-                    [&leased[1], &leased[0]]
-                };
-                white.describe(&mut record.white);
-                black.describe(&mut record.black);
-                points.push(u32::from(record.result.half_points(first_has)));
-                games.push(record);
+    let ended = 'games: {
+        for game in 0..2 {
+            let _span = tracing::debug_span!("game", game).entered();
+            if cancelled.load(Ordering::Relaxed) {
+                break 'games Err(RefereeError::Stopped);
             }
-            Err(e) => {
-                a.release(metrics);
-                b.release(metrics);
-                return Err(e.into());
+            let (white, black, first_has) = pair_seats(
+                game,
+                Seat {
+                    name: first.name.clone(),
+                    player: a.contestant(),
+                },
+                Seat {
+                    name: second.name.clone(),
+                    player: b.contestant(),
+                },
+            );
+            // Engines with limits of their own (time odds) keep them whichever colour they
+            // play.
+            let own = |e: &tourney_model::job::Engine| e.limits.as_ref().map(SideLimits::of);
+            setup.sides[first_has.index()] = own(first);
+            setup.sides[first_has.opponent().index()] = own(second);
+            setup.meta.insert("game".into(), (game as u64).into());
+            // A data generation run plays each opening once: game 1 has its own.
+            if let (1, Some((start, index))) = (game, second_start) {
+                setup.start = start;
+                setup.meta.insert("opening".into(), index.into());
             }
+            setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);
+            // A dropped lease stops the game after the move in play, not at its end.
+            let mut go_on = |_: &_| match cancelled.load(Ordering::Relaxed) {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            };
+            let mut record = match play(&setup, white, black, &mut go_on) {
+                Ok(record) => record,
+                Err(e) => break 'games Err(e),
+            };
+            // Named as leased (an outside engine by its command, not by this worker's copy
+            // of its program): the coordinator checks the seats against the lease.
+            let [white, black] = if first_has == tourney_rules::Color::White {
+                [&leased[0], &leased[1]]
+            } else {
+                [&leased[1], &leased[0]]
+            };
+            white.describe(&mut record.white);
+            black.describe(&mut record.black);
+            points.push(u32::from(record.result.half_points(first_has)));
+            games.push(record);
         }
-    }
+        Ok(())
+    };
     a.release(metrics);
     b.release(metrics);
+    match ended {
+        Ok(()) => {}
+        Err(RefereeError::Stopped) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
     Ok(Some(pb::PairResult {
         tournament: job.tournament,
         pair: job.pair,
@@ -639,8 +647,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
 
 /// Plays both games of a pair.
 ///
-/// Returns `Ok(None)` when `cancelled` is set before a game starts: the coordinator dropped
-/// the lease (the tournament was decided, cancelled or paused), so the pair is abandoned.
+/// Returns `Ok(None)` when `cancelled` is set before the pair ends: the coordinator dropped
+/// the lease (the tournament was decided, cancelled or paused), so the pair is abandoned,
+/// a game under way after the move in play.
 ///
 /// # Errors
 /// No game could be played: an engine is unfit (it did not start, does not support the
@@ -758,6 +767,47 @@ mod tests {
                 7
             )
         );
+    }
+
+    #[test]
+    fn a_pair_whose_lease_is_dropped_stops_after_the_move_in_play() {
+        use tourney_rules::{Amazons, Position};
+        let ab = Engine {
+            name: "ab".into(),
+            kind: EngineKind::BuiltIn("ab".into()),
+            limits: None,
+        };
+        let mut job = crate::desk::tests::queued(1, 0).job;
+        job.settings.game = tourney_model::GameKind::Amazons;
+        (job.settings.nodes, job.settings.movetime_ms) = (None, Some(100));
+        // No time forfeit on a loaded machine: the game lasts its 60 or more moves.
+        job.settings.margin_ms = 60_000;
+        (job.first, job.second) = (ab.clone(), ab.clone());
+        job.opening = Amazons::start().to_string();
+        let cancelled = AtomicBool::new(false);
+        let metrics = WorkerMetrics::new(&prometheus::Registry::new());
+        let started = std::time::Instant::now();
+        let played = std::thread::scope(|scope| {
+            let game = scope.spawn(|| {
+                let leased = [ab.clone(), ab.clone()];
+                play_pair(
+                    &job,
+                    &leased,
+                    &cancelled,
+                    &EnginePolicy::default(),
+                    None,
+                    &metrics,
+                )
+            });
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            cancelled.store(true, Ordering::Relaxed);
+            game.join().unwrap()
+        });
+        // Abandoned in the first game, some 3 plies in, where the game at 100 ms a move
+        // lasts over 60 plies (6 s): the board fills one square a ply.
+        assert!(played.unwrap().is_none(), "abandoned, not reported");
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
     }
 
     #[test]

@@ -120,5 +120,7 @@ pub(crate) fn play_a_b<P: Adjudicate + Heuristics>(
         name: "b".into(),
         player: black,
     };
-    Ok(referee_play(setup, white, black, &mut |_| {})?)
+    Ok(referee_play(setup, white, black, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })?)
 }
