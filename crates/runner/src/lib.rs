@@ -29,5 +29,5 @@ pub mod turn_server;
 pub use contestant::{BuiltIn, Contestant, Failure, Reply, Unfit, limits_for};
 pub use external::{EngineConfig, ExternalEngine, check, split_command};
 pub use referee::{
-    Adjudicate, RefereeError, RulesError, Seat, Setup, SideLimits, pair_seats, play,
+    Adjudicate, RefereeError, RulesError, Seat, Setup, SideLimits, pair_seats, play, play_until,
 };

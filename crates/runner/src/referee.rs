@@ -489,12 +489,29 @@ fn turn<P: Adjudicate>(
 }
 
 /// Plays one game and returns its record. `on_move` sees the game after every move (for
-/// a board display) and can break off the game there (a worker whose lease was dropped).
+/// a board display).
 ///
 /// # Errors
-/// [`RefereeError`] if a player is unfit, the opening is illegal or `on_move` broke off;
-/// no game is recorded.
+/// [`RefereeError`] if a player is unfit or the opening is illegal; no game is recorded.
 pub fn play<'a, P: Adjudicate>(
+    setup: &Setup<P>,
+    white: Seat<'a, P>,
+    black: Seat<'a, P>,
+    on_move: &mut dyn FnMut(&Game<P>),
+) -> Result<GameRecord, RefereeError> {
+    play_until(setup, white, black, &mut |game| {
+        on_move(game);
+        ControlFlow::Continue(())
+    })
+}
+
+/// [`play`], where `on_move` can break off the game after any move (a worker whose lease
+/// was dropped).
+///
+/// # Errors
+/// [`RefereeError`] if a player is unfit or the opening is illegal, or
+/// [`RefereeError::Stopped`] if `on_move` broke off; no game is recorded.
+pub fn play_until<'a, P: Adjudicate>(
     setup: &Setup<P>,
     white: Seat<'a, P>,
     black: Seat<'a, P>,

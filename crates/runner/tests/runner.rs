@@ -8,7 +8,7 @@ use std::time::Duration;
 use tourney_ai::Limits;
 use tourney_model::{Termination, TimeControl};
 use tourney_rules::{Amazons, Game, Loa, Position};
-use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play};
+use tourney_runner::{BuiltIn, Seat, Setup, pair_seats, play_until};
 
 fn game<P: tourney_ai::Heuristics + tourney_runner::Adjudicate>(
     setup: &Setup<P>,
@@ -35,7 +35,7 @@ fn seated<P: tourney_runner::Adjudicate>(
         name: "b".into(),
         player: black,
     };
-    play(setup, white, black, on_move)
+    play_until(setup, white, black, on_move)
 }
 
 /// Who sits where in each game of a pair, and the colour of the pairing's first engine.

@@ -14,7 +14,7 @@ use tourney_rules::with_position;
 use tourney_runner::confine::EnginePolicy;
 use tourney_runner::{
     Adjudicate, BuiltIn, Contestant, EngineConfig, ExternalEngine, RefereeError, Seat, Setup,
-    SideLimits, pair_seats, play,
+    SideLimits, pair_seats, play_until,
 };
 
 use crate::WorkerMetrics;
@@ -608,7 +608,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
                 true => ControlFlow::Break(()),
                 false => ControlFlow::Continue(()),
             };
-            let mut record = match play(&setup, white, black, &mut go_on) {
+            let mut record = match play_until(&setup, white, black, &mut go_on) {
                 Ok(record) => record,
                 Err(e) => break 'games Err(e),
             };

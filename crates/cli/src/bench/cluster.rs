@@ -56,7 +56,6 @@ fn cluster_tournament(pairs: usize, strong: &str, weak: &str, depth: u32) -> Str
 /// Plays `pairs` pairs with the referee alone on two threads, then the same tournament on a
 /// 2-worker cluster over loopback; prints games/s of both and the overhead.
 pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
-    use std::ops::ControlFlow;
     use tourney_model::job::GameSettings;
     use tourney_plan::openings::{OpeningSettings, generate_up_to};
     use tourney_rules::Loa;
@@ -109,7 +108,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                                     player: &mut b as &mut dyn tourney_runner::Contestant<Loa>,
                                 },
                             );
-                            play(&setup, white, black, &mut |_| ControlFlow::Continue(()))
+                            play(&setup, white, black, &mut |_| {})
                                 .expect("built-in players are fit");
                             games += 1;
                         }

@@ -120,7 +120,5 @@ pub(crate) fn play_a_b<P: Adjudicate + Heuristics>(
         name: "b".into(),
         player: black,
     };
-    Ok(referee_play(setup, white, black, &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    })?)
+    Ok(referee_play(setup, white, black, &mut |_| {})?)
 }

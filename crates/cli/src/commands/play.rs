@@ -187,7 +187,6 @@ fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {
             eprintln!("\n{}. {last}", game.ply());
             eprint!("{}", diagram(&game.position().to_string()));
         }
-        std::ops::ControlFlow::Continue(())
     };
     let record = referee_play(
         &setup,
