@@ -557,12 +557,66 @@ fn data_files_are_in_the_engine_s_directory_and_its_bench_is_read() {
 }
 
 #[test]
+fn an_opening_reached_by_moves_is_sent_as_startpos_moves_and_refusals_say_why() {
+    use tourney_runner::dialect::Dialect;
+    // A move book's opening: the position, and the moves from the start that reach it.
+    let mut setup = with_clock();
+    setup.max_plies = Some(12);
+    let opening = "1bbbbbb1/w6w/w6w/w6w/w6w/wb5w/2w4w/2bbbbb1 b\tb1-b3 a2-c2";
+    setup.set_opening(opening).unwrap();
+    assert_eq!(setup.start_path.len(), 2);
+    let uci = |mode: &str| {
+        let mut config = config(&format!("{mode} --protocol uci"));
+        config.protocol = "uci".parse::<Dialect>().unwrap();
+        ExternalEngine::new(config)
+    };
+    let record = game_of(&mut uci("good"), &setup);
+    assert!(!record.termination.is_failure(), "{record:?}");
+    assert_eq!(record.start, tourney_model::opening::position(opening));
+    // Asked as White after Black's first move: the book's moves, then the game's.
+    let mut asked = setup.clone();
+    asked.keep_logs = true;
+    let record = game_of(&mut uci("good"), &asked);
+    let first = record.moves[0].mv.replace(['-', 'x'], "");
+    assert!(
+        record
+            .white
+            .transcript
+            .iter()
+            .any(|l| l.ends_with(&format!("> position startpos moves b1b3 a2c2 {first}"))),
+        "{:?}",
+        record.white.transcript
+    );
+    // Moves that do not reach the position are not sent: the position string is.
+    let mut stray = with_clock();
+    stray
+        .set_opening(&opening.replace("a2-c2", "a3-c3"))
+        .unwrap();
+    assert!(stray.start_path.is_empty());
+    // An engine that says the game is over when it is not, and one that moves illegally,
+    // lose saying so.
+    let record = game_of(&mut uci("none"), &with_clock());
+    assert_lost(&record, Termination::IllegalMove);
+    let detail = record.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("says the game is over (bestmove '(none)'); it is not"),
+        "{detail}"
+    );
+    let record = game_of(&mut uci("illegal"), &with_clock());
+    let detail = record.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("played 'a1-a1', which is not legal here"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn in_every_dialect_a_failing_engine_loses_with_its_reason() {
     use tourney_runner::dialect::Dialect;
     // LOA in the dialects that play it, with the first line each is sent.
     for (dialect, first_line) in [
-        (Dialect::Ugi, "ugi"),
-        (Dialect::Uci, "uci"),
+        ("ugi".parse::<Dialect>().unwrap(), "ugi"),
+        ("uci".parse::<Dialect>().unwrap(), "uci"),
         (Dialect::CodinGame, "8"),
     ] {
         let speaking = |mode: &str| {
@@ -638,9 +692,13 @@ fn gtp_and_codingame_engines_play_amazons_and_lose_by_their_failures() {
         if dialect == gtp {
             // A program that never answers the handshake is unfit, with the command named.
             let mut silent = speaking("nohandshake");
-            let unfit =
-                tourney_runner::Contestant::<Amazons>::new_game(&mut silent, Default::default(), 0)
-                    .unwrap_err();
+            let unfit = tourney_runner::Contestant::<Amazons>::new_game(
+                &mut silent,
+                Default::default(),
+                0,
+                &[],
+            )
+            .unwrap_err();
             assert!(unfit.0.contains("'protocol_version'"), "{}", unfit.0);
         }
     }
@@ -705,14 +763,14 @@ fn check_engine_names_the_first_broken_exchange_of_each_misbehaviour() {
             "error unsupported game loa",
         ),
         (
-            Dialect::Uci,
+            "uci".parse::<Dialect>().unwrap(),
             "loa",
             "illegal",
             "position with moves, go depth",
             "not legal",
         ),
         (
-            Dialect::Ugi,
+            "ugi".parse::<Dialect>().unwrap(),
             "amazons",
             "crash",
             "position with moves, go depth",

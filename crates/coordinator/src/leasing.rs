@@ -44,7 +44,7 @@ impl Coordinator {
                 let t = inner.tournaments.get_mut(&a.tournament).expect("leased");
                 let suite = |index: u64| {
                     let index = index % t.openings.len().max(1) as u64;
-                    let text = t.openings.get(index as usize).unwrap_or_default();
+                    let text = t.openings.line(index as usize).unwrap_or_default();
                     (text.to_string(), index)
                 };
                 let [game0, game1] = t.config.pair_openings(a.pair);

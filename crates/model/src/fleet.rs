@@ -20,12 +20,16 @@ pub const MAX_CPU_FEATURES: usize = 512;
 /// The longest label or CPU feature name.
 pub const MAX_LABEL_CHARS: usize = 64;
 
-/// The cores a game takes while it runs: each outside engine its `threads`, and the game
-/// thread (where built-in players think, one side at a time) one if any side is built in.
-/// `threads[i]` is `None` for a built-in player.
+/// The cores a game takes while it runs: its costliest side's. The sides take turns (no
+/// engine ponders on the other's time), so an outside engine needs its `threads` while it
+/// thinks and none while it waits, as cutechess, fastchess and fishtest count it; a
+/// built-in player (`None`) thinks on the game thread, one core.
 pub fn cores_of_game(threads: [Option<u32>; 2]) -> u32 {
-    let outside: u32 = threads.iter().flatten().map(|t| (*t).max(1)).sum();
-    outside + u32::from(threads.iter().any(Option::is_none))
+    threads
+        .iter()
+        .map(|t| t.unwrap_or(1).max(1))
+        .max()
+        .unwrap_or(1)
 }
 
 /// Whether `label` is a well-formed label or CPU feature: 1 to [`MAX_LABEL_CHARS`] of

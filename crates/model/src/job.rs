@@ -277,12 +277,13 @@ pub struct PairJob {
     pub first: Engine,
     /// The other engine.
     pub second: Engine,
-    /// The start position (a position string).
+    /// The start position, as the suite keeps it ([`crate::opening`]): a position string,
+    /// and after a tab the moves from the standard start that reach it, when known.
     pub opening: String,
     /// Its index in the tournament's opening suite.
     pub opening_index: u64,
-    /// Game 1's opening and its index when it is not game 0's (data generation runs play
-    /// each opening once).
+    /// Game 1's opening (as `opening` is written) and its index when it is not game 0's
+    /// (data generation runs play each opening once).
     pub second_opening: Option<(String, u64)>,
     /// The pair's seed: game `g` is played with
     /// [`game_seed`](crate::tournament::game_seed)`(seed, g)`.

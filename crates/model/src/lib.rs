@@ -10,6 +10,7 @@ pub mod adjudication;
 pub mod check;
 pub mod fleet;
 pub mod job;
+pub mod opening;
 mod record;
 mod seed;
 pub mod source;

@@ -13,28 +13,78 @@ use serde::{Deserialize, Serialize};
 pub const PROTOCOLS: [&str; 5] = ["tourney", "ugi", "uci", "codingame", "gtp"];
 
 /// Checks a protocol as a tournament file or `--protocol` gives it: one of [`PROTOCOLS`],
-/// and for GTP optionally the colour of the side that moves first (`gtp:first=white`;
-/// black by default, as KataGo-style programs expect).
+/// then after a colon the options its dialect takes, comma-separated
+/// ([`protocol_options`]).
 ///
 /// # Errors
 /// What is wrong with it.
 pub fn check_protocol(text: &str) -> Result<(), String> {
-    let (name, option) = text.split_once(':').unwrap_or((text, ""));
+    protocol_options(text).map(|_| ())
+}
+
+/// A protocol's options as `key=value` pairs, in the order written.
+pub type ProtocolOptions<'a> = Vec<(&'a str, &'a str)>;
+
+/// A protocol's name and its options, checked:
+/// - GTP: `first=black|white`, the colour of the side that moves first (black by default,
+///   as KataGo-style programs expect): `gtp:first=white`.
+/// - UCI and UGI, for programs whose position strings or moves differ from tourney's:
+///   `pieces=XY` or `XYZ`, the letters the program writes for tourney's `b`, `w` (and the
+///   Amazons arrow `x`); `turn=XY`, its letters for Black to move and White to move;
+///   `moves=compact|separated`, whether its moves are written `b1b3` (UCI's default) or
+///   `b1-b3`, `d1-d7/g7` (UGI's). LOABot: `uci:pieces=Ll,turn=wb`.
+///
+/// # Errors
+/// An unknown protocol or option, or a malformed value, named.
+pub fn protocol_options(text: &str) -> Result<(&str, ProtocolOptions<'_>), String> {
+    let (name, options) = text.split_once(':').unwrap_or((text, ""));
     if !PROTOCOLS.contains(&name) {
         return Err(format!(
             "unknown protocol '{text}': expected {}",
             PROTOCOLS.join(", ")
         ));
     }
-    match (name, option) {
-        (_, "") | ("gtp", "first=black" | "first=white") => Ok(()),
-        ("gtp", other) => Err(format!(
-            "unknown GTP option '{other}' in '{text}': expected first=black or first=white"
-        )),
-        (_, other) => Err(format!(
-            "the {name} protocol takes no options, found '{other}'"
-        )),
+    let mut checked = Vec::new();
+    for option in options.split(',').filter(|o| !o.is_empty()) {
+        let (key, value) = option.split_once('=').unwrap_or((option, ""));
+        let letters = |n: std::ops::RangeInclusive<usize>| {
+            n.contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphabetic())
+        };
+        let fits = match (name, key) {
+            ("gtp", "first") => matches!(value, "black" | "white"),
+            ("uci" | "ugi", "pieces") => letters(2..=3),
+            ("uci" | "ugi", "turn") => letters(2..=2),
+            ("uci" | "ugi", "moves") => matches!(value, "compact" | "separated"),
+            ("gtp", _) => {
+                return Err(format!(
+                    "unknown GTP option '{option}' in '{text}': expected first=black or \
+                     first=white"
+                ));
+            }
+            ("uci" | "ugi", _) => {
+                return Err(format!(
+                    "unknown {name} option '{option}' in '{text}': expected pieces=, turn= \
+                     or moves="
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "the {name} protocol takes no options, found '{option}'"
+                ));
+            }
+        };
+        if !fits {
+            let expected = match key {
+                "first" => "first=black or first=white",
+                "pieces" => "pieces= and 2 or 3 letters, the program's for b, w (and x)",
+                "turn" => "turn= and 2 letters, the program's for Black and White to move",
+                _ => "moves=compact or moves=separated",
+            };
+            return Err(format!("'{option}' in '{text}': expected {expected}"));
+        }
+        checked.push((key, value));
     }
+    Ok((name, checked))
 }
 
 /// Whether an engine speaking `protocol` can play `game`: GTP is for Amazons only.

@@ -4,6 +4,7 @@
 //! file, the line and the key (or the openings file and its line).
 
 use tourney_ai::{Heuristics, PlayerSpec};
+use tourney_model::opening;
 use tourney_model::tournament::{ConfigError, OpeningsFormat, TournamentConfig};
 use tourney_rules::{Position, with_position};
 
@@ -89,8 +90,9 @@ fn check_players_of<P: Heuristics>(
     Ok(())
 }
 
-/// The positions of an openings file: one position string per line; blank lines and
-/// lines starting with `#` are skipped. `name` names the file in errors.
+/// The openings of an openings file ([`tourney_model::opening`]: a move sequence or a PGN
+/// game from the start keeps its moves): one a line or game; blank lines and lines
+/// starting with `#` are skipped. `name` names the file in errors.
 ///
 /// # Errors
 /// A line that is not a position of the tournament's game (with its line number), or a
@@ -180,19 +182,21 @@ fn not_a_move(token: &str) -> bool {
 }
 
 /// `start` after the moves `tokens` (the `k`th move counted from 1 in errors), which must
-/// leave the game unfinished.
+/// leave the game unfinished, and those moves.
 fn after_moves<'a, P: Position>(
     start: P,
     rules: P::Rules,
     tokens: impl Iterator<Item = (usize, &'a str)>,
-) -> Result<P, Problem> {
+) -> Result<(P, Vec<P::Move>), Problem> {
     let mut position = start;
+    let mut played = Vec::new();
     let mut k = 0;
     for (line, token) in tokens.filter(|(_, t)| !not_a_move(t)) {
         k += 1;
         let mv = position
             .parse_move(token)
             .map_err(|e| (line, format!("move {k} '{token}': {e}")))?;
+        played.push(mv);
         position = position
             .play(mv)
             .map_err(|e| (line, format!("move {k} '{token}': {e}")))?;
@@ -200,7 +204,7 @@ fn after_moves<'a, P: Position>(
             return Err((line, format!("the game is over after move {k} '{token}'")));
         }
     }
-    Ok(position)
+    Ok((position, played))
 }
 
 fn move_lines_of<P: Position>(text: &str, rules: P::Rules) -> Result<Vec<String>, Problem> {
@@ -211,7 +215,7 @@ fn move_lines_of<P: Position>(text: &str, rules: P::Rules) -> Result<Vec<String>
                 rules,
                 line.split_whitespace().map(|t| (n, t)),
             )
-            .map(|p| p.to_string())
+            .map(|(p, moves)| opening::with_moves(&p.to_string(), &moves))
         })
         .collect()
 }
@@ -229,10 +233,18 @@ fn pgn_games_of<P: Position>(
     let mut in_moves = false;
     let mut in_comment = false;
     let finish = |start: &mut Option<P>, moves: &mut Vec<(usize, String)>| {
-        let from = start.take().unwrap_or_else(|| P::start_for(rules));
+        // A game without a `FEN` tag starts at the start: its moves are kept.
+        let (from, from_start) = match start.take() {
+            Some(fen) => (fen, false),
+            None => (P::start_for(rules), true),
+        };
         let tokens = std::mem::take(moves);
-        after_moves(from, rules, tokens.iter().map(|(n, t)| (*n, t.as_str())))
-            .map(|p| p.to_string())
+        after_moves(from, rules, tokens.iter().map(|(n, t)| (*n, t.as_str()))).map(|(p, moves)| {
+            match from_start {
+                true => opening::with_moves(&p.to_string(), &moves),
+                false => p.to_string(),
+            }
+        })
     };
     for (n, raw) in text.lines().enumerate() {
         let (n, line) = (n + 1, raw.trim());
@@ -356,18 +368,19 @@ mod tests {
         assert!(e.message.contains("play on 8×8"), "{e}");
         // Moves are played from the 8×8 start; a 10×10 square is off that board.
         let moves = openings_file(&config, "1. c1-c6/e4\n", "o.pgn").unwrap();
-        assert_eq!(moves, ["2b2b2/8/b1w4b/8/4x3/w6w/8/5w2 b"]);
+        assert_eq!(moves, ["2b2b2/8/b1w4b/8/4x3/w6w/8/5w2 b\tc1-c6/e4"]);
         let e = openings_file(&config, "1. c1-c9/c8\n", "o.pgn").unwrap_err();
         assert!(e.message.contains("off the 8×8 board"), "{e}");
     }
 
-    /// The LOA position after `moves` from the start, as the rules core writes it.
-    fn after(moves: &[&str]) -> String {
+    /// The LOA position after `moves` from the start, as the rules core writes it, and
+    /// the moves.
+    fn after<'a>(moves: &[&'a str]) -> (String, Vec<&'a str>) {
         let mut p = tourney_rules::Loa::start();
         for m in moves {
             p = p.play(p.parse_move(m).unwrap()).unwrap();
         }
-        p.to_string()
+        (p.to_string(), moves.to_vec())
     }
 
     #[test]
@@ -382,21 +395,25 @@ mod tests {
                 after(&["b1-b3", "a2-c2"]),
                 after(&["b1-b3", "a2-c2", "d1-d3"])
             ]
+            .map(|(p, m)| opening::with_moves(&p, &m))
         );
         let e = openings_file(&with_format, "b1-b3\nb1-b3 b1-b3\n", "book.txt").unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(e.to_string().contains("move 2 'b1-b3'"), "{e}");
 
         // PGN-style: a FEN start, move numbers, comments and results skipped.
-        let fen = after(&["b1-b3"]);
+        let fen = after(&["b1-b3"]).0;
         let pgn = format!(
             "[Event \"x\"]\n[FEN \"{fen}\"]\n\n1... a2-c2 {{a comment\nover lines}} 2. d1-d3 ; rest\n1/2-1/2\n\n\
              [Event \"y\"]\n\n1... b1-b3 *\n"
         );
         assert_eq!(
             openings_file(&config, &pgn, "games.PGN").unwrap(),
-            [after(&["b1-b3", "a2-c2", "d1-d3"]), after(&["b1-b3"])],
-            "a .pgn file is read as PGN"
+            [
+                after(&["b1-b3", "a2-c2", "d1-d3"]).0,
+                opening::with_moves(&after(&["b1-b3"]).0, &["b1-b3"])
+            ],
+            "a .pgn file is read as PGN; a game from the start keeps its moves"
         );
         let bad = pgn.replace("d1-d3", "d1-d9");
         let e = openings_file(&config, &bad, "games.pgn").unwrap_err();

@@ -56,7 +56,8 @@ pub enum OpeningsError {
     },
 }
 
-/// The suite as position strings (one per opening), exactly `count` of them.
+/// The suite as openings ([`tourney_model::opening`]: each position string with the
+/// random plies that reach it), exactly `count` of them.
 ///
 /// # Errors
 /// A bad judge spec, or too few distinct (balanced) openings after many tries.
@@ -112,6 +113,7 @@ fn collect<P: Heuristics>(
             break;
         }
         let mut game = Game::new(P::start_for(rules), rules);
+        let mut moves = Vec::with_capacity(settings.plies as usize);
         for _ in 0..settings.plies {
             if game.outcome().is_some() {
                 break;
@@ -121,6 +123,7 @@ fn collect<P: Heuristics>(
                 .random_move(rng.next_u64())
                 .expect("the game is not over");
             game.play(mv).expect("random moves are legal");
+            moves.push(mv);
         }
         if game.outcome().is_some() || !seen.insert(*game.position()) {
             continue;
@@ -138,7 +141,10 @@ fn collect<P: Heuristics>(
                 _ => continue,
             }
         }
-        out.push(game.position().to_string());
+        out.push(tourney_model::opening::with_moves(
+            &game.position().to_string(),
+            &moves,
+        ));
     }
     Ok((out, attempts))
 }

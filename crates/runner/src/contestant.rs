@@ -61,12 +61,19 @@ pub trait Contestant<P: Position>: Send {
         Vec::new()
     }
 
-    /// Gets ready for a new game under `rules`.
+    /// Gets ready for a new game under `rules`, from a start that `start_path` reaches from
+    /// the standard start when it is not empty (an outside engine is then told
+    /// `position startpos moves …`).
+    /// A seeded built-in player mixes `game_seed` into its own seed (0 keeps it).
     ///
     /// # Errors
     /// [`Unfit`] if the player cannot play it (the game is not played).
-    /// A seeded built-in player mixes `game_seed` into its own seed (0 keeps it).
-    fn new_game(&mut self, rules: P::Rules, game_seed: u64) -> Result<(), Unfit>;
+    fn new_game(
+        &mut self,
+        rules: P::Rules,
+        game_seed: u64,
+        start_path: &[P::Move],
+    ) -> Result<(), Unfit>;
 
     /// Asks for a move in the current position of `game`. `deadline` is how long the
     /// referee waits before declaring the player out of time or unresponsive.
@@ -140,7 +147,7 @@ impl<P: Heuristics> Contestant<P> for BuiltIn<P> {
         self.spec.clone()
     }
 
-    fn new_game(&mut self, _: P::Rules, game_seed: u64) -> Result<(), Unfit> {
+    fn new_game(&mut self, _: P::Rules, game_seed: u64, _: &[P::Move]) -> Result<(), Unfit> {
         self.player.new_game(game_seed);
         Ok(())
     }

@@ -216,7 +216,7 @@ impl<P: Heuristics> Session<P> {
         for mv in new.split_whitespace() {
             // A move without separators (a UCI dialect's `b1b3`) is the legal move it names.
             let played = if is_compact(mv) {
-                current.play_text(&canonical_move(current.position(), mv))
+                current.play_text(&canonical_move(mv))
             } else {
                 current.play_text(mv)
             };
@@ -355,7 +355,7 @@ pub fn serve_dialect(
 ) -> io::Result<()> {
     // UGI writes what tourney's protocol writes: only UCI's answers are translated.
     let output: Box<dyn Write + Send> = match dialect {
-        Dialect::Uci => Box::new(DialectWriter::new(output, dialect)),
+        Dialect::Uci(_) => Box::new(DialectWriter::new(output, dialect)),
         _ => output,
     };
     let out: Output = Arc::new(Mutex::new(output));

@@ -11,7 +11,7 @@ use tourney_model::job::GameSettings;
 use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination, TimeControl};
 
 pub use tourney_rules::Adjudicate;
-use tourney_rules::{Color, EndReason, Game, Position};
+use tourney_rules::{Color, EndReason, Game, MoveError, Position};
 
 use crate::contestant::{Contestant, Failure, Unfit};
 use crate::protocol::Go;
@@ -31,6 +31,10 @@ pub struct RulesError {
 pub struct Setup<P: Position> {
     /// Position the game starts from.
     pub start: P,
+    /// Moves from the standard start that reach `start`, when known (an opening given as
+    /// moves): outside engines are told `position startpos moves …` rather than a position
+    /// string, which programs with letters of their own may misread.
+    pub start_path: Vec<P::Move>,
     /// Moves played from `start` before the players take over (an opening).
     pub opening: Vec<P::Move>,
     /// Rule options.
@@ -98,6 +102,7 @@ impl<P: Position> Setup<P> {
     pub fn new(rules: P::Rules) -> Self {
         Setup {
             start: P::start_for(rules),
+            start_path: Vec::new(),
             opening: Vec::new(),
             rules,
             time_control: TimeControl::Infinite,
@@ -113,6 +118,35 @@ impl<P: Position> Setup<P> {
             meta: BTreeMap::new(),
             keep_logs: false,
         }
+    }
+
+    /// Starts the game at `opening` as a suite keeps it ([`tourney_model::opening`]): its
+    /// position, and the moves that reach it from the standard start when they do (on the
+    /// standard board; otherwise none are kept).
+    ///
+    /// # Errors
+    /// The position string does not parse.
+    pub fn set_opening(&mut self, opening: &str) -> Result<(), tourney_rules::ParseError> {
+        self.start = tourney_model::opening::position(opening).parse()?;
+        self.start_path.clear();
+        if P::start_for(self.rules) != P::start() {
+            return Ok(());
+        }
+        let mut position = P::start();
+        for text in tourney_model::opening::moves(opening) {
+            let Some(next) = position.parse_move(text).ok().and_then(|mv| {
+                self.start_path.push(mv);
+                position.play(mv).ok()
+            }) else {
+                self.start_path.clear();
+                return Ok(());
+            };
+            position = next;
+        }
+        if position != self.start {
+            self.start_path.clear();
+        }
+        Ok(())
     }
 
     /// The clock and limits of the side playing `color`.
@@ -339,7 +373,7 @@ fn start_players<P: Adjudicate>(
 ) -> Result<(), RefereeError> {
     for seat in seats.iter_mut() {
         seat.player
-            .new_game(setup.rules, setup.seed)
+            .new_game(setup.rules, setup.seed, &setup.start_path)
             .map_err(|reason| RefereeError::Unfit {
                 name: seat.name.clone(),
                 reason,
@@ -477,7 +511,7 @@ fn turn<P: Adjudicate>(
                 .collect(),
         }),
         Err(e) => {
-            let detail = format!("{mover} played '{}': {e}", reply.mv);
+            let detail = wrong_move(&reply.mv, game, &e);
             let ending = (
                 Some(mover.opponent()),
                 Termination::IllegalMove,
@@ -485,6 +519,25 @@ fn turn<P: Adjudicate>(
             );
             Err((ending, None))
         }
+    }
+}
+
+/// What was wrong with the move `text` the side to move gave in `game`, which is not over:
+/// a claim that the game is over, a move in no notation tourney reads, or a move that is
+/// not legal here.
+fn wrong_move<P: Position>(text: &str, game: &Game<P>, error: &MoveError) -> String {
+    let mover = game.position().turn();
+    let legal = game.position().legal_moves().len();
+    let moves = if legal == 1 { "move" } else { "moves" };
+    match (text, error) {
+        ("none" | "(none)" | "0000" | "resign" | "", _) => format!(
+            "{mover} says the game is over (bestmove '{text}'); it is not: {mover} has {legal} \
+             legal {moves}"
+        ),
+        (_, MoveError::Parse(e)) => {
+            format!("{mover} played '{text}', which is not a move ({e})")
+        }
+        (_, _) => format!("{mover} played '{text}', which is not legal here ({error})"),
     }
 }
 

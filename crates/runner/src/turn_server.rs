@@ -144,9 +144,7 @@ pub fn serve_codingame<P: Heuristics>(
         // repetitions count); else it starts at this board.
         let mut next = seat.game.clone();
         let follows = last != "null"
-            && next
-                .play_text(&canonical_move(next.position(), &last))
-                .is_ok()
+            && next.play_text(&canonical_move(&last)).is_ok()
             && *next.position() == position;
         seat.game = if follows {
             next
@@ -258,7 +256,7 @@ impl<P: Heuristics> GtpSession<P> {
                 self.played.push(square);
                 if self.played.len() == 3 {
                     let text = std::mem::take(&mut self.played).concat();
-                    let named = canonical_move(self.seat.game.position(), &text);
+                    let named = canonical_move(&text);
                     self.seat
                         .game
                         .play_text(&named)

@@ -23,7 +23,7 @@ fn no_engine_starts_once_the_engines_are_ended() {
         ..EnginePolicy::default()
     };
     let mut engine = ExternalEngine::new(config);
-    let refused = Contestant::<Loa>::new_game(&mut engine, Default::default(), 0).unwrap_err();
+    let refused = Contestant::<Loa>::new_game(&mut engine, Default::default(), 0, &[]).unwrap_err();
     assert!(refused.0.contains("the program is quitting"), "{refused}");
     assert!(!sleeping(&marker), "the refused engine ran");
     // The check sees such a process when one runs.

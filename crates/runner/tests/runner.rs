@@ -396,6 +396,7 @@ impl tourney_runner::Contestant<Loa> for Recorder {
         &mut self,
         _: <Loa as Position>::Rules,
         _: u64,
+        _: &[<Loa as Position>::Move],
     ) -> Result<(), tourney_runner::Unfit> {
         Ok(())
     }

@@ -106,8 +106,10 @@ impl TournamentRecord {
     }
 }
 
-/// A tournament's opening suite: position strings, kept in one text, one a line, with
-/// where each starts (a million openings cost their text and four bytes an opening).
+/// A tournament's opening suite: openings as [`tourney_model::opening`] writes them (a
+/// position string, and the moves from the start that reach it when known), kept in one
+/// text, one a line, with where each starts (a million openings cost their text and four
+/// bytes an opening).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpeningSuite {
     /// The openings, each followed by a line break.
@@ -117,7 +119,7 @@ pub struct OpeningSuite {
 }
 
 impl OpeningSuite {
-    /// A suite of `openings` (position strings: no line breaks).
+    /// A suite of `openings` (no line breaks).
     pub fn new<S: AsRef<str>>(openings: &[S]) -> OpeningSuite {
         let mut text = String::with_capacity(openings.iter().map(|o| o.as_ref().len() + 1).sum());
         for o in openings {
@@ -150,8 +152,13 @@ impl OpeningSuite {
         self.len() == 0
     }
 
-    /// Opening `i`.
+    /// Opening `i`'s position string.
     pub fn get(&self, i: usize) -> Option<&str> {
+        self.line(i).map(tourney_model::opening::position)
+    }
+
+    /// Opening `i` as kept: its position string and the moves that reach it, when known.
+    pub fn line(&self, i: usize) -> Option<&str> {
         let (start, end) = (*self.bounds.get(i)?, *self.bounds.get(i + 1)?);
         self.text.get(start as usize..end as usize - 1)
     }

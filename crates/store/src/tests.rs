@@ -440,6 +440,13 @@ fn a_suite_is_stored_apart_and_one_inside_an_older_record_is_moved_out() {
         Some("3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 w")
     );
     assert_eq!((suite.get(2), suite.get(3)), (Some(""), None));
+    // An opening reached by moves keeps them; `get` gives its position alone.
+    let by_moves = format!("{START}\tb1-b3");
+    let suite = OpeningSuite::new(&[by_moves.as_str()]);
+    assert_eq!(suite.get(0), Some(START));
+    assert_eq!(suite.line(0), Some(by_moves.as_str()));
+    let suite = OpeningSuite::decode(&suite.encode()).unwrap();
+    assert_eq!(suite.line(0), Some(by_moves.as_str()));
     let dir = tempfile::tempdir().unwrap();
     {
         let store = Store::open(dir.path()).unwrap();

@@ -547,32 +547,41 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn games_start_only_while_their_engines_threads_fit_in_the_cores() {
-        // 16 cores, 16 slots: games of two 4-thread engines take 8 cores each.
+    fn games_start_only_while_their_costliest_sides_threads_fit_in_the_cores() {
+        // 16 cores, 16 slots: games of two 4-thread engines take 4 cores each (the
+        // engines take turns).
         let desk = Desk::new(16, 16, EnginePolicy::default(), builds(), None);
         for pair in 0..5 {
             desk.push(smp(pair, 4));
         }
-        assert_eq!(desk.state().fitting(), 2, "two such games fit");
+        assert_eq!(desk.state().fitting(), 4, "four such games fit");
         let mut state = desk.state();
         let playing: Vec<Taken> = std::iter::from_fn(|| state.take_fitting()).collect();
-        assert_eq!(playing.len(), 2);
-        assert_eq!((state.busy, state.queue.len()), (16, 3));
-        state.threads = 2;
+        assert_eq!(playing.len(), 4);
+        assert_eq!((state.busy, state.queue.len()), (16, 1));
+        state.threads = 4;
         drop(state);
-        // One ends: its cores go to the next pair; the other thread finds none free.
-        let (third, _) = desk.next(finished(&playing[0]));
-        assert!(third.is_some());
+        // One ends: its cores go to the next pair; no other thread finds any free.
+        let (fifth, _) = desk.next(finished(&playing[0]));
+        assert!(fifth.is_some());
         assert_eq!(desk.cores_busy(), (16, 16));
-        // Pairs of 1-thread engines: eight fit in 16 cores, not sixteen.
+        // Pairs of 1-thread engines: sixteen fit in 16 cores, one a core, as cutechess and
+        // fastchess play them.
         let small = Desk::new(16, 16, EnginePolicy::default(), builds(), None);
         for pair in 0..20 {
             small.push(smp(pair, 1));
         }
         let mut state = small.state();
         let started = std::iter::from_fn(|| state.take_fitting()).count();
-        assert_eq!((started, state.busy, state.peak), (8, 16, 16));
-        assert_eq!(state.fitting(), 8);
+        assert_eq!((started, state.busy, state.peak), (16, 16, 16));
+        assert_eq!(state.fitting(), 16);
+        // A 2-core worker with two slots plays two games of two outside engines at once.
+        let two = Desk::new(2, 2, EnginePolicy::default(), builds(), None);
+        for pair in 0..3 {
+            two.push(smp(pair, 1));
+        }
+        let mut state = two.state();
+        assert_eq!(std::iter::from_fn(|| state.take_fitting()).count(), 2);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -596,8 +605,8 @@ pub(crate) mod tests {
 
     #[test]
     fn pinned_games_get_cpus_of_their_own_and_give_them_back() {
-        // Four physical cores of two SMT siblings each; a game of two 1-thread engines
-        // keeps two of them.
+        // Four physical cores of two SMT siblings each; a game of two 2-thread engines
+        // keeps two of them, both engines pinned there.
         let unit = |core: usize| Unit {
             cpus: vec![core, core + 4],
             class: 1024,
@@ -605,7 +614,7 @@ pub(crate) mod tests {
         let units: Vec<Unit> = (0..4).map(unit).collect();
         let desk = Desk::new(8, 16, EnginePolicy::default(), builds(), Some(units));
         for pair in 0..3 {
-            desk.push(smp(pair, 1));
+            desk.push(smp(pair, 2));
         }
         let mut state = desk.state();
         assert_eq!(state.cores, 4, "the cores are at most the units");
@@ -613,7 +622,7 @@ pub(crate) mod tests {
         assert_eq!(
             playing.len(),
             2,
-            "two games of two 1-thread engines fit in 4 cores"
+            "two games of two 2-thread engines fit in 4 cores"
         );
         assert_eq!(playing[0].cpus, [0, 1, 4, 5]);
         assert_eq!(

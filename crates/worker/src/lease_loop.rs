@@ -447,7 +447,7 @@ impl Worker {
             // A job that does not fit the model (an unknown game, say) cannot be played
             // here: reported like an engine that cannot start.
             let prepared = match PairJob::try_from(job) {
-                // Not played on fewer cores than its engines' threads: the coordinator
+                // Not played on fewer cores than its costliest side's threads: the coordinator
                 // offers it to a worker with more.
                 Ok(job) if job.cores() as usize > self.options.cores => {
                     Err(play::PlayError::TooFewCores {

@@ -3,7 +3,7 @@
 //! alive with heartbeats.
 //!
 //! Games run on blocking threads, at most `concurrency` at a time and only while their
-//! engines' threads fit in the worker's `cores`. Finished results are kept until
+//! costliest sides' threads fit in the worker's `cores`. Finished results are kept until
 //! the coordinator acknowledges them, across reconnections (with backoff). On shutdown the
 //! worker takes no new work, finishes the games it is playing and reports them.
 
@@ -93,7 +93,7 @@ pub struct WorkerOptions {
     pub name: String,
     /// The most games played at once.
     pub concurrency: usize,
-    /// The cores its games may keep at once: a game keeps its engines' threads
+    /// The cores its games may keep at once: a game keeps its costliest side's threads
     /// ([`PairJob::cores`]), and starts only when they are free.
     pub cores: usize,
     /// CA certificate (PEM) for a TLS coordinator.

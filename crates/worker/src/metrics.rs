@@ -18,7 +18,7 @@ pub struct WorkerMetrics {
     /// `tourney_worker_cores`: cores the worker offers its games (`--cores`).
     pub cores: IntGauge,
     /// `tourney_worker_cores_busy`: cores kept for the games in play (each game its
-    /// engines' threads), never above `tourney_worker_cores`.
+    /// costliest side's threads), never above `tourney_worker_cores`.
     pub cores_busy: IntGauge,
     /// `tourney_worker_results_unreported`: finished results (pairs, failures, engine
     /// checks) the coordinator has not acknowledged yet.
@@ -69,7 +69,7 @@ impl WorkerMetrics {
             cores: gauge("tourney_worker_cores", "Cores the worker offers its games."),
             cores_busy: gauge(
                 "tourney_worker_cores_busy",
-                "Cores kept for the games in play (their engines' threads).",
+                "Cores kept for the games in play (each its costliest side's threads).",
             ),
             results_unreported: gauge(
                 "tourney_worker_results_unreported",

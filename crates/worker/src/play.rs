@@ -520,10 +520,17 @@ fn play_typed<P: Heuristics + Adjudicate>(
     let settings = &job.settings;
     let mut setup = Setup::<P>::from_settings(settings)?;
     if !settings.engine_openings {
-        setup.start = job.opening.parse().map_err(PlayError::Opening)?;
+        setup
+            .set_opening(&job.opening)
+            .map_err(PlayError::Opening)?;
     }
+    // Game 1's start, the moves that reach it, and its index, when it has its own.
     let mut second_start = match &job.second_opening {
-        Some((text, index)) => Some((text.parse::<P>().map_err(PlayError::Opening)?, *index)),
+        Some((text, index)) => {
+            let mut second = setup.clone();
+            second.set_opening(text).map_err(PlayError::Opening)?;
+            Some((second.start, second.start_path, *index))
+        }
         None => None,
     };
     if settings.scale_by_speed {
@@ -563,7 +570,7 @@ fn play_typed<P: Heuristics + Adjudicate>(
         match made_openings(&mut a, job.seed, setup.rules) {
             Ok([first_start, other]) => {
                 setup.start = first_start;
-                second_start = Some((other, 1));
+                second_start = Some((other, Vec::new(), 1));
             }
             Err(e) => {
                 a.release(metrics);
@@ -598,8 +605,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
             setup.sides[first_has.opponent().index()] = own(second);
             setup.meta.insert("game".into(), (game as u64).into());
             // A data generation run plays each opening once: game 1 has its own.
-            if let (1, Some((start, index))) = (game, second_start) {
+            if let (1, Some((start, path, index))) = (game, second_start.take()) {
                 setup.start = start;
+                setup.start_path = path;
                 setup.meta.insert("opening".into(), index.into());
             }
             setup.seed = tourney_model::tournament::game_seed(job.seed, game as u64);

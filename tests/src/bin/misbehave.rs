@@ -5,6 +5,7 @@
 //! - `crash`: exits with status 3 when asked for a move;
 //! - `hang`: never answers `go`;
 //! - `illegal`: answers a move that is not legal;
+//! - `none`: says the game is over (`bestmove none`) when it is not;
 //! - `junk`: writes junk lines, then an unparsable `bestmove`;
 //! - `close`: closes its stdout and stays alive;
 //! - `slow`: thinks for 3 seconds per move;
@@ -44,7 +45,7 @@ fn random_move<P: Position>(start: Option<&str>, moves: &[String], seed: u64) ->
     let mut game = Game::new(start, Default::default());
     for mv in moves {
         // A dialect's move without separators is the legal move it names.
-        let named = tourney_runner::dialect::canonical_move(game.position(), mv);
+        let named = tourney_runner::dialect::canonical_move(mv);
         game.play_text(&named).ok()?;
     }
     game.position()
@@ -143,7 +144,7 @@ fn gtp(mode: &str, good_moves: usize) {
                 told.push(square(v).unwrap_or_default());
                 if told.len() == 3 {
                     let text = std::mem::take(&mut told).concat();
-                    let named = tourney_runner::dialect::canonical_move(game.position(), &text);
+                    let named = tourney_runner::dialect::canonical_move(&text);
                     game.play_text(&named)
                         .map(|_| String::new())
                         .map_err(|_| "illegal move")
@@ -278,6 +279,11 @@ fn main() {
                     match mode.as_str() {
                         "crash" | "env" | "net" => std::process::exit(3),
                         "hang" => continue,
+                        "none" => {
+                            let _ = writeln!(out, "bestmove none");
+                            let _ = out.flush();
+                            continue;
+                        }
                         "illegal" => {
                             let _ = writeln!(out, "bestmove a1-a1");
                             let _ = out.flush();

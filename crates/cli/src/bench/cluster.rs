@@ -93,8 +93,8 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                         // The settings the cluster's workers get for the same tournament.
                         let mut setup = Setup::<Loa>::from_settings(&GameSettings::of(config))
                             .expect("the tournament's rules parse");
-                        setup.start = openings[opening as usize % openings.len()]
-                            .parse()
+                        setup
+                            .set_opening(&openings[opening as usize % openings.len()])
                             .expect("generated openings parse");
                         for game in 0..2 {
                             let (white, black, _) = pair_seats::<Loa>(

@@ -311,7 +311,7 @@ mod tests {
             .unwrap();
         let (worker, _) = coordinator.register("sim", "test", 1, "sim").unwrap();
         let (lease, jobs) = coordinator.lease(&worker, 1).unwrap();
-        let (lz4, half_points) = simulated_pair(&jobs[0].opening);
+        let (lz4, half_points) = simulated_pair(tourney_model::opening::position(&jobs[0].opening));
         let json = lz4_flex::decompress_size_prepended(&lz4).unwrap();
         let reported = tourney_coordinator::Reported {
             tournament: id,

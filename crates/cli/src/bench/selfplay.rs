@@ -34,8 +34,8 @@ pub(crate) fn selfplay<P: Heuristics + Adjudicate>(args: &BenchArgs) -> Result<(
     let (mut games, mut plies) = (0u64, 0u64);
     while started.elapsed().as_secs_f64() < args.seconds {
         let mut setup = Setup::<P>::new(Default::default());
-        setup.start = openings[games as usize % openings.len()]
-            .parse()
+        setup
+            .set_opening(&openings[games as usize % openings.len()])
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         setup.max_plies = Some(1000);
         let record = play_a_b(&setup, &mut white, &mut black)?;

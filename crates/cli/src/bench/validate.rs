@@ -52,9 +52,12 @@ pub(crate) fn validate(args: &BenchArgs) -> Result<()> {
     let mut records = Vec::new();
     for opening in &openings {
         let mut setup = Setup::<Loa>::from_settings(&rules)?;
-        setup.start = opening.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        setup
+            .set_opening(opening)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let record = play_a_b(&setup, &mut white, &mut black)?;
-        records.push((serde_json::to_string(&record)?, opening.clone()));
+        let position = tourney_model::opening::position(opening).to_string();
+        records.push((serde_json::to_string(&record)?, position));
     }
     let plies: usize = records
         .iter()

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use tourney_model::opening;
 use tourney_plan::openings::{OpeningSettings, generate};
 use tourney_report::OpeningResult;
 use tourney_rules::GameKind;
@@ -97,7 +98,9 @@ pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
     if suite.is_empty() {
         bail!("no openings");
     }
-    let text = suite.join("\n") + "\n";
+    // A file of positions: the moves that reached them are not written.
+    let positions: Vec<&str> = suite.iter().map(|o| opening::position(o)).collect();
+    let text = positions.join("\n") + "\n";
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?

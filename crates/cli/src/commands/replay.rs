@@ -227,7 +227,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         Command::Go(go.clone())
     );
     let mut engine = crate::support::engines::own_engine(&command);
-    Contestant::<P>::new_game(&mut engine, rules, 0)
+    Contestant::<P>::new_game(&mut engine, rules, 0, &[])
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("starting `{command}`"))?;
     let started = Instant::now();

@@ -34,9 +34,10 @@ pub(crate) struct WorkerArgs {
     /// The most games played at once (default: the machine's cores).
     #[arg(long)]
     concurrency: Option<usize>,
-    /// The cores its games may keep at once: a game keeps its engines' threads (a game of
-    /// two 4-thread engines 8 cores, of two built-in players 1), and waits until they are
-    /// free (default: the cores this process may use, or --concurrency if more).
+    /// The cores its games may keep at once: a game keeps the threads of its costliest side,
+    /// as the sides take turns (a game of two 4-thread engines 4 cores, of two 1-thread
+    /// engines or built-in players 1), and waits until they are free (default: the cores
+    /// this process may use, or --concurrency if more).
     #[arg(long, value_name = "N")]
     cores: Option<usize>,
     /// The worker's name (default: the host name).

@@ -14,25 +14,13 @@ impl TournamentConfig {
         (engine.player.is_none()).then(|| engine.threads.or(self.threads).unwrap_or(1))
     }
 
-    /// The most cores one of its games takes ([`cores_of_game`] of its two costliest
-    /// engines). Called on every lease: it allocates nothing.
+    /// The most cores one of its games takes ([`cores_of_game`]: its costliest engine's).
+    /// Called on every lease: it allocates nothing.
     pub fn cores_per_game(&self) -> u32 {
-        // The two costliest engines, a built-in player counting as one core.
-        let mut top: [Option<(u32, Option<u32>)>; 2] = [None, None];
-        for i in 0..self.engines.len() {
-            let t = self.threads_of(i);
-            let cost = (t.unwrap_or(1), t);
-            if top[0].is_none_or(|a| cost.0 > a.0) {
-                top = [Some(cost), top[0]];
-            } else if top[1].is_none_or(|b| cost.0 > b.0) {
-                top[1] = Some(cost);
-            }
-        }
-        match top {
-            [Some(a), Some(b)] => cores_of_game([a.1, b.1]),
-            [Some(a), None] => cores_of_game([a.1, a.1]),
-            _ => 1,
-        }
+        (0..self.engines.len())
+            .map(|i| cores_of_game([self.threads_of(i), None]))
+            .max()
+            .unwrap_or(1)
     }
 
     /// Why `worker` cannot take this tournament's pairs (`None`: it can). Called on every
@@ -133,23 +121,29 @@ mod tests {
     }
 
     #[test]
-    fn a_game_takes_its_outside_engines_threads_and_one_core_for_built_in_sides() {
-        assert_eq!(cores_of_game([Some(4), Some(4)]), 8);
-        assert_eq!(cores_of_game([Some(1), Some(1)]), 2);
+    fn a_game_takes_the_cores_of_its_costliest_side_as_the_sides_take_turns() {
+        assert_eq!(cores_of_game([Some(4), Some(4)]), 4);
+        assert_eq!(
+            cores_of_game([Some(1), Some(1)]),
+            1,
+            "two one-thread engines take turns on one core"
+        );
         assert_eq!(
             cores_of_game([None, None]),
             1,
             "one game thread, one side at a time"
         );
-        assert_eq!(cores_of_game([Some(8), None]), 9);
+        assert_eq!(cores_of_game([Some(8), None]), 8);
+        assert_eq!(cores_of_game([Some(2), Some(6)]), 6);
+        assert_eq!(cores_of_game([Some(0), None]), 1, "never no core");
         let c = config("threads = 2", THREE);
         assert_eq!(
             (c.threads_of(0), c.threads_of(1), c.threads_of(2)),
             (Some(4), Some(2), None),
             "an engine's own threads, else the tournament's; none for a built-in player"
         );
-        assert_eq!(c.cores_per_game(), 6, "a (4) against b (2)");
-        assert_eq!(config("", THREE).cores_per_game(), 5);
+        assert_eq!(c.cores_per_game(), 4, "a (4) is the costliest");
+        assert_eq!(config("", THREE).cores_per_game(), 4);
     }
 
     #[test]
@@ -198,8 +192,8 @@ mod tests {
         assert!(c.unmet_by(&quiet).unwrap().to_string().contains("noisy"));
         // The cores a game takes count even without [requires].
         assert_eq!(
-            config("", THREE).unmet_by(&worker(4)).unwrap().to_string(),
-            "needs 5 cores (has 4)"
+            config("", THREE).unmet_by(&worker(3)).unwrap().to_string(),
+            "needs 4 cores (has 3)"
         );
     }
 

@@ -103,7 +103,8 @@ pub struct TournamentConfig {
     #[serde(default = "one_f64")]
     pub weight: f64,
     /// Threads each outside engine is given unless its `[[engine]]` says otherwise
-    /// (default 1); a game takes the cores of both (see [`crate::fleet::cores_of_game`]).
+    /// (default 1); a game takes the cores of its costliest side (see
+    /// [`crate::fleet::cores_of_game`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
     /// What a worker must have to take its pairs.

@@ -11,6 +11,10 @@
 //!   `position fen <placement> <colour>`, moves without separators (`b1b3`, Amazons
 //!   `d1d7g7`), `bestmove (none)` when the game is over.
 //!
+//! Both take a [`Spelling`] for programs whose letters or moves differ from tourney's
+//! (`uci:pieces=Ll,turn=wb` for LOABot, `uci:moves=separated` for Amazons programs that
+//! write `d1-d7/g7`).
+//!
 //! Two shapes are not line for line translations of tourney's commands, and the runner
 //! drives them turn by turn instead ([`Dialect::speaks_commands`] is false):
 //! - `codingame` ([`codingame`]): the whole situation written each turn, one move back;
@@ -35,9 +39,9 @@ pub enum Dialect {
     #[default]
     Tourney,
     /// UGI, the game-agnostic UCI of cutegames.
-    Ugi,
+    Ugi(Spelling),
     /// UCI as LOA programs speak it.
-    Uci,
+    Uci(Spelling),
     /// CodinGame's per-turn input ([`codingame`]).
     CodinGame,
     /// GTP for Amazons ([`gtp`]).
@@ -51,8 +55,8 @@ impl Dialect {
     /// Every dialect (GTP with its default colours).
     pub const ALL: [Dialect; 5] = [
         Dialect::Tourney,
-        Dialect::Ugi,
-        Dialect::Uci,
+        Dialect::Ugi(Spelling::UGI),
+        Dialect::Uci(Spelling::UCI),
         Dialect::CodinGame,
         Dialect::Gtp {
             first: Color::Black,
@@ -63,8 +67,8 @@ impl Dialect {
     pub fn name(self) -> &'static str {
         match self {
             Dialect::Tourney => "tourney",
-            Dialect::Ugi => "ugi",
-            Dialect::Uci => "uci",
+            Dialect::Ugi(_) => "ugi",
+            Dialect::Uci(_) => "uci",
             Dialect::CodinGame => "codingame",
             Dialect::Gtp { .. } => "gtp",
         }
@@ -73,7 +77,7 @@ impl Dialect {
     /// Whether it is spoken as tourney's commands translated line for line (`tourney`,
     /// `ugi`, `uci`); the others are driven turn by turn.
     pub fn speaks_commands(self) -> bool {
-        matches!(self, Dialect::Tourney | Dialect::Ugi | Dialect::Uci)
+        matches!(self, Dialect::Tourney | Dialect::Ugi(_) | Dialect::Uci(_))
     }
 
     /// The line an engine of this dialect reads for `command` in `game`; `None` for a
@@ -82,19 +86,20 @@ impl Dialect {
         match (self, command) {
             (Dialect::CodinGame | Dialect::Gtp { .. }, _) => None,
             (Dialect::Tourney, _) => Some(command.to_string()),
-            (Dialect::Ugi, Command::NewGame { .. }) => Some("uginewgame".into()),
-            (Dialect::Uci, Command::NewGame { .. }) => Some("ucinewgame".into()),
-            (Dialect::Uci, Command::Ugi) => Some("uci".into()),
-            (Dialect::Uci, Command::Bench { .. }) => None,
+            (Dialect::Ugi(_), Command::NewGame { .. }) => Some("uginewgame".into()),
+            (Dialect::Uci(_), Command::NewGame { .. }) => Some("ucinewgame".into()),
+            (Dialect::Uci(_), Command::Ugi) => Some("uci".into()),
+            (Dialect::Uci(_), Command::Bench { .. }) => None,
             (_, Command::Position { start, moves }) => {
                 // Written straight into one string: this line grows with the game and is
                 // sent every move.
                 let mut line =
                     String::with_capacity(32 + moves.iter().map(|m| m.len() + 1).sum::<usize>());
+                let spelling = self.spelling().unwrap_or(Spelling::UGI);
                 match start {
                     Some(s) => {
                         line += "position fen ";
-                        line += s;
+                        spelling.write_position(s, &mut line);
                     }
                     None => line += "position startpos",
                 }
@@ -102,15 +107,15 @@ impl Dialect {
                     line += " moves";
                     for m in moves {
                         line.push(' ');
-                        match self {
-                            Dialect::Uci => line.extend(m.split(['-', 'x', '/'])),
-                            _ => line += m,
+                        match spelling.compact {
+                            true => line.extend(m.split(['-', 'x', '/'])),
+                            false => line += m,
                         }
                     }
                 }
                 Some(line)
             }
-            (Dialect::Ugi, Command::Go(go)) => Some(ugi_go(go, first_mover(game))),
+            (Dialect::Ugi(_), Command::Go(go)) => Some(ugi_go(go, first_mover(game))),
             _ => Some(command.to_string()),
         }
     }
@@ -118,14 +123,23 @@ impl Dialect {
     /// What a line an engine of this dialect wrote means.
     pub fn message(self, line: &str) -> Message {
         match (self, line.trim()) {
-            (Dialect::Uci, "uciok") => Message::UgiOk,
+            (Dialect::Uci(_), "uciok") => Message::UgiOk,
             _ => parse_message(line),
         }
     }
 
-    /// Whether its moves are written without separators (`b1b3`).
+    /// Whether its moves may be written without separators (`b1b3`): read back with
+    /// [`canonical_move`].
     pub fn compact_moves(self) -> bool {
-        !matches!(self, Dialect::Tourney | Dialect::Ugi)
+        !matches!(self, Dialect::Tourney)
+    }
+
+    /// How it writes positions and moves, for the UCI family.
+    pub fn spelling(self) -> Option<Spelling> {
+        match self {
+            Dialect::Ugi(s) | Dialect::Uci(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// A line a runner of this dialect sent, as tourney's own protocol says it (for
@@ -137,8 +151,8 @@ impl Dialect {
         let word = line.split_whitespace().next().unwrap_or_default();
         match (self, word) {
             (Dialect::Tourney, _) => Some(Cow::Borrowed(line)),
-            (Dialect::Uci, "uci") => Some(Cow::Borrowed("ugi")),
-            (Dialect::Uci, "ucinewgame") | (Dialect::Ugi, "uginewgame") => {
+            (Dialect::Uci(_), "uci") => Some(Cow::Borrowed("ugi")),
+            (Dialect::Uci(_), "ucinewgame") | (Dialect::Ugi(_), "uginewgame") => {
                 Some(Cow::Owned(format!("newgame {game}")))
             }
             // `position fen <string> ...` read as `position <string> ...`: the same line
@@ -147,8 +161,8 @@ impl Dialect {
                 Some(rest) => Cow::Owned(format!("position {rest}")),
                 None => Cow::Borrowed(line),
             }),
-            (Dialect::Ugi, "go") => Some(Cow::Owned(tourney_go(line, first_mover(game)))),
-            (Dialect::Ugi, "query") => None,
+            (Dialect::Ugi(_), "go") => Some(Cow::Owned(tourney_go(line, first_mover(game)))),
+            (Dialect::Ugi(_), "query") => None,
             _ => Some(Cow::Borrowed(line)),
         }
     }
@@ -158,7 +172,7 @@ impl Dialect {
     /// A line that needs no translation (an `info`) is returned as it is, without a copy.
     pub fn outgoing(self, line: &str) -> Cow<'_, str> {
         match self {
-            Dialect::Uci => match line {
+            Dialect::Uci(_) => match line {
                 "ugiok" => Cow::Borrowed("uciok"),
                 "bestmove none" => Cow::Borrowed("bestmove (none)"),
                 _ => match line.strip_prefix("bestmove ") {
@@ -177,6 +191,8 @@ impl fmt::Display for Dialect {
             Dialect::Gtp {
                 first: Color::White,
             } => f.write_str("gtp:first=white"),
+            Dialect::Ugi(s) => s.write_options("ugi", Spelling::UGI, f),
+            Dialect::Uci(s) => s.write_options("uci", Spelling::UCI, f),
             _ => f.write_str(self.name()),
         }
     }
@@ -186,20 +202,105 @@ impl FromStr for Dialect {
     type Err = String;
 
     /// A protocol as [`tourney_model::source::check_protocol`] accepts it: a name, and
-    /// for GTP `:first=black` or `:first=white`.
+    /// its options ([`tourney_model::source::protocol_options`]).
     fn from_str(text: &str) -> Result<Self, String> {
-        tourney_model::source::check_protocol(text)?;
-        let (name, option) = text.split_once(':').unwrap_or((text, ""));
+        let (name, options) = tourney_model::source::protocol_options(text)?;
         let dialect = Dialect::ALL
             .into_iter()
             .find(|d| d.name() == name)
             .expect("checked above");
-        Ok(match (dialect, option) {
-            (Dialect::Gtp { .. }, "first=white") => Dialect::Gtp {
+        Ok(match dialect {
+            Dialect::Gtp { .. } if options.contains(&("first", "white")) => Dialect::Gtp {
                 first: Color::White,
             },
+            Dialect::Ugi(s) => Dialect::Ugi(s.with(&options)),
+            Dialect::Uci(s) => Dialect::Uci(s.with(&options)),
             _ => dialect,
         })
+    }
+}
+
+/// How a program of the UCI family writes positions and moves: its letters for tourney's
+/// pieces and side to move, and whether its moves have separators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Spelling {
+    /// Its letters for tourney's `b`, `w` and `x` (a black piece, a white piece, an
+    /// Amazons arrow).
+    pub pieces: [u8; 3],
+    /// Its letters for Black to move and White to move.
+    pub turn: [u8; 2],
+    /// Whether its moves are written without separators (`b1b3`, `d1d7g7`).
+    pub compact: bool,
+}
+
+impl Spelling {
+    /// UGI's: tourney's letters and moves.
+    pub const UGI: Spelling = Spelling {
+        pieces: *b"bwx",
+        turn: *b"bw",
+        compact: false,
+    };
+    /// UCI's: tourney's letters, moves without separators.
+    pub const UCI: Spelling = Spelling {
+        compact: true,
+        ..Spelling::UGI
+    };
+
+    /// This spelling with checked `options` (`pieces`, `turn`, `moves`) applied.
+    fn with(mut self, options: &[(&str, &str)]) -> Spelling {
+        for &(key, value) in options {
+            let bytes = value.as_bytes();
+            match key {
+                "pieces" => self.pieces[..bytes.len()].copy_from_slice(bytes),
+                "turn" => self.turn.copy_from_slice(bytes),
+                "moves" => self.compact = value == "compact",
+                _ => {}
+            }
+        }
+        self
+    }
+
+    /// `name` with the options where this spelling differs from `default`.
+    fn write_options(
+        self,
+        name: &str,
+        default: Spelling,
+        f: &mut fmt::Formatter<'_>,
+    ) -> fmt::Result {
+        let mut options = Vec::new();
+        if self.pieces != default.pieces {
+            let arrow = self.pieces[2] != default.pieces[2];
+            let letters = &self.pieces[..if arrow { 3 } else { 2 }];
+            options.push(format!("pieces={}", String::from_utf8_lossy(letters)));
+        }
+        if self.turn != default.turn {
+            options.push(format!("turn={}", String::from_utf8_lossy(&self.turn)));
+        }
+        if self.compact != default.compact {
+            let moves = if self.compact { "compact" } else { "separated" };
+            options.push(format!("moves={moves}"));
+        }
+        match options.is_empty() {
+            true => f.write_str(name),
+            false => write!(f, "{name}:{}", options.join(",")),
+        }
+    }
+
+    /// Writes tourney's position string `position` in these letters onto `line`.
+    fn write_position(self, position: &str, line: &mut String) {
+        let (board, turn) = position.rsplit_once(' ').unwrap_or((position, ""));
+        line.extend(board.chars().map(|c| match c {
+            'b' => char::from(self.pieces[0]),
+            'w' => char::from(self.pieces[1]),
+            'x' => char::from(self.pieces[2]),
+            other => other,
+        }));
+        line.push(' ');
+        line.push(match turn {
+            "b" => char::from(self.turn[0]),
+            "w" => char::from(self.turn[1]),
+            _ => '?',
+        });
     }
 }
 
@@ -266,25 +367,18 @@ pub(crate) fn is_separator(c: char) -> bool {
     matches!(c, '-' | 'x' | '/')
 }
 
-/// The move `text` names in `position`, in tourney's notation: as written when it parses,
-/// else with its separators put back (`b1b3` as `b1-b3`, `d1d7g7` as `d1-d7/g7`) when that
-/// parses; else `text` as it is (the referee then calls it illegal).
-pub fn canonical_move<P: Position>(position: &P, text: &str) -> String {
-    // Text with a separator (or a word: `pass`) is tried as written; text without one
-    // would only fail, at the cost of an error message, so it goes to its squares.
-    if !is_compact(text) && position.parse_move(text).is_ok() {
+/// The move `text` names, in tourney's notation: as written when it is not
+/// compact, else with its separators put back (`b1b3` as `b1-b3`, `d1d7g7` as `d1-d7/g7`),
+/// legal or not (the referee then says whether it is); text that is neither, as it is.
+pub fn canonical_move(text: &str) -> String {
+    // Text with a separator (or a word: `pass`) is taken as written.
+    if !is_compact(text) {
         return text.to_string();
     }
-    let squares = squares_of(text);
-    let spelled = match squares.as_slice() {
+    match squares_of(text).as_slice() {
         [from, to] => format!("{from}-{to}"),
         [from, to, arrow] => format!("{from}-{to}/{arrow}"),
-        _ => return text.to_string(),
-    };
-    if position.parse_move(&spelled).is_ok() {
-        spelled
-    } else {
-        text.to_string()
+        _ => text.to_string(),
     }
 }
 
@@ -374,18 +468,20 @@ mod tests {
     fn ugi_speaks_of_the_first_mover_as_p1() {
         assert_eq!(first_mover(GameKind::Loa), Color::Black);
         assert_eq!(first_mover(GameKind::Amazons), Color::White);
-        let loa = Dialect::Ugi
+        let loa = Dialect::Ugi(Spelling::UGI)
             .line(&Command::Go(go()), GameKind::Loa)
             .unwrap();
         assert_eq!(loa, "go p1time 900 p2time 1000 p1inc 20 p2inc 10");
-        let amazons = Dialect::Ugi
+        let amazons = Dialect::Ugi(Spelling::UGI)
             .line(&Command::Go(go()), GameKind::Amazons)
             .unwrap();
         assert_eq!(amazons, "go p1time 1000 p2time 900 p1inc 10 p2inc 20");
         // And back, as `tourney engine --protocol ugi` reads it.
         for game in [GameKind::Loa, GameKind::Amazons] {
-            let line = Dialect::Ugi.line(&Command::Go(go()), game).unwrap();
-            let back = Dialect::Ugi.incoming(&line, game).unwrap();
+            let line = Dialect::Ugi(Spelling::UGI)
+                .line(&Command::Go(go()), game)
+                .unwrap();
+            let back = Dialect::Ugi(Spelling::UGI).incoming(&line, game).unwrap();
             assert_eq!(parse_command(&back), Some(Command::Go(go())), "{game}");
         }
         let newgame = Command::NewGame {
@@ -393,23 +489,34 @@ mod tests {
             rules: vec![],
         };
         assert_eq!(
-            Dialect::Ugi.line(&newgame, GameKind::Loa).unwrap(),
+            Dialect::Ugi(Spelling::UGI)
+                .line(&newgame, GameKind::Loa)
+                .unwrap(),
             "uginewgame"
         );
         let position = Command::Position {
             start: Some("1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into()),
             moves: vec!["b1-b3".into()],
         };
-        let line = Dialect::Ugi.line(&position, GameKind::Loa).unwrap();
+        let line = Dialect::Ugi(Spelling::UGI)
+            .line(&position, GameKind::Loa)
+            .unwrap();
         assert_eq!(
             line,
             "position fen 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b moves b1-b3"
         );
         assert_eq!(
-            parse_command(&Dialect::Ugi.incoming(&line, GameKind::Loa).unwrap()),
+            parse_command(
+                &Dialect::Ugi(Spelling::UGI)
+                    .incoming(&line, GameKind::Loa)
+                    .unwrap()
+            ),
             Some(position)
         );
-        assert_eq!(Dialect::Ugi.incoming("query gameover", GameKind::Loa), None);
+        assert_eq!(
+            Dialect::Ugi(Spelling::UGI).incoming("query gameover", GameKind::Loa),
+            None
+        );
     }
 
     #[test]
@@ -419,43 +526,53 @@ mod tests {
             moves: vec!["b1-b3".into(), "a2xc2".into()],
         };
         assert_eq!(
-            Dialect::Uci.line(&position, GameKind::Loa).unwrap(),
+            Dialect::Uci(Spelling::UCI)
+                .line(&position, GameKind::Loa)
+                .unwrap(),
             "position startpos moves b1b3 a2c2"
         );
         assert_eq!(
-            Dialect::Uci.line(&Command::Ugi, GameKind::Loa).unwrap(),
+            Dialect::Uci(Spelling::UCI)
+                .line(&Command::Ugi, GameKind::Loa)
+                .unwrap(),
             "uci"
         );
-        assert_eq!(Dialect::Uci.message("uciok"), Message::UgiOk);
+        assert_eq!(Dialect::Uci(Spelling::UCI).message("uciok"), Message::UgiOk);
         assert_eq!(
-            Dialect::Uci.line(&Command::Bench { game: None }, GameKind::Loa),
+            Dialect::Uci(Spelling::UCI).line(&Command::Bench { game: None }, GameKind::Loa),
             None
         );
-        assert_eq!(Dialect::Uci.outgoing("bestmove b1-b3"), "bestmove b1b3");
-        assert_eq!(Dialect::Uci.outgoing("bestmove none"), "bestmove (none)");
-        assert_eq!(Dialect::Uci.outgoing("ugiok"), "uciok");
-        let start = Loa::start();
-        assert_eq!(canonical_move(&start, "b1b3"), "b1-b3");
-        assert_eq!(canonical_move(&start, "b1-b3"), "b1-b3");
         assert_eq!(
-            canonical_move(&start, "b1b8"),
-            "b1b8",
-            "not a move: as written"
+            Dialect::Uci(Spelling::UCI).outgoing("bestmove b1-b3"),
+            "bestmove b1b3"
+        );
+        assert_eq!(
+            Dialect::Uci(Spelling::UCI).outgoing("bestmove none"),
+            "bestmove (none)"
+        );
+        assert_eq!(Dialect::Uci(Spelling::UCI).outgoing("ugiok"), "uciok");
+        let start = Loa::start();
+        assert_eq!(canonical_move("b1b3"), "b1-b3");
+        assert_eq!(canonical_move("b1-b3"), "b1-b3");
+        assert_eq!(
+            canonical_move("b1b8"),
+            "b1-b8",
+            "not legal, but spelled: the referee says it is not legal"
         );
         assert_eq!(compact_move("d1-d7/g7"), "d1d7g7");
         let amazons = tourney_rules::Amazons::start();
         let first = amazons.legal_moves()[0].to_string();
-        assert_eq!(canonical_move(&amazons, &compact_move(&first)), first);
+        assert_eq!(canonical_move(&compact_move(&first)), first);
         assert_eq!(squares_of("d1d10g7"), ["d1", "d10", "g7"]);
         assert!(squares_of("d1-d7").is_empty() && squares_of("1d").is_empty());
         assert!(is_compact("b1b3") && is_compact("d1d10g7"));
         assert!(!is_compact("b1-b3") && !is_compact("pass") && !is_compact("none"));
         // Every legal move's compact form reads back as the move.
         for mv in start.legal_moves() {
-            let named = canonical_move(&start, &compact_move(&mv.to_string()));
+            let named = canonical_move(&compact_move(&mv.to_string()));
             assert_eq!(start.parse_move(&named), Ok(mv), "{named}");
         }
-        assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci));
+        assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci(Spelling::UCI)));
         // The names a tournament file may give are the dialects the runner speaks.
         assert_eq!(
             Dialect::ALL.map(Dialect::name),
@@ -484,6 +601,59 @@ mod tests {
         assert_eq!(
             Dialect::Tourney.line(&go, GameKind::Loa).unwrap(),
             go.to_string()
+        );
+    }
+
+    #[test]
+    fn a_spelling_writes_positions_and_moves_in_the_programs_letters() {
+        // LOABot: upper case is Black, lower case White, and its `w` means Black to move.
+        let loabot: Dialect = "uci:pieces=Ll,turn=wb".parse().unwrap();
+        let position = Command::Position {
+            start: Some("1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b".into()),
+            moves: vec!["b1xb3".into()],
+        };
+        assert_eq!(
+            loabot.line(&position, GameKind::Loa).unwrap(),
+            "position fen 1LLLLLL1/l6l/l6l/l6l/l6l/l6l/l6l/1LLLLLL1 w moves b1b3"
+        );
+        assert_eq!(loabot.to_string(), "uci:pieces=Ll,turn=wb");
+        assert_eq!(loabot.to_string().parse::<Dialect>(), Ok(loabot));
+        // An Amazons program that writes tourney's moves, and its arrows as `a`.
+        let amazons: Dialect = "uci:moves=separated,pieces=BWa".parse().unwrap();
+        let position = Command::Position {
+            start: Some("3b2b3/10/10/b8b/10/10/w8w/10/x9/3w2w3 w".into()),
+            moves: vec!["d1-d7/g7".into()],
+        };
+        assert_eq!(
+            amazons.line(&position, GameKind::Amazons).unwrap(),
+            "position fen 3B2B3/10/10/B8B/10/10/W8W/10/a9/3W2W3 w moves d1-d7/g7"
+        );
+        assert_eq!(amazons.to_string(), "uci:pieces=BWa,moves=separated");
+        // The default spellings say nothing, and read every move either way.
+        assert_eq!("uci".parse::<Dialect>(), Ok(Dialect::Uci(Spelling::UCI)));
+        assert_eq!(Dialect::Ugi(Spelling::UGI).to_string(), "ugi");
+        assert_eq!(
+            "ugi:moves=compact".parse::<Dialect>().unwrap().spelling(),
+            Some(Spelling {
+                compact: true,
+                ..Spelling::UGI
+            })
+        );
+        for bad in [
+            "uci:pieces=L",
+            "uci:turn=w",
+            "uci:pieces=L1",
+            "uci:moves=dashes",
+            "uci:x=1",
+        ] {
+            let e = bad.parse::<Dialect>().unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+        assert!(
+            "codingame:pieces=Ll"
+                .parse::<Dialect>()
+                .unwrap_err()
+                .contains("takes no options")
         );
     }
 }

@@ -160,7 +160,7 @@ impl Probe {
 
 /// The move `text` names in `game` in tourney's notation, or why it is not a legal move.
 fn legal<P: Position>(game: &Game<P>, text: &str) -> Result<String, String> {
-    let named = canonical_move(game.position(), text);
+    let named = canonical_move(text);
     game.position()
         .parse_move(&named)
         .map(|m| m.to_string())

@@ -133,6 +133,8 @@ pub struct ExternalEngine {
     transcript: Transcript,
     /// The game it plays (what dialects that speak of p1 and p2 need).
     game: tourney_rules::GameKind,
+    /// The moves from the standard start that reach this game's start, when known.
+    start_path: Vec<String>,
     /// What a turn-by-turn engine (CodinGame, GTP) has been told of this game.
     turns: turns::TurnState,
 }
@@ -148,6 +150,7 @@ impl ExternalEngine {
             starts_told: 0,
             transcript: Transcript::default(),
             game: tourney_rules::GameKind::Loa,
+            start_path: Vec::new(),
             turns: turns::TurnState::default(),
         }
     }
@@ -422,9 +425,15 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         self.config.options.clone()
     }
 
-    fn new_game(&mut self, rules: P::Rules, _game_seed: u64) -> Result<(), Unfit> {
+    fn new_game(
+        &mut self,
+        rules: P::Rules,
+        _game_seed: u64,
+        start_path: &[P::Move],
+    ) -> Result<(), Unfit> {
         self.transcript.restart();
         self.game = P::GAME;
+        self.start_path = start_path.iter().map(ToString::to_string).collect();
         // A process kept from an earlier game plays on (told `newgame`), unless it died or
         // used up half of a limit that counts over its life.
         // CodinGame bots cannot be told that a new game begins: a fresh one each game.
@@ -480,10 +489,19 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                 detail: "no engine process".into(),
             });
         };
+        // From the standard start by moves when that is how the game's start was reached:
+        // every program reads `startpos moves`, not every one reads tourney's letters.
         let start = *game.start();
-        let position = Command::Position {
-            start: (start != P::start()).then(|| start.to_string()),
-            moves: game.moves().iter().map(ToString::to_string).collect(),
+        let played = game.moves().iter().map(ToString::to_string);
+        let position = match self.start_path.is_empty() {
+            true => Command::Position {
+                start: (start != P::start()).then(|| start.to_string()),
+                moves: played.collect(),
+            },
+            false => Command::Position {
+                start: None,
+                moves: self.start_path.iter().cloned().chain(played).collect(),
+            },
         };
         let dialect = self.config.protocol;
         let line = |command: &Command| dialect.line(command, P::GAME).unwrap_or_default();
@@ -517,7 +535,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                         }
                         Message::BestMove(mv) => {
                             reply.mv = if dialect.compact_moves() {
-                                canonical_move(game.position(), &mv)
+                                canonical_move(&mv)
                             } else {
                                 mv
                             };

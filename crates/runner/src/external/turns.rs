@@ -177,7 +177,7 @@ impl ExternalEngine {
                     let mv = codingame::answer(&line).to_string();
                     self.transcript.note(Direction::Received, line);
                     if !mv.is_empty() {
-                        return Ok(reply(canonical_move(game.position(), &mv)));
+                        return Ok(reply(canonical_move(&mv)));
                     }
                 }
                 Err(e) => return Err(self.silent(e, deadline, has_clock)),
@@ -202,6 +202,8 @@ impl ExternalEngine {
             let start = *game.start();
             let opening = if start == P::start_for(game.rules()) {
                 Some(Vec::new())
+            } else if !self.start_path.is_empty() {
+                Some(self.start_path.clone())
             } else {
                 (start.to_string().parse().ok()).and_then(|s| gtp::turns_to(&s, OPENING_SEARCH))
             };
@@ -263,7 +265,7 @@ impl ExternalEngine {
             .iter()
             .map(|vertex| gtp::square(vertex).unwrap_or_else(|| vertex.to_lowercase()))
             .collect();
-        let mv = canonical_move(game.position(), &squares.concat());
+        let mv = canonical_move(&squares.concat());
         self.turns.told.push(mv.clone());
         Ok(reply(mv))
     }
