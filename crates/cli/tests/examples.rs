@@ -118,3 +118,79 @@ fn the_python_engines_pass_their_checks_and_play() {
     let gtp = format!("command = \"python3 {gtp}\"\nprotocol = \"gtp\"");
     plays(dir.path(), "amazons", &gtp, "player = \"random\"");
 }
+
+mod common;
+
+#[test]
+fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_stderr() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: no python3 on the PATH for the Python examples");
+        return;
+    }
+    // The docs' engine table as written, the script beside the tournament file, and a
+    // worker whose working directory has no such script: only the upload brings it.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join("engines/py")).unwrap();
+    std::fs::copy(
+        examples().join("python/random_loa.py"),
+        project.join("engines/py/random_loa.py"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("engines/py/broken.py"),
+        "import sys\nsys.stderr.write('ModuleNotFoundError: numpy\\n')\nsys.exit(1)\n",
+    )
+    .unwrap();
+    let file = |name: &str, script: &str| {
+        let path = project.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
+                 limits = {{ movetime = 50 }}\nadjudication = {{ max_plies = 60 }}\n\n\
+                 [[engine]]\nname = \"py\"\ncommand = \"python3 {script} --protocol ugi\"\n\
+                 protocol = \"ugi\"\n\n[[engine]]\nname = \"random\"\nplayer = \"random\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let (good, broken) = (
+        file("script", "engines/py/random_loa.py"),
+        file("broken", "./engines/py/broken.py"),
+    );
+    let (mut coordinator, port) = common::start_coordinator(0, &dir.path().join("data"));
+    let elsewhere = dir.path().join("worker");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut worker = common::worker_with_cache(port, "w", &dir.path().join("cache"))
+        .arg("--allow-root-engines")
+        .current_dir(&elsewhere)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = common::submit(port, &good);
+    let end = common::wait_for(port, &id, "the script's match to end", |s| {
+        s["state"] == "finished" || s["state"] == "paused"
+    });
+    assert_eq!(end["state"], "finished", "{end}");
+    assert_eq!(end["games"], 4);
+    let report = common::admin(port, &["report", &id]);
+    assert!(
+        report.contains("python3 from each worker's PATH, files engines/py/random_loa.py"),
+        "{report}"
+    );
+    let id = common::submit(port, &broken);
+    let paused = common::wait_for(port, &id, "the broken script to pause", |s| {
+        s["state"] == "paused"
+    });
+    let reason = paused["paused_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("before 'ugiok'; its stderr ends: ModuleNotFoundError: numpy"),
+        "{reason}"
+    );
+    worker.kill().unwrap();
+    coordinator.kill().unwrap();
+    let _ = (worker.wait(), coordinator.wait());
+}

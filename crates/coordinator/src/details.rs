@@ -36,8 +36,19 @@ pub fn details(
             (Some(spec), _) => spec.clone(),
             (None, Some(command)) => {
                 let mut text = format!("command `{command}`");
-                if let Some(sha) = artifacts.get(&engine.name) {
-                    text += &format!(", program sha256 {sha}");
+                match artifacts.get(&engine.name) {
+                    Some(sha) => text += &format!(", program sha256 {sha}"),
+                    // A bare name (an interpreter, `python3`) is each worker's own.
+                    None => {
+                        let words = tourney_model::source::split_command(command);
+                        if let Some(program) = words.first().filter(|p| !p.contains('/')) {
+                            text += &format!(", {program} from each worker's PATH");
+                        }
+                    }
+                }
+                if !engine.files.is_empty() {
+                    let names: Vec<&str> = engine.files.keys().map(String::as_str).collect();
+                    text += &format!(", files {}", names.join(" "));
                 }
                 if !engine.options.is_empty() {
                     let options: Vec<String> = engine

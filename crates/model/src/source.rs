@@ -87,6 +87,35 @@ pub fn protocol_options(text: &str) -> Result<(&str, ProtocolOptions<'_>), Strin
     Ok((name, checked))
 }
 
+/// Splits a command line into words; double or single quotes group words.
+pub fn split_command(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut has_word = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                has_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has_word || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                    has_word = false;
+                }
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if has_word || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 /// Whether an engine speaking `protocol` can play `game`: GTP is for Amazons only.
 pub fn protocol_plays(protocol: &str, game: tourney_rules::GameKind) -> bool {
     !(protocol.starts_with("gtp") && game == tourney_rules::GameKind::Loa)
@@ -235,9 +264,11 @@ pub fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Checks an engine's data files, name → content: at most [`MAX_FILES`], each a plain file
-/// name (no path) of at most [`MAX_FILE_NAME_CHARS`]; with `stored`, each content a sha256
-/// (as the coordinator keeps them; a file as written names a path on the submitter's side).
+/// Checks an engine's data files, name → content: at most [`MAX_FILES`], each named by a
+/// relative path of at most [`MAX_FILE_NAME_CHARS`] (`net.bin`, or `lib/board.py` for a
+/// script's module) whose parts are plain names (no `..`, none starting with `.`); with
+/// `stored`, each content a sha256 (as the coordinator keeps them; a file as written names
+/// a path on the submitter's side).
 ///
 /// # Errors
 /// The file's name and what is wrong.
@@ -246,16 +277,15 @@ pub fn check_files(files: &BTreeMap<String, String>, stored: bool) -> Result<(),
         return Err(format!("at most {MAX_FILES} files"));
     }
     for (name, content) in files {
-        let plain = !name.is_empty()
-            && name.chars().count() <= MAX_FILE_NAME_CHARS
-            && !matches!(name.as_str(), "." | "..")
-            && !name.starts_with('.')
-            && !name
-                .chars()
-                .any(|c| c == '/' || c == '\\' || c.is_control());
-        if !plain {
+        let plain = |part: &str| {
+            !part.is_empty()
+                && !part.starts_with('.')
+                && !part.chars().any(|c| c == '\\' || c.is_control())
+        };
+        if name.chars().count() > MAX_FILE_NAME_CHARS || !name.split('/').all(plain) {
             return Err(format!(
-                "'{name}': a file name of 1 to {MAX_FILE_NAME_CHARS} characters, without / or a leading ."
+                "'{name}': a relative path of 1 to {MAX_FILE_NAME_CHARS} characters whose \
+                 parts are names (no '..', none starting with '.')"
             ));
         }
         if stored && !is_sha256(content) {
@@ -352,11 +382,26 @@ mod tests {
     }
 
     #[test]
-    fn files_are_plain_names_of_uploaded_content() {
+    fn files_are_relative_paths_of_uploaded_content() {
         let mut files = BTreeMap::from([("net.bin".to_string(), "b".repeat(64))]);
         assert_eq!(check_files(&files, true), Ok(()));
-        files.insert("../escape".into(), "b".repeat(64));
-        assert!(check_files(&files, true).unwrap_err().contains("../escape"));
+        // A script's module keeps its place beside it.
+        files.insert("engines/py/board.py".into(), "b".repeat(64));
+        assert_eq!(check_files(&files, true), Ok(()));
+        for bad in [
+            "../escape",
+            "a/../../b",
+            "/etc/passwd",
+            "a//b",
+            ".hidden",
+            "a/.git/x",
+            "",
+        ] {
+            let mut with = files.clone();
+            with.insert(bad.into(), "b".repeat(64));
+            let e = check_files(&with, true).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
+        }
         let paths = BTreeMap::from([("book.txt".to_string(), "books/book.txt".to_string())]);
         assert_eq!(check_files(&paths, false), Ok(()));
         assert!(check_files(&paths, true).unwrap_err().contains("sha256"));

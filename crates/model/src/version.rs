@@ -242,8 +242,8 @@ mod tests {
         both.artifact = Some("e".repeat(64));
         assert!(both.check().unwrap_err().contains("no uploaded program"));
         let mut bad_file = v.clone();
-        bad_file.files.insert("a/b".into(), "d".repeat(64));
-        assert!(bad_file.check().unwrap_err().contains("a/b"));
+        bad_file.files.insert("a/../b".into(), "d".repeat(64));
+        assert!(bad_file.check().unwrap_err().contains("a/../b"));
         let mut speaks = v.clone();
         speaks.protocol = Some("uci".into());
         assert_eq!(speaks.check(), Ok(()));

@@ -605,7 +605,9 @@ fn play_typed<P: Heuristics + Adjudicate>(
             setup.sides[first_has.opponent().index()] = own(second);
             setup.meta.insert("game".into(), (game as u64).into());
             // A data generation run plays each opening once: game 1 has its own.
-            if let (1, Some((start, path, index))) = (game, second_start.take()) {
+            if game == 1
+                && let Some((start, path, index)) = second_start.take()
+            {
                 setup.start = start;
                 setup.start_path = path;
                 setup.meta.insert("opening".into(), index.into());

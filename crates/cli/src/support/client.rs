@@ -182,6 +182,12 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let mut files = Vec::new();
     let mut sources = Vec::new();
     for engine in &config.engines {
+        if let Some(command) = engine.command.as_deref() {
+            for name in command_files(base, command, &engine.files) {
+                let p = base.join(&name);
+                files.push((engine.name.clone(), name, p));
+            }
+        }
         for (name, path) in &engine.files {
             // A sha256 names a file uploaded before; a path a file beside the tournament's.
             if tourney_model::source::is_sha256(path) && !base.join(path).exists() {
@@ -202,6 +208,39 @@ pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
         files,
         sources,
     })
+}
+
+/// The files an outside engine's command line names after its program, beside or below
+/// the tournament's directory `base` (a script: `python3 engine.py`, `java -jar bot.jar`),
+/// as the command writes them (`./` left out), to be uploaded with it and placed at the
+/// same path in its working directory; those its `files` name already are left out, and
+/// at most [`tourney_model::source::MAX_FILES`] are taken.
+fn command_files(base: &Path, command: &str, files: &BTreeMap<String, String>) -> Vec<String> {
+    use std::path::Component;
+    let words = tourney_runner::split_command(command);
+    let mut named = Vec::new();
+    for word in words.iter().skip(1) {
+        let path = Path::new(word);
+        let parts: Option<Vec<&str>> = path
+            .components()
+            .filter(|c| *c != Component::CurDir)
+            .map(|c| match c {
+                Component::Normal(part) => part.to_str(),
+                _ => None,
+            })
+            .collect();
+        let Some(parts) = parts.filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let name = parts.join("/");
+        let inside = confined(base, word).is_ok_and(|p| p.is_file());
+        if word.starts_with('-') || !inside || files.contains_key(&name) || named.contains(&name) {
+            continue;
+        }
+        named.push(name);
+    }
+    named.truncate(tourney_model::source::MAX_FILES);
+    named
 }
 
 /// The program of an outside engine's command line when it is given as a path (to be
@@ -376,5 +415,45 @@ pub(crate) fn blank_from_command_line(secret: &str) {
     })();
     if let Err(e) = blanked {
         tracing::warn!(error = %e, "the token could not be blanked from the command line");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_s_files_inside_the_tournament_s_directory_are_uploaded_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("project");
+        std::fs::create_dir_all(base.join("engines")).unwrap();
+        for file in ["engines/bot.py", "net.bin"] {
+            std::fs::write(base.join(file), "x").unwrap();
+        }
+        std::fs::write(dir.path().join("outside.py"), "x").unwrap();
+        let none = BTreeMap::new();
+        assert_eq!(
+            command_files(
+                &base,
+                "python3 ./engines/bot.py --weights net.bin -v",
+                &none
+            ),
+            ["engines/bot.py", "net.bin"]
+        );
+        // Not a file in the directory: a flag, a missing file, a directory, a path out.
+        assert!(
+            command_files(
+                &base,
+                "python3 -v missing.py engines ../outside.py /etc/hostname",
+                &none
+            )
+            .is_empty()
+        );
+        // A file the engine's `files` place already is not sent twice.
+        let named = BTreeMap::from([("net.bin".to_string(), "net.bin".to_string())]);
+        assert_eq!(
+            command_files(&base, "java -jar net.bin engines/bot.py", &named),
+            ["engines/bot.py"]
+        );
     }
 }

@@ -228,6 +228,15 @@ impl TournamentConfig {
                 engine.bench = known.and_then(|f| f.bench);
             }
             engine.reference_nps = known.and_then(|f| f.nps);
+            // The files its command names (a script), uploaded with it.
+            if engine.command.is_some() {
+                for (name, sha) in known.map(|f| &f.files).into_iter().flatten() {
+                    engine
+                        .files
+                        .entry(name.clone())
+                        .or_insert_with(|| sha.clone());
+                }
+            }
             for (name, content) in engine.files.iter_mut() {
                 match known.and_then(|f| f.files.get(name)) {
                     Some(sha) => *content = sha.clone(),

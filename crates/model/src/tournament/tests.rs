@@ -675,7 +675,7 @@ fn an_engine_built_from_source_takes_its_commit_and_files_from_the_submission() 
             .contains("engine[0].command")
     );
     assert!(wrong("binary = \"build/e\"", "binary = \"../e\"").contains("engine[0].binary"));
-    assert!(wrong("\"nn.bin\" =", "\"a/b\" =").contains("engine[0].files"));
+    assert!(wrong("\"nn.bin\" =", "\"../b\" =").contains("engine[0].files"));
     assert!(wrong("player = \"ab\"", "player = \"ab\"\nbench = 5").contains("engine[1].files"));
 }
 

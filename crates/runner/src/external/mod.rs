@@ -19,6 +19,7 @@ use process::EngineProcess;
 use transcript::{Direction, Transcript};
 
 use tourney_model::Termination;
+pub use tourney_model::source::split_command;
 use tourney_model::tournament::EngineLimits;
 use tourney_rules::{Game, Position};
 
@@ -26,6 +27,10 @@ use crate::confine::EnginePolicy;
 use crate::contestant::{Contestant, Failure, Reply, Unfit};
 use crate::dialect::{Dialect, canonical_move};
 use crate::protocol::{Command, Go, Message};
+
+/// The most characters of each of the last three stderr lines an engine that died at its
+/// start has its reason carry.
+const STDERR_REASON_CHARS: usize = 200;
 
 /// How to start and talk to an outside engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,35 +94,6 @@ impl EngineConfig {
             _ => None,
         })
     }
-}
-
-/// Splits a command line into words; double or single quotes group words.
-pub fn split_command(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote = None;
-    let mut has_word = false;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                has_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if has_word || !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                    has_word = false;
-                }
-            }
-            (None, c) => word.push(c),
-        }
-    }
-    if has_word || !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 /// An outside engine as a [`Contestant`]. A healthy process is kept between games; after a
@@ -335,7 +311,7 @@ impl ExternalEngine {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let why = process.ended();
-                    return Err(Unfit(format!("{why} before '{what}'")));
+                    return Err(self.died(format!("{why} before '{what}'")));
                 }
             }
         }
@@ -372,9 +348,30 @@ impl ExternalEngine {
         let Some(line) = self.config.protocol.line(command, self.game) else {
             return Ok(());
         };
-        let line = process.send(line).map_err(|e| Unfit(e.to_string()))?;
-        self.transcript.note(Direction::Sent, line);
-        Ok(())
+        match process.send(line) {
+            Ok(line) => {
+                self.transcript.note(Direction::Sent, line);
+                Ok(())
+            }
+            Err(e) => {
+                let why = process.ended();
+                Err(self.died(format!("{why} ({e})")))
+            }
+        }
+    }
+
+    /// The engine ended while it was being started: it is discarded, and what it said last
+    /// on stderr (a missing script, a missing library) goes with the reason, bounded.
+    fn died(&mut self, why: String) -> Unfit {
+        self.discard();
+        let tail: Vec<String> = self.last_stderr[self.last_stderr.len().saturating_sub(3)..]
+            .iter()
+            .map(|(_, line)| line.chars().take(STDERR_REASON_CHARS).collect())
+            .collect();
+        match tail.is_empty() {
+            true => Unfit(why),
+            false => Unfit(format!("{why}; its stderr ends: {}", tail.join(" | "))),
+        }
     }
 
     /// The last stderr lines, with when each came.

@@ -108,7 +108,12 @@ impl EngineProcess {
         let program = own_program(program);
         let dir = WorkDir::new(policy.run_as).map_err(StartError::WorkDir)?;
         for (name, file) in files {
-            std::os::unix::fs::symlink(file, dir.path().join(name)).map_err(StartError::WorkDir)?;
+            // A script's files keep their place beside it (`lib/board.py`).
+            let at = dir.path().join(name);
+            if let Some(parent) = at.parent() {
+                std::fs::create_dir_all(parent).map_err(StartError::WorkDir)?;
+            }
+            std::os::unix::fs::symlink(file, at).map_err(StartError::WorkDir)?;
         }
         let mut engine = confine::command(&program, args, limits, policy, dir.path(), true);
         engine
