@@ -705,6 +705,44 @@ fn gtp_and_codingame_engines_play_amazons_and_lose_by_their_failures() {
 }
 
 #[test]
+fn check_engine_ends_an_endless_answer_in_every_dialect_within_its_timeout() {
+    use tourney_runner::check::{Verdict, check_engine};
+    let dir = tempfile::tempdir().unwrap();
+    // Answers the first line it reads, then never stops writing.
+    let path = dir.path().join("endless.sh");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nread -r line\necho '= 2'\nexec yes 'info x'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (protocol, game) in [("gtp", "amazons"), ("tourney", "loa"), ("uci", "loa")] {
+        let mut config = EngineConfig::new(&path.display().to_string());
+        config.policy = confine::EnginePolicy {
+            allow_root: true,
+            ..Default::default()
+        };
+        config.protocol = protocol.parse().unwrap();
+        config.unresponsive_timeout = Duration::from_secs(3);
+        let started = Instant::now();
+        let results = check_engine(&config, game.parse().unwrap(), |_| {}).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{protocol}: {:?}",
+            started.elapsed()
+        );
+        let failed = results.iter().find(|r| r.verdict == Verdict::Fail).unwrap();
+        assert!(
+            failed.detail.contains("more than 10000 lines") || failed.detail.contains("within"),
+            "{protocol}: {failed:?}"
+        );
+        // What a failure shows of the exchange is bounded.
+        assert!(failed.exchange.len() <= 24, "{protocol}");
+    }
+}
+
+#[test]
 fn check_engine_names_the_first_broken_exchange_of_each_misbehaviour() {
     use tourney_runner::check::{Verdict, check_engine};
     use tourney_runner::dialect::Dialect;

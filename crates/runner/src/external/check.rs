@@ -38,6 +38,12 @@ pub struct CheckResult {
 
 /// The most exchange lines kept for a failed check (its last ones).
 const EXCHANGE_LINES: usize = 24;
+/// The most lines an engine may answer one command with (a GTP answer, the `info` of a
+/// search); past it the check fails, so that an endless answer ends at once.
+const ANSWER_LINES: usize = 10_000;
+/// The most exchange lines a probe keeps (the newest; a failure shows the last
+/// [`EXCHANGE_LINES`]).
+const LOG_LINES: usize = 2_000;
 /// What an engine may take beyond a movetime.
 const MARGIN: Duration = Duration::from_millis(300);
 /// The quickest an engine must answer `isready` during a search, and stop a search.
@@ -65,6 +71,8 @@ struct Probe {
     patience: Duration,
     /// Why the process is gone, once it is.
     gone: Option<String>,
+    /// Lines read since the last command was sent.
+    answered: usize,
 }
 
 impl Probe {
@@ -75,8 +83,9 @@ impl Probe {
         match self.process.send(line) {
             Ok(line) => {
                 for l in line.lines() {
-                    self.log.push(format!("> {l}"));
+                    self.note(format!("> {l}"));
                 }
+                self.answered = 0;
                 Ok(())
             }
             Err(e) => Err(self.lost(format!("writing failed: {e}"))),
@@ -96,14 +105,28 @@ impl Probe {
         why
     }
 
-    /// The next line within `within`.
+    /// Keeps `line` in the exchange, the newest [`LOG_LINES`] at most.
+    fn note(&mut self, mut line: String) {
+        if self.log.len() >= LOG_LINES {
+            self.log.drain(..LOG_LINES / 2);
+        }
+        self.log.push(super::transcript::line_cut(&mut line));
+    }
+
+    /// The next line within `within`; at most [`ANSWER_LINES`] a command.
     fn line(&mut self, within: Duration, waiting_for: &str) -> Result<String, String> {
         if let Some(why) = &self.gone {
             return Err(why.clone());
         }
+        if self.answered >= ANSWER_LINES {
+            return Err(format!(
+                "more than {ANSWER_LINES} lines and still no {waiting_for}"
+            ));
+        }
         match self.process.next_line(Instant::now() + within) {
             Ok(line) => {
-                self.log.push(format!("< {line}"));
+                self.answered += 1;
+                self.note(format!("< {line}"));
                 Ok(line)
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -548,16 +571,19 @@ fn gtp_checks() -> Vec<Step> {
 /// first line's text, or why it failed.
 fn gtp_ask(p: &mut Probe, command: &str) -> Result<String, String> {
     p.send(command.to_string())?;
+    // The whole answer within the patience, however many lines it has.
+    let until = Instant::now() + p.patience;
+    let left = || until.saturating_duration_since(Instant::now());
     let answer = loop {
-        let line = p.line(p.patience, &format!("answer to '{command}'"))?;
+        let line = p.line(left(), &format!("answer to '{command}'"))?;
         if let Some(answer) = gtp::answer(&line) {
             break answer.map(String::from).map_err(String::from);
         }
     };
     while !p
         .line(
-            p.patience,
-            &format!("the empty line ending the answer to '{command}'"),
+            left(),
+            &format!("the end of the answer to '{command}' (an empty line)"),
         )?
         .trim()
         .is_empty()
@@ -620,6 +646,7 @@ pub fn check_engine(
         dialect: config.protocol,
         game,
         log: Vec::new(),
+        answered: 0,
         last: String::new(),
         patience,
         gone: None,

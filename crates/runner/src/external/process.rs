@@ -27,8 +27,9 @@ pub(super) const STDERR_LINE_BYTES: usize = tourney_model::MAX_STDERR_LINE_CHARS
 /// is that long).
 pub(super) const STDOUT_LINE_BYTES: usize = 64 << 10;
 
-/// Stdout lines waiting to be read by the referee; past this the engine waits to write.
-pub(super) const STDOUT_QUEUE: usize = 4096;
+/// Stdout lines waiting to be read by the referee; past this the engine waits to write
+/// (at most 256 lines of [`STDOUT_LINE_BYTES`]: 16 MiB).
+pub(super) const STDOUT_QUEUE: usize = 256;
 
 /// Reads `reader` line by line, each cut to `max_line` bytes (the rest of a longer line
 /// is read and dropped), giving each line to `on_line` until it returns `false` or the
