@@ -10,6 +10,7 @@ use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Color, Game, with_position};
 use tourney_runner::Contestant;
+use tourney_runner::dialect::Dialect;
 use tourney_runner::protocol::{Command, Go, parse_command};
 
 use crate::support::client::status_error;
@@ -54,6 +55,36 @@ pub(crate) struct ReplayArgs {
     /// 60 without one).
     #[arg(long)]
     wait: Option<f64>,
+    /// The protocol the engine speaks, as a tournament file's `protocol` writes it (default:
+    /// the one its recorded transcript shows, else tourney's), e.g. `--protocol
+    /// uci:pieces=Ll,turn=wb`.
+    #[arg(long, value_parser = parse_protocol)]
+    protocol: Option<Dialect>,
+}
+
+fn parse_protocol(text: &str) -> Result<Dialect, String> {
+    text.parse()
+}
+
+/// The protocol a recorded transcript shows by what the runner sent first (`uci`, `ugi` then
+/// `uginewgame` or `newgame`, GTP's `protocol_version`, CodinGame's board size); `None` for
+/// none. Options such as a program's letters are not seen: `--protocol` says them.
+fn recorded_protocol(transcript: &[String]) -> Option<Dialect> {
+    let sent: Vec<&str> = transcript
+        .iter()
+        .filter_map(|l| l.split_once(" > ").map(|(_, line)| line.trim()))
+        .take(8)
+        .collect();
+    let word = |w: &str| sent.iter().any(|l| l.split_whitespace().next() == Some(w));
+    let name = match sent.first()? {
+        &"uci" => "uci",
+        &"ugi" if word("uginewgame") => "ugi",
+        &"ugi" => "tourney",
+        first if first.starts_with("protocol_version") || word("boardsize") => "gtp",
+        first if first.parse::<u32>().is_ok() => "codingame",
+        _ => return None,
+    };
+    name.parse().ok()
 }
 
 /// Runs `tourney replay`.
@@ -222,11 +253,14 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         || budget.map_or(Duration::from_secs(60), |b| b + Duration::from_secs(1)),
         Duration::from_secs_f64,
     );
+    let protocol = (args.protocol)
+        .or_else(|| recorded_protocol(recorded))
+        .unwrap_or_default();
     say!(
-        "\nReplaying {ply} plies with `{command}`, {mover} to move, then: {}",
+        "\nReplaying {ply} plies with `{command}` ({protocol}), {mover} to move, then: {}",
         Command::Go(go.clone())
     );
-    let mut engine = crate::support::engines::own_engine(&command);
+    let mut engine = crate::support::engines::own_engine(&command, protocol);
     Contestant::<P>::new_game(&mut engine, rules, 0, &[])
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("starting `{command}`"))?;
@@ -278,5 +312,24 @@ mod tests {
         );
         assert_eq!(go_of_line("12.345 < bestmove a1-b2"), None);
         assert_eq!(go_of_line("12.345 > position startpos"), None);
+    }
+
+    #[test]
+    fn the_protocol_is_read_from_what_the_runner_sent_first() {
+        let of = |lines: &[&str]| {
+            let transcript: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            recorded_protocol(&transcript).map(|d| d.to_string())
+        };
+        let uci = ["0.001 > uci", "0.040 < uciok", "0.041 > ucinewgame"];
+        assert_eq!(of(&uci).as_deref(), Some("uci"));
+        let ugi = ["0.001 > ugi", "0.002 < ugiok", "0.003 > uginewgame"];
+        assert_eq!(of(&ugi).as_deref(), Some("ugi"));
+        let own = ["0.001 > ugi", "0.002 < ugiok", "0.003 > newgame loa"];
+        assert_eq!(of(&own).as_deref(), Some("tourney"));
+        let gtp = ["0.001 > protocol_version", "0.002 < = 2"];
+        assert_eq!(of(&gtp).as_deref(), Some("gtp"));
+        let codingame = ["0.001 > 8", "0.001 > b"];
+        assert_eq!(of(&codingame).as_deref(), Some("codingame"));
+        assert_eq!(of(&["0.001 ! segfault"]), None, "nothing sent");
     }
 }

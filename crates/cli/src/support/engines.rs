@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use tourney_runner::confine::EnginePolicy;
+use tourney_runner::dialect::Dialect;
 use tourney_runner::{EngineConfig, ExternalEngine};
 
 use crate::support::signals::{Interrupted, stop_signal};
@@ -16,10 +17,11 @@ pub(crate) fn own_engines() -> EnginePolicy {
     }
 }
 
-/// An outside engine run by `command` on the user's own command.
-pub(crate) fn own_engine(command: &str) -> ExternalEngine {
+/// An outside engine run by `command`, speaking `protocol`, on the user's own command.
+pub(crate) fn own_engine(command: &str, protocol: Dialect) -> ExternalEngine {
     let mut config = EngineConfig::new(command);
     config.policy = own_engines();
+    config.protocol = protocol;
     ExternalEngine::new(config)
 }
 
