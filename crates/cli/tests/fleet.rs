@@ -126,11 +126,12 @@ fn a_pinned_worker_starts_its_engines_on_the_cpus_of_their_game() {
         ..Default::default()
     }
     .toml();
-    std::fs::write(&file, format!("engine_logs = \"all\"\n{toml}")).unwrap();
+    std::fs::write(&file, format!("engine_logs = \"all\"\nthreads = 2\n{toml}")).unwrap();
     let id = submit(port, &file);
-    // A game of an outside engine and a built-in player keeps two cores: the last two
-    // CPUs this process may use (all of them on a 2-CPU machine; a strict subset, which
-    // the engines could only see if pinned, on a bigger one).
+    // A game of a 2-thread outside engine and a built-in player keeps two cores (its
+    // costliest side's): the last two CPUs this process may use (all of them on a 2-CPU
+    // machine; a strict subset, which the engines could only see if pinned, on a bigger
+    // one).
     let allowed = cpus_allowed();
     let pinned = &allowed[allowed.len().saturating_sub(2)..];
     let list = tourney_worker::affinity::list_text(pinned);

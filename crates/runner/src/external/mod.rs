@@ -502,11 +502,11 @@ impl<P: Position> Contestant<P> for ExternalEngine {
         };
         let dialect = self.config.protocol;
         let line = |command: &Command| dialect.line(command, P::GAME).unwrap_or_default();
-        let sent = process.send(line(&position)).and_then(|position| {
+        let sent = process.send_all([line(&position), line(&Command::Go(go.clone()))]);
+        let sent = sent.map(|[position, go]| {
             self.transcript.note(Direction::Sent, position);
-            process.send(line(&Command::Go(go.clone())))
+            self.transcript.note(Direction::Sent, go);
         });
-        let sent = sent.map(|go| self.transcript.note(Direction::Sent, go));
         if let Err(e) = sent {
             let why = process.ended();
             return Err(self.failure(Termination::Crash, format!("{why} ({e})")));

@@ -1,11 +1,12 @@
-//! An outside engine's process: started confined, its stdout and stderr read on threads
-//! of their own in bounded lines.
+//! An outside engine's process: started confined, its stdout read in bounded lines by the
+//! referee's own thread as it waits (no thread between a move and its reader), its stderr
+//! on a thread of its own.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -27,9 +28,10 @@ pub(super) const STDERR_LINE_BYTES: usize = tourney_model::MAX_STDERR_LINE_CHARS
 /// is that long).
 pub(super) const STDOUT_LINE_BYTES: usize = 64 << 10;
 
-/// Stdout lines waiting to be read by the referee; past this the engine waits to write
-/// (at most 256 lines of [`STDOUT_LINE_BYTES`]: 16 MiB).
-pub(super) const STDOUT_QUEUE: usize = 256;
+/// How much of the engine's stdout is read at once: what is read and not yet asked for
+/// stays in the process's buffer (at most this and one line), the rest in the pipe, where
+/// the engine waits to write.
+const STDOUT_READ: usize = 64 << 10;
 
 /// Reads `reader` line by line, each cut to `max_line` bytes (the rest of a longer line
 /// is read and dropped), giving each line to `on_line` until it returns `false` or the
@@ -76,11 +78,164 @@ pub(super) fn read_lines(
     false
 }
 
+/// An engine's stdout read as lines on the caller's thread: non-blocking reads after
+/// `poll`, each line cut to [`STDOUT_LINE_BYTES`] (the rest of a longer one is dropped), so
+/// that memory stays within one read and one line whatever the engine writes.
+pub(super) struct LineReader {
+    pipe: std::process::ChildStdout,
+    /// Bytes read; those from `start` on are not yet given out as lines.
+    buffer: Vec<u8>,
+    start: usize,
+    /// Where past `start` the search for a line break goes on.
+    searched: usize,
+    /// Dropping the rest of a line that was too long.
+    skipping: bool,
+    /// The pipe has ended.
+    ended: bool,
+}
+
+impl LineReader {
+    fn new(pipe: std::process::ChildStdout) -> std::io::Result<LineReader> {
+        use std::os::fd::AsRawFd;
+        let fd = pipe.as_raw_fd();
+        // SAFETY: fcntl on a pipe this process owns, flags read then set.
+        let set = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+        };
+        if !set {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(LineReader {
+            pipe,
+            buffer: Vec::with_capacity(4096),
+            start: 0,
+            searched: 0,
+            skipping: false,
+            ended: false,
+        })
+    }
+
+    /// The next whole line, waiting at most `within`; `Disconnected` once the pipe has
+    /// ended and no line is left (a last line without a break is given out first).
+    pub(super) fn next_line(&mut self, within: Duration) -> Result<String, RecvTimeoutError> {
+        let until = Instant::now() + within;
+        loop {
+            if let Some(line) = self.take_line() {
+                return Ok(line);
+            }
+            if self.ended {
+                return Err(RecvTimeoutError::Disconnected);
+            }
+            match self.fill(until.saturating_duration_since(Instant::now())) {
+                Ok(true) => {}
+                Ok(false) => return Err(RecvTimeoutError::Timeout),
+                Err(_) => self.ended = true,
+            }
+        }
+    }
+
+    /// A whole line out of the buffer, if there is one (or the rest, once the pipe ended).
+    fn take_line(&mut self) -> Option<String> {
+        loop {
+            let unread = &self.buffer[self.start..];
+            if let Some(at) = unread[self.searched..].iter().position(|&b| b == b'\n') {
+                let end = self.searched + at;
+                let line =
+                    (!self.skipping).then(|| line_text(&unread[..end.min(STDOUT_LINE_BYTES)]));
+                self.skipping = false;
+                self.start += end + 1;
+                self.searched = 0;
+                match line {
+                    Some(line) => return Some(line),
+                    None => continue,
+                }
+            }
+            if unread.len() >= STDOUT_LINE_BYTES && !self.skipping {
+                // A line too long: its first part is the line; the rest, to its break, is
+                // dropped.
+                let line = line_text(&unread[..STDOUT_LINE_BYTES]);
+                self.skipping = true;
+                self.forget_unread();
+                return Some(line);
+            }
+            if self.skipping {
+                self.forget_unread();
+            } else {
+                self.searched = unread.len();
+            }
+            if self.ended && self.start < self.buffer.len() {
+                let line = line_text(&self.buffer[self.start..]);
+                self.forget_unread();
+                return Some(line);
+            }
+            return None;
+        }
+    }
+
+    fn forget_unread(&mut self) {
+        self.buffer.clear();
+        self.start = 0;
+        self.searched = 0;
+    }
+
+    /// Reads what the pipe has, waiting at most `within` for it: `false` when nothing came.
+    fn fill(&mut self, within: Duration) -> std::io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        // Lines given out already make room first.
+        self.buffer.drain(..self.start);
+        self.start = 0;
+        loop {
+            let start = self.buffer.len();
+            self.buffer.resize(start + STDOUT_READ, 0);
+            let read = self.pipe.read(&mut self.buffer[start..]);
+            self.buffer.truncate(start + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => {
+                    self.ended = true;
+                    return Ok(true);
+                }
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            if within.is_zero() {
+                return Ok(false);
+            }
+            let mut fd = libc::pollfd {
+                fd: self.pipe.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = within.as_millis().clamp(1, i32::MAX as u128) as i32;
+            // SAFETY: one pollfd of a pipe this process owns.
+            let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+            if ready == 0 {
+                return Ok(false);
+            }
+            if ready < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+}
+
+/// A line's bytes as text (lossily), without a trailing carriage return.
+fn line_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .trim_end_matches('\r')
+        .to_string()
+}
+
 /// A running engine process, confined (see [`confine`]).
 pub(super) struct EngineProcess {
     pub(super) child: Child,
     pub(super) stdin: ChildStdin,
-    pub(super) lines: Receiver<String>,
+    /// Its stdout, read as lines on the caller's thread.
+    pub(super) stdout: LineReader,
     /// Its last stderr lines, with when each came.
     pub(super) stderr: Arc<Mutex<VecDeque<(Instant, String)>>>,
     /// Closed when the stderr reader has read everything.
@@ -128,14 +283,9 @@ impl EngineProcess {
             })?;
         let no_pipe = || StartError::NoPipe;
         let stdin = child.stdin.take().ok_or_else(no_pipe)?;
-        let stdout = child.stdout.take().ok_or_else(no_pipe)?;
+        let stdout = LineReader::new(child.stdout.take().ok_or_else(no_pipe)?)
+            .map_err(StartError::WorkDir)?;
         let stderr_pipe = child.stderr.take().ok_or_else(no_pipe)?;
-        let (tx, lines) = sync_channel(STDOUT_QUEUE);
-        thread::spawn(move || {
-            read_lines(stdout, STDOUT_LINE_BYTES, u64::MAX, |line| {
-                tx.send(line).is_ok()
-            });
-        });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr);
         let (done, stderr_done) = channel::<()>();
@@ -163,7 +313,7 @@ impl EngineProcess {
         Ok(EngineProcess {
             child,
             stdin,
-            lines,
+            stdout,
             stderr,
             stderr_done,
             stderr_over,
@@ -218,14 +368,26 @@ impl EngineProcess {
 
     /// Sends `line` (a command as the engine's dialect writes it); returns it.
     pub(super) fn send(&mut self, line: String) -> Result<String, WriteError> {
-        let mut line = line;
-        line.push('\n');
+        let [line] = self.send_all([line])?;
+        Ok(line)
+    }
+
+    /// Sends `lines` in one write (a move's `position` and `go`: one wake-up of the
+    /// engine, one system call); returns them.
+    pub(super) fn send_all<const N: usize>(
+        &mut self,
+        lines: [String; N],
+    ) -> Result<[String; N], WriteError> {
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in &lines {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
         self.stdin
-            .write_all(line.as_bytes())
+            .write_all(&bytes)
             .and_then(|()| self.stdin.flush())
             .map_err(WriteError)?;
-        line.pop();
-        Ok(line)
+        Ok(lines)
     }
 
     /// The next line, waiting at most until `deadline`; `Disconnected` once the engine's
@@ -234,18 +396,16 @@ impl EngineProcess {
     pub(super) fn next_line(&mut self, deadline: Instant) -> Result<String, RecvTimeoutError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self
-                .lines
-                .recv_timeout(left.min(Duration::from_millis(100)))
-            {
+            match self.stdout.next_line(left.min(Duration::from_millis(100))) {
                 Err(RecvTimeoutError::Timeout) if left.is_zero() => {
                     return Err(RecvTimeoutError::Timeout);
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     if let Ok(Some(_)) = self.child.try_wait() {
+                        // What it wrote before it exited, then nothing.
                         return self
-                            .lines
-                            .try_recv()
+                            .stdout
+                            .next_line(Duration::ZERO)
                             .map_err(|_| RecvTimeoutError::Disconnected);
                     }
                 }
@@ -296,7 +456,7 @@ impl Drop for EngineProcess {
         let until = Instant::now() + Duration::from_secs(1);
         loop {
             let left = until.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
+            match self.stdout.next_line(left) {
                 Ok(_) if !left.is_zero() => continue,
                 _ => break,
             }
