@@ -158,6 +158,7 @@ fn spawn_worker_with(
         tls_ca: None,
         cache_dir: std::env::temp_dir().join("tourney-test-cache"),
         cache_bytes: 1 << 30,
+        artifact_bytes: 1 << 30,
         build_timeout: std::time::Duration::from_secs(600),
         engine_policy: own_engines(),
         exit_when_idle: None,

@@ -2,8 +2,11 @@
 //! `GET /artifacts/{sha256}` (or a cache or CDN in front of it), following its redirect
 //! to an external URL (an object store) where the artifact was linked rather than
 //! uploaded. Whatever answers, the content is bounded and checked against its sha256: a
-//! tampered artifact is refused.
+//! tampered artifact is refused. It is streamed to a file and hashed on the way, never
+//! whole in memory, and a file left part-way by an earlier attempt is resumed (`Range`).
 
+use std::io::{Read, Write};
+use std::path::Path;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Empty};
@@ -80,28 +83,30 @@ impl Downloader {
         }
     }
 
-    /// The artifact of sha256 `sha` from `url`, at most `most` bytes, checked.
+    /// The artifact of sha256 `sha` from `url` into the file `into`, at most `most` bytes,
+    /// checked. What `into` holds already (an attempt broken off) is kept and the rest
+    /// asked for with `Range` (a server that answers the whole content starts it afresh);
+    /// a file that is not the artifact is removed.
     ///
     /// # Errors
-    /// It could not be fetched, was too big, or is not the artifact named.
+    /// It could not be fetched or written, was too big, or is not the artifact named.
     pub(crate) async fn fetch(
         &self,
         url: &str,
         sha: &str,
-        most: usize,
-    ) -> Result<Vec<u8>, DownloadError> {
-        match tokio::time::timeout(DOWNLOAD_TIMEOUT, self.follow(url, most)).await {
-            Ok(Ok((content, from))) => {
-                let got = tourney_model::sha256_hex(&content);
-                if got != sha {
-                    return Err(DownloadError::Mismatch {
-                        url: from,
-                        want: sha.to_string(),
-                        got,
-                    });
-                }
-                Ok(content)
+        most: u64,
+        into: &Path,
+    ) -> Result<(), DownloadError> {
+        match tokio::time::timeout(DOWNLOAD_TIMEOUT, self.follow(url, most, into)).await {
+            Ok(Ok((got, from))) if got != sha => {
+                let _ = std::fs::remove_file(into);
+                Err(DownloadError::Mismatch {
+                    url: from,
+                    want: sha.to_string(),
+                    got,
+                })
             }
+            Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(DownloadError::Fetch(e)),
             Err(_) => Err(DownloadError::Fetch(format!(
                 "{url}: no whole answer within {} s",
@@ -110,13 +115,24 @@ impl Downloader {
         }
     }
 
-    /// The body at `url` after its redirects, and the URL it came from.
-    async fn follow(&self, url: &str, most: usize) -> Result<(Vec<u8>, String), String> {
+    /// Fetches the body at `url`, after its redirects, onto what `into` holds; the sha256 of
+    /// the whole file and the URL it came from.
+    async fn follow(&self, url: &str, most: u64, into: &Path) -> Result<(String, String), String> {
+        use sha2::Digest;
         let mut url = url.to_string();
+        let file_error = |e: std::io::Error| format!("{}: {e}", into.display());
         for _ in 0..=MAX_REDIRECTS {
+            let (mut hasher, have) = hash_of(into).map_err(file_error)?;
             let uri: hyper::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+            let mut request = hyper::Request::get(uri.clone());
+            if have > 0 {
+                request = request.header(hyper::header::RANGE, format!("bytes={have}-"));
+            }
+            let request = request
+                .body(Empty::new())
+                .map_err(|e| format!("{url}: {e}"))?;
             let response =
-                (self.client.get(uri.clone()).await).map_err(|e| format!("{url}: {e}"))?;
+                (self.client.request(request).await).map_err(|e| format!("{url}: {e}"))?;
             let status = response.status();
             if status.is_redirection() {
                 let location = (response.headers().get(hyper::header::LOCATION))
@@ -125,31 +141,91 @@ impl Downloader {
                 url = absolute(&uri, location);
                 continue;
             }
+            // The rest after what is there, or (a server without ranges) all of it.
+            let resumed = status == hyper::StatusCode::PARTIAL_CONTENT && have > 0;
             if !status.is_success() {
                 return Err(format!("{url}: {status}"));
             }
+            let mut done = if resumed { have } else { 0 };
+            if !resumed {
+                hasher = sha2::Sha256::new();
+            }
             let declared = (response.headers().get(hyper::header::CONTENT_LENGTH))
-                .and_then(|l| l.to_str().ok()?.parse::<usize>().ok());
-            if declared.is_some_and(|n| n > most) {
+                .and_then(|l| l.to_str().ok()?.parse::<u64>().ok());
+            if declared.is_some_and(|n| done + n > most) {
                 return Err(format!(
                     "{url}: {} bytes, more than {most}",
-                    declared.unwrap_or(0)
+                    done + declared.unwrap_or(0)
                 ));
             }
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(resumed)
+                .write(true)
+                .truncate(!resumed)
+                .open(into)
+                .map_err(file_error)?;
             let mut body = response.into_body();
-            let mut content = Vec::with_capacity(declared.unwrap_or(0).min(most));
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| format!("{url}: {e}"))?;
                 if let Some(data) = frame.data_ref() {
-                    if content.len() + data.len() > most {
+                    done += data.len() as u64;
+                    if done > most {
+                        drop(file);
+                        let _ = std::fs::remove_file(into);
                         return Err(format!("{url}: more than {most} bytes"));
                     }
-                    content.extend_from_slice(data);
+                    hasher.update(data);
+                    file.write_all(data).map_err(file_error)?;
                 }
             }
-            return Ok((content, url));
+            file.flush().map_err(file_error)?;
+            return Ok((hex(hasher), url));
         }
         Err(format!("{url}: more than {MAX_REDIRECTS} redirects"))
+    }
+}
+
+/// The sha256 of the file at `path`, read in pieces (never whole in memory).
+///
+/// # Errors
+/// It cannot be read.
+pub(crate) fn sha256_of_file(path: &Path) -> std::io::Result<String> {
+    match path.exists() {
+        true => hash_of(path).map(|(hasher, _)| hex(hasher)),
+        false => Err(std::io::ErrorKind::NotFound.into()),
+    }
+}
+
+fn hex(hasher: sha2::Sha256) -> String {
+    use sha2::Digest;
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The sha256 state and length of what `path` holds (nothing when it is missing), read in
+/// pieces.
+fn hash_of(path: &Path) -> std::io::Result<(sha2::Sha256, u64)> {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((hasher, 0)),
+        Err(e) => return Err(e),
+    };
+    let mut piece = vec![0u8; 1 << 20];
+    let mut length = 0u64;
+    loop {
+        match file.read(&mut piece)? {
+            0 => return Ok((hasher, length)),
+            n => {
+                hasher.update(&piece[..n]);
+                length += n as u64;
+            }
+        }
     }
 }
 
@@ -206,39 +282,48 @@ pub(crate) mod tests {
     }
 
     #[tokio::test]
-    async fn what_comes_is_checked_by_its_hash_and_bounded() {
+    async fn what_comes_is_streamed_to_a_file_checked_by_its_hash_and_bounded() {
         let good: &'static [u8] = b"the real engine";
         let sha = tourney_model::sha256_hex(good);
         let (addr, _) = server(good);
         let downloader = Downloader::new(None);
         let url = |p: &str| format!("http://{addr}{p}");
-        assert_eq!(
-            downloader
-                .fetch(&url("/good"), &sha, 1 << 20)
-                .await
-                .unwrap(),
-            good
-        );
+        let dir = tempfile::tempdir().unwrap();
+        let into = dir.path().join("artifact.part");
+        downloader
+            .fetch(&url("/good"), &sha, 1 << 20, &into)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&into).unwrap(), good);
+        assert_eq!(sha256_of_file(&into).unwrap(), sha);
         // A redirect (as from the coordinator to an object store) is followed.
-        assert_eq!(
-            downloader
-                .fetch(&url("/moved"), &sha, 1 << 20)
-                .await
-                .unwrap(),
-            good
-        );
-        // A tampered artifact is refused, naming where it came from.
-        match downloader.fetch(&url("/bad"), &sha, 1 << 20).await {
+        std::fs::remove_file(&into).unwrap();
+        downloader
+            .fetch(&url("/moved"), &sha, 1 << 20, &into)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&into).unwrap(), good);
+        // A part left by a broken download, from a server that sends the whole content
+        // again: started afresh, not appended to.
+        std::fs::write(&into, b"the real").unwrap();
+        downloader
+            .fetch(&url("/good"), &sha, 1 << 20, &into)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&into).unwrap(), good);
+        // A tampered artifact is refused, naming where it came from, and not kept.
+        match downloader.fetch(&url("/bad"), &sha, 1 << 20, &into).await {
             Err(DownloadError::Mismatch { url: from, .. }) => assert!(from.ends_with("/bad")),
             other => panic!("{other:?}"),
         }
+        assert!(!into.exists());
         let e = downloader
-            .fetch(&url("/big"), &sha, 1 << 20)
+            .fetch(&url("/big"), &sha, 1 << 20, &into)
             .await
             .unwrap_err();
         assert!(e.to_string().contains("more than 1048576"), "{e}");
         let e = downloader
-            .fetch(&url("/gone"), &sha, 1 << 20)
+            .fetch(&url("/gone"), &sha, 1 << 20, &into)
             .await
             .unwrap_err();
         assert!(e.to_string().contains("404"), "{e}");

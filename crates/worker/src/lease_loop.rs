@@ -482,12 +482,19 @@ impl Worker {
                         %reason,
                         "pair cannot be played here"
                     );
+                    // Content that is not what its sha256 names is wrong for every worker:
+                    // the engine's fault, and the test pauses at once.
+                    let (engine, engine_fault) = match &reason {
+                        play::PlayError::Mismatch(engine) => (engine.clone(), true),
+                        _ => (String::new(), false),
+                    };
                     self.unreported.push(Outcome::Failed(pb::PairFailure {
                         tournament,
                         pair,
                         reason: reason.to_string(),
                         lease_id: lease.lease_id,
-                        ..Default::default()
+                        engine,
+                        engine_fault,
                     }));
                 }
             }
@@ -574,6 +581,7 @@ mod tests {
             tls_ca: None,
             cache_dir: std::env::temp_dir().join("tourney-lease-loop-test"),
             cache_bytes: 1 << 30,
+            artifact_bytes: 1 << 30,
             build_timeout: Duration::from_secs(600),
             engine_policy: Default::default(),
             exit_when_idle: None,

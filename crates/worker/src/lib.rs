@@ -104,6 +104,9 @@ pub struct WorkerOptions {
     /// The most bytes the cache's builds and data files may take (least recently used
     /// go first).
     pub cache_bytes: u64,
+    /// The most bytes one program or data file may have; it is streamed to the cache,
+    /// never held in memory.
+    pub artifact_bytes: u64,
     /// The most time one build from source may take.
     pub build_timeout: Duration,
     /// How outside engines are confined (the user they run as, the environment they get).
@@ -312,14 +315,14 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         worker_id: reply.worker_id,
         heartbeat: Duration::from_millis(reply.heartbeat_ms.max(100)),
         report_every: report_every(reply.report_ms),
-        fetcher: play::Fetcher::new(&base, options.tls_ca.as_deref()).bounded_by(
-            builds::BuildCache::new(
+        fetcher: (play::Fetcher::new(&base, options.tls_ca.as_deref()))
+            .at_most(options.artifact_bytes)
+            .bounded_by(builds::BuildCache::new(
                 options.cache_dir.clone(),
                 options.cache_bytes,
                 options.build_timeout,
                 options.engine_policy.clone(),
-            ),
-        ),
+            )),
     })
 }
 

@@ -147,7 +147,13 @@ pub struct Fetcher {
     base: String,
     /// The host cache whose bound is kept after each fetch (least recently used first).
     bounded: Option<crate::builds::BuildCache>,
+    /// The most bytes one artifact may have.
+    most: u64,
 }
+
+/// The most bytes an artifact (a program, a network) may have unless a worker is told
+/// otherwise (`--max-artifact-mib`).
+const DEFAULT_MAX_ARTIFACT_BYTES: u64 = 4 << 30;
 
 impl Fetcher {
     /// Fetches from `base` (`<base><sha256>`; a `/` is added if missing), trusting the
@@ -161,6 +167,15 @@ impl Fetcher {
             downloader: crate::download::Downloader::new(ca),
             base,
             bounded: None,
+            most: DEFAULT_MAX_ARTIFACT_BYTES,
+        }
+    }
+
+    /// Fetches artifacts of at most `bytes`.
+    pub fn at_most(self, bytes: u64) -> Self {
+        Fetcher {
+            most: bytes,
+            ..self
         }
     }
 
@@ -206,10 +221,20 @@ async fn fetch_artifact(
     if path.exists() && is_program(path, sha) {
         return Ok(());
     }
+    // The worker's own: engines (as another user) may run its programs and read its files,
+    // not write them or list the directories.
+    let within = parent.ends_with("files") || parent.ends_with("programs");
+    let root = parent.parent().filter(|_| within);
+    for dir in std::iter::once(parent).chain(root) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+            .map_err(|source| cache_error(dir, source))?;
+    }
+    // Streamed into its partial file (resumed from what an earlier attempt left there).
     let url = format!("{}{sha}", fetcher.base);
-    let content = fetcher
+    let partial = path.with_extension("part");
+    fetcher
         .downloader
-        .fetch(&url, sha, tourney_proto::MAX_ARTIFACT_BYTES)
+        .fetch(&url, sha, fetcher.most, &partial)
         .await
         .map_err(|e| match e {
             crate::download::DownloadError::Mismatch { .. } => {
@@ -221,17 +246,6 @@ async fn fetch_artifact(
                 message,
             },
         })?;
-    // The worker's own: engines (as another user) may run its programs and read its files,
-    // not write them or list the directories.
-    let within = parent.ends_with("files") || parent.ends_with("programs");
-    let root = parent.parent().filter(|_| within);
-    for dir in std::iter::once(parent).chain(root) {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
-            .map_err(|source| cache_error(dir, source))?;
-    }
-    let partial = path.with_extension("part");
-    let _ = std::fs::remove_file(&partial);
-    std::fs::write(&partial, &content).map_err(|source| cache_error(&partial, source))?;
     std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o555))
         .map_err(|source| cache_error(&partial, source))?;
     let _ = std::fs::remove_file(path);
@@ -288,7 +302,7 @@ fn is_program(path: &Path, sha: &str) -> bool {
     if known {
         return true;
     }
-    let same = std::fs::read(path).is_ok_and(|content| tourney_model::sha256_hex(&content) == sha);
+    let same = crate::download::sha256_of_file(path).is_ok_and(|hash| hash == sha);
     if same {
         remember_program(path, sha);
     }

@@ -171,6 +171,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
                 tls_ca: None,
                 cache_dir: dir.join("cache"),
                 cache_bytes: 1 << 30,
+                artifact_bytes: 1 << 30,
                 build_timeout: std::time::Duration::from_secs(900),
                 engine_policy: Default::default(),
                 exit_when_idle: None,

@@ -158,6 +158,7 @@ async fn run_embedded(
         tls_ca: None,
         cache_dir: args.data.join("artifacts"),
         cache_bytes: 4 << 30,
+        artifact_bytes: 4 << 30,
         build_timeout: std::time::Duration::from_secs(900),
         engine_policy: crate::support::engines::own_engines(),
         exit_when_idle: None,

@@ -53,6 +53,11 @@ pub(crate) struct WorkerArgs {
     /// go first.
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     cache_mib: u64,
+    /// The most one program or data file (a network) may have, MiB: it is streamed to the
+    /// cache and hashed on the way, never held in memory, and resumed after a broken
+    /// download.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    max_artifact_mib: u64,
     /// The most time one build from source may take, seconds (then it is killed, and its
     /// tournament paused with the log).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
@@ -209,6 +214,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         tls_ca: args.client.ca()?,
         cache_dir: args.cache.clone().unwrap_or_else(default_cache),
         cache_bytes: args.cache_mib.saturating_mul(1 << 20),
+        artifact_bytes: args.max_artifact_mib.saturating_mul(1 << 20),
         build_timeout: std::time::Duration::from_secs(args.build_timeout.max(1)),
         engine_policy,
         exit_when_idle: args.exit_when_idle.map(std::time::Duration::from_secs),

@@ -25,7 +25,9 @@ fn adjudicated_pair(
 ) -> Finished {
     use tourney_rules::{Color, Loa, Position};
     let (first, second) = (job.first.name.as_str(), job.second.name.as_str());
-    let start: Loa = job.opening.parse().unwrap();
+    let start: Loa = tourney_model::opening::position(&job.opening)
+        .parse()
+        .unwrap();
     let mut position = start;
     let mut moves = Vec::new();
     for _ in 0..2 {
@@ -46,7 +48,7 @@ fn adjudicated_pair(
             r#"{{"game":"loa","white":{},"black":{},"time_control":"nodes=1","start":"{}","moves":[{}],"result":"1-0","termination":"adjudication","meta":{{"played_on":"{end}"}}}}"#,
             player(job, white),
             player(job, black),
-            job.opening,
+            tourney_model::opening::position(&job.opening),
             moves.join(",")
         )
     };

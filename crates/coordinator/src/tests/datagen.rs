@@ -28,6 +28,7 @@ fn datagen_file(engines: &str) -> String {
 /// A game of random legal moves from `start` to its end by the rules, every move with a
 /// score, as a record between `white` and `black` of `job`.
 fn random_game(job: &PairJob, start: &str, white: &str, black: &str, seed: u64) -> String {
+    let start = tourney_model::opening::position(start);
     let start_position: Loa = start.parse().unwrap();
     let mut game = Game::new(start_position, Default::default());
     let mut state = seed;

@@ -98,7 +98,11 @@ async fn reports_say_what_was_played_and_when() {
     assert_eq!(report.openings.len(), 2);
     for o in &report.openings {
         assert_eq!((o.games, o.white_points), (2, 1.0));
-        assert_eq!(o.position, jobs[o.index as usize].opening, "{o:?}");
+        assert_eq!(
+            o.position,
+            tourney_model::opening::position(&jobs[o.index as usize].opening),
+            "{o:?}"
+        );
     }
     assert!(
         report.text().contains("Engine b      random:seed=2"),
@@ -416,12 +420,12 @@ async fn an_openings_file_of_move_sequences_is_played_from_its_offset() {
             .to_string()
     };
     assert_eq!(
-        jobs[0].opening,
+        tourney_model::opening::position(&jobs[0].opening),
         after("d1-d3"),
         "pair 0 plays the opening at offset 1"
     );
     assert_eq!(
-        jobs[1].opening,
+        tourney_model::opening::position(&jobs[1].opening),
         after("b1-b3"),
         "and the suite wraps around"
     );

@@ -88,7 +88,9 @@ pub(super) fn won_by_a_json(job: &PairJob, endings: [&str; 2]) -> String {
 pub(super) fn pair_json(job: &PairJob, winners: [&str; 2], endings: [&str; 2]) -> String {
     use tourney_rules::{Color, Loa, Position};
     let (first, second) = (job.first.name.as_str(), job.second.name.as_str());
-    let start: Loa = job.opening.parse().unwrap();
+    let start: Loa = tourney_model::opening::position(&job.opening)
+        .parse()
+        .unwrap();
     let game = |white: &str, black: &str, winner: &str, ending: &str| {
         let winner_plays = if white == winner {
             Color::White
@@ -115,7 +117,7 @@ pub(super) fn pair_json(job: &PairJob, winners: [&str; 2], endings: [&str; 2]) -
             r#"{{"game":"loa","white":{},"black":{},"time_control":"10+0.1","start":"{}","moves":[{moves}],"result":"{result}","termination":"{ending}"{meta}}}"#,
             player(job, white),
             player(job, black),
-            job.opening
+            tourney_model::opening::position(&job.opening)
         )
     };
     format!(

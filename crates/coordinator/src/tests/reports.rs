@@ -86,7 +86,10 @@ async fn a_reported_pair_must_agree_with_its_own_records() {
             .unwrap_err()
             .kind()
     };
-    let other_start = good.replace(&job.opening, "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w");
+    let other_start = good.replace(
+        tourney_model::opening::position(&job.opening),
+        "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 w",
+    );
     assert_eq!(refusal(other_start), "start");
     let illegal = won_by_a_json(job, ["crash", "crash"]).replacen(
         r#""moves":[]"#,
