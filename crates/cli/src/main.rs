@@ -150,6 +150,7 @@ enum Command {
     /// is not paused. Example: `tourney resume 7`.
     Resume(support::local::TournamentArgs),
     Exclude(commands::exclude::ExcludeArgs),
+    Link(commands::link::LinkArgs),
     Store(commands::store::StoreArgs),
     Play(commands::play::PlayArgs),
     Engine(commands::engine::EngineArgs),
@@ -216,6 +217,7 @@ fn main() -> ExitCode {
         Command::Machines(args) => commands::machines::machines(&args).map(|()| ExitCode::SUCCESS),
         Command::Note(args) => commands::cancel::note(&args).map(|()| ExitCode::SUCCESS),
         Command::Resume(args) => commands::resume::resume(&args).map(|()| ExitCode::SUCCESS),
+        Command::Link(args) => commands::link::link(&args).map(|()| ExitCode::SUCCESS),
         Command::Exclude(args) => commands::exclude::exclude(&args).map(|()| ExitCode::SUCCESS),
         Command::Store(args) => commands::store::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Engine(args) => commands::engine::engine(&args).map(|()| ExitCode::SUCCESS),

@@ -194,3 +194,87 @@ fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_s
     coordinator.kill().unwrap();
     let _ = (worker.wait(), coordinator.wait());
 }
+
+/// A loopback HTTP server answering every GET with `body`; its address.
+fn serve_file(body: Vec<u8>) -> String {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            while reader.read_line(&mut String::new()).is_ok_and(|n| n > 2) {}
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_linked_data_file_reaches_the_engine_and_a_wrong_hash_pauses_the_test() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: no python3 on the PATH for the Python examples");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
+    let sha = tourney_model::sha256_hex(&net);
+    let url = format!("http://{}/nets/net.bin", serve_file(net));
+    std::fs::copy(
+        examples().join("python/random_loa.py"),
+        dir.path().join("random_loa.py"),
+    )
+    .unwrap();
+    let (mut coordinator, port) = common::start_coordinator(0, &dir.path().join("data"));
+    let linked = common::admin(port, &["link", &url, "--sha256", &sha]);
+    assert_eq!(linked.trim(), sha);
+    let wrong = "0".repeat(64);
+    common::admin(port, &["link", &url, "--sha256", &wrong]);
+    let file = |name: &str, sha: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\ngame = \"loa\"\nformat = \"match\"\npairs = 1\n\
+                 limits = {{ movetime = 50 }}\nadjudication = {{ max_plies = 20 }}\n\n\
+                 [[engine]]\nname = \"net\"\ncommand = \"python3 random_loa.py\"\n\
+                 files = {{ \"net.bin\" = \"{sha}\" }}\n\n\
+                 [[engine]]\nname = \"random\"\nplayer = \"random\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let cache = dir.path().join("cache");
+    let mut worker = common::worker_with_cache(port, "w", &cache)
+        .arg("--allow-root-engines")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = common::submit(port, &file("linked", &sha));
+    let end = common::wait_for(port, &id, "the linked net's match", |s| {
+        s["state"] == "finished" || s["state"] == "paused"
+    });
+    assert_eq!(end["state"], "finished", "{end}");
+    let cached = std::fs::read_dir(cache.join("files"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy() == sha);
+    assert!(cached, "the net is in the host's cache under its sha256");
+    let id = common::submit(port, &file("wrong", &wrong));
+    let paused = common::wait_for(port, &id, "the wrong hash to pause", |s| {
+        s["state"] == "paused"
+    });
+    let reason = paused["paused_reason"].as_str().unwrap();
+    assert!(reason.contains("does not match its sha256"), "{reason}");
+    worker.kill().unwrap();
+    coordinator.kill().unwrap();
+    let _ = (worker.wait(), coordinator.wait());
+}

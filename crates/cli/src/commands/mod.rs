@@ -10,6 +10,7 @@ pub(crate) mod exclude;
 pub(crate) mod export;
 pub(crate) mod health;
 pub(crate) mod legal;
+pub(crate) mod link;
 pub(crate) mod machines;
 pub(crate) mod openings;
 pub(crate) mod perft;
