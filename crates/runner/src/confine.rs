@@ -394,11 +394,14 @@ pub fn refuse_root(p: &EnginePolicy) -> Option<String> {
 }
 
 /// A path from the worker's working directory made absolute, when it names something
-/// there: engines run in a directory of their own.
+/// there and is written as a path (with a `/` or a `.`: `engine.py`, `nets/nn.bin`):
+/// engines run in a directory of their own. A bare word (`random`, `loa`) is an argument,
+/// whatever the directory holds.
 fn absolute(word: &str) -> OsString {
     let path = Path::new(word);
     if path.is_relative()
         && !word.starts_with('-')
+        && word.contains(['/', '.'])
         && path.exists()
         && let Ok(full) = std::fs::canonicalize(path)
     {
@@ -784,5 +787,29 @@ pub(crate) fn limit_hit(
             limits.memory_mb
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_words_written_as_paths_that_exist_are_made_absolute() {
+        // Tests run in the crate's directory, which holds `src/` and `Cargo.toml`.
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            absolute("src/lib.rs"),
+            here.join("src/lib.rs").into_os_string()
+        );
+        assert_eq!(
+            absolute("Cargo.toml"),
+            here.join("Cargo.toml").into_os_string()
+        );
+        // A bare word is an argument even where a directory has that name (`--game loa`
+        // started beside a `loa/` directory).
+        assert_eq!(absolute("src"), OsString::from("src"));
+        assert_eq!(absolute("missing.py"), OsString::from("missing.py"));
+        assert_eq!(absolute("-src/lib.rs"), OsString::from("-src/lib.rs"));
     }
 }
