@@ -483,11 +483,15 @@ fn a_kept_process_starts_each_game_with_its_own_stderr_and_limits_left() {
     let mut setup = with_clock();
     setup.max_plies = Some(6);
     game_of(&mut outside, &setup);
-    let first = <ExternalEngine as tourney_runner::Contestant<Loa>>::stderr_tail(&outside);
-    assert!(
-        first.iter().any(|l| l.contains("misbehave: mode good")),
-        "{first:?}"
-    );
+    // Its stderr is read on a thread of its own: what it wrote comes within a moment.
+    let tail = || <ExternalEngine as tourney_runner::Contestant<Loa>>::stderr_tail(&outside);
+    let said = |lines: &[String]| lines.iter().any(|l| l.contains("misbehave: mode good"));
+    let started = Instant::now();
+    while !said(&tail()) && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let first = tail();
+    assert!(said(&first), "{first:?}");
     game_of(&mut outside, &setup);
     assert_eq!(outside.processes_started(), 1, "kept for the second game");
     let second = <ExternalEngine as tourney_runner::Contestant<Loa>>::stderr_tail(&outside);
