@@ -121,6 +121,22 @@ fn the_python_engines_pass_their_checks_and_play() {
 
 mod common;
 
+/// `dir/<name>.toml`: a LOA match of `pairs` pairs, short games, between the engine of the
+/// `[[engine]]` lines `engine` and the built-in random player.
+fn a_match(dir: &Path, name: &str, pairs: u32, engine: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\ngame = \"loa\"\nformat = \"match\"\npairs = {pairs}\n\
+             limits = {{ movetime = 50 }}\nadjudication = {{ max_plies = 40 }}\n\n\
+             [[engine]]\n{engine}\n\n[[engine]]\nname = \"random\"\nplayer = \"random\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
 #[test]
 fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_stderr() {
     if Command::new("python3").arg("--version").output().is_err() {
@@ -143,18 +159,10 @@ fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_s
     )
     .unwrap();
     let file = |name: &str, script: &str| {
-        let path = project.join(format!("{name}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name = \"{name}\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\n\
-                 limits = {{ movetime = 50 }}\nadjudication = {{ max_plies = 60 }}\n\n\
-                 [[engine]]\nname = \"py\"\ncommand = \"python3 {script} --protocol ugi\"\n\
-                 protocol = \"ugi\"\n\n[[engine]]\nname = \"random\"\nplayer = \"random\"\n"
-            ),
-        )
-        .unwrap();
-        path
+        let engine = format!(
+            "name = \"py\"\ncommand = \"python3 {script} --protocol ugi\"\nprotocol = \"ugi\""
+        );
+        a_match(&project, name, 2, &engine)
     };
     let (good, broken) = (
         file("script", "engines/py/random_loa.py"),
@@ -178,7 +186,9 @@ fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_s
     assert_eq!(end["games"], 4);
     let report = common::admin(port, &["report", &id]);
     assert!(
-        report.contains("python3 from each worker's PATH, files engines/py/random_loa.py"),
+        report.contains(
+            "protocol ugi, python3 from each worker's PATH, files engines/py/random_loa.py"
+        ),
         "{report}"
     );
     let id = common::submit(port, &broken);
@@ -237,19 +247,10 @@ fn a_linked_data_file_reaches_the_engine_and_a_wrong_hash_pauses_the_test() {
     let wrong = "0".repeat(64);
     common::admin(port, &["link", &url, "--sha256", &wrong]);
     let file = |name: &str, sha: &str| {
-        let path = dir.path().join(format!("{name}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name = \"{name}\"\ngame = \"loa\"\nformat = \"match\"\npairs = 1\n\
-                 limits = {{ movetime = 50 }}\nadjudication = {{ max_plies = 20 }}\n\n\
-                 [[engine]]\nname = \"net\"\ncommand = \"python3 random_loa.py\"\n\
-                 files = {{ \"net.bin\" = \"{sha}\" }}\n\n\
-                 [[engine]]\nname = \"random\"\nplayer = \"random\"\n"
-            ),
-        )
-        .unwrap();
-        path
+        let engine = format!(
+            "name = \"net\"\ncommand = \"python3 random_loa.py\"\nfiles = {{ \"net.bin\" = \"{sha}\" }}"
+        );
+        a_match(dir.path(), name, 1, &engine)
     };
     let cache = dir.path().join("cache");
     let mut worker = common::worker_with_cache(port, "w", &cache)

@@ -36,6 +36,9 @@ pub fn details(
             (Some(spec), _) => spec.clone(),
             (None, Some(command)) => {
                 let mut text = format!("command `{command}`");
+                if let Some(protocol) = engine.protocol.as_deref().filter(|p| *p != "tourney") {
+                    text += &format!(", protocol {protocol}");
+                }
                 match artifacts.get(&engine.name) {
                     Some(sha) => text += &format!(", program sha256 {sha}"),
                     // A bare name (an interpreter, `python3`) is each worker's own.
