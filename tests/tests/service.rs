@@ -1560,9 +1560,15 @@ async fn in_every_dialect_an_engine_that_fails_loses_its_games_through_a_worker(
     // (protocol, game, misbehaviour, the termination it loses by, what the reason says)
     let cases = [
         ("ugi", "loa", "crash", "crash", "exit status: 3"),
-        ("uci", "loa", "illegal", "illegal-move", "a1a1"),
+        (
+            "uci",
+            "loa",
+            "illegal",
+            "illegal-move",
+            "played 'a1-a1', which is not legal here",
+        ),
         ("codingame", "loa", "hang", "time-forfeit", "time"),
-        ("codingame", "amazons", "illegal", "illegal-move", "a1a1"),
+        ("codingame", "amazons", "illegal", "illegal-move", "a1-a1"),
         ("gtp", "amazons", "crash", "crash", "exit status: 3"),
     ];
     let metrics = tourney_worker::WorkerMetrics::new(&prometheus::Registry::new());
