@@ -83,6 +83,8 @@ pub(super) fn read_lines(
 /// that memory stays within one read and one line whatever the engine writes.
 pub(super) struct LineReader {
     pipe: std::process::ChildStdout,
+    /// What one read takes in, before its bytes join `buffer`.
+    chunk: Box<[u8]>,
     /// Bytes read; those from `start` on are not yet given out as lines.
     buffer: Vec<u8>,
     start: usize,
@@ -108,6 +110,7 @@ impl LineReader {
         }
         Ok(LineReader {
             pipe,
+            chunk: vec![0; STDOUT_READ].into_boxed_slice(),
             buffer: Vec::with_capacity(4096),
             start: 0,
             searched: 0,
@@ -186,16 +189,15 @@ impl LineReader {
         self.buffer.drain(..self.start);
         self.start = 0;
         loop {
-            let start = self.buffer.len();
-            self.buffer.resize(start + STDOUT_READ, 0);
-            let read = self.pipe.read(&mut self.buffer[start..]);
-            self.buffer.truncate(start + *read.as_ref().unwrap_or(&0));
-            match read {
+            match self.pipe.read(&mut self.chunk) {
                 Ok(0) => {
                     self.ended = true;
                     return Ok(true);
                 }
-                Ok(_) => return Ok(true),
+                Ok(n) => {
+                    self.buffer.extend_from_slice(&self.chunk[..n]);
+                    return Ok(true);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
