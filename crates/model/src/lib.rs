@@ -73,10 +73,12 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 /// stored by the coordinator and checked by the workers that fetch them.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// `bytes` as lowercase hex (a digest as artifacts are named).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ impl Downloader {
                 }
             }
             file.flush().map_err(file_error)?;
-            return Ok((hex(hasher), url));
+            return Ok((tourney_model::hex(&hasher.finalize()), url));
         }
         Err(format!("{url}: more than {MAX_REDIRECTS} redirects"))
     }
@@ -191,19 +191,11 @@ impl Downloader {
 /// # Errors
 /// It cannot be read.
 pub(crate) fn sha256_of_file(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
     match path.exists() {
-        true => hash_of(path).map(|(hasher, _)| hex(hasher)),
+        true => hash_of(path).map(|(hasher, _)| tourney_model::hex(&hasher.finalize())),
         false => Err(std::io::ErrorKind::NotFound.into()),
     }
-}
-
-fn hex(hasher: sha2::Sha256) -> String {
-    use sha2::Digest;
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The sha256 state and length of what `path` holds (nothing when it is missing), read in
