@@ -667,9 +667,16 @@ async fn failed_logins_are_throttled_per_user_and_bodies_are_bounded() {
             let body = format!(r#"{{"name": "{name}", "password": "{password}"}}"#);
             request_with("POST", &host, "/api/v1/login", &[], Some(&body)).unwrap()
         };
-        for _ in 0..5 {
-            assert_eq!(try_login("ann", "a wrong password").0, 401);
-        }
+        // Guesses at once are reserved before their hash: exactly five are checked,
+        // however many come together; the rest wait.
+        let codes: Vec<u16> = std::thread::scope(|scope| {
+            let guesses: Vec<_> = (0..48)
+                .map(|_| scope.spawn(|| try_login("ann", "a wrong password").0))
+                .collect();
+            guesses.into_iter().map(|g| g.join().unwrap()).collect()
+        });
+        assert_eq!(codes.iter().filter(|&&c| c == 401).count(), 5, "{codes:?}");
+        assert!(codes.iter().all(|&c| c == 401 || c == 429), "{codes:?}");
         // Now even the right password waits, and says how long.
         let (code, head, _) = try_login("ann", "ann-long-password");
         assert_eq!(code, 429);
@@ -682,6 +689,18 @@ async fn failed_logins_are_throttled_per_user_and_bodies_are_bounded() {
         assert!((1..=900).contains(&retry), "{retry}");
         // An unknown name is refused like a wrong password.
         assert_eq!(try_login("nobody", "whatever-password").0, 401);
+        // Every answer carries the page's safety headers.
+        let (_, head, _) = request_with("GET", &host, "/", &[], None).unwrap();
+        let policy = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-security-policy: "))
+            .unwrap_or_else(|| panic!("{head}"));
+        assert!(
+            policy.contains("script-src 'self'") && !policy.contains("unsafe"),
+            "{policy}"
+        );
+        assert!(head.contains("x-frame-options: DENY"), "{head}");
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
         let huge = format!(r#"{{"name": "ann", "password": "{}"}}"#, "x".repeat(10_000));
         let code = request_with("POST", &host, "/api/v1/login", &[], Some(&huge))
             .unwrap()

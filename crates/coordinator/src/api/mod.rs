@@ -4,6 +4,8 @@
 pub mod artifacts;
 pub mod auth;
 pub mod dashboard;
+pub mod safety;
 pub mod server;
 pub mod service;
+pub mod throttle;
 pub mod web;

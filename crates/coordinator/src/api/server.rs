@@ -207,7 +207,12 @@ fn with_http(
     }
     let dashboard = dashboard
         .merge(crate::api::web::router(Arc::clone(&coordinator), secure))
-        .merge(crate::api::artifacts::router(Arc::clone(&coordinator)));
+        .merge(crate::api::artifacts::router(Arc::clone(&coordinator)))
+        .layer(axum::middleware::map_response(
+            |response: axum::response::Response| async move {
+                crate::api::safety::with_safety_headers(response)
+            },
+        ));
     let metrics = axum::routing::get(move || {
         let coordinator = Arc::clone(&coordinator);
         async move {

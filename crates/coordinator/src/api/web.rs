@@ -1,5 +1,5 @@
-//! The dashboard's logins and actions: a user logs in with its password (throttled per
-//! user and per address) and gets a session cookie (`HttpOnly`, `SameSite=Strict`, `Secure`
+//! The dashboard's logins and actions: a user logs in with its password (throttled: see
+//! [`crate::api::throttle`]) and gets a session cookie (`HttpOnly`, `SameSite=Strict`, `Secure`
 //! under TLS, with an expiry); every action is a `POST` that carries the session's CSRF
 //! token in the `X-CSRF-Token` header and is checked against the user's role by the same
 //! [`Coordinator`] methods as the Admin service.
@@ -14,9 +14,7 @@
 //! - `GET /api/v1/log?before=N&limit=N`: the events log (any logged-in user).
 //! - `/api/v1/account/...`: the user's own tokens and password, and (admins) the users.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Request};
@@ -27,6 +25,7 @@ use serde::Deserialize;
 
 use crate::accounts::{Principal, SESSION_MS};
 use crate::api::dashboard::{client_address, query_pairs};
+use crate::api::throttle::Throttle;
 use crate::state::Coordinator;
 use crate::types::CoordinatorError;
 
@@ -34,49 +33,13 @@ use crate::types::CoordinatorError;
 pub const SESSION_COOKIE: &str = "tourney_session";
 /// The header that carries a session's CSRF token.
 pub const CSRF_HEADER: &str = "x-csrf-token";
-/// Failed logins a user name may have in a [`THROTTLE_WINDOW`] before it is refused.
-pub const FAILURES_PER_USER: u32 = 5;
-/// Failed logins one address may have in a [`THROTTLE_WINDOW`].
-pub const FAILURES_PER_ADDRESS: u32 = 20;
-/// The window of the login throttle.
-pub const THROTTLE_WINDOW: Duration = Duration::from_secs(15 * 60);
-/// Names and addresses the throttle remembers at most (the oldest windows go first).
-pub const THROTTLE_KEYS: usize = 10_000;
 /// The largest login body read.
 const MAX_LOGIN_BODY: usize = 4096;
-
-/// Failed logins per user name and per address, in windows.
-#[derive(Default)]
-struct Throttle(Mutex<HashMap<String, (Instant, u32)>>);
-
-impl Throttle {
-    /// How long `key` must wait before trying again, if it has had `most` failures in its
-    /// window.
-    fn wait(&self, key: &str, most: u32) -> Option<Duration> {
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let &(since, failures) = map.get(key)?;
-        let left = THROTTLE_WINDOW.saturating_sub(since.elapsed());
-        (failures >= most && !left.is_zero()).then_some(left)
-    }
-
-    /// Counts a failure of `key`.
-    fn fail(&self, key: String) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.retain(|_, (since, _)| since.elapsed() < THROTTLE_WINDOW);
-        if map.len() >= THROTTLE_KEYS && !map.contains_key(&key) {
-            let oldest = map.iter().min_by_key(|(_, (since, _))| *since);
-            if let Some(oldest) = oldest.map(|(k, _)| k.clone()) {
-                map.remove(&oldest);
-            }
-        }
-        map.entry(key).or_insert((Instant::now(), 0)).1 += 1;
-    }
-}
 
 /// The routes, to merge into the dashboard's. `secure`: the server speaks TLS, so the
 /// cookie is `Secure`.
 pub fn router(coordinator: Arc<Coordinator>, secure: bool) -> axum::Router {
-    let throttle = Arc::new(Throttle::default());
+    let throttle = Arc::new(Throttle::new());
     let c = || Arc::clone(&coordinator);
     let (login_c, logout_c, me_c, log_c) = (c(), c(), c(), c());
     let (act_c, submit_c, account_c, file_c) = (c(), c(), c(), c());
@@ -193,35 +156,36 @@ async fn login(
             "expected {\"name\": ..., \"password\": ...}",
         );
     };
-    let (user_key, address_key) = (format!("user {name}"), format!("address {address}"));
-    let waits = [
-        throttle.wait(&user_key, FAILURES_PER_USER),
-        throttle.wait(&address_key, FAILURES_PER_ADDRESS),
-    ];
-    if let Some(wait) = waits.into_iter().flatten().max() {
-        let mut response = refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too many failed logins: try again later",
-        );
-        if let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
+    // Counted as failed before the hash, and given back if it succeeds.
+    let (attempt, hashing) = match throttle.reserve(&name, &address.to_string()) {
+        Ok(reserved) => reserved,
+        Err(wait) => {
+            let mut response = refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many logins: try again later",
+            );
+            if let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            return response;
         }
-        return response;
-    }
-    let checked =
-        tokio::task::spawn_blocking(move || (coordinator.login(&name, &password), name)).await;
+    };
+    let checked = tokio::task::spawn_blocking(move || {
+        let _hashing = hashing;
+        (coordinator.login(&name, &password), name)
+    })
+    .await;
     let Ok((result, name)) = checked else {
         return refuse(StatusCode::INTERNAL_SERVER_ERROR, "the login failed");
     };
     match result {
         Ok(Some((session, csrf))) => {
+            throttle.succeeded(attempt);
             let mut response = json(&serde_json::json!({ "name": name, "csrf": csrf }));
             set_cookie(&mut response, &session, SESSION_MS / 1000, secure);
             response
         }
         Ok(None) => {
-            throttle.fail(user_key);
-            throttle.fail(address_key);
             tracing::info!(%address, "a login failed");
             refuse(StatusCode::UNAUTHORIZED, "wrong name or password")
         }

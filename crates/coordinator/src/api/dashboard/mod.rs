@@ -108,8 +108,15 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
                     .await;
                     match page {
                         Ok(Ok(html)) => {
-                            ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html)
-                                .into_response()
+                            let headers = [
+                                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                                // The report's own style sheet is inline.
+                                (
+                                    header::CONTENT_SECURITY_POLICY,
+                                    crate::api::safety::REPORT_POLICY,
+                                ),
+                            ];
+                            (headers, html).into_response()
                         }
                         Ok(Err(e)) => {
                             (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
