@@ -14,10 +14,14 @@ use tourney_worker::{TokenInterceptor, connect};
 
 /// A served coordinator whose store holds `program`; its address (`127.0.0.1:PORT`).
 async fn serving(program: &[u8], dir: &tempfile::TempDir) -> String {
+    serving_with(program, dir, Settings::default()).await
+}
+
+/// [`serving`] with `settings`.
+async fn serving_with(program: &[u8], dir: &tempfile::TempDir, settings: Settings) -> String {
     let store = Store::open(dir.path()).unwrap();
     store.put_artifact(program).unwrap();
-    let coordinator =
-        Coordinator::open(store, Settings::default(), &prometheus::Registry::new()).unwrap();
+    let coordinator = Coordinator::open(store, settings, &prometheus::Registry::new()).unwrap();
     let options = ServerOptions {
         worker_tokens: Some(Tokens::new(vec![("box1".into(), "w-secret".into())])),
         admin_tokens: Some(Tokens::new(vec![("default".into(), "a-secret".into())])),
@@ -74,6 +78,76 @@ async fn artifacts_are_served_by_hash_immutable_with_their_hash_as_etag() {
     let (_, _, metrics) = get(&addr, "/metrics", &[]).await;
     let sent = format!("tourney_artifact_bytes_sent_total {}", program.len());
     assert!(metrics.contains(&sent), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_big_artifact_is_streamed_whole_or_from_where_a_download_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let program: Vec<u8> = (0..3_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let sha = tourney_model::sha256_hex(&program);
+    let addr = serving(&program, &dir).await;
+    let path = format!("/artifacts/{sha}");
+    let text = |range: std::ops::Range<usize>| String::from_utf8(program[range].to_vec()).unwrap();
+    let (status, head, body) = get(&addr, &path, &[]).await;
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(body, text(0..3_000_000));
+    assert_eq!(header(&head, "content-length"), Some("3000000"));
+    assert_eq!(header(&head, "accept-ranges"), Some("bytes"));
+    // The rest after what a broken download kept, and a part in the middle.
+    let (status, head, body) = get(&addr, &path, &[("Range", "bytes=2999990-".into())]).await;
+    assert_eq!(status, 206, "{head}");
+    assert_eq!(body, text(2_999_990..3_000_000));
+    assert_eq!(
+        header(&head, "content-range"),
+        Some("bytes 2999990-2999999/3000000")
+    );
+    let (status, _, body) = get(&addr, &path, &[("Range", "bytes=1048570-1048579".into())]).await;
+    assert_eq!((status, body), (206, text(1_048_570..1_048_580)));
+    // Nothing after the end: a download that had it all.
+    let (status, head, _) = get(&addr, &path, &[("Range", "bytes=3000000-".into())]).await;
+    assert_eq!(status, 416, "{head}");
+    assert_eq!(header(&head, "content-range"), Some("bytes */3000000"));
+    // Several ranges are not taken: the whole content comes.
+    let (status, _, body) = get(&addr, &path, &[("Range", "bytes=0-1,5-6".into())]).await;
+    assert_eq!((status, body.len()), (200, 3_000_000));
+}
+
+#[tokio::test]
+async fn uploads_are_streamed_in_and_bounded_by_the_coordinators_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        max_artifact_bytes: 3 << 20,
+        ..Settings::default()
+    };
+    let addr = serving_with(b"unrelated", &dir, settings).await;
+    let mut admin = AdminClient::with_interceptor(
+        connect(&format!("http://{addr}"), None).await.unwrap(),
+        TokenInterceptor::new(Some("a-secret")),
+    );
+    let pieces = |mib: usize| {
+        let pieces: Vec<pb::UploadArtifactRequest> = (0..mib)
+            .map(|i| pb::UploadArtifactRequest {
+                content: vec![i as u8; 1 << 20],
+            })
+            .collect();
+        tokio_stream::iter(pieces)
+    };
+    let whole: Vec<u8> = (0..3).flat_map(|i| vec![i as u8; 1 << 20]).collect();
+    let sha = (admin.upload_artifact(pieces(3)).await)
+        .unwrap()
+        .into_inner()
+        .sha256;
+    assert_eq!(sha, tourney_model::sha256_hex(&whole));
+    let (status, _, _) = get(&addr, &format!("/artifacts/{sha}"), &[]).await;
+    assert_eq!(status, 200);
+    let e = admin.upload_artifact(pieces(4)).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted);
+    assert!(e.message().contains("at most 3 MiB"), "{}", e.message());
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 2, "the refused upload left nothing: {files:?}");
 }
 
 #[tokio::test]

@@ -292,14 +292,6 @@ impl Coordinator {
         &self.metrics
     }
 
-    /// An artifact by sha256.
-    ///
-    /// # Errors
-    /// The store failed.
-    pub fn artifact(&self, sha: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
-        Ok(self.store.artifact(sha)?)
-    }
-
     /// How often workers should beat and report now: stretched with the fleet.
     pub fn cadence(&self) -> crate::cadence::Cadence {
         let workers = self.lock().fleet.registered() as u64;

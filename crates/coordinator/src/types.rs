@@ -67,6 +67,8 @@ pub struct Settings {
     /// Where workers fetch artifacts by sha256 (a cache or CDN in front of `/artifacts/`);
     /// empty: the coordinator's own `/artifacts/`.
     pub artifacts_url: String,
+    /// The most bytes an uploaded artifact (a program, a network) may have.
+    pub max_artifact_bytes: u64,
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
@@ -92,6 +94,7 @@ impl Default for Settings {
             approval: true,
             dashboard_login: false,
             artifacts_url: String::new(),
+            max_artifact_bytes: tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),

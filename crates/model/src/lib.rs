@@ -76,6 +76,42 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&sha2::Sha256::digest(bytes))
 }
 
+/// Feeds all that `reader` gives into `hasher` a piece at a time (never whole in memory);
+/// the number of bytes read.
+///
+/// # Errors
+/// Reading failed.
+pub fn hash_reader(
+    hasher: &mut sha2::Sha256,
+    mut reader: impl std::io::Read,
+) -> std::io::Result<u64> {
+    use sha2::Digest;
+    let mut piece = vec![0u8; 1 << 20];
+    let mut length = 0u64;
+    loop {
+        match reader.read(&mut piece) {
+            Ok(0) => return Ok(length),
+            Ok(n) => {
+                hasher.update(&piece[..n]);
+                length += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The sha256 (lowercase hex) of all that `reader` gives, read in pieces.
+///
+/// # Errors
+/// Reading failed.
+pub fn sha256_of_reader(reader: impl std::io::Read) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hash_reader(&mut hasher, reader)?;
+    Ok(hex(&hasher.finalize()))
+}
+
 /// `bytes` as lowercase hex (a digest as artifacts are named).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -83,6 +119,19 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reader_hashes_as_its_bytes_do() {
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+        assert_eq!(
+            super::sha256_of_reader(&bytes[..]).unwrap(),
+            super::sha256_hex(&bytes)
+        );
+        assert_eq!(
+            super::sha256_of_reader(&b""[..]).unwrap(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
     #[test]
     fn printable_text_has_no_control_character_but_newline_and_tab() {
         assert_eq!(super::printable("a\tb\nc"), "a\tb\nc");

@@ -14,8 +14,10 @@ pub mod v1 {
         tonic::include_file_descriptor_set!("tourney_descriptor");
 }
 
-/// The largest outside engine program (artifact) that can be uploaded, stored and fetched.
-pub const MAX_ARTIFACT_BYTES: usize = 64 << 20;
+/// The most bytes an artifact (a program, a network) may have unless a coordinator or
+/// worker is told otherwise (`--max-artifact-mib`): 4 GiB, room for the largest networks
+/// engines of these games carry. Artifacts are streamed, never held whole in memory.
+pub const DEFAULT_MAX_ARTIFACT_BYTES: u64 = 4 << 30;
 /// The most bytes of an artifact one upload or fetch message carries.
 pub const ARTIFACT_CHUNK: usize = 1 << 20;
 

@@ -13,7 +13,6 @@
 //! | `summaries` | id (u64) | pairs covered (u64) ‖ a coordinator's summary of the tournament (opaque here) |
 //! | `openings` | id (u64) | the tournament's opening suite, one a line, LZ4-compressed |
 //! | `versions` | name | an [`EngineVersion`] as JSON |
-//! | `artifacts` | sha256 (hex) | an outside engine's program |
 //! | `artifact_links` | sha256 (hex) | the URL of an artifact kept elsewhere (an object store) |
 //!
 //! A batch of pair results is committed in one transaction with their digests, and
@@ -26,6 +25,9 @@
 //! migrated when opened: every record is written again in the compact encoding with its
 //! digest, in batches, and the schema is marked 3 at the end (an interrupted migration
 //! starts again where it stopped, as every record reads in any encoding).
+//!
+//! Engines' programs and data files are files beside the trees, in the store's
+//! `artifacts/` directory, named by their sha256 (see `artifacts`).
 
 #![deny(missing_docs)]
 
@@ -35,6 +37,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tourney_model::version::EngineVersion;
 
 mod accounts;
+mod artifacts;
 mod codec;
 mod migrate;
 mod records;
@@ -44,6 +47,7 @@ mod tests;
 mod verify;
 
 pub use accounts::{AccountError, MAX_EVENTS, MAX_SESSIONS, MAX_TOKENS_PER_USER, MAX_USERS};
+pub use artifacts::ArtifactUpload;
 use codec::decode as decode_pair;
 pub use codec::{GameJson, PairDigest, PairGames};
 pub use records::{OpeningSuite, PairRecord, TournamentRecord, WorkerExclusion};
@@ -93,6 +97,17 @@ pub enum StoreError {
         /// Version expected.
         expected: u64,
     },
+    /// An artifact's file could not be written or read.
+    #[error("artifact file {path}: {source}")]
+    Artifact {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// An artifact is refused (too big, or no room for it on the disk).
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// sled's page cache by default, MiB.
@@ -109,6 +124,8 @@ pub struct Store {
     cache_bytes: u64,
     /// Serialises pair commits: check-then-insert is atomic per batch.
     pair_writer: Arc<Mutex<()>>,
+    /// Where artifacts' files are kept.
+    artifacts: artifacts::ArtifactDir,
 }
 
 /// The open database and its trees.
@@ -122,7 +139,6 @@ pub(crate) struct Trees {
     summaries: sled::Tree,
     openings: sled::Tree,
     versions: sled::Tree,
-    artifacts: sled::Tree,
     artifact_links: sled::Tree,
     users: sled::Tree,
     user_tokens: sled::Tree,
@@ -185,12 +201,15 @@ impl Store {
     /// As [`Store::open`].
     pub fn open_with_cache(path: &Path, cache_mb: u64) -> Result<Store, StoreError> {
         let cache_bytes = cache_mb.max(1) << 20;
-        Ok(Store {
+        let store = Store {
             trees: Arc::new(RwLock::new(Self::open_trees(path, cache_bytes)?)),
             path: Some(path.to_path_buf()),
             cache_bytes,
             pair_writer: Default::default(),
-        })
+            artifacts: artifacts::ArtifactDir::inside(path)?,
+        };
+        store.move_artifacts_out()?;
+        Ok(store)
     }
 
     fn open_trees(path: &Path, cache_bytes: u64) -> Result<Trees, StoreError> {
@@ -298,6 +317,7 @@ impl Store {
             path: None,
             cache_bytes: 0,
             pair_writer: Default::default(),
+            artifacts: artifacts::ArtifactDir::temporary()?,
         })
     }
 
@@ -321,7 +341,6 @@ impl Store {
             summaries: db.open_tree("summaries")?,
             openings: db.open_tree("openings")?,
             versions: db.open_tree("versions")?,
-            artifacts: db.open_tree("artifacts")?,
             artifact_links: db.open_tree("artifact_links")?,
             users: db.open_tree("users")?,
             user_tokens: db.open_tree("user_tokens")?,
@@ -643,59 +662,6 @@ impl Store {
             .get(pair_key(tournament, pair))?
             .map(|v| decode_pair(&v))
             .transpose()
-    }
-
-    /// Stores an artifact; returns its sha256 (hex).
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn put_artifact(&self, bytes: &[u8]) -> Result<String, StoreError> {
-        let hash = tourney_model::sha256_hex(bytes);
-        self.t().artifacts.insert(hash.as_bytes(), bytes)?;
-        Ok(hash)
-    }
-
-    /// Whether an artifact with this sha256 is stored, or linked (without reading it).
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn has_artifact(&self, sha256: &str) -> Result<bool, StoreError> {
-        let t = self.t();
-        Ok(t.artifacts.contains_key(sha256.as_bytes())?
-            || t.artifact_links.contains_key(sha256.as_bytes())?)
-    }
-
-    /// Links the artifact of sha256 `sha256` to `url`, where workers fetch it (and check
-    /// its hash); the caller checks both.
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn link_artifact(&self, sha256: &str, url: &str) -> Result<(), StoreError> {
-        self.t()
-            .artifact_links
-            .insert(sha256.as_bytes(), url.as_bytes())?;
-        Ok(())
-    }
-
-    /// The URL an artifact is linked to, if it is.
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn artifact_link(&self, sha256: &str) -> Result<Option<String>, StoreError> {
-        Ok((self.t().artifact_links.get(sha256.as_bytes())?)
-            .map(|v| String::from_utf8_lossy(&v).into_owned()))
-    }
-
-    /// An artifact by sha256.
-    ///
-    /// # Errors
-    /// sled errors.
-    pub fn artifact(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .t()
-            .artifacts
-            .get(sha256.as_bytes())?
-            .map(|v| v.to_vec()))
     }
 
     /// Makes everything written so far durable.

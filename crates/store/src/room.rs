@@ -11,27 +11,8 @@ impl Store {
         let Some(path) = &self.path else {
             return true;
         };
-        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        let Some(Disk { free, size, limit }) = disk_of(path) else {
             return false;
-        };
-        // SAFETY: statvfs writes into the zeroed struct it is given; getrlimit likewise.
-        let (free, size, limit) = unsafe {
-            let mut fs: libc::statvfs = std::mem::zeroed();
-            let (free, size) = if libc::statvfs(c_path.as_ptr(), &mut fs) == 0 {
-                (
-                    fs.f_bavail.saturating_mul(fs.f_frsize),
-                    fs.f_blocks.saturating_mul(fs.f_frsize),
-                )
-            } else {
-                (0, 0)
-            };
-            let mut limit: libc::rlimit = std::mem::zeroed();
-            let limit = if libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) == 0 {
-                limit.rlim_cur
-            } else {
-                libc::RLIM_INFINITY
-            };
-            (free, size, limit)
         };
         let largest = std::fs::read_dir(path)
             .into_iter()
@@ -41,14 +22,21 @@ impl Store {
             .map(|m| m.len())
             .max()
             .unwrap_or(0);
-        let space = if limit == libc::RLIM_INFINITY {
-            size
-        } else {
-            size.min(limit)
-        };
-        let reserve = recovery_reserve(space);
-        let under_limit = limit == libc::RLIM_INFINITY || limit.saturating_sub(largest) >= reserve;
+        let reserve = recovery_reserve(limit.map_or(size, |limit| size.min(limit)));
+        let under_limit = limit.is_none_or(|limit| limit.saturating_sub(largest) >= reserve);
         free >= reserve && under_limit
+    }
+
+    /// Whether `bytes` more can be written beside the store (an artifact's next piece)
+    /// and still leave it twice the room it needs to be opened again after a failed
+    /// write ([`recovery_reserve`]).
+    pub(crate) fn has_room_for(&self, bytes: u64) -> bool {
+        let Some(path) = &self.path else {
+            return true;
+        };
+        disk_of(path).is_some_and(|Disk { free, size, .. }| {
+            free.saturating_sub(bytes) >= 2 * recovery_reserve(size)
+        })
     }
 
     /// Whether the store takes writes again: writes, flushes and removes a probe.
@@ -60,6 +48,37 @@ impl Store {
         self.flush().await?;
         self.t().meta.remove("probe")?;
         self.flush().await
+    }
+}
+
+/// A file system's room, as `statvfs` and `getrlimit` tell it.
+struct Disk {
+    /// Bytes free to this process.
+    free: u64,
+    /// Bytes in all.
+    size: u64,
+    /// The process's file-size limit, if it has one.
+    limit: Option<u64>,
+}
+
+/// The room of the file system `path` is on; `None` if it cannot be known.
+fn disk_of(path: &std::path::Path) -> Option<Disk> {
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct it is given; getrlimit likewise.
+    unsafe {
+        let mut fs: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c_path.as_ptr(), &mut fs) != 0 {
+            return None;
+        }
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        let limit = (libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY)
+            .then_some(limit.rlim_cur);
+        Some(Disk {
+            free: fs.f_bavail.saturating_mul(fs.f_frsize),
+            size: fs.f_blocks.saturating_mul(fs.f_frsize),
+            limit,
+        })
     }
 }
 

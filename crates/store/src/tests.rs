@@ -5,6 +5,7 @@ use tourney_model::GameRecord;
 use tourney_model::tournament::{PairOutcome, State};
 
 use super::*;
+use std::os::unix::fs::PermissionsExt;
 
 #[test]
 fn the_room_to_recover_scales_with_the_volume() {
@@ -224,7 +225,10 @@ fn records_survive_a_reopen() {
         "ids are never reused"
     );
     let sha = tourney_model::sha256_hex(b"#!/bin/sh\n");
-    assert_eq!(store.artifact(&sha).unwrap().unwrap(), b"#!/bin/sh\n");
+    assert_eq!(
+        store.read_artifact(&sha, 0, 1 << 20).unwrap().unwrap(),
+        (b"#!/bin/sh\n".to_vec(), 10)
+    );
 }
 
 #[test]
@@ -500,11 +504,9 @@ fn verify_reads_everything_back_and_names_what_is_damaged() {
         .insert(pair_key(1, 1), &stored[..stored.len() / 2])
         .unwrap();
     commit(&store, &[pair(9, 0, 1)]).unwrap();
-    store
-        .t()
-        .artifacts
-        .insert(sha.as_bytes(), &b"changed"[..])
-        .unwrap();
+    let file = dir.path().join("artifacts").join(&sha);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&file, b"changed").unwrap();
     let found = store.verify().unwrap();
     assert_eq!((found.pairs, found.damaged), (1, 3), "{found:?}");
     let problems = found.problems.join("\n");
@@ -528,4 +530,96 @@ fn pairs_of(store: &Store, tournament: u64) -> Result<Vec<PairRecord>, StoreErro
         .values()
         .map(|v| decode_pair(&v?))
         .collect()
+}
+
+#[test]
+fn an_artifact_is_streamed_in_hashed_and_read_in_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let content: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let mut upload = store.upload_artifact(u64::MAX).unwrap();
+    for chunk in content.chunks(1 << 20) {
+        upload.write(chunk).unwrap();
+    }
+    assert_eq!(upload.len(), 3_000_000);
+    let sha = upload.finish().unwrap();
+    assert_eq!(sha, tourney_model::sha256_hex(&content));
+    assert!(store.has_artifact(&sha).unwrap());
+    assert_eq!(store.artifact_size(&sha).unwrap(), Some(3_000_000));
+    let (middle, size) = store.read_artifact(&sha, 1_000_000, 10).unwrap().unwrap();
+    assert_eq!(
+        (&middle[..], size),
+        (&content[1_000_000..1_000_010], 3_000_000)
+    );
+    let (tail, _) = store
+        .read_artifact(&sha, 2_999_998, 1 << 20)
+        .unwrap()
+        .unwrap();
+    assert_eq!(tail, &content[2_999_998..]);
+    let (past, _) = store.read_artifact(&sha, 5_000_000, 10).unwrap().unwrap();
+    assert!(past.is_empty());
+    // The same content again is the same artifact; only named files are in the directory.
+    assert_eq!(store.put_artifact(&content).unwrap(), sha);
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [sha]);
+}
+
+#[test]
+fn an_artifact_past_its_bound_is_refused_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut upload = store.upload_artifact(2 << 20).unwrap();
+    upload.write(&[7; 1 << 20]).unwrap();
+    upload.write(&[7; 1 << 20]).unwrap();
+    let e = upload.write(&[7]).unwrap_err().to_string();
+    assert!(e.contains("at most 2 MiB"), "{e}");
+    drop(upload);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("artifacts"))
+            .unwrap()
+            .count(),
+        0,
+        "the refused upload's file is gone"
+    );
+}
+
+#[test]
+fn only_sha256_names_reach_the_artifact_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    std::fs::write(dir.path().join("secret"), b"x").unwrap();
+    for name in ["../secret", "secret", "conf", &"A".repeat(64)] {
+        assert_eq!(store.read_artifact(name, 0, 10).unwrap(), None, "{name}");
+        assert!(!store.has_artifact(name).unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn older_stores_artifacts_move_to_files_and_unfinished_uploads_go() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let sha = tourney_model::sha256_hex(b"old program");
+        let tree = store.t().db.open_tree("artifacts").unwrap();
+        tree.insert(sha.as_bytes(), &b"old program"[..]).unwrap();
+        // An upload a killed coordinator left halfway.
+        std::fs::write(dir.path().join("artifacts/.incoming-1-0"), b"half").unwrap();
+        store.t().db.flush().unwrap();
+    }
+    let store = reopen(dir.path());
+    let sha = tourney_model::sha256_hex(b"old program");
+    assert_eq!(
+        store.read_artifact(&sha, 0, 100).unwrap(),
+        Some((b"old program".to_vec(), 11))
+    );
+    assert!(store.t().db.open_tree("artifacts").unwrap().is_empty());
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [sha], "the unfinished upload's file is removed");
+    assert_eq!(store.verify().unwrap().artifacts, 1);
 }

@@ -100,15 +100,8 @@ impl Store {
                 ));
             }
         }
-        for entry in trees.artifacts.iter() {
-            let (key, value) = entry?;
-            let name = String::from_utf8_lossy(&key).into_owned();
-            if tourney_model::sha256_hex(&value) == name {
-                out.artifacts += 1;
-            } else {
-                problem(format!("artifact {name}: its content has another sha256"));
-            }
-        }
+        drop(trees);
+        out.artifacts = self.verify_artifacts(&mut problem);
         Ok(out)
     }
 }

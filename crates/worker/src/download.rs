@@ -5,7 +5,7 @@
 //! tampered artifact is refused. It is streamed to a file and hashed on the way, never
 //! whole in memory, and a file left part-way by an earlier attempt is resumed (`Range`).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -141,6 +141,10 @@ impl Downloader {
                 url = absolute(&uri, location);
                 continue;
             }
+            // Nothing after what is there: it is whole (a fetch stopped before its rename).
+            if status == hyper::StatusCode::RANGE_NOT_SATISFIABLE && have > 0 {
+                return Ok((tourney_model::hex(&hasher.finalize()), url));
+            }
             // The rest after what is there, or (a server without ranges) all of it.
             let resumed = status == hyper::StatusCode::PARTIAL_CONTENT && have > 0;
             if !status.is_success() {
@@ -191,11 +195,7 @@ impl Downloader {
 /// # Errors
 /// It cannot be read.
 pub(crate) fn sha256_of_file(path: &Path) -> std::io::Result<String> {
-    use sha2::Digest;
-    match path.exists() {
-        true => hash_of(path).map(|(hasher, _)| tourney_model::hex(&hasher.finalize())),
-        false => Err(std::io::ErrorKind::NotFound.into()),
-    }
+    tourney_model::sha256_of_reader(std::fs::File::open(path)?)
 }
 
 /// The sha256 state and length of what `path` holds (nothing when it is missing), read in
@@ -203,22 +203,12 @@ pub(crate) fn sha256_of_file(path: &Path) -> std::io::Result<String> {
 fn hash_of(path: &Path) -> std::io::Result<(sha2::Sha256, u64)> {
     use sha2::Digest;
     let mut hasher = sha2::Sha256::new();
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((hasher, 0)),
+    let length = match std::fs::File::open(path) {
+        Ok(file) => tourney_model::hash_reader(&mut hasher, file)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
         Err(e) => return Err(e),
     };
-    let mut piece = vec![0u8; 1 << 20];
-    let mut length = 0u64;
-    loop {
-        match file.read(&mut piece)? {
-            0 => return Ok((hasher, length)),
-            n => {
-                hasher.update(&piece[..n]);
-                length += n as u64;
-            }
-        }
-    }
+    Ok((hasher, length))
 }
 
 /// `location` (absolute, or a path on `base`'s server) as an absolute URL.
@@ -259,6 +249,7 @@ pub(crate) mod tests {
                     "/bad" => ("200 OK", String::new(), b"tampered!"),
                     "/moved" => ("302 Found", "Location: /good\r\n".into(), b""),
                     "/big" => ("200 OK", String::new(), b""),
+                    "/done" => ("416 Range Not Satisfiable", String::new(), b""),
                     _ => ("404 Not Found", String::new(), b""),
                 };
                 let length = if path == "/big" { 1 << 30 } else { body.len() };
@@ -300,6 +291,13 @@ pub(crate) mod tests {
         std::fs::write(&into, b"the real").unwrap();
         downloader
             .fetch(&url("/good"), &sha, 1 << 20, &into)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&into).unwrap(), good);
+        // A part that is the whole (a fetch stopped before its rename): nothing comes
+        // after it, and it is kept as it is the artifact.
+        downloader
+            .fetch(&url("/done"), &sha, 1 << 20, &into)
             .await
             .unwrap();
         assert_eq!(std::fs::read(&into).unwrap(), good);

@@ -124,7 +124,7 @@ pub(crate) async fn prepare(
 }
 
 /// A command line of `program` and `args`, each word quoted where it holds a space.
-pub(crate) fn command_line(program: &Path, args: &[String]) -> String {
+pub fn command_line(program: &Path, args: &[String]) -> String {
     let quoted = |w: &str| {
         if w.contains(' ') {
             format!("\"{w}\"")
@@ -151,10 +151,6 @@ pub struct Fetcher {
     most: u64,
 }
 
-/// The most bytes an artifact (a program, a network) may have unless a worker is told
-/// otherwise (`--max-artifact-mib`).
-const DEFAULT_MAX_ARTIFACT_BYTES: u64 = 4 << 30;
-
 impl Fetcher {
     /// Fetches from `base` (`<base><sha256>`; a `/` is added if missing), trusting the
     /// web's roots and the CA certificate `ca` (PEM) when given.
@@ -167,7 +163,7 @@ impl Fetcher {
             downloader: crate::download::Downloader::new(ca),
             base,
             bounded: None,
-            most: DEFAULT_MAX_ARTIFACT_BYTES,
+            most: tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
         }
     }
 

@@ -47,6 +47,25 @@ pub(crate) fn coordinator_process(dir: &std::path::Path, args: &[&str]) -> Resul
     Ok((child, port))
 }
 
+/// The value of the Prometheus series `series` (name and labels, as exposed) that the
+/// coordinator on loopback `port` serves at `/metrics`; 0 if it is not there.
+pub(crate) fn metric(port: u16, series: &str) -> f64 {
+    use std::io::{Read, Write};
+    let read = || -> std::io::Result<String> {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        write!(stream, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        Ok(answer)
+    };
+    let answer = read().unwrap_or_default();
+    let value = answer.lines().find_map(|line| {
+        let (name, value) = line.rsplit_once(' ')?;
+        (name == series).then(|| value.parse().ok())?
+    });
+    value.unwrap_or(0.0)
+}
+
 /// A value of `/proc/<pid>/status` in MiB (`VmRSS`, `VmHWM`) or as it is (`Threads`).
 pub(crate) fn status_value(pid: u32, key: &str) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

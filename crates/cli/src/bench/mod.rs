@@ -74,9 +74,10 @@ enum Suite {
     /// `--seconds`, `--rounds` times, unpinned and then pinned as `worker --affinity auto`
     /// pins them; the spread of nodes/s between games each way.
     Affinity,
-    /// Programs at fleet scale: `--fetchers` simulated workers on one host fetch one
-    /// 16 MiB program over HTTP, sharing the host cache and then each with its own; time
-    /// and bytes the coordinator sent.
+    /// Programs and networks at fleet scale: one `--mib` MiB file is uploaded to a
+    /// coordinator process, then `--fetchers` simulated workers on one host fetch it over
+    /// HTTP, sharing the host cache and (when it fits in 4 GiB) each with its own; times,
+    /// bytes the coordinator sent, and both processes' peak memory.
     Artifacts,
     /// Data generation on one core: `ab:nodes=N` (`--nodes`) against itself from genfens
     /// openings for `--seconds`, positions kept under datagen's default filters per
@@ -227,6 +228,9 @@ pub(crate) struct BenchArgs {
     /// Simulated workers on one host (bench artifacts).
     #[arg(long, default_value_t = 200)]
     fetchers: usize,
+    /// The artifact's size, MiB (bench artifacts).
+    #[arg(long, default_value_t = 16)]
+    mib: u64,
     /// Rounds of each measurement (bench affinity).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
@@ -256,7 +260,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Cluster => cluster::cluster(args.pairs, args.depth)?,
         Suite::Validate => validate::validate(args)?,
         Suite::Source => source::source()?,
-        Suite::Artifacts => artifacts::artifacts(args.fetchers)?,
+        Suite::Artifacts => artifacts::artifacts(args.fetchers, args.mib)?,
         Suite::Affinity => affinity::affinity(args.slots, args.seconds, args.rounds)?,
         Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
         Suite::Outside => crate::bench::outside::outside(

@@ -102,6 +102,10 @@ pub(crate) struct CoordinatorArgs {
     /// [default: the coordinator's own /artifacts/].
     #[arg(long, value_name = "URL")]
     artifacts_url: Option<String>,
+    /// The most MiB an uploaded program or data file may have (they are kept as files in
+    /// the data directory, streamed in and out, never whole in memory) [default: 4096].
+    #[arg(long, value_name = "MIB")]
+    max_artifact_mib: Option<u64>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -125,6 +129,7 @@ struct CoordinatorFile {
     dashboard_login: Option<bool>,
     webhooks: Option<PathBuf>,
     artifacts_url: Option<String>,
+    max_artifact_mib: Option<u64>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -151,6 +156,8 @@ struct CoordinatorSetup {
     webhooks: Option<PathBuf>,
     /// Where workers fetch artifacts (empty: the coordinator's own `/artifacts/`).
     artifacts_url: String,
+    /// The most bytes an uploaded artifact may have.
+    max_artifact_bytes: u64,
 }
 
 impl CoordinatorArgs {
@@ -234,6 +241,11 @@ impl CoordinatorArgs {
                     bail!("artifacts_url: '{url}' is not an http:// or https:// URL")
                 }
                 url => url.unwrap_or_default(),
+            },
+            max_artifact_bytes: match self.max_artifact_mib.or(file.max_artifact_mib) {
+                Some(0) => bail!("max_artifact_mib: 0 would refuse every upload"),
+                Some(mib) => mib.saturating_mul(1 << 20),
+                None => tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
             },
         })
     }
@@ -362,6 +374,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 dashboard_login: setup.dashboard_login,
                 webhooks,
                 artifacts_url: setup.artifacts_url.clone(),
+                max_artifact_bytes: setup.max_artifact_bytes,
                 data_dir: Some(setup.data.clone()),
                 ..Settings::default()
             },

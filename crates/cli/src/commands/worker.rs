@@ -56,7 +56,7 @@ pub(crate) struct WorkerArgs {
     /// The most one program or data file (a network) may have, MiB: it is streamed to the
     /// cache and hashed on the way, never held in memory, and resumed after a broken
     /// download.
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    #[arg(long, value_name = "MIB", default_value_t = tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES >> 20)]
     max_artifact_mib: u64,
     /// The most time one build from source may take, seconds (then it is killed, and its
     /// tournament paused with the log).
@@ -102,7 +102,7 @@ pub(crate) struct WorkerArgs {
 }
 
 /// The host's cache when none is given: shared by the workers of one user on the host.
-fn default_cache() -> PathBuf {
+pub(crate) fn default_cache() -> PathBuf {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         return PathBuf::from("/var/cache/tourney");

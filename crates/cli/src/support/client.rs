@@ -253,60 +253,83 @@ pub(crate) fn program_path(command: &str) -> Option<String> {
     program.contains('/').then_some(program)
 }
 
-/// Uploads an outside engine's program as an artifact; its sha256. A program uploaded
-/// before from this machine, unchanged (path, size, modification time), that the
-/// coordinator still has is not read or sent again ([`crate::hash_cache`]).
+/// Uploads a program or data file as an artifact; its sha256. The file is hashed, then sent
+/// a piece at a time (never whole in memory) unless the coordinator has it already. A file
+/// uploaded before from this machine, unchanged (path, size, modification time), is not
+/// even read again ([`crate::support::artifact_hashes`]).
 pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> {
     let cache = crate::support::artifact_hashes::default_file();
     let key = crate::support::artifact_hashes::FileKey::of(program);
-    if let (Some(cache), Some(key)) = (&cache, &key)
-        && let Some(sha256) = crate::support::artifact_hashes::lookup(cache, key)
-    {
-        let request = pb::HasArtifactRequest {
-            sha256: sha256.clone(),
-        };
-        if admin
-            .has_artifact(request)
-            .await
-            .map_err(status_error)?
-            .into_inner()
-            .present
-        {
-            return Ok(sha256);
+    let known = match (&cache, &key) {
+        (Some(cache), Some(key)) => crate::support::artifact_hashes::lookup(cache, key),
+        _ => None,
+    };
+    let sha256 = match known {
+        Some(sha256) => sha256,
+        None => {
+            let path = program.to_path_buf();
+            tokio::task::spawn_blocking(move || {
+                std::fs::File::open(&path).and_then(tourney_model::sha256_of_reader)
+            })
+            .await?
+            .with_context(|| format!("reading {}", program.display()))?
         }
-    }
-    let content =
-        std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
-    if content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
-        bail!(
-            "{}: {} MiB, more than the {} MiB an outside engine's program may have",
-            program.display(),
-            content.len() >> 20,
-            tourney_proto::MAX_ARTIFACT_BYTES >> 20
-        );
-    }
-    let chunks: Vec<pb::UploadArtifactRequest> = content
-        .chunks(tourney_proto::ARTIFACT_CHUNK)
-        .map(|chunk| pb::UploadArtifactRequest {
-            content: chunk.to_vec(),
-        })
-        .collect();
-    let sha256 = admin
-        .upload_artifact(tokio_stream::iter(chunks))
-        .await
+    };
+    let request = pb::HasArtifactRequest {
+        sha256: sha256.clone(),
+    };
+    let present = (admin.has_artifact(request).await)
         .map_err(status_error)?
         .into_inner()
-        .sha256;
-    if sha256 != tourney_model::sha256_hex(&content) {
-        bail!(
-            "{}: the coordinator stored it under another sha256",
-            program.display()
-        );
+        .present;
+    if !present {
+        let stored = send_file(admin, program).await?;
+        if stored != sha256 {
+            bail!(
+                "{}: it changed while it was sent (sha256 {stored}, not {sha256}); send it again",
+                program.display()
+            );
+        }
     }
     if let (Some(cache), Some(key)) = (&cache, &key) {
         crate::support::artifact_hashes::remember(cache, key, &sha256);
     }
     Ok(sha256)
+}
+
+/// Streams the file at `path` to the coordinator a piece at a time, read a few pieces
+/// ahead on a blocking thread; the sha256 it was stored under.
+async fn send_file(admin: &mut Admin, path: &Path) -> Result<String> {
+    use std::io::Read;
+    let (pieces, stream) = tokio::sync::mpsc::channel(4);
+    let file = path.to_path_buf();
+    let reader = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        let mut file = std::fs::File::open(&file)?;
+        loop {
+            let mut content = vec![0; tourney_proto::ARTIFACT_CHUNK];
+            let n = file.read(&mut content)?;
+            if n == 0 {
+                return Ok(());
+            }
+            content.truncate(n);
+            if pieces
+                .blocking_send(pb::UploadArtifactRequest { content })
+                .is_err()
+            {
+                return Ok(());
+            }
+        }
+    });
+    let sent = admin
+        .upload_artifact(tokio_stream::wrappers::ReceiverStream::new(stream))
+        .await;
+    reader
+        .await?
+        .with_context(|| format!("reading {}", path.display()))?;
+    let sent = sent.map_err(|status| {
+        anyhow::anyhow!("uploading {}: {}", path.display(), status_error(status))
+    })?;
+    Ok(sent.into_inner().sha256)
 }
 
 /// Submits a tournament file through the admin API; returns its id.

@@ -347,21 +347,25 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::UploadArtifactResponse>, GrpcStatus> {
         principal(&request).require(Role::User)?;
         let mut chunks = request.into_inner();
-        let mut content = Vec::new();
+        let store = self.0.store().clone();
+        let most = self.0.settings.max_artifact_bytes;
+        // Each piece is hashed and appended to the artifact's file as it comes (on a
+        // blocking thread): never more than one piece in memory.
+        let mut upload = tokio::task::spawn_blocking(move || store.upload_artifact(most))
+            .await
+            .map_err(|_| GrpcStatus::internal("the upload failed"))?
+            .map_err(upload_error)?;
         while let Some(chunk) = chunks.message().await? {
-            if content.len() + chunk.content.len() > tourney_proto::MAX_ARTIFACT_BYTES {
-                return Err(GrpcStatus::invalid_argument(format!(
-                    "artifact larger than {} MiB",
-                    tourney_proto::MAX_ARTIFACT_BYTES >> 20
-                )));
-            }
-            content.extend_from_slice(&chunk.content);
+            upload =
+                tokio::task::spawn_blocking(move || upload.write(&chunk.content).map(|()| upload))
+                    .await
+                    .map_err(|_| GrpcStatus::internal("the upload failed"))?
+                    .map_err(upload_error)?;
         }
-        let sha256 = self
-            .0
-            .store()
-            .put_artifact(&content)
-            .map_err(CoordinatorError::from)?;
+        let sha256 = tokio::task::spawn_blocking(move || upload.finish())
+            .await
+            .map_err(|_| GrpcStatus::internal("the upload failed"))?
+            .map_err(upload_error)?;
         Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
     }
 
@@ -725,5 +729,14 @@ impl pb::admin_server::Admin for AdminService {
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, GrpcStatus> {
         accounts::list_events(&self.0, request)
+    }
+}
+
+/// An upload's failure as the client sees it: a refusal says why (its bound, the disk),
+/// anything else is the store's.
+fn upload_error(e: tourney_store::StoreError) -> GrpcStatus {
+    match e {
+        tourney_store::StoreError::Refused(why) => GrpcStatus::resource_exhausted(why),
+        other => CoordinatorError::from(other).into(),
     }
 }

@@ -11,7 +11,7 @@ use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
 use super::games_json;
 use crate::api::auth::token_name;
 use crate::state::Coordinator;
-use crate::types::{Refusal, Reported};
+use crate::types::{CoordinatorError, Refusal, Reported};
 
 /// The worker service.
 pub struct WorkerService(pub Arc<Coordinator>);
@@ -168,17 +168,21 @@ impl pb::worker_server::Worker for WorkerService {
     ) -> Result<Response<pb::FetchArtifactResponse>, GrpcStatus> {
         self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
-        let Some(content) = self.0.artifact(&r.sha256)? else {
+        let store = self.0.store().clone();
+        let sha = r.sha256.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            store.read_artifact(&sha, r.offset, tourney_proto::ARTIFACT_CHUNK)
+        })
+        .await
+        .map_err(|_| GrpcStatus::internal("reading the artifact failed"))?
+        .map_err(CoordinatorError::from)?;
+        let Some((content, total_size)) = read else {
             return Err(GrpcStatus::not_found(format!("no artifact {}", r.sha256)));
         };
-        let start = usize::try_from(r.offset)
-            .unwrap_or(usize::MAX)
-            .min(content.len());
-        let end = (start + tourney_proto::ARTIFACT_CHUNK).min(content.len());
-        (self.0.metrics().artifact_bytes_sent).inc_by((end - start) as u64);
+        (self.0.metrics().artifact_bytes_sent).inc_by(content.len() as u64);
         Ok(Response::new(pb::FetchArtifactResponse {
-            content: content[start..end].to_vec(),
-            total_size: content.len() as u64,
+            content,
+            total_size,
         }))
     }
 }
