@@ -1103,9 +1103,10 @@ fn a_crashed_game_keeps_its_transcript_and_replays_against_a_local_engine() {
     .toml();
     std::fs::write(&file, text).unwrap();
     let id = submit(port, &file);
-    let mut worker = worker_command(port, "w1");
+    let cache = dir.path().join("cache");
+    let mut worker = worker_with_cache(port, "w1", &cache);
     worker.arg("--allow-root-engines");
-    let _worker = Reaped(
+    let mut worker = Reaped(
         worker
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -1162,6 +1163,29 @@ fn a_crashed_game_keeps_its_transcript_and_replays_against_a_local_engine() {
     );
     let bad = admin_fails(port, &["replay", &id, "7", "0"]);
     assert!(bad.contains("has no pair 7"), "{bad}");
+    // The program changed since (a fix in progress) and no worker's cache here: the one
+    // the record names is fetched from the coordinator (checked by its sha256), is told
+    // the opening as it was (`startpos moves`), and fails the same way.
+    let _ = worker.0.kill();
+    let _ = worker.0.wait();
+    std::fs::remove_dir_all(&cache).unwrap();
+    let mut text = std::fs::read_to_string(&program).unwrap();
+    text.push_str("# edited since\n");
+    std::fs::write(&program, text).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    let mut args = args[..4].to_vec();
+    args.extend(["--cache", elsewhere.to_str().unwrap()]);
+    let again = as_admin(port, &args);
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(!again.status.success(), "{out}");
+    assert!(
+        out.contains(&format!("with `{}/programs/", elsewhere.display())),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("the engine failed again: crash"),
+        "{out}"
+    );
 }
 
 #[test]

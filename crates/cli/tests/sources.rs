@@ -206,6 +206,42 @@ fn commits_are_built_once_per_host_decided_by_sprt_and_a_wrong_bench_is_refused(
     );
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(std::fs::read_to_string(&builds).unwrap().lines().count(), 3);
+
+    // Its games replay with the build the host cache holds (the record names only
+    // `git:URL@COMMIT`), and say where to look when the cache is not this host's.
+    // `submit --wait` prints the id first.
+    let id = out.lines().next().unwrap_or_default().trim().to_string();
+    assert!(id.parse::<u64>().is_ok(), "{out}");
+    let cache_arg = cache.to_str().unwrap();
+    let args = ["replay", &id, "0", "0", "--ply", "2", "--cache", cache_arg];
+    let replayed = as_admin(port, &args);
+    let said = String::from_utf8_lossy(&replayed.stdout);
+    assert!(
+        replayed.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert!(
+        said.contains(&format!("with `{}/builds/", cache.display())) && said.contains("(legal)"),
+        "{said}"
+    );
+    let elsewhere = dir.path().join("no-cache");
+    let args = [
+        "replay",
+        &id,
+        "0",
+        "0",
+        "--ply",
+        "2",
+        "--cache",
+        elsewhere.to_str().unwrap(),
+    ];
+    let failed = as_admin(port, &args);
+    let e = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        !failed.status.success() && e.contains("is not built in the host cache"),
+        "{e}"
+    );
 }
 
 #[test]

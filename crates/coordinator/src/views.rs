@@ -620,6 +620,14 @@ fn export_line(
     for side in ["white", "black"] {
         let spec = field(map, side, "spec").unwrap_or_default();
         map.insert(format!("{side}_spec"), spec);
+        // How to run it again (`tourney replay`): its program's sha256 and its options.
+        for kept in ["artifact", "options"] {
+            if let Some(value) = field(map, side, kept)
+                .filter(|v| !(v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty)))
+            {
+                map.insert(format!("{side}_{kept}"), value);
+            }
+        }
         // What an engine that lost by failing left: its stderr and the game's protocol.
         for kept in ["stderr", "transcript"] {
             if let Some(lines) =

@@ -26,6 +26,10 @@ pub struct RulesError {
     pub source: tourney_rules::ParseError,
 }
 
+/// The record's `meta` key of the moves that reach its start from the standard one (when
+/// the opening came with them), as engines were told them: `position startpos moves …`.
+pub const START_MOVES: &str = "start_moves";
+
 /// How a game is to be played.
 #[derive(Debug, Clone)]
 pub struct Setup<P: Position> {
@@ -668,6 +672,10 @@ fn game_record<P: Adjudicate>(
     };
     if setup.seed != 0 {
         meta.insert("seed".into(), setup.seed.into());
+    }
+    if !setup.start_path.is_empty() {
+        let path: Vec<String> = setup.start_path.iter().map(ToString::to_string).collect();
+        meta.insert(START_MOVES.into(), path.join(" ").into());
     }
     if let (Termination::TimeForfeit, Some(took)) = (termination, forfeit_ms) {
         meta.insert(tourney_model::check::FORFEIT_MS.into(), took.into());

@@ -6,7 +6,9 @@
 //! bounded: past its size, the least recently used entries go.
 //!
 //! Layout under the cache directory: `builds/<key>/program` (the built program, mode
-//! 0555), `builds/<key>/build.log` (the tail of its build's output), `builds/<key>.lock`,
+//! 0555), `builds/<key>/build.log` (the tail of its build's output), `builds/<key>/source`
+//! (what was built: `git:URL@COMMIT`, the build command and the program's path, a line
+//! each, for `tourney replay`), `builds/<key>.lock`,
 //! `files/<sha256>` (data files) and `programs/<sha256>` (fetched programs), each fetched
 //! one with its `.lock`.
 
@@ -185,6 +187,9 @@ impl BuildCache {
         .map_err(cache_error(&src))?;
         let log_path = scratch.join("build.log");
         std::fs::write(&log_path, &run.log).map_err(cache_error(&log_path))?;
+        let what = scratch.join("source");
+        let text = format!("{}\n{}\n{}\n", source.spec(), source.build, source.binary);
+        std::fs::write(&what, text).map_err(cache_error(&what))?;
         if run.lacks_a_tool() {
             return Err(BuildError::Toolchain(format!(
                 "the build met a command this host lacks:\n{}",
@@ -271,6 +276,26 @@ fn key(source: &Source) -> String {
         cpu()
     );
     tourney_model::sha256_hex(text.as_bytes())[..32].to_string()
+}
+
+/// The program a build of `spec` (`git:URL@COMMIT`, as game records name an engine built
+/// from source) left in the host cache `cache`: the most recently used of them when other
+/// build commands built the same commit too. `None` when none is there.
+pub fn cached_build(cache: &Path, spec: &str) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(cache.join("builds")).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            std::fs::read_to_string(entry.path().join("source"))
+                .is_ok_and(|text| text.lines().next() == Some(spec))
+        })
+        .map(|entry| entry.path().join("program"))
+        .filter_map(|program| {
+            let used = program.metadata().ok()?.modified().ok()?;
+            Some((used, program))
+        })
+        .max()
+        .map(|(_, program)| program)
 }
 
 /// The versions of the host's compilers and build tools, as they say them.
@@ -485,7 +510,8 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
 
 /// Marks `path` as used now (its modification time: what eviction orders by).
 pub(crate) fn touch(path: &Path) {
-    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+    // Opened to read: the owner may set the times of its read-only (0555) programs.
+    if let Ok(file) = std::fs::File::open(path) {
         let _ = file.set_modified(SystemTime::now());
     }
 }

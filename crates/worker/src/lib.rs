@@ -33,8 +33,9 @@ use tourney_model::job::PairJob;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::worker_client::WorkerClient;
 
+pub use builds::cached_build;
 pub use metrics::WorkerMetrics;
-pub use play::{Fetcher, PlayError};
+pub use play::{Fetcher, PlayError, command_line};
 
 /// Plays a pair on this thread exactly as a worker's game slot does (built-in players and
 /// outside engine processes kept for the next pair included): its result, with the games'

@@ -132,7 +132,11 @@ fn opening<P: Position>(text: &str) -> Result<(P, Vec<P::Move>)> {
 /// A contestant from `--white`/`--black`.
 fn contestant<P: Heuristics>(spec: &str) -> Result<Box<dyn Contestant<P>>> {
     match spec.strip_prefix("cmd:") {
-        Some(command) => Ok(Box::new(own_engine(command, Default::default()))),
+        Some(command) => Ok(Box::new(own_engine(
+            command,
+            Default::default(),
+            Vec::new(),
+        ))),
         None => Ok(Box::new(
             BuiltIn::<P>::new(spec)
                 .map_err(anyhow::Error::msg)

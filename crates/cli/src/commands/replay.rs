@@ -8,7 +8,7 @@ use clap::Args;
 use tourney_ai::Heuristics;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
-use tourney_rules::{Color, Game, with_position};
+use tourney_rules::{Color, Game, Position, with_position};
 use tourney_runner::Contestant;
 use tourney_runner::dialect::Dialect;
 use tourney_runner::protocol::{Command, Go, parse_command};
@@ -23,8 +23,9 @@ const RECORDED_LINES_SHOWN: usize = 20;
 /// and show what the engine does there.
 ///
 /// Fetches the game, shows the last lines of the failing side's recorded protocol
-/// transcript, starts the engine (its recorded command, `tourney engine SPEC` for a
-/// built-in player, or `--engine`, e.g. a debug build), replays the moves up to the failing
+/// transcript, starts the engine (its recorded command, with its uploaded program from the
+/// host cache or fetched from the coordinator; its build from source from the host cache;
+/// `tourney engine SPEC` for a built-in player; or `--engine`, e.g. a debug build), replays the moves up to the failing
 /// ply (`--ply` for another one), sends the same `go` (from the transcript, else the
 /// record's limits, or `--go`) and shows the protocol and the answer: a legal move and its
 /// time against the budget (exit 0), or the failure again (exit 1).
@@ -60,6 +61,10 @@ pub(crate) struct ReplayArgs {
     /// uci:pieces=Ll,turn=wb`.
     #[arg(long, value_parser = parse_protocol)]
     protocol: Option<Dialect>,
+    /// The host cache where workers keep uploaded programs and builds from source
+    /// (default: a worker's default, or `DATA/artifacts` with `--data`).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<std::path::PathBuf>,
 }
 
 fn parse_protocol(text: &str) -> Result<Dialect, String> {
@@ -97,9 +102,113 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
     }
     let args = args.clone();
     crate::support::engines::until_stopped(move || {
-        let record = tokio::runtime::Runtime::new()?.block_on(fetch_game(&args))?;
-        with_position!(record.game, P => replay_game::<P>(&args, &record))
+        let (record, command) = tokio::runtime::Runtime::new()?.block_on(async {
+            let record = fetch_game(&args).await?;
+            let mover = with_position!(record.game, P => {
+                position_at::<P>(&record, args.ply).map(|(game, _)| game.position().turn())
+            })?;
+            let side = match mover {
+                Color::White => &record.white,
+                Color::Black => &record.black,
+            };
+            let command = engine_command(&args, side).await?;
+            anyhow::Ok((record, command))
+        })?;
+        with_position!(record.game, P => replay_game::<P>(&args, &record, &command))
     })
+}
+
+/// The game of `record` after its first `ply` moves (all of them by default), and that
+/// ply.
+fn position_at<P: Heuristics>(record: &GameRecord, ply: Option<usize>) -> Result<(Game<P>, usize)> {
+    let start: P = (record.start.parse())
+        .map_err(|e| anyhow::anyhow!("the record's start '{}': {e}", record.start))?;
+    let rules: P::Rules = (record.rules.parse())
+        .map_err(|e| anyhow::anyhow!("the record's rules '{}': {e}", record.rules))?;
+    let ply = ply.unwrap_or(record.moves.len());
+    if ply > record.moves.len() {
+        bail!("--ply {ply}: the game has {} plies", record.moves.len());
+    }
+    let mut game = Game::new(start, rules);
+    for (i, m) in record.moves[..ply].iter().enumerate() {
+        game.play_text(&m.mv)
+            .map_err(|e| anyhow::anyhow!("ply {}: the record's move '{}': {e}", i + 1, m.mv))?;
+    }
+    Ok((game, ply))
+}
+
+/// The moves that reach the record's start from the standard one, as the engines were told
+/// them (`position startpos moves …`); none when the record keeps none.
+fn start_path<P: Heuristics>(record: &GameRecord) -> Result<Vec<P::Move>> {
+    let Some(text) = record.meta.get(tourney_runner::referee::START_MOVES) else {
+        return Ok(Vec::new());
+    };
+    let text = text.to_string();
+    let mut position = P::start();
+    let mut path = Vec::new();
+    for word in text.split_whitespace() {
+        let mv = (position.parse_move(word).ok())
+            .with_context(|| format!("the record's start_moves: '{word}' is not a move there"))?;
+        position = (position.play(mv).ok())
+            .with_context(|| format!("the record's start_moves: '{word}' is not legal there"))?;
+        path.push(mv);
+    }
+    Ok(path)
+}
+
+/// The command line that runs the replayed side's engine as its record says: `--engine`;
+/// a recorded command, its uploaded program taken from the host cache or fetched from the
+/// coordinator when its recorded path is not here; a build from source from the host
+/// cache; or `tourney engine SPEC` for a built-in player.
+async fn engine_command(args: &ReplayArgs, side: &tourney_model::PlayerRecord) -> Result<String> {
+    let cache = (args.cache.clone()).unwrap_or_else(|| args.client.host_cache());
+    if let Some(command) = &args.engine {
+        return Ok(command.clone());
+    }
+    if let Some(command) = side.spec.strip_prefix("cmd:") {
+        let words = tourney_model::source::split_command(command);
+        let Some(sha) = side.artifact.as_deref() else {
+            return Ok(command.to_string());
+        };
+        // The program the record names by its hash: the recorded path while it still holds
+        // it, else the host cache's copy, else the coordinator's.
+        let is_it = |path: &std::path::Path| {
+            std::fs::File::open(path)
+                .and_then(tourney_model::sha256_of_reader)
+                .is_ok_and(|hash| hash == sha)
+        };
+        if words
+            .first()
+            .is_some_and(|p| is_it(std::path::Path::new(p)))
+        {
+            return Ok(command.to_string());
+        }
+        let program = cache.join("programs").join(sha);
+        if !is_it(&program) {
+            let url = args.client.coordinator_url().await?;
+            let fetcher = tourney_worker::Fetcher::new(
+                &format!("{}/artifacts/", url.trim_end_matches('/')),
+                args.client.client.ca()?.as_deref(),
+            );
+            (fetcher.fetch_into(sha, &program, &side.name).await)
+                .with_context(|| format!("fetching {}'s program {sha}", side.name))?;
+        }
+        let rest: Vec<String> = words.into_iter().skip(1).collect();
+        return Ok(tourney_worker::command_line(&program, &rest));
+    }
+    if side.spec.starts_with("git:") {
+        let program = tourney_worker::cached_build(&cache, &side.spec).with_context(|| {
+            format!(
+                "{} ({}) is not built in the host cache {}: replay on a worker host that                  played it, give that worker's --cache with --cache, or give --engine",
+                side.name,
+                side.spec,
+                cache.display()
+            )
+        })?;
+        return Ok(tourney_worker::command_line(&program, &[]));
+    }
+    let exe = std::env::current_exe().context("finding this program")?;
+    Ok(format!("\"{}\" engine \"{}\"", exe.display(), side.spec))
 }
 
 /// Game `args.game` of the pair, from the coordinator's export.
@@ -174,20 +283,9 @@ fn go_for(args: &ReplayArgs, record: &GameRecord, transcript: &[String]) -> Resu
     Ok(go)
 }
 
-fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<()> {
-    let start: P = (record.start.parse())
-        .map_err(|e| anyhow::anyhow!("the record's start '{}': {e}", record.start))?;
-    let rules: P::Rules = (record.rules.parse())
-        .map_err(|e| anyhow::anyhow!("the record's rules '{}': {e}", record.rules))?;
-    let ply = args.ply.unwrap_or(record.moves.len());
-    if ply > record.moves.len() {
-        bail!("--ply {ply}: the game has {} plies", record.moves.len());
-    }
-    let mut game = Game::new(start, rules);
-    for (i, m) in record.moves[..ply].iter().enumerate() {
-        game.play_text(&m.mv)
-            .map_err(|e| anyhow::anyhow!("ply {}: the record's move '{}': {e}", i + 1, m.mv))?;
-    }
+fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &str) -> Result<()> {
+    let (game, ply) = position_at::<P>(record, args.ply)?;
+    let rules = game.rules();
     let mover = game.position().turn();
     let side = match mover {
         Color::White => &record.white,
@@ -229,14 +327,6 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         }
     }
     let go = go_for(args, record, recorded)?;
-    let command = match (&args.engine, side.spec.strip_prefix("cmd:")) {
-        (Some(command), _) => command.clone(),
-        (None, Some(command)) => command.to_string(),
-        (None, None) => {
-            let exe = std::env::current_exe().context("finding this program")?;
-            format!("\"{}\" engine \"{}\"", exe.display(), side.spec)
-        }
-    };
     let budget = [
         go.movetime,
         if mover == Color::White {
@@ -260,8 +350,14 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord) -> Result<
         "\nReplaying {ply} plies with `{command}` ({protocol}), {mover} to move, then: {}",
         Command::Go(go.clone())
     );
-    let mut engine = crate::support::engines::own_engine(&command, protocol);
-    Contestant::<P>::new_game(&mut engine, rules, 0, &[])
+    // The options it played with, unless another engine is asked.
+    let options = match args.engine {
+        Some(_) => Vec::new(),
+        None => side.options.clone().into_iter().collect(),
+    };
+    let mut engine = crate::support::engines::own_engine(command, protocol, options);
+    let start_path = start_path::<P>(record)?;
+    Contestant::<P>::new_game(&mut engine, rules, 0, &start_path)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("starting `{command}`"))?;
     let started = Instant::now();

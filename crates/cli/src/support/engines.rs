@@ -17,11 +17,17 @@ pub(crate) fn own_engines() -> EnginePolicy {
     }
 }
 
-/// An outside engine run by `command`, speaking `protocol`, on the user's own command.
-pub(crate) fn own_engine(command: &str, protocol: Dialect) -> ExternalEngine {
+/// An outside engine run by `command`, speaking `protocol`, with `options` set, on the
+/// user's own command.
+pub(crate) fn own_engine(
+    command: &str,
+    protocol: Dialect,
+    options: Vec<(String, String)>,
+) -> ExternalEngine {
     let mut config = EngineConfig::new(command);
     config.policy = own_engines();
     config.protocol = protocol;
+    config.options = options;
     ExternalEngine::new(config)
 }
 

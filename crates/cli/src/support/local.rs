@@ -123,6 +123,28 @@ impl AdminTarget {
         }
     }
 
+    /// The coordinator's URL (the one opened over `data`, if given): where its
+    /// `/artifacts/` are.
+    pub(crate) async fn coordinator_url(&self) -> Result<String> {
+        match &self.data {
+            None => Ok(self.client.coordinator.clone()),
+            Some(data) => {
+                let local = self.opened.get_or_try_init(|| open_stopped(data)).await?;
+                Ok(local.client.coordinator.clone())
+            }
+        }
+    }
+
+    /// The host cache of outside engines' programs and builds the workers that played
+    /// this coordinator's games would use here: `--data`'s own for `tourney run` (its
+    /// `artifacts/`), else a worker's default.
+    pub(crate) fn host_cache(&self) -> PathBuf {
+        match &self.data {
+            Some(data) => data.join("artifacts"),
+            None => crate::commands::worker::default_cache(),
+        }
+    }
+
     /// Where tournaments are shown, `{id}` standing for one's number: their pages on the
     /// coordinator's dashboard or, with `data` (no dashboard serves it), the HTML reports
     /// `tourney run` writes into the data directory.

@@ -27,7 +27,7 @@ pub(crate) fn record_of_line(line: &str) -> Result<tourney_model::GameRecord> {
         let name = value[side].clone();
         let mut player =
             serde_json::json!({ "name": name, "spec": value[format!("{side}_spec")].clone() });
-        for kept in ["stderr", "transcript"] {
+        for kept in ["stderr", "transcript", "artifact", "options"] {
             if let Some(lines) = value.get(format!("{side}_{kept}")) {
                 player[kept] = lines.clone();
             }

@@ -77,6 +77,25 @@ fn a_commit_is_built_once_and_then_taken_from_the_cache() {
         .unwrap();
     assert_ne!(other.program, first.program);
     assert!(std::fs::read_to_string(first.program.with_file_name("build.log")).is_ok());
+    // What a record names (`git:URL@COMMIT`) finds its build again, for `replay`: the
+    // most recently used of the two builds of commit 0.
+    let spec = repo.source(0, CC).spec();
+    assert_eq!(
+        cached_build(root.path(), &spec),
+        Some(other.program.clone())
+    );
+    touch(&first.program);
+    assert_eq!(
+        cached_build(root.path(), &spec),
+        Some(first.program.clone())
+    );
+    assert_eq!(
+        cached_build(root.path(), &repo.source(1, CC).spec()),
+        Some(second.program)
+    );
+    let unbuilt = format!("git:{}@{}", repo.source(0, CC).git, "0".repeat(40));
+    assert_eq!(cached_build(root.path(), &unbuilt), None);
+    assert_eq!(cached_build(&root.path().join("none"), &spec), None);
 }
 
 #[test]
