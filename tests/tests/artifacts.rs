@@ -189,6 +189,14 @@ async fn a_linked_artifact_redirects_to_its_url_and_bad_links_are_refused() {
         ("abc", url, "sha256"),
         (sha.as_str(), "ftp://objects.example/x", "url"),
         (sha.as_str(), "https://objects.example/a b", "url"),
+        // Workers would GET these: the cloud's metadata and the fleet's own hosts.
+        (
+            sha.as_str(),
+            "http://169.254.169.254/latest/meta-data/",
+            "url",
+        ),
+        (sha.as_str(), &format!("http://{addr}/artifacts/x"), "url"),
+        (sha.as_str(), "http://10.0.0.7:9000/nets/a.bin", "url"),
     ] {
         let e = admin
             .link_artifact(pb::LinkArtifactRequest {

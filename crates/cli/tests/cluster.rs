@@ -924,6 +924,14 @@ fn an_archived_tournament_keeps_its_report_through_a_restart_and_its_games_in_fi
     // The games are gone from the store, the report is not, restart or not.
     let gone = admin_fails(port, &["export", &id]);
     assert!(gone.contains("archived"), "{gone}");
+    // The page's pair view says so too: not found, and why (not a failure of the store).
+    let (status_line, body) = get(
+        &format!("127.0.0.1:{port}"),
+        &format!("/api/v1/tournaments/{id}/pairs/0"),
+    )
+    .unwrap();
+    assert!(status_line.contains(" 404 "), "{status_line}");
+    assert!(body.contains("archived"), "{body}");
     let again = admin_fails(
         port,
         &["archive", &id, "--out", dir.path().to_str().unwrap()],

@@ -44,6 +44,7 @@ mod datasets;
 mod history;
 mod intake;
 mod leasing;
+mod links;
 mod machines;
 mod notify;
 mod open;

@@ -126,6 +126,9 @@ impl Coordinator {
                  characters, without spaces"
             )));
         }
+        if let Some(why) = crate::links::refused(url, &self.settings.link_hosts) {
+            return Err(CoordinatorError::Invalid(why));
+        }
         self.store.link_artifact(sha, url)?;
         self.record_event(by, "artifact-linked", sha, url);
         Ok(())

@@ -69,6 +69,9 @@ pub struct Settings {
     pub artifacts_url: String,
     /// The most bytes an uploaded artifact (a program, a network) may have.
     pub max_artifact_bytes: u64,
+    /// Hosts artifacts may be linked to though they are internal (an object store on the
+    /// fleet's own network); see [`crate::links`].
+    pub link_hosts: Vec<String>,
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
@@ -95,6 +98,7 @@ impl Default for Settings {
             dashboard_login: false,
             artifacts_url: String::new(),
             max_artifact_bytes: tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
+            link_hosts: Vec::new(),
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),

@@ -203,6 +203,7 @@ impl PairRecord {
     /// # Errors
     /// The stored records do not decode.
     pub fn games(&self) -> Result<Vec<GameRecord>, serde_json::Error> {
-        serde_json::from_str(self.games.get())
+        // A pair stored without its games (`null`) has none.
+        Ok(serde_json::from_str::<Option<Vec<GameRecord>>>(self.games.get())?.unwrap_or_default())
     }
 }

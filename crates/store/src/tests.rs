@@ -623,3 +623,13 @@ fn older_stores_artifacts_move_to_files_and_unfinished_uploads_go() {
     assert_eq!(names, [sha], "the unfinished upload's file is removed");
     assert_eq!(store.verify().unwrap().artifacts, 1);
 }
+
+#[test]
+fn a_pair_stored_without_its_games_has_none() {
+    let mut record = pair(1, 0, 2);
+    assert_eq!(record.games().unwrap().len(), 2);
+    record.games = serde_json::value::RawValue::from_string("null".into()).unwrap();
+    assert!(record.games().unwrap().is_empty());
+    record.games = serde_json::value::RawValue::from_string("{\"x\": 1}".into()).unwrap();
+    assert!(record.games().is_err(), "anything else is damage");
+}

@@ -106,6 +106,12 @@ pub(crate) struct CoordinatorArgs {
     /// the data directory, streamed in and out, never whole in memory) [default: 4096].
     #[arg(long, value_name = "MIB")]
     max_artifact_mib: Option<u64>,
+    /// A host programs and data files may be linked to though it is one of the fleet's own
+    /// addresses (loopback, private, link-local) or a local name, e.g. an object store
+    /// on the cluster's network; repeat it for several. Others are refused, as workers
+    /// would issue GETs to them.
+    #[arg(long = "allow-link-host", value_name = "HOST")]
+    allow_link_hosts: Vec<String>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -130,6 +136,7 @@ struct CoordinatorFile {
     webhooks: Option<PathBuf>,
     artifacts_url: Option<String>,
     max_artifact_mib: Option<u64>,
+    allow_link_hosts: Option<Vec<String>>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -158,6 +165,8 @@ struct CoordinatorSetup {
     artifacts_url: String,
     /// The most bytes an uploaded artifact may have.
     max_artifact_bytes: u64,
+    /// Internal hosts artifacts may be linked to.
+    link_hosts: Vec<String>,
 }
 
 impl CoordinatorArgs {
@@ -246,6 +255,10 @@ impl CoordinatorArgs {
                 Some(0) => bail!("max_artifact_mib: 0 would refuse every upload"),
                 Some(mib) => mib.saturating_mul(1 << 20),
                 None => tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
+            },
+            link_hosts: match &self.allow_link_hosts[..] {
+                [] => file.allow_link_hosts.unwrap_or_default(),
+                hosts => hosts.to_vec(),
             },
         })
     }
@@ -375,6 +388,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 webhooks,
                 artifacts_url: setup.artifacts_url.clone(),
                 max_artifact_bytes: setup.max_artifact_bytes,
+                link_hosts: setup.link_hosts.clone(),
                 data_dir: Some(setup.data.clone()),
                 ..Settings::default()
             },

@@ -18,6 +18,15 @@ pub(crate) fn tourney() -> Command {
 
 /// A coordinator on `port` (0: any free one, bound by the coordinator itself); its port.
 pub(crate) fn start_coordinator(port: u16, data: &std::path::Path) -> (Child, u16) {
+    start_coordinator_with(port, data, &[])
+}
+
+/// [`start_coordinator`] with `extra` flags.
+pub(crate) fn start_coordinator_with(
+    port: u16,
+    data: &std::path::Path,
+    extra: &[&str],
+) -> (Child, u16) {
     let mut command = tourney();
     command
         .args([
@@ -27,7 +36,8 @@ pub(crate) fn start_coordinator(port: u16, data: &std::path::Path) -> (Child, u1
             "--data",
         ])
         .arg(data)
-        .args(["--lease-seconds", "2"]);
+        .args(["--lease-seconds", "2"])
+        .args(extra);
     spawn_listening(command, "coordinator serving")
 }
 

@@ -209,8 +209,8 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// Runs `make` off the async threads; answers its value as JSON, 404 for `None`, 500 for
-/// an error.
+/// Runs `make` off the async threads; answers its value as JSON, 404 for `None` or with
+/// the reason of [`CoordinatorError::Invalid`], 500 for another error.
 async fn blocking_json<T: Serialize + Send + 'static>(
     make: impl FnOnce() -> Result<Option<T>, CoordinatorError> + Send + 'static,
 ) -> Response {
@@ -221,6 +221,8 @@ async fn blocking_json<T: Serialize + Send + 'static>(
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
         },
         Ok(Ok(None)) => (StatusCode::NOT_FOUND, "no such tournament or pair").into_response(),
+        // What it names cannot be shown here (archived games, say): why.
+        Ok(Err(CoordinatorError::Invalid(why))) => (StatusCode::NOT_FOUND, why).into_response(),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "dashboard request failed");
             (StatusCode::INTERNAL_SERVER_ERROR, "the store failed").into_response()
@@ -739,6 +741,11 @@ pub fn pair_of(c: &Coordinator, id: u64, pair: u64) -> Result<Option<PairView>, 
     let Some(games) = c.pair_games(id, pair)? else {
         return Ok(None);
     };
+    if games.is_empty() {
+        return Err(CoordinatorError::Invalid(format!(
+            "pair {pair} of tournament {id} has no stored games"
+        )));
+    }
     Ok(Some(PairView {
         tournament: id,
         pair,

@@ -400,7 +400,11 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::LinkArtifactResponse>, GrpcStatus> {
         let by = principal(&request);
         let r = request.into_inner();
-        self.0.link_artifact(&by, &r.sha256, &r.url)?;
+        // The URL's host may be looked up: off the async threads.
+        let coordinator = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || coordinator.link_artifact(&by, &r.sha256, &r.url))
+            .await
+            .map_err(|_| GrpcStatus::internal("linking failed"))??;
         Ok(Response::new(pb::LinkArtifactResponse {}))
     }
 
