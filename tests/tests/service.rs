@@ -1231,7 +1231,7 @@ async fn only_the_registration_that_holds_a_pair_may_report_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_result_is_not_leased_back_to_its_worker_forever() {
+async fn a_worker_whose_results_are_refused_is_barred_and_the_test_plays_on() {
     let server = start(None).await;
     let mut admin = admin(&server.addr, "a-secret").await;
     let id = submit_match(&mut admin).await;
@@ -1248,49 +1248,60 @@ async fn a_refused_result_is_not_leased_back_to_its_worker_forever() {
     let mut client = worker_client(&server.addr, Some(&broken.session)).await;
     let lease = pb::LeaseRequest {
         worker_id: broken.worker_id.clone(),
-        max_pairs: u32::MAX,
+        max_pairs: 1,
     };
-    let granted = client.lease(lease.clone()).await.unwrap().into_inner();
-    let job = &granted.jobs[0];
-    // Records that do not fit, and a result for a pair far beyond the match: refused, the
-    // far one at no cost.
-    let result = |pair: u64| pb::PairResult {
-        tournament: id,
-        pair,
-        half_points: vec![2, 2],
-        games_json: "not records".into(),
-        lease_id: granted.lease_id,
-        games_lz4: Vec::new(),
-        ticket: job.ticket.clone(),
-    };
-    let ack = client
-        .report(pb::ReportRequest {
-            worker_id: broken.worker_id.clone(),
-            results: vec![result(job.pair), result(999_999_999_999)],
-            failures: Vec::new(),
-            checks: Vec::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!((ack.accepted, ack.rejected), (0, 2));
-    // The only host could not report it: the tournament waits for an operator, saying why,
-    // instead of leasing the pair back to the same worker every lease period.
-    let status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(status.state, "paused", "{status:?}");
-    assert!(
-        status
-            .paused_reason
-            .contains("its result was refused: records"),
-        "{}",
-        status.paused_reason
-    );
+    // Records that do not fit, for the pair it holds, again and again.
+    for refused in 1..=tourney_coordinator::REFUSALS_TO_BAR {
+        let granted = client.lease(lease.clone()).await.unwrap().into_inner();
+        let job = &granted.jobs[0];
+        let ack = client
+            .report(pb::ReportRequest {
+                worker_id: broken.worker_id.clone(),
+                results: vec![pb::PairResult {
+                    tournament: id,
+                    pair: job.pair,
+                    half_points: vec![2, 2],
+                    games_json: "not records".into(),
+                    lease_id: granted.lease_id,
+                    games_lz4: Vec::new(),
+                    ticket: job.ticket.clone(),
+                }],
+                failures: Vec::new(),
+                checks: Vec::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((ack.accepted, ack.rejected), (0, 1));
+        // The test never pauses for it: its pairs go back to be played by anyone.
+        let status = admin
+            .status(pb::StatusRequest { id })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_ne!(status.state, "paused", "refusal {refused}: {status:?}");
+    }
+    // Barred now: nothing more for it, said in the events log.
     let again = client.lease(lease).await.unwrap().into_inner();
-    assert!(again.jobs.is_empty());
+    assert!(again.jobs.is_empty(), "{again:?}");
+    let events = admin
+        .list_events(pb::ListEventsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    let barred = events.iter().find(|e| e.action == "worker-barred").unwrap();
+    assert_eq!(barred.subject, format!("tournament {id}"));
+    assert!(
+        barred.detail.starts_with("broken: 3 results refused"),
+        "{barred:?}"
+    );
+    // An honest worker plays every pair, the refused ones included.
+    let (stop, worker) = spawn_worker(&server.addr);
+    let status = wait_until_finished(&mut admin, id).await;
+    assert_eq!(status.pairs_done, 6, "{status:?}");
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
     let _ = server.stop.send(());
 }
 

@@ -1310,10 +1310,73 @@ fn send_an_oversized_report(port: u16, tournament: u64) -> tonic::Status {
     })
 }
 
-/// Soak: two workers, the coordinator killed with SIGKILL and restarted three times, one
-/// worker stopped (SIGSTOP) past its lease and continued, a report over the budget: every
-/// pair is played and stored exactly once (both its games), no worker is told a result of
-/// it was refused, nothing pauses.
+/// Leases pairs of `tournament` from the coordinator on `port` as a worker of its own
+/// (`forger`) and reports each with forged records, until it is leased nothing more; the
+/// refusals it got.
+fn forge_until_barred(port: u16, tournament: u64) -> u64 {
+    use tourney_proto::v1 as pb;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("http://127.0.0.1:{port}");
+        let channel = tourney_worker::connect(&url, None).await.unwrap();
+        let token = tourney_worker::TokenInterceptor::new(Some("worker-secret"));
+        let mut client =
+            pb::worker_client::WorkerClient::with_interceptor(channel.clone(), token.clone());
+        let registered = client
+            .register(pb::RegisterRequest {
+                name: "forger".into(),
+                slots: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut client = pb::worker_client::WorkerClient::with_interceptor(
+            channel,
+            token.with_session(&registered.session).unwrap(),
+        );
+        let mut refused = 0;
+        for _ in 0..20 {
+            let lease = pb::LeaseRequest {
+                worker_id: registered.worker_id.clone(),
+                max_pairs: 1,
+            };
+            let granted = client.lease(lease).await.unwrap().into_inner();
+            let Some(job) = granted.jobs.first() else {
+                return refused;
+            };
+            let forged = pb::PairResult {
+                tournament,
+                pair: job.pair,
+                half_points: vec![2, 0],
+                games_json: "[{\"result\": \"1-0\"}, {\"result\": \"1-0\"}]".into(),
+                lease_id: granted.lease_id,
+                games_lz4: Vec::new(),
+                ticket: job.ticket.clone(),
+            };
+            let ack = client
+                .report(pb::ReportRequest {
+                    worker_id: registered.worker_id.clone(),
+                    results: vec![forged],
+                    failures: Vec::new(),
+                    checks: Vec::new(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            refused += u64::from(ack.rejected);
+        }
+        panic!("the forger was never barred ({refused} refusals)");
+    })
+}
+
+/// Soak: two workers and a forger, the coordinator killed with SIGKILL and restarted three
+/// times, one worker stopped (SIGSTOP) past its lease and continued, a report over the
+/// budget: every pair is played and stored exactly once (both its games), the forger is
+/// barred, no honest worker is told a result of it was refused, nothing pauses.
 #[test]
 fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -1338,6 +1401,10 @@ fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_wo
     let (two, two_metrics) = start_worker_with_metrics(port, "two");
     let (_one, two) = (Reaped(one), Reaped(two));
     let done = |port| status(port, &id)["pairs_done"].as_u64().unwrap();
+    // A worker token holder sends forged results: barred after three, nothing paused.
+    let refused = forge_until_barred(port, id.parse().unwrap());
+    assert_eq!(refused, tourney_coordinator::REFUSALS_TO_BAR);
+    assert_ne!(status(port, &id)["state"], "paused");
     let mut reached = 0;
     for round in 0..3 {
         wait_for(port, &id, "more pairs before a restart", |s| {
@@ -1364,6 +1431,11 @@ fn a_soak_of_restarts_stops_and_oversized_reports_loses_and_refuses_no_honest_wo
     let end = wait_for(port, &id, "the end", |s| s["state"] == "finished");
     assert_eq!(end["pairs_done"], pairs);
     assert_eq!(end["paused_reason"].as_str().unwrap_or_default(), "");
+    let events = admin(port, &["events"]);
+    assert!(
+        events.contains("worker-barred") && events.contains("forger: 3 results refused"),
+        "{events}"
+    );
     let mut per_pair = std::collections::BTreeMap::new();
     for g in exported(port, &id) {
         *per_pair.entry(g["pair"].as_u64().unwrap()).or_insert(0) += 1;

@@ -13,6 +13,8 @@ use tourney_model::{GameRecord, GameSummary, MetaValue};
 use tourney_rules::Color;
 use tourney_store::{PairDigest, PairRecord, Store};
 
+use crate::accounts::Principal;
+
 use crate::scheduler::{ReportAck, TournamentId};
 use crate::state::{Coordinator, Inner};
 use crate::ticket::Sealed;
@@ -73,6 +75,9 @@ fn side_of(config: &TournamentConfig, index: usize) -> Side {
         }),
     }
 }
+
+/// Refused results after which a worker is barred from a tournament.
+pub const REFUSALS_TO_BAR: u64 = 3;
 
 impl Coordinator {
     /// Whether pair `pair` of tournament `id` is done: a result for it is a repeat.
@@ -239,16 +244,53 @@ impl Coordinator {
 
     /// Notes a refused report: logged with the worker and the reason, counted by reason
     /// (`tourney_results_rejected_total`) and for the worker (the dashboard's workers).
-    pub fn refused(&self, worker: &str, tournament: TournamentId, pair: u64, refusal: &Refusal) {
+    /// The pair, if `worker` holds it in `lease`, goes back to be played by any worker;
+    /// at [`REFUSALS_TO_BAR`] refusals in the tournament the worker (by name, all its
+    /// sessions) is barred from it: an event, the `suspect` webhook, and none of its pairs
+    /// offered to it again. A refusal never pauses the tournament: the honest workers
+    /// play on.
+    pub fn refused(
+        &self,
+        worker: &str,
+        tournament: TournamentId,
+        pair: u64,
+        lease: u64,
+        refusal: &Refusal,
+    ) {
         tracing::warn!(%worker, tournament, pair, reason = %refusal, "result rejected");
         self.metrics
             .results_rejected
             .with_label_values(&[refusal.kind()])
             .inc();
-        let mut inner = self.lock();
-        inner.fleet.rejected(worker);
-        if let Some(entry) = inner.tournaments.get_mut(&tournament) {
-            entry.workers.rejected(worker);
+        let barred = {
+            let mut inner = self.lock();
+            inner.fleet.rejected(worker);
+            if inner.scheduler.holds(worker, lease, tournament, pair) {
+                inner.scheduler.give_back(tournament, pair);
+            }
+            let refusals = (inner.tournaments.get_mut(&tournament))
+                .map_or(0, |entry| entry.workers.rejected(worker));
+            let bar = refusals == REFUSALS_TO_BAR && !inner.scheduler.is_unfit(tournament, worker);
+            if bar {
+                inner.scheduler.unfit(tournament, worker, pair);
+            }
+            bar
+        };
+        if barred {
+            let name = crate::scheduler::host(worker);
+            tracing::warn!(worker = %name, tournament, "worker barred: its results were refused");
+            self.record_event(
+                &Principal::operator("coordinator"),
+                "worker-barred",
+                &format!("tournament {tournament}"),
+                &format!("{name}: {REFUSALS_TO_BAR} results refused, the last: {refusal}"),
+            );
+            self.notify(crate::notify::Event::Barred {
+                id: tournament,
+                worker: name.to_string(),
+                reason: refusal.to_string(),
+            });
+            self.changed();
         }
     }
 

@@ -63,6 +63,7 @@ mod views;
 mod tests;
 
 pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
+pub use commit::REFUSALS_TO_BAR;
 pub use intake::Origin;
 pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};

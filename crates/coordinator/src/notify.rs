@@ -24,6 +24,12 @@ pub(crate) enum Event {
     },
     /// A tournament has more suspect workers than it had.
     Suspect(TournamentId),
+    /// A worker was barred from a tournament: its results were refused again and again.
+    Barred {
+        id: TournamentId,
+        worker: String,
+        reason: String,
+    },
 }
 
 impl Event {
@@ -98,6 +104,7 @@ fn body(kind: EventKind, s: &pb::TournamentStatus, reason: &str, link: &str) -> 
 impl Coordinator {
     /// Posts `event` to the webhooks that want it (in the background; never waits).
     pub(crate) fn notify(&self, event: Event) {
+        let barred;
         let (id, reason, kinds) = match &event {
             Event::Finished(id) => (*id, "", vec![EventKind::Finished, EventKind::Sprt]),
             Event::Paused { id, reason, build } => {
@@ -108,6 +115,10 @@ impl Coordinator {
                 (*id, reason.as_str(), kinds)
             }
             Event::Suspect(id) => (*id, "", vec![EventKind::Suspect]),
+            Event::Barred { id, worker, reason } => {
+                barred = format!("worker {worker} barred, its results refused: {reason}");
+                (*id, barred.as_str(), vec![EventKind::Suspect])
+            }
         };
         if !kinds.iter().any(|k| self.notifier.wants(*k)) {
             return;

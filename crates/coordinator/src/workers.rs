@@ -196,10 +196,14 @@ impl WorkerBook {
         }
     }
 
-    /// Counts a refused report from `worker`.
-    pub(crate) fn rejected(&mut self, worker: &str) {
-        if let Some(h) = self.host_index(worker, false) {
-            self.hosts[h].rejected += 1;
+    /// Counts a refused report from `worker`; how many it has had in the tournament.
+    pub(crate) fn rejected(&mut self, worker: &str) -> u64 {
+        match self.host_index(worker, false) {
+            Some(h) => {
+                self.hosts[h].rejected += 1;
+                self.hosts[h].rejected
+            }
+            None => 0,
         }
     }
 

@@ -328,6 +328,15 @@ impl Scheduler {
             return false;
         };
         t.unfit.insert(host(worker).to_string());
+        self.give_back(id, pair)
+    }
+
+    /// Takes `pair` of tournament `id` out of its lease, to be offered again (to any
+    /// worker the tournament still takes). Returns whether the tournament is active.
+    pub fn give_back(&mut self, id: TournamentId, pair: u64) -> bool {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return false;
+        };
         if let Some(lease) = t.leased.remove(&pair) {
             if let Some(l) = self.leases.get_mut(&lease) {
                 l.pairs.retain(|&p| p != (id, pair));

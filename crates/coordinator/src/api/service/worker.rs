@@ -292,24 +292,13 @@ async fn take_report(
             Ok(pair) => finished.push(pair),
             Err(refusal) => {
                 malformed += 1;
-                c.refused(&r.worker_id, result.tournament, result.pair, &refusal);
-                // A pair this worker holds but cannot report acceptably goes to the
-                // others rather than back to it forever.
-                let held = c.holds(
+                c.refused(
                     &r.worker_id,
-                    result.lease_id,
                     result.tournament,
                     result.pair,
+                    result.lease_id,
+                    &refusal,
                 );
-                if held {
-                    c.pair_failed(
-                        &r.worker_id,
-                        result.tournament,
-                        result.pair,
-                        &format!("its result was refused: {refusal}"),
-                    )
-                    .await?;
-                }
             }
         }
     }
