@@ -1261,6 +1261,42 @@ fn a_worker_killed_with_sigkill_takes_its_engines_and_their_daemons_with_it() {
     engine_child.wait_gone("the worker's SIGKILL");
 }
 
+/// A worker client of the coordinator on `port`, registered as `name` (one slot), and its
+/// registration.
+async fn registered_as(
+    port: u16,
+    name: &str,
+) -> (
+    tourney_proto::v1::worker_client::WorkerClient<
+        tonic::service::interceptor::InterceptedService<
+            tonic::transport::Channel,
+            tourney_worker::TokenInterceptor,
+        >,
+    >,
+    tourney_proto::v1::RegisterResponse,
+) {
+    use tourney_proto::v1 as pb;
+    let url = format!("http://127.0.0.1:{port}");
+    let channel = tourney_worker::connect(&url, None).await.unwrap();
+    let token = tourney_worker::TokenInterceptor::new(Some("worker-secret"));
+    let mut client =
+        pb::worker_client::WorkerClient::with_interceptor(channel.clone(), token.clone());
+    let registered = client
+        .register(pb::RegisterRequest {
+            name: name.into(),
+            slots: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let client = pb::worker_client::WorkerClient::with_interceptor(
+        channel,
+        token.with_session(&registered.session).unwrap(),
+    );
+    (client, registered)
+}
+
 /// Sends the coordinator on `port`, as a worker of its own, one report over its budget
 /// (nine pair results claiming 8 MiB of records each); the error it answers.
 fn send_an_oversized_report(port: u16, tournament: u64) -> tonic::Status {
@@ -1270,24 +1306,7 @@ fn send_an_oversized_report(port: u16, tournament: u64) -> tonic::Status {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let url = format!("http://127.0.0.1:{port}");
-        let channel = tourney_worker::connect(&url, None).await.unwrap();
-        let token = tourney_worker::TokenInterceptor::new(Some("worker-secret"));
-        let mut client =
-            pb::worker_client::WorkerClient::with_interceptor(channel.clone(), token.clone());
-        let registered = client
-            .register(pb::RegisterRequest {
-                name: "flooder".into(),
-                slots: 1,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let mut client = pb::worker_client::WorkerClient::with_interceptor(
-            channel,
-            token.with_session(&registered.session).unwrap(),
-        );
+        let (mut client, registered) = registered_as(port, "flooder").await;
         let block = lz4_flex::compress_prepend_size(&vec![b' '; tourney_proto::MAX_GAMES_JSON]);
         let results = (0..9)
             .map(|pair| pb::PairResult {
@@ -1320,24 +1339,7 @@ fn forge_until_barred(port: u16, tournament: u64) -> u64 {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let url = format!("http://127.0.0.1:{port}");
-        let channel = tourney_worker::connect(&url, None).await.unwrap();
-        let token = tourney_worker::TokenInterceptor::new(Some("worker-secret"));
-        let mut client =
-            pb::worker_client::WorkerClient::with_interceptor(channel.clone(), token.clone());
-        let registered = client
-            .register(pb::RegisterRequest {
-                name: "forger".into(),
-                slots: 1,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let mut client = pb::worker_client::WorkerClient::with_interceptor(
-            channel,
-            token.with_session(&registered.session).unwrap(),
-        );
+        let (mut client, registered) = registered_as(port, "forger").await;
         let mut refused = 0;
         for _ in 0..20 {
             let lease = pb::LeaseRequest {
