@@ -15,12 +15,14 @@ use crate::confine::{self, EnginePolicy, WorkDir};
 /// How a confined build ended.
 #[derive(Debug)]
 pub struct BuildRun {
-    /// Its exit status; `None` when it ran out of time and was killed.
+    /// Its exit status; `None` when it was killed ([`BuildRun::killed`] says why).
     pub status: Option<ExitStatus>,
     /// The end of its output (stdout and stderr as they came), at most the bytes asked for.
     pub log: String,
     /// How long it ran.
     pub elapsed: Duration,
+    /// Why it was killed, if it was: out of time, or past its disk bound.
+    pub killed: Option<String>,
 }
 
 impl BuildRun {
@@ -36,27 +38,52 @@ impl BuildRun {
     }
 }
 
-/// Runs `script` with `sh -c` in `dir` (a checkout the engines' user may write), confined
-/// by `limits` and `policy` but in the host's file system, so that what it builds stays;
-/// its whole process group is killed after `timeout`. Keeps the last `log_bytes` bytes of
-/// its output.
+/// One step of a build (its fetch, or its build command): `script`, run by `sh -c` in
+/// `dir` with `env` besides the allow-list.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildStep<'a> {
+    /// The shell script (passed in the environment, never as a word the shell or the path
+    /// rewriting could take for something else).
+    pub script: &'a str,
+    /// The directory it works in, which stays the host's (a checkout).
+    pub dir: &'a Path,
+    /// More environment variables it gets.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Its resource limits (and whether it may use the network).
+    pub limits: &'a EngineLimits,
+    /// Who it runs as and how it is confined.
+    pub policy: &'a EnginePolicy,
+    /// The most time it may take.
+    pub timeout: Duration,
+    /// The most bytes `dir` may hold while it runs.
+    pub disk_bytes: u64,
+    /// The bytes of its output kept (its tail).
+    pub log_bytes: usize,
+}
+
+/// Runs `step` confined like an engine (its limits and policy, in namespaces of its own
+/// where the system allows, so that nothing it starts outlives it and nothing it writes
+/// outside `dir` stays), `dir` excepted: what it builds there stays. Its whole process
+/// group is killed after its time or once `dir` holds more than its bytes. Keeps the end
+/// of its output.
 ///
 /// # Errors
 /// The private directory or the process could not be made.
-pub fn run_build(
-    script: &str,
-    dir: &Path,
-    limits: &EngineLimits,
-    policy: &EnginePolicy,
-    timeout: Duration,
-    log_bytes: usize,
-) -> std::io::Result<BuildRun> {
-    let home = WorkDir::new(policy.run_as)?;
-    // The script is passed in the environment, never as a word the shell or the path
-    // rewriting could take for something else.
+pub fn run_build(step: &BuildStep<'_>) -> std::io::Result<BuildRun> {
+    let home = WorkDir::new(step.policy.run_as)?;
     let args = ["-c".to_string(), "eval \"$BUILD_COMMAND\"".to_string()];
-    let mut command = confine::command("/bin/sh", &args, limits, policy, home.path(), false);
-    command.current_dir(dir).env("BUILD_COMMAND", script);
+    let mut command = confine::command(
+        "/bin/sh",
+        &args,
+        step.limits,
+        step.policy,
+        home.path(),
+        Some(step.dir),
+    );
+    command
+        .current_dir(step.dir)
+        .env("BUILD_COMMAND", step.script)
+        .envs(step.env.iter().copied());
     let (mut reader, writer) = std::io::pipe()?;
     command
         .stdin(std::process::Stdio::null())
@@ -66,6 +93,7 @@ pub fn run_build(
     let mut child = confine::start_engine(command, home.path())
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     // The parent's copies of the pipe's writing end went with `command`.
+    let log_bytes = step.log_bytes;
     let (tail_sender, tail) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
@@ -83,36 +111,70 @@ pub fn run_build(
         let _ = tail_sender.send(kept.split_off(start));
     });
     let pid = child.id();
-    let status = loop {
+    let mut measured = Instant::now();
+    let (status, killed) = loop {
         match child.try_wait()? {
-            Some(status) => break Some(status),
-            None if started.elapsed() >= timeout => {
-                confine::kill_group(pid);
-                let _ = child.wait();
-                break None;
+            Some(status) => break (Some(status), None),
+            None if started.elapsed() >= step.timeout => {
+                break (
+                    None,
+                    Some(format!(
+                        "ran out of its time limit of {} s",
+                        step.timeout.as_secs()
+                    )),
+                );
+            }
+            None if measured.elapsed() >= DISK_CHECK => {
+                measured = Instant::now();
+                if bytes_under(step.dir) > step.disk_bytes {
+                    break (
+                        None,
+                        Some(format!("wrote more than {} MiB", step.disk_bytes >> 20)),
+                    );
+                }
             }
             None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
     // Whatever the build left running in its group goes with it.
     confine::kill_group(pid);
+    if killed.is_some() {
+        let _ = child.wait();
+    }
     confine::forget_engine(pid);
     let elapsed = started.elapsed();
     let bytes = tail
         .recv_timeout(Duration::from_secs(2))
         .unwrap_or_default();
     let mut log = String::from_utf8_lossy(&bytes).into_owned();
-    if status.is_none() {
-        log.push_str(&format!(
-            "\n[tourney: the build ran out of its time limit of {} s and was killed]\n",
-            timeout.as_secs()
-        ));
+    if let Some(why) = &killed {
+        log.push_str(&format!("\n[tourney: the build {why} and was killed]\n"));
     }
     Ok(BuildRun {
         status,
         log,
         elapsed,
+        killed,
     })
+}
+
+/// How often a build's directory is measured.
+const DISK_CHECK: Duration = Duration::from_millis(500);
+
+/// The bytes of the files under `dir` (links not followed).
+fn bytes_under(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.metadata() {
+                Ok(meta) if meta.is_dir() => pending.push(entry.path()),
+                Ok(meta) => total += meta.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
 }
 
 #[cfg(test)]
@@ -136,7 +198,17 @@ mod tests {
             allow_root: true,
             ..EnginePolicy::default()
         };
-        let run = run_build(script, dir.path(), &limits(), &policy, timeout, log_bytes).unwrap();
+        let run = run_build(&BuildStep {
+            script,
+            dir: dir.path(),
+            env: &[("BUILD_GREETING", "hello")],
+            limits: &limits(),
+            policy: &policy,
+            timeout,
+            disk_bytes: 8 << 20,
+            log_bytes,
+        })
+        .unwrap();
         (run, dir)
     }
 
@@ -195,5 +267,19 @@ mod tests {
         assert!(run.status.is_none());
         assert!(run.elapsed < Duration::from_secs(10), "{:?}", run.elapsed);
         assert!(run.log.contains("time limit"), "{}", run.log);
+    }
+
+    #[test]
+    fn a_build_that_fills_its_checkout_is_killed_at_its_bound() {
+        let (run, dir) = build(
+            "echo $BUILD_GREETING; for i in $(seq 1 40); do head -c 1048576 /dev/zero >> big; sleep 0.05; done",
+            Duration::from_secs(30),
+            1000,
+        );
+        assert!(run.status.is_none(), "{run:?}");
+        assert!(run.log.starts_with("hello"), "{}", run.log);
+        assert!(run.log.contains("wrote more than 8 MiB"), "{}", run.log);
+        let size = std::fs::metadata(dir.path().join("big")).unwrap().len();
+        assert!(size < 40 << 20, "{size}");
     }
 }

@@ -33,6 +33,8 @@ use std::sync::{Mutex, OnceLock};
 
 use tourney_model::tournament::EngineLimits;
 
+use contain::Containment;
+
 /// Environment variables every engine gets from the worker when set.
 const PASSED: [&str; 3] = ["PATH", "LANG", "TZ"];
 
@@ -99,7 +101,7 @@ pub fn containment(run_as: Option<(u32, u32)>) -> &'static Result<(), Unavailabl
         let Ok(dir) = WorkDir::new(run_as) else {
             return Err(Unavailable("no working directory for the probe".into()));
         };
-        let Ok(plan) = Containment::plan(run_as, 1, dir.path()) else {
+        let Ok(plan) = Containment::plan(run_as, 1, dir.path(), None) else {
             return Err(Unavailable("no paths for the namespaces".into()));
         };
         let mut probe = Command::new("/bin/sh");
@@ -116,270 +118,6 @@ pub fn containment(run_as: Option<(u32, u32)>) -> &'static Result<(), Unavailabl
             Err(e) => Err(Unavailable(format!("no PID or mount namespace: {e}"))),
         }
     })
-}
-
-/// What [`Containment::contain`] needs, made before the fork (no allocation after it).
-struct Containment {
-    /// The user and group engines run as (when the worker is root).
-    run_as: Option<(u32, u32)>,
-    /// The user namespace's maps (`0 <uid> 1`), when the worker is not root.
-    uid_map: Option<std::ffi::CString>,
-    gid_map: Option<std::ffi::CString>,
-    /// tmpfs options of the private /tmp.
-    tmp_options: std::ffi::CString,
-    /// The program's pid: a contained process whose parent is another has lost it.
-    worker: libc::pid_t,
-    paths: [std::ffi::CString; 6],
-    /// The engine's working directory on the host, which a private tmpfs covers: the
-    /// writable layer of its /tmp (`upper`, `work`).
-    layer: [std::ffi::CString; 3],
-    /// The overlay's options: the real /tmp below, the private layer above.
-    overlay: std::ffi::CString,
-}
-
-impl Containment {
-    /// The plan for engines run as `run_as`, whose writes to /tmp go to a private layer
-    /// of `tmp_mb` MiB over the host's working directory `dir`.
-    fn plan(
-        run_as: Option<(u32, u32)>,
-        tmp_mb: u64,
-        dir: &Path,
-    ) -> Result<Containment, std::ffi::NulError> {
-        use std::ffi::CString;
-        // SAFETY: geteuid, getuid, getgid and getpid have no preconditions.
-        let (root, uid, gid, worker) = unsafe {
-            (
-                libc::geteuid() == 0,
-                libc::getuid(),
-                libc::getgid(),
-                libc::getpid(),
-            )
-        };
-        Ok(Containment {
-            run_as,
-            uid_map: (!root)
-                .then(|| CString::new(format!("0 {uid} 1\n")))
-                .transpose()?,
-            gid_map: (!root)
-                .then(|| CString::new(format!("0 {gid} 1\n")))
-                .transpose()?,
-            tmp_options: CString::new(format!("size={}m,mode=1777", tmp_mb.max(1)))?,
-            worker,
-            paths: [
-                CString::new("/")?,
-                CString::new("/tmp")?,
-                CString::new("tmpfs")?,
-                CString::new("/proc")?,
-                CString::new("proc")?,
-                CString::new("overlay")?,
-            ],
-            layer: [
-                CString::new(dir.as_os_str().as_encoded_bytes())?,
-                CString::new(dir.join("upper").as_os_str().as_encoded_bytes())?,
-                CString::new(dir.join("work").as_os_str().as_encoded_bytes())?,
-            ],
-            overlay: CString::new(format!(
-                "lowerdir=/tmp,upperdir={},workdir={}",
-                dir.join("upper").display(),
-                dir.join("work").display()
-            ))?,
-        })
-    }
-
-    /// Between fork and exec: puts the process in new namespaces and makes it a chain of
-    /// three: this process (the worker's child, which waits and then ends as the engine
-    /// ended), a small init (the namespace's first process: when it ends, the kernel kills
-    /// everything in the namespace), and the engine, which returns from here to be
-    /// exec'd. Each dies with its parent. With `network`, a network namespace too.
-    ///
-    /// # Safety
-    /// Only in a `pre_exec` closure: every call is async-signal-safe and nothing allocates.
-    unsafe fn contain(&self, network: bool) -> std::io::Result<()> {
-        let [root_dir, tmp, tmpfs, proc_dir, proc_fs, overlay] = &self.paths;
-        let fail = || Err(std::io::Error::last_os_error());
-        let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
-        if network {
-            flags |= libc::CLONE_NEWNET;
-        }
-        if self.uid_map.is_some() {
-            flags |= libc::CLONE_NEWUSER;
-        }
-        // SAFETY (all calls below): async-signal-safe system calls on values made before
-        // the fork.
-        unsafe {
-            if libc::unshare(flags) != 0 {
-                return fail();
-            }
-            if let (Some(uid_map), Some(gid_map)) = (&self.uid_map, &self.gid_map) {
-                let write = |path: &[u8], content: &std::ffi::CStr| {
-                    let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    let bytes = content.to_bytes();
-                    let ok = fd >= 0
-                        && libc::write(fd, bytes.as_ptr().cast(), bytes.len())
-                            == bytes.len() as isize;
-                    if fd >= 0 {
-                        libc::close(fd);
-                    }
-                    ok
-                };
-                if !write(b"/proc/self/setgroups\0", c"deny")
-                    || !write(b"/proc/self/uid_map\0", uid_map)
-                    || !write(b"/proc/self/gid_map\0", gid_map)
-                {
-                    return fail();
-                }
-            }
-            // This process dies with the program (it was forked by the spawning thread,
-            // which lives as long as the program).
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
-                || libc::getppid() != self.worker
-            {
-                libc::_exit(1);
-            }
-            let init = libc::fork();
-            if init < 0 {
-                return fail();
-            }
-            if init > 0 {
-                close_all();
-                end_as(wait_for(init));
-            }
-            // The namespace's init.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // /tmp as the engine sees it: the real one below, read through; its writes
-            // in a private tmpfs over its host working directory, gone with it.
-            let [layer, upper, work] = &self.layer;
-            if libc::mount(
-                std::ptr::null(),
-                root_dir.as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-                || libc::mount(
-                    tmpfs.as_ptr(),
-                    layer.as_ptr(),
-                    tmpfs.as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    self.tmp_options.as_ptr().cast(),
-                ) != 0
-                || libc::mkdir(upper.as_ptr(), 0o755) != 0
-                || libc::mkdir(work.as_ptr(), 0o755) != 0
-                || libc::mount(
-                    overlay.as_ptr(),
-                    tmp.as_ptr(),
-                    overlay.as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    self.overlay.as_ptr().cast(),
-                ) != 0
-            {
-                libc::_exit(126);
-            }
-            // The worker's processes out of sight (where the system lets a new /proc be
-            // mounted; else the old one stays).
-            libc::mount(
-                proc_fs.as_ptr(),
-                proc_dir.as_ptr(),
-                proc_fs.as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            );
-            if let Some((uid, gid)) = self.run_as
-                && (libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(gid) != 0
-                    || libc::setuid(uid) != 0)
-            {
-                libc::_exit(126);
-            }
-            // Set again: a change of user clears it.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            let engine = libc::fork();
-            if engine < 0 {
-                libc::_exit(126);
-            }
-            if engine > 0 {
-                close_all();
-                // Reaps whatever ends in the namespace until the engine does; its end then
-                // ends the namespace.
-                let status = loop {
-                    let mut status = 0;
-                    let pid = libc::waitpid(-1, &mut status, 0);
-                    if pid == engine {
-                        break status;
-                    }
-                    if pid < 0 && *libc::__errno_location() != libc::EINTR {
-                        break 0;
-                    }
-                };
-                let code = if libc::WIFSIGNALED(status) {
-                    128 + libc::WTERMSIG(status)
-                } else {
-                    libc::WEXITSTATUS(status)
-                };
-                libc::_exit(code);
-            }
-            // The engine, in its working directory as /tmp now shows it: its own.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::chdir(self.layer[0].as_ptr()) != 0 {
-                libc::_exit(126);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Closes every file descriptor (the chain's waiting processes hold none of the engine's
-/// pipes, nor the pipe that tells the spawner the exec happened).
-///
-/// # Safety
-/// Between fork and exec, in a process that will not exec.
-unsafe fn close_all() {
-    // SAFETY: close_range and close are async-signal-safe.
-    unsafe {
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
-            for fd in 0..65_536 {
-                libc::close(fd);
-            }
-        }
-    }
-}
-
-/// Waits for child `pid`; its wait status.
-///
-/// # Safety
-/// Between fork and exec.
-unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
-    // SAFETY: waitpid is async-signal-safe.
-    unsafe {
-        loop {
-            let mut status = 0;
-            let got = libc::waitpid(pid, &mut status, 0);
-            if got == pid || (got < 0 && *libc::__errno_location() != libc::EINTR) {
-                return status;
-            }
-        }
-    }
-}
-
-/// Ends this process as the init said its engine ended: with its exit code, or by the
-/// signal that ended it (`128 + signal`), so that the worker reads the engine's end.
-///
-/// # Safety
-/// Between fork and exec, in a process that will not exec.
-unsafe fn end_as(init_status: libc::c_int) -> ! {
-    // SAFETY: signal, raise and _exit are async-signal-safe.
-    unsafe {
-        if libc::WIFEXITED(init_status) {
-            let code = libc::WEXITSTATUS(init_status);
-            if (129..=192).contains(&code) {
-                let signal = code - 128;
-                libc::signal(signal, libc::SIG_DFL);
-                libc::raise(signal);
-            }
-            libc::_exit(code);
-        }
-        libc::_exit(128 + libc::WTERMSIG(init_status));
-    }
 }
 
 /// Why an engine may not be started under the current policy.
@@ -427,16 +165,17 @@ fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
     Some(set)
 }
 
-/// The command that starts `program` with `args` confined by `limits` and `policy`, working
-/// in `dir`; with `contain`, in namespaces of its own where the system allows (engines),
-/// otherwise in the host's file system (builds, whose output must stay).
+/// The command that starts `program` with `args` confined by `limits` and `policy`, with
+/// `dir` its home, in namespaces of its own where the system allows ([`containment`]);
+/// with `keep` (a build's checkout), that directory stays the host's (what is written there
+/// stays) and the process works there, else it works in `dir`.
 pub(crate) fn command(
     program: &str,
     args: &[String],
     limits: &EngineLimits,
     policy: &EnginePolicy,
     dir: &Path,
-    contain: bool,
+    keep: Option<&Path>,
 ) -> Command {
     let mut command = Command::new(absolute(program));
     command.args(args.iter().map(|a| absolute(a)));
@@ -457,8 +196,8 @@ pub(crate) fn command(
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;
-    let contained = (contain && containment(run_as).is_ok())
-        .then(|| Containment::plan(run_as, limits.file_size_mb, dir).ok())
+    let contained = (containment(run_as).is_ok())
+        .then(|| Containment::plan(run_as, limits.file_size_mb, dir, keep).ok())
         .flatten();
     command.env("HOME", dir).env("TMPDIR", dir);
     // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
@@ -790,5 +529,6 @@ pub(crate) fn limit_hit(
     }
 }
 
+mod contain;
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,6 @@
 //! `files/<sha256>` (data files) and `programs/<sha256>` (fetched programs), each fetched
 //! one with its `.lock`.
 
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,11 +20,34 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tourney_model::source::Source;
 use tourney_model::tournament::EngineLimits;
-use tourney_runner::build_run::run_build;
+use tourney_runner::build_run::{BuildStep, run_build};
 use tourney_runner::confine::EnginePolicy;
 
 /// The bytes of a build's output kept (its tail): what a failure shows.
 pub(crate) const BUILD_LOG_BYTES: usize = 16 * 1024;
+
+/// How a source is fetched (as the engines' user, in the build's directory, with the
+/// network): its commit alone where the server allows fetching a commit by its hash,
+/// otherwise every branch and tag, and the commit among them; only the transports a source
+/// may name, and no prompts. A repository on this host owned by another user is read
+/// (`safe.directory`): the build runs its code as the engines' user in any case.
+const FETCH_SCRIPT: &str = r#"export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
+g() {
+  git -c protocol.allow=never -c protocol.https.allow=always -c protocol.http.allow=always \
+    -c protocol.ssh.allow=always -c protocol.git.allow=always -c protocol.file.allow=always "$@"
+}
+# In the build's own home (and so for the upload-pack a local fetch starts, too).
+git config --global --add safe.directory '*' || exit $?
+git init -q src || exit $?
+cd src || exit 1
+if ! g fetch -q --depth 1 "$SOURCE_GIT" "$SOURCE_COMMIT" 2>/dev/null; then
+  g fetch -q --tags "$SOURCE_GIT" '+refs/heads/*:refs/remotes/origin/*' || exit 2
+fi
+if ! g cat-file -e "$SOURCE_COMMIT^{commit}" 2>/dev/null; then
+  echo "the repository has no commit $SOURCE_COMMIT" >&2
+  exit 2
+fi
+g -c advice.detachedHead=false checkout -q "$SOURCE_COMMIT""#;
 
 /// What a build may use: generous for compilers, bounded all the same.
 const BUILD_LIMITS: EngineLimits = EngineLimits {
@@ -148,6 +170,10 @@ impl BuildCache {
                 build_ms: 0,
             });
         }
+        // A build runs as the engines do, never as root unless they may.
+        if let Some(why) = tourney_runner::confine::refuse_root(&self.policy) {
+            return Err(BuildError::Toolchain(why));
+        }
         lacks_tools(source).map_or(Ok(()), |why| Err(BuildError::Toolchain(why)))?;
         let started = Instant::now();
         let scratch = builds.join(format!("{key}.building-{}", std::process::id()));
@@ -165,26 +191,51 @@ impl BuildCache {
         Ok(Built { program, build_ms })
     }
 
-    /// Fetches, builds and keeps the program in `scratch` (its checkout then removed).
+    /// Fetches, builds and keeps the program in `scratch` (its checkout then removed). Both
+    /// steps run as the engines' user, confined as engines are: the fetch reads only what
+    /// that user may read.
     fn build_in(&self, source: &Source, network: bool, scratch: &Path) -> Result<(), BuildError> {
-        let src = scratch.join("src");
-        fetch(source, &src, self.timeout)?;
         if let Some((uid, gid)) = self.policy.run_as {
-            chown_tree(&src, uid, gid).map_err(cache_error(&src))?;
+            chown_tree(scratch, uid, gid).map_err(cache_error(scratch))?;
         }
-        let limits = EngineLimits {
-            network,
-            ..BUILD_LIMITS
+        let step = |script: &str, dir: &Path, env: &[(&str, &str)], network: bool| {
+            let limits = EngineLimits {
+                network,
+                ..BUILD_LIMITS
+            };
+            run_build(&BuildStep {
+                script,
+                dir,
+                env,
+                limits: &limits,
+                policy: &self.policy,
+                timeout: self.timeout,
+                disk_bytes: self.bound_bytes,
+                log_bytes: BUILD_LOG_BYTES,
+            })
+            .map_err(cache_error(dir))
         };
-        let run = run_build(
-            &source.build,
-            &src,
-            &limits,
-            &self.policy,
-            self.timeout,
-            BUILD_LOG_BYTES,
-        )
-        .map_err(cache_error(&src))?;
+        let fetched = step(
+            FETCH_SCRIPT,
+            scratch,
+            &[
+                ("SOURCE_GIT", &source.git),
+                ("SOURCE_COMMIT", &source.commit),
+            ],
+            true,
+        )?;
+        if fetched.lacks_a_tool() {
+            return Err(BuildError::Toolchain("git is not installed".into()));
+        }
+        if !fetched.succeeded() {
+            return Err(BuildError::Fetch {
+                url: source.git.clone(),
+                commit: source.commit.clone(),
+                message: tail(fetched.log.trim(), 2000).to_string(),
+            });
+        }
+        let src = scratch.join("src");
+        let run = step(&source.build, &src, &[], network)?;
         let log_path = scratch.join("build.log");
         std::fs::write(&log_path, &run.log).map_err(cache_error(&log_path))?;
         let what = scratch.join("source");
@@ -197,9 +248,9 @@ impl BuildCache {
             )));
         }
         if !run.succeeded() {
-            let status = run
-                .status
-                .map_or_else(|| "out of time".to_string(), |s| s.to_string());
+            let status = (run.status.map(|s| s.to_string()))
+                .or(run.killed)
+                .unwrap_or_default();
             return Err(BuildError::Failed {
                 status,
                 log: run.log,
@@ -372,107 +423,6 @@ fn on_path(program: &str) -> bool {
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
     })
-}
-
-/// Fetches `source.commit` of `source.git` into a new repository at `src`, checked out.
-fn fetch(source: &Source, src: &Path, timeout: Duration) -> Result<(), BuildError> {
-    let failed = |message: String| BuildError::Fetch {
-        url: source.git.clone(),
-        commit: source.commit.clone(),
-        message,
-    };
-    let src_text = src.display().to_string();
-    git(&["init", "-q", &src_text], timeout).map_err(failed)?;
-    let in_src = |args: &[&str]| {
-        let mut all = vec!["-C", src_text.as_str()];
-        all.extend_from_slice(args);
-        git(&all, timeout)
-    };
-    // The commit alone where the server allows fetching a commit by its hash; otherwise
-    // every branch and tag, and the commit among them.
-    if in_src(&["fetch", "-q", "--depth", "1", &source.git, &source.commit]).is_err() {
-        in_src(&[
-            "fetch",
-            "-q",
-            "--tags",
-            &source.git,
-            "+refs/heads/*:refs/remotes/origin/*",
-        ])
-        .map_err(failed)?;
-    }
-    let commit = format!("{}^{{commit}}", source.commit);
-    in_src(&["cat-file", "-e", &commit])
-        .map_err(|_| failed(format!("the repository has no commit {}", source.commit)))?;
-    in_src(&[
-        "-c",
-        "advice.detachedHead=false",
-        "checkout",
-        "-q",
-        &source.commit,
-    ])
-    .map_err(failed)?;
-    Ok(())
-}
-
-/// Runs git with `args` within `timeout`, without prompts and with only the transports a
-/// source may name; the end of its stderr when it fails.
-fn git(args: &[&str], timeout: Duration) -> Result<(), String> {
-    let mut command = Command::new("git");
-    command
-        .args([
-            "-c",
-            "protocol.allow=never",
-            "-c",
-            "protocol.https.allow=always",
-            "-c",
-            "protocol.http.allow=always",
-            "-c",
-            "protocol.ssh.allow=always",
-            "-c",
-            "protocol.git.allow=always",
-            "-c",
-            "protocol.file.allow=always",
-        ])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "/bin/false")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // The worker's secrets are not git's business.
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("TOURNEY_") {
-            command.env_remove(name);
-        }
-    }
-    let mut child = command.spawn().map_err(|e| format!("git: {e}"))?;
-    let mut stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let _ = s.take(64 * 1024).read_to_end(&mut text);
-        }
-        String::from_utf8_lossy(&text).into_owned()
-    });
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("git: {e}")),
-        }
-    };
-    let said = reader.join().unwrap_or_default();
-    match status {
-        Some(s) if s.success() => Ok(()),
-        Some(_) => Err(tail(said.trim(), 2000).to_string()),
-        None => Err(format!("git took over {} s", timeout.as_secs())),
-    }
 }
 
 /// The last `bytes` bytes of `text` (at a character boundary).

@@ -273,7 +273,7 @@ impl EngineProcess {
             }
             std::os::unix::fs::symlink(file, at).map_err(StartError::WorkDir)?;
         }
-        let mut engine = confine::command(&program, args, limits, policy, dir.path(), true);
+        let mut engine = confine::command(&program, args, limits, policy, dir.path(), None);
         engine
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -102,9 +102,7 @@ fn a_commit_is_built_once_and_then_taken_from_the_cache() {
 fn workers_of_one_host_build_a_commit_once_between_them() {
     let repo = Repo::new(&["shared"]);
     let root = tempfile::tempdir().unwrap();
-    let count = root.path().join("builds-run");
-    let build = format!("{CC} && echo one >> {}", count.display());
-    let source = Arc::new(repo.source(0, &build));
+    let source = Arc::new(repo.source(0, CC));
     let handles: Vec<_> = (0..3)
         .map(|_| {
             let (builds, source) = (cache(root.path(), 1 << 30), Arc::clone(&source));
@@ -112,9 +110,48 @@ fn workers_of_one_host_build_a_commit_once_between_them() {
         })
         .collect();
     let built: Vec<Built> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
     assert_eq!(built.iter().filter(|b| b.build_ms > 0).count(), 1);
     assert!(built.iter().all(|b| b.program == built[0].program));
+}
+
+#[test]
+fn a_build_leaves_nothing_outside_its_checkout_and_nothing_running() {
+    if let Err(why) = tourney_runner::confine::containment(None) {
+        eprintln!("skipped: no namespaces here ({why:?})");
+        return;
+    }
+    let repo = Repo::new(&["contained"]);
+    let root = tempfile::tempdir().unwrap();
+    let mark = format!("tourney-build-leak-{}", std::process::id());
+    let leaked = std::env::temp_dir().join(&mark);
+    // A daemon of its own session, and a file in the shared temporary directory.
+    let build = format!(
+        "{CC} && echo leak > {} && (setsid sleep 987{} &) && true",
+        leaked.display(),
+        std::process::id() % 1000
+    );
+    let built = cache(root.path(), 1 << 30)
+        .build(&repo.source(0, &build), false)
+        .unwrap();
+    assert_eq!(
+        output(&built.program),
+        "contained",
+        "the checkout's output stays"
+    );
+    assert!(
+        !leaked.exists(),
+        "{} was left on the host",
+        leaked.display()
+    );
+    let daemon = format!("987{}", std::process::id() % 1000);
+    let running: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep") && c.contains(&daemon))
+        .collect();
+    assert!(running.is_empty(), "outlived its build: {running:?}");
 }
 
 #[test]
@@ -209,4 +246,49 @@ fn the_cache_keeps_to_its_bound_by_evicting_the_least_recently_used() {
     let c = builds.build(&repo.source(2, CC), false).unwrap();
     assert!(a.program.exists() && c.program.exists());
     assert!(!b.program.exists(), "the least recently used build stays");
+}
+
+#[test]
+fn a_build_fetches_as_the_engines_user_and_never_runs_as_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root can run builds as another user");
+        return;
+    }
+    let repo = Repo::new(&["private"]);
+    std::fs::set_permissions(repo.dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let host = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(host.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = host.path().join("cache");
+    // Without an engines' user, a root worker builds nothing.
+    let refused = cache(&root, 1 << 30);
+    let refused = BuildCache {
+        policy: EnginePolicy::default(),
+        ..refused
+    };
+    let e = refused.build(&repo.source(0, CC), false).unwrap_err();
+    assert!(
+        matches!(&e, BuildError::Toolchain(why) if why.contains("--engine-user")),
+        "{e}"
+    );
+    // As `nobody`, a repository only root may read (mode 700) cannot be fetched...
+    let nobody = BuildCache {
+        policy: EnginePolicy {
+            run_as: Some((65534, 65534)),
+            ..EnginePolicy::default()
+        },
+        ..cache(&root, 1 << 30)
+    };
+    let e = nobody.build(&repo.source(0, CC), false).unwrap_err();
+    assert!(matches!(e, BuildError::Fetch { .. }), "{e}");
+    // ...and one it may read is, and built by it.
+    std::fs::set_permissions(repo.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let built = nobody.build(&repo.source(0, CC), false).unwrap();
+    assert_eq!(output(&built.program), "private");
+    let log = built.program.with_file_name("build.log");
+    use std::os::unix::fs::MetadataExt;
+    let checkout_owner = std::fs::metadata(built.program.parent().unwrap())
+        .unwrap()
+        .uid();
+    assert_eq!(checkout_owner, 65534, "{}", log.display());
 }
