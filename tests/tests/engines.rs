@@ -885,3 +885,30 @@ fn check_engine_names_the_first_broken_exchange_of_each_misbehaviour() {
         assert!(results[..at].iter().all(|r| r.verdict == Verdict::Pass));
     }
 }
+
+#[test]
+fn a_program_named_by_its_hash_runs_from_a_sealed_copy_checked_as_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = shell_engine(dir.path(), "echo \"bench nodes 77 nps 9\"");
+    let program = dir.path().join("engine.sh");
+    let sha = tourney_model::sha256_of_reader(std::fs::File::open(&program).unwrap()).unwrap();
+    config.program_sha256 = Some(sha.clone());
+    // The script runs from its sealed copy (its interpreter reads it from the descriptor).
+    let mut sealed = ExternalEngine::new(config.clone());
+    let bench = sealed.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
+    assert_eq!(bench.unwrap(), Some((77, 9)));
+    // Changed after it was checked (by an opponent that can reach the cache, say): it
+    // does not start, and says why.
+    let mut text = std::fs::read_to_string(&program).unwrap();
+    text.push_str("# rewritten\n");
+    std::fs::write(&program, text).unwrap();
+    let mut changed = ExternalEngine::new(config);
+    let error = changed
+        .bench(tourney_rules::GameKind::Loa, Duration::from_secs(10))
+        .unwrap_err();
+    assert!(
+        error.0.contains("the program changed since it was checked") && error.0.contains(&sha),
+        "{}",
+        error.0
+    );
+}

@@ -120,6 +120,51 @@ pub fn containment(run_as: Option<(u32, u32)>) -> &'static Result<(), Unavailabl
     })
 }
 
+/// A sealed copy in memory of the program at `path`, made as it is read and checked to
+/// have sha256 `sha256`: a descriptor (closed on exec) that nobody can write, shrink or
+/// grow, to run the program from (`/proc/self/fd/N`), so that nothing can change it between
+/// its check and its start.
+///
+/// # Errors
+/// It cannot be read, is not the program named (said with both hashes), or the copy could
+/// not be made.
+pub(crate) fn sealed_copy(path: &Path, sha256: &str) -> Result<std::os::fd::OwnedFd, String> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let failed = |what: &str, e: std::io::Error| format!("{}: {what}: {e}", path.display());
+    // SAFETY: memfd_create takes a NUL-terminated name; the descriptor it returns is ours.
+    let copy = unsafe {
+        let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+        let fd = libc::memfd_create(c"tourney-engine".as_ptr(), flags);
+        if fd < 0 {
+            return Err(failed("a sealed copy", std::io::Error::last_os_error()));
+        }
+        OwnedFd::from_raw_fd(fd)
+    };
+    let mut source = std::fs::File::open(path).map_err(|e| failed("reading it", e))?;
+    let mut copy = std::fs::File::from(copy);
+    std::io::copy(&mut source, &mut copy).map_err(|e| failed("copying it", e))?;
+    let fd = copy.as_raw_fd();
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fchmod and fcntl on a descriptor we own.
+    unsafe {
+        if libc::fchmod(fd, 0o555) != 0 || libc::fcntl(fd, libc::F_ADD_SEALS, seals) != 0 {
+            return Err(failed("sealing the copy", std::io::Error::last_os_error()));
+        }
+    }
+    // What is checked is what will run: the sealed copy.
+    copy.seek(SeekFrom::Start(0))
+        .map_err(|e| failed("reading the copy", e))?;
+    let got = tourney_model::sha256_of_reader(&copy).map_err(|e| failed("reading the copy", e))?;
+    if got != sha256 {
+        return Err(format!(
+            "{}: the program changed since it was checked (sha256 {got}, not {sha256})",
+            path.display()
+        ));
+    }
+    Ok(OwnedFd::from(copy))
+}
+
 /// Why an engine may not be started under the current policy.
 pub fn refuse_root(p: &EnginePolicy) -> Option<String> {
     // SAFETY: geteuid has no preconditions.

@@ -407,11 +407,14 @@ impl<P: Heuristics> Side<P> {
                 files,
                 protocol,
                 threads,
+                artifact_sha256,
                 ..
             } => {
                 let threads = Some(*threads);
-                let config =
+                let mut config =
                     outside_config(command, options, files, protocol, threads, limits, policy);
+                // An uploaded program runs from a copy checked as it starts.
+                config.program_sha256 = artifact_sha256.clone();
                 let key = outside_key(P::GAME, &config);
                 let kept = players().take(&key);
                 let engine = match kept.and_then(|b| b.downcast::<ExternalEngine>().ok()) {

@@ -88,6 +88,7 @@ impl Readiness {
                 bench,
                 reference_nps,
                 protocol,
+                artifact_sha256,
                 ..
             } = &mut engine.kind
             else {
@@ -117,7 +118,7 @@ impl Readiness {
                 Some(m) => m,
                 None if !wanted => None,
                 None => {
-                    let config = crate::play::outside_config(
+                    let mut config = crate::play::outside_config(
                         command,
                         options,
                         files,
@@ -127,6 +128,7 @@ impl Readiness {
                         &limits,
                         &self.policy,
                     );
+                    config.program_sha256 = artifact_sha256.clone();
                     let mut process = ExternalEngine::new(config);
                     match process.bench(game, BENCH_TIMEOUT) {
                         Ok(m) => {

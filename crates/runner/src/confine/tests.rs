@@ -20,3 +20,22 @@ fn only_words_written_as_paths_that_exist_are_made_absolute() {
     assert_eq!(absolute("missing.py"), OsString::from("missing.py"));
     assert_eq!(absolute("-src/lib.rs"), OsString::from("-src/lib.rs"));
 }
+
+#[test]
+fn a_sealed_copy_is_what_was_checked_and_cannot_be_written() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("engine");
+    std::fs::write(&program, b"#!/bin/sh\necho hi\n").unwrap();
+    let sha = tourney_model::sha256_hex(b"#!/bin/sh\necho hi\n");
+    let copy = sealed_copy(&program, &sha).unwrap();
+    let through = format!("/proc/self/fd/{}", copy.as_raw_fd());
+    assert_eq!(std::fs::read(&through).unwrap(), b"#!/bin/sh\necho hi\n");
+    // Sealed: nobody writes it, whoever opens it.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&through);
+    let wrote = writer.as_mut().map(|w| w.write_all(b"evil"));
+    assert!(!matches!(wrote, Ok(Ok(()))), "the copy took a write");
+    let e = sealed_copy(&program, &"0".repeat(64)).unwrap_err();
+    assert!(e.contains("changed since it was checked"), "{e}");
+}

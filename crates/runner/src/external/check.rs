@@ -634,13 +634,7 @@ pub fn check_engine(
     mut tell: impl FnMut(&CheckResult),
 ) -> Result<Vec<CheckResult>, String> {
     let patience = config.unresponsive_timeout;
-    let process = EngineProcess::spawn(
-        &config.command,
-        &config.limits,
-        &config.policy,
-        &config.files,
-    )
-    .map_err(|e| e.to_string())?;
+    let process = EngineProcess::spawn(config).map_err(|e| e.to_string())?;
     let mut probe = Probe {
         process,
         dialect: config.protocol,

@@ -56,6 +56,10 @@ pub struct EngineConfig {
     /// The threads it is given: sent as its `Threads` option when it declares one and
     /// `options` do not set it.
     pub threads: Option<u32>,
+    /// The sha256 its program (the command's first word) must have: it is then run from a
+    /// sealed copy in memory, made as it is checked, so that nothing can change it between
+    /// the check and the start (an uploaded program in a cache other engines can reach).
+    pub program_sha256: Option<String>,
 }
 
 impl EngineConfig {
@@ -71,6 +75,7 @@ impl EngineConfig {
             files: Vec::new(),
             protocol: Dialect::Tourney,
             threads: None,
+            program_sha256: None,
         }
     }
 
@@ -318,13 +323,7 @@ impl ExternalEngine {
     }
 
     fn start(&mut self) -> Result<(), Unfit> {
-        let process = EngineProcess::spawn(
-            &self.config.command,
-            &self.config.limits,
-            &self.config.policy,
-            &self.config.files,
-        )
-        .map_err(|e| Unfit(e.to_string()))?;
+        let process = EngineProcess::spawn(&self.config).map_err(|e| Unfit(e.to_string()))?;
         self.started += 1;
         self.process = Some(process);
         if !self.config.protocol.speaks_commands() {

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -13,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use tourney_model::tournament::EngineLimits;
 
-use super::split_command;
-use crate::confine::{self, EnginePolicy, SpawnError, WorkDir};
+use super::{EngineConfig, split_command};
+use crate::confine::{self, SpawnError, WorkDir};
 use crate::protocol::Command;
 
 /// Stderr lines kept for the record.
@@ -252,20 +253,21 @@ pub(super) struct EngineProcess {
 }
 
 impl EngineProcess {
-    pub(super) fn spawn(
-        command: &str,
-        limits: &EngineLimits,
-        policy: &EnginePolicy,
-        files: &[(String, std::path::PathBuf)],
-    ) -> Result<EngineProcess, StartError> {
+    pub(super) fn spawn(config: &EngineConfig) -> Result<EngineProcess, StartError> {
+        let (command, limits, policy) = (&config.command, &config.limits, &config.policy);
         if let Some(why) = confine::refuse_root(policy) {
             return Err(StartError::Refused(why));
         }
         let words = split_command(command);
         let (program, args) = words.split_first().ok_or(StartError::EmptyCommand)?;
         let program = own_program(program);
+        // A program named by its hash runs from a sealed copy checked as it is made.
+        let sealed = (config.program_sha256.as_deref())
+            .map(|sha| confine::sealed_copy(std::path::Path::new(&program), sha))
+            .transpose()
+            .map_err(StartError::Changed)?;
         let dir = WorkDir::new(policy.run_as).map_err(StartError::WorkDir)?;
-        for (name, file) in files {
+        for (name, file) in &config.files {
             // A script's files keep their place beside it (`lib/board.py`).
             let at = dir.path().join(name);
             if let Some(parent) = at.parent() {
@@ -273,7 +275,24 @@ impl EngineProcess {
             }
             std::os::unix::fs::symlink(file, at).map_err(StartError::WorkDir)?;
         }
-        let mut engine = confine::command(&program, args, limits, policy, dir.path(), None);
+        let mut engine = match &sealed {
+            Some(copy) => {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(copy);
+                let path = format!("/proc/self/fd/{fd}");
+                let mut engine = confine::command(&path, args, limits, policy, dir.path(), None);
+                engine.arg0(&program);
+                // SAFETY: fcntl is async-signal-safe; the descriptor is open until the
+                // process is started.
+                unsafe {
+                    engine.pre_exec(move || match libc::fcntl(fd, libc::F_SETFD, 0) {
+                        0 => Ok(()),
+                        _ => Err(std::io::Error::last_os_error()),
+                    });
+                }
+                engine
+            }
+            None => confine::command(&program, args, limits, policy, dir.path(), None),
+        };
         engine
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -503,6 +522,9 @@ pub(crate) enum StartError {
     /// A pipe to the process was missing.
     #[error("no pipe to the engine's stdin, stdout or stderr")]
     NoPipe,
+    /// Its program is not the one named by its hash (it changed in the cache).
+    #[error("{0}")]
+    Changed(String),
 }
 
 /// A line could not be written to the engine (it closed its input or exited).
