@@ -508,6 +508,106 @@ pub fn end_engines() {
         kill_group(pid);
         let _ = std::fs::remove_dir_all(dir);
     }
+    drop(running);
+    end_orphans();
+}
+
+/// Makes this program the reaper of what its engines leave behind where namespaces are not
+/// available (a container's default seccomp profile refuses them): a `setsid` daemon an
+/// engine starts, orphaned, becomes this program's child instead of init's, and a thread
+/// kills such orphans and reaps them ([`end_orphans`]) every half second. Also makes the
+/// program undumpable, so that processes of its user (engines run as it) cannot read its
+/// memory or environment (`/proc/<pid>/environ`, where a token may be). Returns whether the
+/// system let it become a reaper.
+pub fn adopt_orphans() -> bool {
+    // SAFETY: prctl with these options takes integers only.
+    let reaper = unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) == 0
+    };
+    static REAPER: OnceLock<()> = OnceLock::new();
+    if reaper {
+        REAPER.get_or_init(|| {
+            let _ = std::thread::Builder::new()
+                .name("orphan-reaper".into())
+                .spawn(|| {
+                    loop {
+                        end_orphans();
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                    }
+                });
+        });
+    }
+    reaper
+}
+
+/// Kills this program's adopted children (processes of another session than its own that
+/// it did not start as engines: what an engine left behind, reparented here) and reaps
+/// those that ended; returns how many it reaped. Its own helpers (a `git`, a compiler's
+/// version) share its session and are left alone; engines are recorded while they start.
+pub fn end_orphans() -> usize {
+    let running = running();
+    // SAFETY: getsid and getpid have no preconditions.
+    let (own_session, own) = unsafe { (libc::getsid(0), libc::getpid()) };
+    let mut reaped = 0;
+    for pid in children_of(own) {
+        if running
+            .engines
+            .iter()
+            .any(|(p, _)| i32::try_from(*p) == Ok(pid))
+        {
+            continue;
+        }
+        let Some((state, group, session)) = process_stat(pid) else {
+            continue;
+        };
+        if session == own_session {
+            continue;
+        }
+        // SAFETY: kill and waitpid on a child of ours, named by its pid.
+        unsafe {
+            if state == 'Z' {
+                let mut status = 0;
+                if libc::waitpid(pid, &mut status, libc::WNOHANG) == pid {
+                    reaped += 1;
+                }
+            } else {
+                if group == pid {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+    reaped
+}
+
+/// The children of process `pid` (of every thread of it).
+fn children_of(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The state, process group and session of process `pid`, from `/proc/<pid>/stat`.
+fn process_stat(pid: libc::pid_t) -> Option<(char, libc::pid_t, libc::pid_t)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's name, which may hold spaces and parentheses.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((state, group, session))
 }
 
 /// Kills the process group `pid` leads (the engine and everything it started that stayed

@@ -158,11 +158,13 @@ async fn run_embedded(
         tls_ca: None,
         cache_dir: args.data.join("artifacts"),
         cache_bytes: 4 << 30,
-        artifact_bytes: 4 << 30,
+        artifact_bytes: tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
         build_timeout: std::time::Duration::from_secs(900),
         engine_policy: crate::support::engines::own_engines(),
         exit_when_idle: None,
     };
+    // What outside engines leave behind is this process's to end.
+    tourney_runner::confine::adopt_orphans();
     let mut stopped = workers_stopped.clone();
     let worker_metrics = WorkerMetrics::new(&registry);
     let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {

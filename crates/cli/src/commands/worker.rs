@@ -141,7 +141,9 @@ fn user_ids(user: &str) -> Result<(u32, u32)> {
 
 /// How this worker confines outside engines; says in the log what it cannot do.
 fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
-    use tourney_runner::confine::{clean_stale_work_dirs, containment, network_isolation};
+    use tourney_runner::confine::{
+        adopt_orphans, clean_stale_work_dirs, containment, network_isolation,
+    };
     let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
     if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
         bail!("--engine-user is root: pass --allow-root-engines to mean it");
@@ -166,12 +168,23 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
             "removed the working directories of engines of dead workers"
         );
     }
+    let reaper = adopt_orphans();
     if let Err(why) = containment(run_as) {
-        tracing::warn!(
-            reason = %why,
-            "outside engines cannot get PID and mount namespaces here: they run in process \
-             groups of their own, and what they start with setsid may outlive them"
-        );
+        if reaper {
+            tracing::warn!(
+                reason = %why,
+                "outside engines cannot get PID and mount namespaces here: they run in \
+                 process groups of their own; what they start with setsid is adopted by the \
+                 worker and killed within half a second; they share /tmp and see the host's \
+                 processes"
+            );
+        } else {
+            tracing::warn!(
+                reason = %why,
+                "outside engines cannot get PID and mount namespaces here: they run in \
+                 process groups of their own, and what they start with setsid may outlive them"
+            );
+        }
     }
     if let Err(why) = network_isolation() {
         tracing::warn!(

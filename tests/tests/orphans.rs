@@ -1,0 +1,54 @@
+//! What outside engines leave behind where namespaces are refused (a container's default
+//! seccomp profile): a `setsid` daemon, orphaned, is adopted by the program that runs the
+//! engines and killed and reaped within a second. A binary of its own: the reaper acts on
+//! the whole process.
+
+use std::time::{Duration, Instant};
+
+/// The processes whose command line holds `mark`.
+fn running(mark: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let line = std::fs::read(e.path().join("cmdline")).ok()?;
+            let state = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            line.contains(mark)
+                .then(|| format!("{line} [{}]", state.trim()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_setsid_daemon_is_adopted_killed_and_reaped() {
+    assert!(
+        tourney_runner::confine::adopt_orphans(),
+        "PR_SET_CHILD_SUBREAPER is refused here"
+    );
+    let mark = format!("31{}", std::process::id() % 100_000);
+    // An engine's way of leaving a daemon: a new session, its parent gone at once.
+    let status = std::process::Command::new("/bin/sh")
+        .args(["-c", &format!("setsid sleep {mark} &")])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let until = Instant::now() + Duration::from_secs(5);
+    while !running(&mark).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        running(&mark).is_empty(),
+        "still there, or a zombie: {:?}",
+        running(&mark)
+    );
+    // Its own helpers, in its session, are left alone.
+    let mut helper = std::process::Command::new("sleep")
+        .arg("2")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(helper.try_wait().unwrap(), None, "a helper was killed");
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+}
