@@ -343,8 +343,9 @@ fn a_failed_build_a_lost_repository_and_a_missing_commit_are_said_where_users_lo
     assert!(String::from_utf8_lossy(&gone.stderr).contains("cannot be fetched"));
     assert!(!admin(port, &["version", "list"]).contains("nope"));
 
-    // A build that fails pauses its tournament at once, with the end of the compiler's log
-    // in the CLI's summary, the status (the dashboard's) and the report.
+    // A build that fails pauses its tournament at once, with the reason in the CLI's
+    // summary, the status and the report, and the end of the compiler's log for its author
+    // and admins (`submit --wait` and `status` print it; the report does not).
     assert!(add("good", &url, "good").status.success());
     let (code, out) = submit_wait(
         port,
@@ -369,11 +370,16 @@ fn a_failed_build_a_lost_repository_and_a_missing_commit_are_said_where_users_lo
     let status = status(port, &id);
     let reason = status["paused_reason"].as_str().unwrap();
     assert!(
-        reason.contains("engine broken could not play") && reason.contains("error:"),
+        reason.contains("engine broken could not play") && !reason.contains("error:"),
         "{reason}"
     );
+    let log = status["paused_log"].as_str().unwrap();
+    assert!(log.contains("error:"), "{log}");
     let report = admin(port, &["report", &id]);
-    assert!(report.contains("the build failed"), "{report}");
+    assert!(
+        report.contains("the build failed") && !report.contains(log.trim()),
+        "{report}"
+    );
     let shown = admin(port, &["version", "show", "broken"]);
     assert!(
         shown.contains("refused") && shown.contains("the build failed"),

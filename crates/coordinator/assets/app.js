@@ -212,6 +212,7 @@ function renderDetail(t) {
     ? [el("span", { class: "paused-reason" }, `No connected worker can run it: ${t.unrunnable}.`)]
     : t.eligible_workers ? [`${t.eligible_workers} connected workers can run it.`] : []));
   renderActions(t);
+  showBuildLog(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));
   $("#details").replaceChildren(...r.details.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
   const players = r.ratings.players;
@@ -591,6 +592,20 @@ function renderActions(t) {
       if (view.overview) renderOverview(view.overview);
     };
   }
+}
+
+// The build log that paused a test: only its author, approvers and admins get it.
+async function showBuildLog(t) {
+  const box = $("#build-log");
+  if (t.state !== "paused" || !account.me) {
+    box.hidden = true;
+    return;
+  }
+  if (box.dataset.for === String(t.id) && !box.hidden) return;
+  box.dataset.for = t.id;
+  const answer = await fetch(`/api/v1/tournaments/${t.id}/build-log`);
+  box.hidden = !answer.ok;
+  if (answer.ok) box.querySelector("pre").textContent = await answer.text();
 }
 
 async function showLog(older) {

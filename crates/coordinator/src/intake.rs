@@ -14,7 +14,7 @@ use tourney_model::account::Role;
 use crate::accounts::Principal;
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, Entry};
-use crate::types::CoordinatorError;
+use crate::types::{CoordinatorError, Unplayable};
 
 /// The most openings generated for a tournament: one per pair up to this many. A suite
 /// of `plies` random plies holds 40 bytes or so an opening.
@@ -231,6 +231,7 @@ impl Coordinator {
             artifacts: artifacts.clone(),
             engines: facts,
             paused_reason: None,
+            paused_log: None,
             ended_ms: None,
             exclusions: Vec::new(),
             archived_ms: None,
@@ -319,11 +320,21 @@ impl Coordinator {
                 return Ok(false);
             };
             entry.record.paused_reason = None;
+            entry.record.paused_log = None;
             entry.record.ended_ms = Some(tourney_model::unix_ms_now());
             inner.record(id)
         };
         self.save(record).await?;
         Ok(true)
+    }
+
+    /// The build log that paused tournament `id`, for `by` when it may read it (the test's
+    /// author, an approver or an admin); `None` otherwise, or when none is kept.
+    pub fn paused_log(&self, by: &Principal, id: TournamentId) -> Option<String> {
+        by.require_owner(&self.author(id).unwrap_or_default())
+            .ok()?;
+        let inner = self.lock();
+        inner.tournaments.get(&id)?.record.paused_log.clone()
     }
 
     /// A pair could not be played on `worker` (an engine unfit to play, a program that
@@ -341,13 +352,17 @@ impl Coordinator {
         pair: u64,
         reason: &str,
     ) -> Result<(), CoordinatorError> {
-        self.engine_failed(worker, id, pair, "", false, reason)
-            .await
+        let failure = Unplayable {
+            reason,
+            ..Unplayable::default()
+        };
+        self.engine_failed(worker, id, pair, failure).await
     }
 
     /// [`Coordinator::pair_failed`] naming the engine at fault, if one is; with
     /// `engine_fault` (its build failed: no worker can play it), the tournament pauses at
-    /// once. A registered version's failure is kept with the version
+    /// once, its build log kept for those who may read it ([`Coordinator::paused_log`]).
+    /// A registered version's failure is kept with the version
     /// ([`Coordinator::version_checks`]).
     ///
     /// # Errors
@@ -357,10 +372,14 @@ impl Coordinator {
         worker: &str,
         id: TournamentId,
         pair: u64,
-        engine: &str,
-        engine_fault: bool,
-        reason: &str,
+        failure: Unplayable<'_>,
     ) -> Result<(), CoordinatorError> {
+        let Unplayable {
+            engine,
+            engine_fault,
+            reason,
+            log,
+        } = failure;
         let reason = tourney_model::printable(&crate::checks::bounded(reason)).into_owned();
         let reason = match engine {
             "" => format!("pair {pair} could not be played on worker {worker}: {reason}"),
@@ -399,6 +418,8 @@ impl Coordinator {
                 return Ok(());
             };
             entry.record.paused_reason = Some(reason.clone());
+            entry.record.paused_log = (!log.is_empty())
+                .then(|| tourney_model::printable(&crate::checks::bounded(log)).into_owned());
             inner.record(id)
         };
         tracing::warn!(tournament = id, pair, %worker, %reason, "tournament paused");
@@ -440,6 +461,7 @@ impl Coordinator {
                 return Ok(false);
             };
             entry.record.paused_reason = None;
+            entry.record.paused_log = None;
             inner.record(id)
         };
         self.save(record).await?;

@@ -69,6 +69,7 @@ pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{
-    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, VersionCheck,
+    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, Unplayable,
+    VersionCheck,
 };
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};

@@ -107,6 +107,20 @@ impl Default for Settings {
     }
 }
 
+/// Why a worker could not play a pair, as it reports it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unplayable<'a> {
+    /// The engine at fault (empty: the pair as a whole).
+    pub engine: &'a str,
+    /// No worker can play it (its build failed): the tournament pauses at once.
+    pub engine_fault: bool,
+    /// Why, briefly: shown to everyone who sees the test (status, report, webhooks).
+    pub reason: &'a str,
+    /// The end of a failed build's output: kept for the test's author, approvers and
+    /// admins alone.
+    pub log: &'a str,
+}
+
 /// How many of the pairs holding repeated games a status lists.
 pub(crate) const DUPLICATE_PAIRS_LISTED: usize = 5;
 

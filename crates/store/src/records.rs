@@ -36,6 +36,10 @@ pub struct TournamentRecord {
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_reason: Option<String>,
+    /// The end of the failed build's output that paused it, while it is paused: for its
+    /// author, approvers and admins alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_log: Option<String>,
     /// When it finished or was cancelled, Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<u64>,

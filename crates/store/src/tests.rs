@@ -37,6 +37,7 @@ fn record(id: u64) -> TournamentRecord {
         artifacts: Default::default(),
         engines: Default::default(),
         paused_reason: None,
+        paused_log: None,
         ended_ms: None,
         exclusions: Vec::new(),
         archived_ms: None,

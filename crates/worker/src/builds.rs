@@ -82,7 +82,8 @@ pub(crate) enum BuildError {
         message: String,
     },
     /// The build ran and failed (or ran out of time): the source's fault, on any host.
-    #[error("the build failed ({status}); the end of its log:\n{log}")]
+    /// Its log goes apart ([`BuildError::log`]): only some may read it.
+    #[error("the build failed ({status})")]
     Failed {
         /// How it ended.
         status: String,
@@ -106,6 +107,15 @@ impl BuildError {
     /// Whether the engine is at fault (its build fails wherever it runs), not this host.
     pub(crate) fn is_engine_fault(&self) -> bool {
         matches!(self, BuildError::Failed { .. } | BuildError::NoProgram(_))
+    }
+
+    /// The end of the failed build's output (empty for other errors): for the test's
+    /// author, approvers and admins, never in the reason everyone sees.
+    pub(crate) fn log(&self) -> &str {
+        match self {
+            BuildError::Failed { log, .. } => log,
+            _ => "",
+        }
     }
 }
 
@@ -242,9 +252,13 @@ impl BuildCache {
         let text = format!("{}\n{}\n{}\n", source.spec(), source.build, source.binary);
         std::fs::write(&what, text).map_err(cache_error(&what))?;
         if run.lacks_a_tool() {
+            // The shell's line that names it, not the build's log.
+            let missing = (run.log.lines().rev())
+                .find(|l| l.contains("not found"))
+                .unwrap_or_default();
             return Err(BuildError::Toolchain(format!(
-                "the build met a command this host lacks:\n{}",
-                tail(&run.log, 2000)
+                "the build met a command this host lacks: {}",
+                tail(missing.trim(), 300)
             )));
         }
         if !run.succeeded() {

@@ -307,6 +307,7 @@ impl Desk {
                             engine: String::new(),
                             fault: false,
                             reason: e.to_string(),
+                            log: String::new(),
                         }),
                     )
                 }
@@ -337,6 +338,7 @@ impl Desk {
                     lease_id: queued.lease,
                     engine: not_ready.engine,
                     engine_fault: not_ready.fault,
+                    log: not_ready.log,
                 })),
             };
             let results = checks.len() + usize::from(outcome.is_some());

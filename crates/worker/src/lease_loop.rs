@@ -495,6 +495,7 @@ impl Worker {
                         lease_id: lease.lease_id,
                         engine,
                         engine_fault,
+                        log: String::new(),
                     }));
                 }
             }

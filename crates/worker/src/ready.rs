@@ -30,6 +30,8 @@ pub(crate) struct NotReady {
     pub(crate) fault: bool,
     /// Why.
     pub(crate) reason: String,
+    /// The end of a failed build's output (empty otherwise).
+    pub(crate) log: String,
 }
 
 /// What makes a pair ready: the checks to tell the coordinator, and the clock scale of
@@ -98,13 +100,17 @@ impl Readiness {
                 engine: engine.name.clone(),
                 fault,
                 reason,
+                log: String::new(),
             };
             let mut build_ms = 0;
             if let Some(source) = source {
                 let built = self
                     .builds
                     .build(source, limits.network)
-                    .map_err(|e| not_ready(e.is_engine_fault(), e.to_string()))?;
+                    .map_err(|e| NotReady {
+                        log: e.log().to_string(),
+                        ..not_ready(e.is_engine_fault(), e.to_string())
+                    })?;
                 *command = crate::play::command_line(&built.program, &[]);
                 build_ms = built.build_ms;
             }

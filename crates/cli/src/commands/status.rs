@@ -152,6 +152,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<()> {
         } else {
             for s in &list {
                 say!("{}", status_line(s));
+                crate::commands::submit::say_build_log(s);
             }
         }
         Ok(())

@@ -63,6 +63,7 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&status_json(&status))?);
             } else {
                 say!("{}", status.summary_line());
+                say_build_log(&status);
             }
             Ok(ExitCode::from(verdict(&status)))
         }
@@ -78,7 +79,24 @@ async fn submit_and_wait(args: &SubmitArgs) -> Result<pb::TournamentStatus> {
     let mut admin = args.client.admin().await?;
     let id = submit_file(&mut admin, &args.file).await?;
     println!("{id}");
-    follow(&mut admin, id).await
+    let status = follow(&mut admin, id).await?;
+    if status.state != "paused" {
+        return Ok(status);
+    }
+    // Asked once more: a build log that paused it comes only with Status, to its author.
+    Ok((admin.status(pb::StatusRequest { id }).await)
+        .map(tonic::Response::into_inner)
+        .unwrap_or(status))
+}
+
+/// Prints the build log that paused tournament `status`, when the caller may read it.
+pub(crate) fn say_build_log(status: &pb::TournamentStatus) {
+    if !status.paused_log.is_empty() {
+        say!(
+            "The end of its build's log:\n{}",
+            status.paused_log.trim_end()
+        );
+    }
 }
 
 /// Whether a tournament in `state` is no longer played (it may resume from `paused`).

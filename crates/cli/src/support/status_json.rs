@@ -15,6 +15,9 @@ pub(crate) struct StatusJson {
     games: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     paused_reason: Option<String>,
+    /// The end of the build log that paused it (for its author, approvers and admins).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_log: Option<String>,
     openings: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     openings_note: Option<String>,
@@ -76,6 +79,7 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         pairs_planned: s.pairs_planned,
         games: s.games,
         paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
+        paused_log: (!s.paused_log.is_empty()).then(|| s.paused_log.clone()),
         openings: s.openings,
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         pairs_excluded: s.pairs_excluded,

@@ -12,6 +12,8 @@
 //!   `GET /api/v1/tournaments/{id}/file`: a test's file, to clone it (users and above).
 //! - `POST /api/v1/tournaments/{id}/annotate` (`{"note", "links"}`): its note and links.
 //! - `GET /api/v1/log?before=N&limit=N`: the events log (any logged-in user).
+//! - `GET /api/v1/tournaments/{id}/build-log`: the end of the failed build's log that
+//!   paused a test (its author, approvers and admins).
 //! - `/api/v1/account/...`: the user's own tokens and password, and (admins) the users.
 
 use std::sync::Arc;
@@ -43,6 +45,7 @@ pub fn router(coordinator: Arc<Coordinator>, secure: bool) -> axum::Router {
     let c = || Arc::clone(&coordinator);
     let (login_c, logout_c, me_c, log_c) = (c(), c(), c(), c());
     let (act_c, submit_c, account_c, file_c) = (c(), c(), c(), c());
+    let build_log_c = c();
     axum::Router::new()
         .route(
             "/api/v1/login",
@@ -114,6 +117,25 @@ pub fn router(coordinator: Arc<Coordinator>, secure: bool) -> axum::Router {
                         json(&serde_json::json!({ "file": file, "toml": toml, "config": config }))
                     }
                     None => refuse(StatusCode::NOT_FOUND, &format!("no tournament {id}")),
+                }
+            }),
+        )
+        .route(
+            "/api/v1/tournaments/{id}/build-log",
+            get(move |Path(id): Path<u64>, headers: HeaderMap| async move {
+                let who = match signed_in(&build_log_c, &headers, false) {
+                    Ok(who) => who,
+                    Err(refused) => return refused,
+                };
+                match build_log_c.paused_log(&who, id) {
+                    Some(log) => {
+                        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], log).into_response()
+                    }
+                    None => refuse(
+                        StatusCode::NOT_FOUND,
+                        "no build log of this test that you may read (its author, approvers \
+                         and admins may, while a failed build keeps it paused)",
+                    ),
                 }
             }),
         )

@@ -132,24 +132,37 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
     let (c, id, [a, b]) = source_match(&dir, with_webhook(receiver.port, "k")).await;
     let (_, jobs) = c.lease(&a, 1).unwrap();
     let log = "cc -o engine engine.c\nengine.c:1:27: error: expected ';' before '}' token";
-    c.engine_failed(
-        &a,
-        id,
-        jobs[0].pair,
-        "src",
-        true,
-        &format!("the build failed (exit status: 1); the end of its log:\n{log}"),
-    )
-    .await
-    .unwrap();
+    let failure = crate::Unplayable {
+        engine: "src",
+        engine_fault: true,
+        reason: "the build failed (exit status: 1)",
+        log,
+    };
+    c.engine_failed(&a, id, jobs[0].pair, failure)
+        .await
+        .unwrap();
     // Another worker is connected, but a build fails everywhere: paused at once.
     let status = c.status(id).unwrap();
     assert_eq!(status.state, State::Paused);
     let reason = status.paused_reason.unwrap();
     assert!(
-        reason.contains("engine src could not play") && reason.contains("error: expected ';'"),
+        reason.contains("engine src could not play") && reason.contains("the build failed"),
         "{reason}"
     );
+    // Its log is for those who may read it alone, not in the reason everyone sees.
+    assert!(!reason.contains("error: expected ';'"), "{reason}");
+    let operator = crate::accounts::Principal::operator("ops");
+    let viewer = crate::accounts::Principal {
+        name: "vera".into(),
+        role: tourney_model::account::Role::Viewer,
+        operator: false,
+    };
+    assert!(
+        c.paused_log(&operator, id)
+            .unwrap()
+            .contains("error: expected ';'")
+    );
+    assert_eq!(c.paused_log(&viewer, id), None);
     assert!(c.lease(&b, 4).is_none(), "nothing is leased while paused");
     let (_, report) = c.report_of(id).unwrap();
     assert!(
@@ -157,11 +170,13 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
         "{:?}",
         report.notes
     );
-    let checks = c.version_checks("src");
     assert!(
-        checks[0].problem.contains("error: expected ';'"),
-        "{checks:?}"
+        !report.notes[0].contains("error: expected"),
+        "{:?}",
+        report.notes
     );
+    let checks = c.version_checks("src");
+    assert!(checks[0].problem.contains("the build failed"), "{checks:?}");
     // The events log says which worker's build failed, and why.
     let events = c.events(0, 10).unwrap();
     let failed = events.iter().find(|e| e.action == "build-failed").unwrap();
@@ -169,7 +184,7 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
         (failed.who.as_str(), failed.subject.clone()),
         (a.as_str(), format!("tournament {id}"))
     );
-    assert!(failed.detail.contains("error: expected ';'"));
+    assert!(failed.detail.contains("the build failed"));
 
     // The webhook hears `paused` and `build_failed`, signed, with the reason and a link.
     let delivered = |n: usize| {
@@ -198,11 +213,10 @@ async fn a_failed_build_pauses_at_once_and_the_webhooks_are_told() {
         let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         assert_eq!(body["tournament"]["id"], id);
         assert_eq!(body["tournament"]["state"], "paused");
+        let reason = body["reason"].as_str().unwrap();
         assert!(
-            body["reason"]
-                .as_str()
-                .unwrap()
-                .contains("error: expected ';'")
+            reason.contains("the build failed") && !reason.contains("error: expected"),
+            "the reason, without the log: {reason}"
         );
         assert_eq!(body["link"], format!("http://dash.example/#t={id}"));
     }
@@ -245,7 +259,13 @@ async fn version_checks_and_failure_reasons_keep_to_their_bounds() {
     let w = c.register("loud", "test", 1, "t").unwrap().0;
     let (_, jobs) = c.lease(&w, 1).unwrap();
     let log = format!("BEGIN{}END", "x".repeat(1 << 20));
-    c.engine_failed(&w, id, jobs[0].pair, "src", true, &log)
+    let failure = crate::Unplayable {
+        engine: "src",
+        engine_fault: true,
+        reason: &log,
+        log: &log,
+    };
+    c.engine_failed(&w, id, jobs[0].pair, failure)
         .await
         .unwrap();
     let reason = c.status(id).unwrap().paused_reason.unwrap();
@@ -255,6 +275,10 @@ async fn version_checks_and_failure_reasons_keep_to_their_bounds() {
         reason.len()
     );
     assert!(reason.contains("BEGIN") && reason.ends_with("END"));
+    let kept = c
+        .paused_log(&crate::accounts::Principal::operator("ops"), id)
+        .unwrap();
+    assert!(kept.len() < crate::MAX_REASON_BYTES + 200 && kept.ends_with("END"));
     let kept = &c.version_checks("src");
     assert!(kept.last().unwrap().problem.len() < crate::MAX_REASON_BYTES + 200);
 }
@@ -265,7 +289,13 @@ async fn a_webhook_that_refuses_its_deliveries_is_in_the_events_log() {
     let dir = tempfile::tempdir().unwrap();
     let (c, id, [a, _]) = source_match(&dir, with_webhook(receiver.port, "k")).await;
     let (_, jobs) = c.lease(&a, 1).unwrap();
-    c.engine_failed(&a, id, jobs[0].pair, "src", true, "the build failed")
+    let failure = crate::Unplayable {
+        engine: "src",
+        engine_fault: true,
+        reason: "the build failed",
+        log: "",
+    };
+    c.engine_failed(&a, id, jobs[0].pair, failure)
         .await
         .unwrap();
     let logged = || {

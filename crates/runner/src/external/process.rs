@@ -247,6 +247,8 @@ pub(super) struct EngineProcess {
     pub(super) stderr_over: Arc<AtomicBool>,
     /// Bytes of stderr read so far.
     pub(super) stderr_bytes: Arc<AtomicU64>,
+    /// Its stderr pipe, to see what is still unread in it ([`EngineProcess::stderr_tail`]).
+    pub(super) stderr_unread: Option<std::os::fd::OwnedFd>,
     pub(super) limits: EngineLimits,
     /// Its working directory, removed after it (declared last: dropped after the kill).
     pub(super) _dir: WorkDir,
@@ -307,6 +309,9 @@ impl EngineProcess {
         let stdout = LineReader::new(child.stdout.take().ok_or_else(no_pipe)?)
             .map_err(StartError::WorkDir)?;
         let stderr_pipe = child.stderr.take().ok_or_else(no_pipe)?;
+        let stderr_unread = std::os::fd::AsFd::as_fd(&stderr_pipe)
+            .try_clone_to_owned()
+            .ok();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr);
         let (done, stderr_done) = channel::<()>();
@@ -339,6 +344,7 @@ impl EngineProcess {
             stderr_done,
             stderr_over,
             stderr_bytes,
+            stderr_unread,
             limits: *limits,
             _dir: dir,
         })
@@ -458,8 +464,38 @@ impl EngineProcess {
         "engine closed its output".to_string()
     }
 
-    /// Its last stderr lines, with when each came.
+    /// Its last stderr lines, with when each came: once what the engine wrote before now
+    /// has been read (the pipe empty and the reader's count still, for at most 50 ms), so
+    /// that a line written before its last answer is not missed under load.
     pub(super) fn stderr_tail(&self) -> Vec<(Instant, String)> {
+        if let Some(pipe) = &self.stderr_unread {
+            let unread = || {
+                let mut bytes: libc::c_int = 0;
+                // SAFETY: FIONREAD writes the count of unread bytes into `bytes`.
+                let ok = unsafe {
+                    libc::ioctl(
+                        std::os::fd::AsRawFd::as_raw_fd(pipe),
+                        libc::FIONREAD,
+                        &mut bytes,
+                    )
+                };
+                ok == 0 && bytes > 0
+            };
+            let until = Instant::now() + Duration::from_millis(50);
+            loop {
+                let read = self.stderr_bytes.load(Ordering::Relaxed);
+                if !unread() {
+                    thread::sleep(Duration::from_millis(1));
+                    if !unread() && self.stderr_bytes.load(Ordering::Relaxed) == read {
+                        break;
+                    }
+                }
+                if Instant::now() >= until {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
         self.stderr
             .lock()
             .map(|t| t.iter().cloned().collect())

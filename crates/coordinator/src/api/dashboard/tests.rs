@@ -1,8 +1,9 @@
 //! The dashboard's tests: replaying games for the viewer, query strings.
 
+use super::pair::game_view;
 use super::*;
-use tourney_model::PlayerRecord;
-use tourney_rules::{Amazons, Loa};
+use tourney_model::{GameRecord, GameResult, MoveRecord, PlayerRecord, Termination};
+use tourney_rules::{Amazons, Loa, Position};
 
 fn record(game: &str, start: String, moves: &[&str]) -> GameRecord {
     GameRecord {

@@ -107,12 +107,15 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::TournamentStatus>, GrpcStatus> {
+        let by = principal(&request);
         let id = request.into_inner().id;
         let status = self
             .0
             .status(id)
             .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
-        Ok(Response::new(pb::TournamentStatus::from(&status)))
+        let mut status = pb::TournamentStatus::from(&status);
+        status.paused_log = self.0.paused_log(&by, id).unwrap_or_default();
+        Ok(Response::new(status))
     }
 
     type WatchStream = Stream_<pb::TournamentStatus>;

@@ -91,6 +91,8 @@ impl From<&Status> for pb::TournamentStatus {
             }),
             pairs_leased: s.pairs_leased,
             paused_reason: s.paused_reason.clone().unwrap_or_default(),
+            // Only for those who may read it: the Status call adds it.
+            paused_log: String::new(),
             openings: s.openings,
             openings_note: s.openings_note().unwrap_or_default(),
             pairs_excluded: s.pairs_excluded,

@@ -320,15 +320,14 @@ async fn take_report(
             );
             continue;
         }
-        c.engine_failed(
-            &r.worker_id,
-            failure.tournament,
-            failure.pair,
-            &failure.engine,
-            failure.engine_fault,
-            &failure.reason,
-        )
-        .await?;
+        let unplayable = crate::types::Unplayable {
+            engine: &failure.engine,
+            engine_fault: failure.engine_fault,
+            reason: &failure.reason,
+            log: &failure.log,
+        };
+        c.engine_failed(&r.worker_id, failure.tournament, failure.pair, unplayable)
+            .await?;
     }
     // Checks of engines the worker plays in a tournament it holds pairs of (at most
     // MAX_CHECKS a report; more are ignored).
