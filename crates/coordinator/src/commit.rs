@@ -217,6 +217,10 @@ impl Coordinator {
         // A data generation run's positions, read off the checked games.
         let positions = match config.datagen() {
             Some(d) => {
+                // Its scores are the training target: checked before any is taken.
+                for (g, game) in records.iter().enumerate() {
+                    tourney_dataset::check_scores(game).map_err(|e| Refusal::Scores(g, e))?;
+                }
                 Some(crate::datagen::extract(d, r.pair, &records).map_err(Refusal::Records)?)
             }
             None => None,

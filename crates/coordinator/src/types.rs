@@ -301,14 +301,25 @@ pub enum Refusal {
     /// The half-points reported are not the games' results.
     #[error("the half-points contradict the games' results")]
     HalfPoints,
+    /// A data generation game's scores cannot be a training target (out of range, or the
+    /// two sides contradicting each other move after move).
+    #[error("game {0}: {1}")]
+    Scores(usize, String),
 }
 
 impl Refusal {
     /// Every [`Refusal::kind`].
     pub fn kinds() -> impl Iterator<Item = &'static str> {
-        ["not-held", "records", "seats", "ticket", "half-points"]
-            .into_iter()
-            .chain(tourney_model::check::Rejection::KINDS)
+        [
+            "not-held",
+            "records",
+            "seats",
+            "ticket",
+            "half-points",
+            "scores",
+        ]
+        .into_iter()
+        .chain(tourney_model::check::Rejection::KINDS)
     }
 
     /// A short name for counting: one of [`Refusal::kinds`].
@@ -320,6 +331,7 @@ impl Refusal {
             Refusal::Ticket => "ticket",
             Refusal::Game(_, e) => e.kind(),
             Refusal::HalfPoints => "half-points",
+            Refusal::Scores(..) => "scores",
         }
     }
 }

@@ -17,9 +17,11 @@
 pub mod extract;
 pub mod file;
 pub mod record;
+pub mod scores;
 pub mod stats;
 
 pub use extract::{Extracted, Filters, Skipped, extract};
 pub use file::{FileError, HEADER_BYTES, header, read_records, write_header};
 pub use record::{MoverResult, RECORD_BYTES, Record, RecordError};
+pub use scores::check_scores;
 pub use stats::Stats;

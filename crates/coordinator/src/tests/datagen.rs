@@ -126,6 +126,27 @@ async fn datagen_pairs_are_checked_from_their_two_openings_and_fill_the_data_set
             .games_json
             .replacen(r#""move":""#, r#""move":"a1-a1","x":""#, 1);
         assert!(c.check_reported(&worker, forged).is_err());
+        // Scores that cannot be a training target: both sides winning by 900 all game, or
+        // one beyond any score. Refused before a position is taken.
+        let mut poisoned = reported(job, lease, &second, seed);
+        for n in 0..7 {
+            let score = format!(r#""score":"cp {n}""#);
+            poisoned.games_json = poisoned.games_json.replace(&score, r#""score":"cp 900""#);
+        }
+        match c.check_reported(&worker, poisoned) {
+            Err(crate::types::Refusal::Scores(0, why)) => {
+                assert!(why.contains("contradict"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut huge = reported(job, lease, &second, seed);
+        huge.games_json =
+            huge.games_json
+                .replacen(r#""score":"cp 0""#, r#""score":"cp 999999""#, 1);
+        assert!(matches!(
+            c.check_reported(&worker, huge),
+            Err(crate::types::Refusal::Scores(..))
+        ));
         let before = c.data_summary(id).unwrap().positions;
         assert_eq!(before, c.datasets.summary(id).map_or(0, |s| s.positions));
         let honest = c
