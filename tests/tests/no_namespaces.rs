@@ -7,6 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use tourney_tests::process::running_with;
+
 use tourney_runner::{Contestant, EngineConfig, ExternalEngine, confine};
 
 /// Refuses namespaces to this process and its children from now on, as a container's
@@ -62,19 +64,6 @@ fn refuse_namespaces() -> bool {
         libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
             && libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog) == 0
     }
-}
-
-/// The processes whose command line holds `mark`.
-fn running(mark: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let line = std::fs::read(e.path().join("cmdline")).ok()?;
-            let line = String::from_utf8_lossy(&line).replace('\0', " ");
-            line.contains(mark).then_some(line)
-        })
-        .collect()
 }
 
 /// The worker's token in this test: in the environment the process started with, as
@@ -135,7 +124,7 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut config = EngineConfig::new(&script.display().to_string());
+    let config = EngineConfig::new(&script.display().to_string());
     let mut engine = ExternalEngine::new(config);
     let bench = engine.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
     assert_eq!(bench.unwrap(), Some((1, 1)));
@@ -144,8 +133,8 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     drop(engine);
     // Its daemon, adopted by this process, is killed and reaped.
     let until = Instant::now() + Duration::from_secs(5);
-    while !running(&mark).is_empty() && Instant::now() < until {
+    while !running_with(&mark).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(running(&mark).is_empty(), "{:?}", running(&mark));
+    assert!(running_with(&mark).is_empty(), "{:?}", running_with(&mark));
 }

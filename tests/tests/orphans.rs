@@ -5,20 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-/// The processes whose command line holds `mark`.
-fn running(mark: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let line = std::fs::read(e.path().join("cmdline")).ok()?;
-            let state = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let line = String::from_utf8_lossy(&line).replace('\0', " ");
-            line.contains(mark)
-                .then(|| format!("{line} [{}]", state.trim()))
-        })
-        .collect()
-}
+use tourney_tests::process::running_with;
 
 #[test]
 fn a_setsid_daemon_is_adopted_killed_and_reaped() {
@@ -34,13 +21,13 @@ fn a_setsid_daemon_is_adopted_killed_and_reaped() {
         .unwrap();
     assert!(status.success());
     let until = Instant::now() + Duration::from_secs(5);
-    while !running(&mark).is_empty() && Instant::now() < until {
+    while !running_with(&mark).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(
-        running(&mark).is_empty(),
+        running_with(&mark).is_empty(),
         "still there, or a zombie: {:?}",
-        running(&mark)
+        running_with(&mark)
     );
     // Its own helpers, in its session, are left alone.
     let mut helper = std::process::Command::new("sleep")

@@ -143,14 +143,8 @@ fn a_build_leaves_nothing_outside_its_checkout_and_nothing_running() {
         "{} was left on the host",
         leaked.display()
     );
-    let daemon = format!("987{}", std::process::id() % 1000);
-    let running: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.starts_with("sleep") && c.contains(&daemon))
-        .collect();
+    let daemon = format!("sleep 987{}", std::process::id() % 1000);
+    let running = tourney_tests::process::running_with(&daemon);
     assert!(running.is_empty(), "outlived its build: {running:?}");
 }
 
