@@ -156,10 +156,17 @@ fn a_failed_build_says_why_with_its_log_and_keeps_nothing() {
     let broken = "echo compiling; echo 'engine.c:1: error: expected ;' >&2; exit 1";
     let error = builds.build(&repo.source(0, broken), false).unwrap_err();
     assert!(error.is_engine_fault());
+    // The reason says it failed; the log, apart, says why (for those who may read it).
     let text = error.to_string();
     assert!(
-        text.contains("expected ;") && text.contains("compiling"),
+        text.starts_with("the build failed (exit status: 1)"),
         "{text}"
+    );
+    assert!(!text.contains("expected ;"), "{text}");
+    let log = error.log();
+    assert!(
+        log.contains("expected ;") && log.contains("compiling"),
+        "{log}"
     );
     let left: Vec<_> = std::fs::read_dir(root.path().join("builds"))
         .unwrap()
