@@ -206,6 +206,7 @@ function renderDetail(t) {
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
+    ...(t.share ? [`, ${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%)`] : []),
     ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
   // Which connected workers can take its pairs ([requires], labels, noisiness).
   $("#detail-eligible").replaceChildren(...(t.unrunnable

@@ -251,6 +251,8 @@ impl Coordinator {
         self.store.flush().await?;
         let mut inner = self.lock();
         inner.scheduler.add(id, config.clone(), state, Vec::new());
+        let author = record.author.as_deref().unwrap_or_default();
+        inner.scheduler.set_author(id, author);
         let entry = Entry {
             record,
             openings,

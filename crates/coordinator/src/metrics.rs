@@ -70,6 +70,8 @@ pub struct CoordinatorMetrics {
     workers: IntGauge,
     worker_slots: IntGauge,
     sprt_llr: GaugeVec,
+    share: GaugeVec,
+    share_target: GaugeVec,
     elo: GaugeVec,
     tournament_info: IntGaugeVec,
     /// The label sets of `games` per tournament, to remove them when it is forgotten.
@@ -99,6 +101,8 @@ pub struct TournamentGauges<'a> {
     pub suspects: u64,
     /// The SPRT's log-likelihood ratio, if it is one.
     pub llr: Option<f64>,
+    /// Its share of the fleet now and its target, while it is live.
+    pub share: Option<crate::scheduler::Share>,
     /// Ratings by engine name.
     pub elo: Vec<(&'a str, f64)>,
 }
@@ -315,6 +319,18 @@ impl CoordinatorMetrics {
                 "Log-likelihood ratio of an SPRT tournament.",
                 &["tournament"],
             ),
+            share: float_gauge_vec(
+                r,
+                "tourney_tournament_share_ratio",
+                "A live test's part of the core-seconds handed out over the last minutes.",
+                &["tournament"],
+            ),
+            share_target: float_gauge_vec(
+                r,
+                "tourney_tournament_share_target_ratio",
+                "A live test's part of the fleet by its (author-bounded) weight.",
+                &["tournament"],
+            ),
             elo: float_gauge_vec(
                 r,
                 "tourney_elo_estimate",
@@ -423,6 +439,11 @@ impl CoordinatorMetrics {
             if let Some(llr) = t.llr {
                 self.sprt_llr.with_label_values(&[&id]).set(llr);
             }
+            let share = t.share.unwrap_or_default();
+            self.share.with_label_values(&[&id]).set(share.now);
+            self.share_target
+                .with_label_values(&[&id])
+                .set(share.target);
             for (engine, elo) in &t.elo {
                 self.elo.with_label_values(&[id.as_str(), engine]).set(*elo);
             }
@@ -489,6 +510,8 @@ impl CoordinatorMetrics {
             let _ = gauge.remove_label_values(&[&t]);
         }
         let _ = self.sprt_llr.remove_label_values(&[&t]);
+        let _ = self.share.remove_label_values(&[&t]);
+        let _ = self.share_target.remove_label_values(&[&t]);
         for engine in engines {
             let _ = self.elo.remove_label_values(&[t.as_str(), engine]);
         }

@@ -53,6 +53,7 @@ impl Coordinator {
         // Lease ids from this start's time in microseconds on: past every id an earlier
         // run gave (a run gives fewer than a million a second).
         let mut scheduler = Scheduler::new(settings.lease_ms)
+            .with_author_shares(settings.author_shares)
             .starting_leases_at(tourney_model::unix_ms_now().saturating_mul(1000));
         let mut tournaments = BTreeMap::new();
         let versions: BTreeMap<String, EngineVersion> = store
@@ -94,6 +95,7 @@ impl Coordinator {
                 record.state,
                 restored.done.outcomes(&config),
             );
+            scheduler.set_author(record.id, record.author.as_deref().unwrap_or_default());
             for host in record.excluded_workers().keys() {
                 scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
             }

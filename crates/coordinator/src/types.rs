@@ -69,6 +69,9 @@ pub struct Settings {
     pub artifacts_url: String,
     /// The most bytes an uploaded artifact (a program, a network) may have.
     pub max_artifact_bytes: u64,
+    /// The most an author's live tests take of the fleet together, in tests of weight 1
+    /// ([`crate::scheduler`]'s shares).
+    pub author_shares: f64,
     /// Hosts artifacts may be linked to though they are internal (an object store on the
     /// fleet's own network); see [`crate::links`].
     pub link_hosts: Vec<String>,
@@ -99,6 +102,7 @@ impl Default for Settings {
             artifacts_url: String::new(),
             max_artifact_bytes: tourney_proto::DEFAULT_MAX_ARTIFACT_BYTES,
             link_hosts: Vec::new(),
+            author_shares: crate::scheduler::AUTHOR_SHARES,
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),
@@ -161,6 +165,8 @@ pub struct Status {
     pub pairs_done: u64,
     /// Pairs in live leases.
     pub pairs_leased: u64,
+    /// Its share of the fleet now and its target, while it is live.
+    pub share: Option<crate::scheduler::Share>,
     /// Joint ratings of the completed games.
     pub ratings: RatingTable,
     /// The SPRT on the completed prefix.

@@ -210,6 +210,7 @@ impl Coordinator {
                 excluded: s.pairs_excluded,
                 suspects: s.suspect_workers,
                 llr: s.sprt.as_ref().map(|sprt| sprt.llr),
+                share: s.share,
                 elo: s
                     .ratings
                     .players
@@ -270,6 +271,7 @@ impl Coordinator {
     ) -> Option<(Status, Vec<PairOutcome>, u64, WorkersReport)> {
         let mut guard = self.lock();
         let inner = &mut *guard;
+        let share = inner.scheduler.shares(self.now_ms()).remove(&id);
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
         let config = Arc::clone(&entry.config);
@@ -327,6 +329,7 @@ impl Coordinator {
             (held, d.positions)
         });
         let status = Status {
+            share,
             positions,
             progress,
             id,

@@ -12,6 +12,7 @@ mod pages;
 mod rules;
 mod search;
 mod selfplay;
+mod share;
 mod source;
 mod store;
 mod takes;
@@ -88,6 +89,11 @@ enum Suite {
     /// separate SPRTs, in three scenarios (all takes at elo0, one at elo1, two halfway);
     /// mean pairs of each and how often each accepts.
     Takes,
+    /// The fleet shared by core-time, on the real scheduler: 500 simulated workers of 8
+    /// cores for 4 hours, tests of 10+0.1 and 60+0.6 with one thread and 10+0.1 with eight,
+    /// one author's five tests, one test an hour late; each test's share of the
+    /// core-seconds in every 10-minute window against its target.
+    Share,
 }
 
 /// Measure speed: each suite prints the figures it measures.
@@ -274,6 +280,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Pages => pages::pages(args.tournaments)?,
         Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Takes => takes::takes(args)?,
+        Suite::Share => share::share()?,
         Suite::Datagen => {
             datagen::datagen::<Loa>(args)?;
             datagen::datagen::<Amazons>(args)?;

@@ -112,6 +112,10 @@ pub(crate) struct CoordinatorArgs {
     /// would issue GETs to them.
     #[arg(long = "allow-link-host", value_name = "HOST")]
     allow_link_hosts: Vec<String>,
+    /// The most of the fleet one author's live tests take together, in tests of weight 1
+    /// (the fleet is shared by core-time: docs/operations.md) [default: 2].
+    #[arg(long, value_name = "SHARES")]
+    author_shares: Option<f64>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -137,6 +141,7 @@ struct CoordinatorFile {
     artifacts_url: Option<String>,
     max_artifact_mib: Option<u64>,
     allow_link_hosts: Option<Vec<String>>,
+    author_shares: Option<f64>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -167,6 +172,8 @@ struct CoordinatorSetup {
     max_artifact_bytes: u64,
     /// Internal hosts artifacts may be linked to.
     link_hosts: Vec<String>,
+    /// The most of the fleet one author's tests take together.
+    author_shares: f64,
 }
 
 impl CoordinatorArgs {
@@ -259,6 +266,13 @@ impl CoordinatorArgs {
             link_hosts: match &self.allow_link_hosts[..] {
                 [] => file.allow_link_hosts.unwrap_or_default(),
                 hosts => hosts.to_vec(),
+            },
+            author_shares: match self.author_shares.or(file.author_shares) {
+                Some(s) if !(s > 0.0 && s.is_finite()) => {
+                    bail!("author_shares: {s} must be a number above 0")
+                }
+                Some(s) => s,
+                None => tourney_coordinator::scheduler::AUTHOR_SHARES,
             },
         })
     }
@@ -389,6 +403,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 artifacts_url: setup.artifacts_url.clone(),
                 max_artifact_bytes: setup.max_artifact_bytes,
                 link_hosts: setup.link_hosts.clone(),
+                author_shares: setup.author_shares,
                 data_dir: Some(setup.data.clone()),
                 ..Settings::default()
             },

@@ -46,6 +46,13 @@ fn status_line(s: &pb::TournamentStatus) -> String {
     if s.priority != 0 || s.weight != 1.0 {
         out += &format!(", priority {} weight {}", s.priority, s.weight);
     }
+    if s.share_target > 0.0 {
+        out += &format!(
+            ", {:.0}% of the fleet's core-time (target {:.0}%)",
+            100.0 * s.share,
+            100.0 * s.share_target
+        );
+    }
     if !s.unrunnable.is_empty() {
         out += &format!(
             " (no connected worker can run it: {}; see `requires` in docs/tournaments.md)",

@@ -18,6 +18,9 @@ pub(crate) struct StatusJson {
     /// The end of the build log that paused it (for its author, approvers and admins).
     #[serde(skip_serializing_if = "Option::is_none")]
     paused_log: Option<String>,
+    /// Its part of the fleet's core-time over the last minutes, and its target (0 to 1).
+    share: f64,
+    share_target: f64,
     openings: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     openings_note: Option<String>,
@@ -80,6 +83,8 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         games: s.games,
         paused_reason: (!s.paused_reason.is_empty()).then(|| s.paused_reason.clone()),
         paused_log: (!s.paused_log.is_empty()).then(|| s.paused_log.clone()),
+        share: s.share,
+        share_target: s.share_target,
         openings: s.openings,
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         pairs_excluded: s.pairs_excluded,

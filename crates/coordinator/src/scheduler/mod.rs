@@ -14,10 +14,12 @@ use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
 mod dynamic;
 mod pairs;
+mod share;
 mod tournament;
 
 pub use dynamic::Planner;
 pub(crate) use pairs::{Outcomes, PairSet};
+pub use share::{AUTHOR_SHARES, SHARE_HALF_LIFE_MS, Share, pair_core_seconds};
 pub use tournament::{Tournament, sprt_of};
 
 /// A tournament's number.
@@ -88,6 +90,8 @@ pub struct Scheduler {
     first_lease: LeaseId,
     /// How long a lease lasts without a heartbeat.
     pub lease_ms: u64,
+    /// The most an author's live tests take together, in tests of weight 1.
+    author_shares: f64,
 }
 
 impl Scheduler {
@@ -97,6 +101,7 @@ impl Scheduler {
             lease_ms,
             next_lease: 1,
             first_lease: 1,
+            author_shares: AUTHOR_SHARES,
             ..Scheduler::default()
         }
     }
@@ -145,9 +150,9 @@ impl Scheduler {
     }
 
     /// Leases up to `max_pairs` pairs to `worker`, from the active tournaments by priority,
-    /// then by the fewest pairs (done or leased) per unit of weight, among those the worker
-    /// `fits` (it meets their `[requires]`, labels and noisiness). `None` when there is no
-    /// work for it.
+    /// then by the least core-time given per unit of weight (see `share`), among those the
+    /// worker `fits` (it meets their `[requires]`, labels and noisiness). `None` when there
+    /// is no work for it.
     pub fn lease(
         &mut self,
         worker: &str,
@@ -157,28 +162,21 @@ impl Scheduler {
     ) -> Option<(Lease, Vec<Assignment>)> {
         let mut assignments = Vec::new();
         let id = self.next_lease;
+        let weights = self.effective_weights();
         while assignments.len() < max_pairs {
-            let chosen = self
-                .tournaments
-                .values()
+            let candidates: Vec<TournamentId> = (self.tournaments.values())
                 .filter(|t| {
                     t.has_work()
                         && !t.unfit.contains(host(worker))
                         && !t.excluded_hosts.contains(host(worker))
                         && fits(&t.config)
                 })
-                .max_by(|a, b| {
-                    let load = |t: &Tournament| {
-                        (t.done.len as usize + t.leased.len()) as f64 / t.config.weight
-                    };
-                    a.config
-                        .priority
-                        .cmp(&b.config.priority)
-                        .then(load(b).total_cmp(&load(a)))
-                        .then(b.id.cmp(&a.id))
-                })
-                .map(|t| t.id);
-            let Some(tid) = chosen else { break };
+                .map(|t| t.id)
+                .collect();
+            let Some(tid) = self.neediest(&weights, &candidates, now) else {
+                break;
+            };
+            self.charge(tid, now);
             let t = self.tournaments.get_mut(&tid).expect("chosen from the map");
             let Some(pair) = t.take_pair() else { break };
             t.leased.insert(pair, id);

@@ -51,6 +51,12 @@ pub struct Tournament {
     /// Pairs of such a format that were out when the coordinator stopped: never played,
     /// skipped by the prefix.
     pub(super) void: PairSet,
+    /// The core-time it was given lately ([`super::share`]).
+    pub(super) given: super::share::Given,
+    /// Who submitted it (its tests share the author's bound; empty: unknown).
+    pub(super) author: String,
+    /// What one of its pairs is expected to cost, in core-seconds.
+    pub(super) pair_cost: f64,
 }
 
 /// The SPRT of a tournament file.
@@ -65,6 +71,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
 impl Tournament {
     /// A new tournament, queued.
     pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
+        let pair_cost = super::share::pair_core_seconds(&config);
         Tournament {
             id,
             dynamic: Dynamic::of(&config),
@@ -83,6 +90,9 @@ impl Tournament {
             excluded_hosts: BTreeSet::new(),
             excluded: BTreeSet::new(),
             target_met: false,
+            given: Default::default(),
+            author: String::new(),
+            pair_cost,
         }
     }
 

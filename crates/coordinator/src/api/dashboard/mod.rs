@@ -461,6 +461,8 @@ pub struct TournamentSummary {
     paused_reason: Option<String>,
     priority: i32,
     weight: f64,
+    /// Its share of the fleet's core-time now and its target, while it is live.
+    share: Option<crate::scheduler::Share>,
     /// Connected workers that can take its pairs, while it is active.
     eligible_workers: u64,
     /// Why none can, while none can.
@@ -498,6 +500,7 @@ fn summary_of(s: &Status) -> TournamentSummary {
         paused_reason: s.paused_reason.clone(),
         priority: s.config.priority,
         weight: s.config.weight,
+        share: s.share,
         eligible_workers: s.eligibility.workers,
         unrunnable: s.eligibility.unmet.clone(),
     }

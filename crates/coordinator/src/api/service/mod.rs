@@ -93,6 +93,8 @@ impl From<&Status> for pb::TournamentStatus {
             paused_reason: s.paused_reason.clone().unwrap_or_default(),
             // Only for those who may read it: the Status call adds it.
             paused_log: String::new(),
+            share: s.share.map_or(0.0, |x| x.now),
+            share_target: s.share.map_or(0.0, |x| x.target),
             openings: s.openings,
             openings_note: s.openings_note().unwrap_or_default(),
             pairs_excluded: s.pairs_excluded,

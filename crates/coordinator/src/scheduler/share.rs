@@ -1,0 +1,227 @@
+//! Shares of the fleet by core-time. Each pair leased is charged to its test at what it is
+//! expected to cost: its games' cores (the costliest side's threads) times their expected
+//! length (from the time control, the time per move, or the nodes per move), both games.
+//! What a test was given decays with a half-life of [`SHARE_HALF_LIFE_MS`], so it measures
+//! the last few minutes. The next pair goes, among the tests of the highest priority that
+//! the worker can play, to the one with the least given per unit of its effective weight:
+//!
+//! ```text
+//! effective weight = weight × min(1, author_shares / Σ weights of its author's live tests)
+//! next test        = argmin  given(now) / effective weight
+//! ```
+//!
+//! so that over any window of a few minutes each test's share of the core-seconds handed
+//! out is its effective weight's share of the weights. A test is given, as it first gets a
+//! pair, as much per unit of weight as the least-served test has: it takes its share from
+//! its first minute, and never more (no catching up on the time it was not there).
+
+use std::collections::HashMap;
+
+use tourney_model::TimeControl;
+use tourney_model::tournament::TournamentConfig;
+
+use super::{Scheduler, Tournament, TournamentId};
+
+/// How long what a test was given takes to count half.
+pub const SHARE_HALF_LIFE_MS: u64 = 5 * 60_000;
+
+/// The most an author's live tests take together, in tests of weight 1, unless the
+/// coordinator is told otherwise.
+pub const AUTHOR_SHARES: f64 = 2.0;
+
+/// Moves a side is expected to make in a game (clocked games spend about their base time
+/// and this many increments).
+const MOVES_PER_SIDE: f64 = 40.0;
+
+/// Nodes a second a built-in or outside engine is taken to search, to cost games limited
+/// by nodes.
+const NODES_PER_SECOND: f64 = 1_000_000.0;
+
+/// A move's cost when nothing says it (depth limits), in seconds.
+const UNKNOWN_SECONDS_A_MOVE: f64 = 0.05;
+
+/// What a test was given: core-seconds, decaying.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Given {
+    core_seconds: f64,
+    at_ms: u64,
+    /// It was given its start (levelled with the least-served test).
+    pub(super) started: bool,
+}
+
+impl Given {
+    /// What it was given, as of `now`.
+    pub(super) fn at(&self, now: u64) -> f64 {
+        let ago = now.saturating_sub(self.at_ms) as f64;
+        self.core_seconds * 0.5f64.powf(ago / SHARE_HALF_LIFE_MS as f64)
+    }
+
+    fn add(&mut self, now: u64, core_seconds: f64) {
+        self.core_seconds = self.at(now) + core_seconds;
+        self.at_ms = now;
+    }
+
+    fn set(&mut self, now: u64, core_seconds: f64) {
+        self.core_seconds = core_seconds;
+        self.at_ms = now;
+        self.started = true;
+    }
+}
+
+/// The expected cost of one pair of `config`'s games, in core-seconds.
+pub fn pair_core_seconds(config: &TournamentConfig) -> f64 {
+    let cores = f64::from(
+        config
+            .cores_per_game()
+            .max(config.requires.cores.unwrap_or(1)),
+    );
+    let limits = &config.limits;
+    let clocked = (limits.tc.as_deref())
+        .and_then(|tc| tc.parse::<TimeControl>().ok())
+        .and_then(|tc| match tc {
+            TimeControl::Clock {
+                moves,
+                base,
+                increment,
+            } => {
+                let periods = moves.map_or(1.0, |m| (MOVES_PER_SIDE / f64::from(m.max(1))).ceil());
+                Some(base.as_secs_f64() * periods + increment.as_secs_f64() * MOVES_PER_SIDE)
+            }
+            TimeControl::Infinite => None,
+        });
+    let per_move = (limits.movetime.map(|ms| ms as f64 / 1000.0))
+        .or(limits.nodes.map(|n| n as f64 / NODES_PER_SECOND))
+        .unwrap_or(UNKNOWN_SECONDS_A_MOVE);
+    let side = clocked.unwrap_or(per_move * MOVES_PER_SIDE);
+    // Two games, each the two sides' time.
+    cores * 2.0 * 2.0 * side.max(0.001)
+}
+
+/// A test's share of the fleet now and what it should be.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Share {
+    /// Its part of the core-seconds handed out over the last minutes (0 to 1).
+    pub now: f64,
+    /// Its part by its effective weight among the live tests of its priority (0 to 1).
+    pub target: f64,
+}
+
+impl Scheduler {
+    /// Each test's effective weight (its author's bound applied), over the tests that are
+    /// live (active, with work or pairs out).
+    pub(super) fn effective_weights(&self) -> HashMap<TournamentId, f64> {
+        let live: Vec<&Tournament> = (self.tournaments.values())
+            .filter(|t| t.state.is_active() && (t.has_work() || !t.leased.is_empty()))
+            .collect();
+        let mut by_author: HashMap<&str, f64> = HashMap::new();
+        for t in &live {
+            *by_author.entry(t.author.as_str()).or_default() += t.config.weight;
+        }
+        live.iter()
+            .map(|t| {
+                let total = by_author[t.author.as_str()];
+                let bound = match t.author.as_str() {
+                    "" => 1.0,
+                    _ => (self.author_shares / total).min(1.0),
+                };
+                (t.id, t.config.weight * bound)
+            })
+            .collect()
+    }
+
+    /// Of `candidates`, the test the next pair goes to (see the module) by the effective
+    /// `weights`, after giving each one leased for the first time its start.
+    pub(super) fn neediest(
+        &mut self,
+        weights: &HashMap<TournamentId, f64>,
+        candidates: &[TournamentId],
+        now: u64,
+    ) -> Option<TournamentId> {
+        let weight = |id: &TournamentId| weights.get(id).copied().unwrap_or(1.0).max(1e-9);
+        let top = (candidates.iter())
+            .filter_map(|id| self.tournaments.get(id))
+            .map(|t| t.config.priority)
+            .max()?;
+        let chosen: Vec<TournamentId> = (candidates.iter().copied())
+            .filter(|id| self.tournaments[id].config.priority == top)
+            .collect();
+        // The least given per unit of weight among those started, for those starting now.
+        let least = (weights.keys())
+            .filter_map(|id| self.tournaments.get(id))
+            .filter(|t| t.given.started)
+            .map(|t| t.given.at(now) / weight(&t.id))
+            .min_by(f64::total_cmp)
+            .unwrap_or(0.0);
+        for id in &chosen {
+            let w = weight(id);
+            let t = self.tournaments.get_mut(id).expect("a candidate");
+            if !t.given.started {
+                t.given.set(now, least * w);
+            }
+        }
+        chosen.into_iter().min_by(|a, b| {
+            let need = |id: &TournamentId| self.tournaments[id].given.at(now) / weight(id);
+            need(a).total_cmp(&need(b)).then(a.cmp(b))
+        })
+    }
+
+    /// Charges test `id` with one pair leased at `now`.
+    pub(super) fn charge(&mut self, id: TournamentId, now: u64) {
+        if let Some(t) = self.tournaments.get_mut(&id) {
+            let cost = t.pair_cost;
+            t.given.add(now, cost);
+        }
+    }
+
+    /// Each live test's share of the fleet now and its target.
+    pub fn shares(&self, now: u64) -> HashMap<TournamentId, Share> {
+        let weights = self.effective_weights();
+        let given: f64 = (weights.keys())
+            .map(|id| self.tournaments[id].given.at(now))
+            .sum();
+        let top = (weights.keys())
+            .map(|id| self.tournaments[id].config.priority)
+            .max();
+        let top_weight: f64 = (weights.iter())
+            .filter(|(id, _)| Some(self.tournaments[*id].config.priority) == top)
+            .map(|(_, w)| w)
+            .sum();
+        weights
+            .iter()
+            .map(|(&id, &w)| {
+                let t = &self.tournaments[&id];
+                let target = match Some(t.config.priority) == top && top_weight > 0.0 {
+                    true => w / top_weight,
+                    false => 0.0,
+                };
+                let now_share = match given > 0.0 {
+                    true => t.given.at(now) / given,
+                    false => 0.0,
+                };
+                (
+                    id,
+                    Share {
+                        now: now_share,
+                        target,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Sets who submitted test `id` (its tests share the author's bound).
+    pub fn set_author(&mut self, id: TournamentId, author: &str) {
+        if let Some(t) = self.tournaments.get_mut(&id) {
+            t.author = author.to_string();
+        }
+    }
+
+    /// This scheduler with an author's live tests bounded to `shares` tests of weight 1.
+    pub fn with_author_shares(mut self, shares: f64) -> Self {
+        self.author_shares = shares.max(0.01);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;
