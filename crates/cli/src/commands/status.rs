@@ -52,6 +52,15 @@ fn status_line(s: &pb::TournamentStatus) -> String {
             100.0 * s.share,
             100.0 * s.share_target
         );
+        let left = s.pairs_planned.map(|p| p.saturating_sub(s.pairs_done));
+        if let Some(left) = left.filter(|_| s.pairs_per_hour > 0.0) {
+            let minutes = (left as f64 / s.pairs_per_hour * 60.0).round() as u64;
+            out += &format!(
+                ", ends in about {}h{:02}m at this rate",
+                minutes / 60,
+                minutes % 60
+            );
+        }
     }
     if !s.unrunnable.is_empty() {
         out += &format!(

@@ -21,6 +21,8 @@ pub(crate) struct StatusJson {
     /// Its part of the fleet's core-time over the last minutes, and its target (0 to 1).
     share: f64,
     share_target: f64,
+    /// The pairs an hour it is given at that share.
+    pairs_per_hour: f64,
     openings: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     openings_note: Option<String>,
@@ -85,6 +87,7 @@ pub(crate) fn status_json(s: &pb::TournamentStatus) -> StatusJson {
         paused_log: (!s.paused_log.is_empty()).then(|| s.paused_log.clone()),
         share: s.share,
         share_target: s.share_target,
+        pairs_per_hour: s.pairs_per_hour,
         openings: s.openings,
         openings_note: (!s.openings_note.is_empty()).then(|| s.openings_note.clone()),
         pairs_excluded: s.pairs_excluded,

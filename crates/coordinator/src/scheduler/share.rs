@@ -104,6 +104,10 @@ pub struct Share {
     pub now: f64,
     /// Its part by its effective weight among the live tests of its priority (0 to 1).
     pub target: f64,
+    /// The pairs an hour it is given at that share (what it was given lately over the
+    /// decay's mean life, divided by a pair's cost): with the pairs it has left, when it
+    /// should end.
+    pub pairs_per_hour: f64,
 }
 
 impl Scheduler {
@@ -198,13 +202,15 @@ impl Scheduler {
                     true => t.given.at(now) / given,
                     false => 0.0,
                 };
-                (
-                    id,
-                    Share {
-                        now: now_share,
-                        target,
-                    },
-                )
+                // A decaying sum holds the rate times the mean life (half-life / ln 2).
+                let mean_life_s = SHARE_HALF_LIFE_MS as f64 / 1000.0 / std::f64::consts::LN_2;
+                let pairs_per_hour = t.given.at(now) / mean_life_s / t.pair_cost * 3600.0;
+                let share = Share {
+                    now: now_share,
+                    target,
+                    pairs_per_hour,
+                };
+                (id, share)
             })
             .collect()
     }

@@ -95,6 +95,7 @@ impl From<&Status> for pb::TournamentStatus {
             paused_log: String::new(),
             share: s.share.map_or(0.0, |x| x.now),
             share_target: s.share.map_or(0.0, |x| x.target),
+            pairs_per_hour: s.share.map_or(0.0, |x| x.pairs_per_hour),
             openings: s.openings,
             openings_note: s.openings_note().unwrap_or_default(),
             pairs_excluded: s.pairs_excluded,

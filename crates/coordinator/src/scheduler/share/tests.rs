@@ -75,6 +75,20 @@ fn long_and_wide_tests_get_the_same_core_time_as_short_ones() {
         assert!((share.target - 1.0 / 3.0).abs() < 1e-9, "{shares:?}");
         assert!((share.now - 1.0 / 3.0).abs() < 0.05, "{shares:?}");
     }
+    // A pair every 100 ms, a third to each: the short tests' rate in pairs an hour is
+    // their share of it by cost (within the decay's smoothing).
+    let pairs_an_hour = |id: TournamentId| {
+        let cost = s.tournaments[&id].pair_cost;
+        let all: f64 = (1..=3).map(|i| 1.0 / s.tournaments[&i].pair_cost).sum();
+        36_000.0 / cost / all
+    };
+    for id in 1..=3 {
+        let said = shares[&id].pairs_per_hour;
+        assert!(
+            (said / pairs_an_hour(id) - 1.0).abs() < 0.1,
+            "{id}: {said} {shares:?}"
+        );
+    }
 }
 
 #[test]
