@@ -393,6 +393,7 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
            if (rows.length !== 2 || !chart || !chart.complete || chart.naturalWidth === 0) return null;
            return { progress: document.querySelector('#detail-progress').textContent,
                     eligible: document.querySelector('#detail-eligible').textContent,
+                    share: document.querySelector('#detail-share').textContent,
                     standings: document.querySelector('#standings tbody').textContent,
                     chart: chart.getAttribute('src'),
                     pentanomial: [...document.querySelectorAll('#pentanomial td')]
@@ -437,6 +438,12 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     assert!(
         eligible.ends_with("connected workers can run it."),
         "{eligible}"
+    );
+    // Its share of the fleet, apart too.
+    let share = first["share"].as_str().unwrap();
+    assert!(
+        share.contains("of the fleet's core-time (target "),
+        "{share}"
     );
     // Every game so far is counted by how it ended ("connection 6 · max-plies 2").
     let games: u64 = progress

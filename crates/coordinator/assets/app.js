@@ -206,12 +206,15 @@ function renderDetail(t) {
   $("#detail-title").textContent = `${t.name} (#${t.id}, ${t.game}, ${t.format})`;
   $("#detail-progress").replaceChildren(el("span", { class: "state " + t.state }, t.state),
     ` ${t.pairs_done}${t.pairs_planned ? " of " + t.pairs_planned : ""} pairs done, ${t.games} games, ${t.pairs_leased} pairs in play`,
-    ...(t.share ? [`, ${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%)`] : []),
     ...(t.paused_reason ? [el("span", { class: "paused-reason" }, ` — paused: ${t.paused_reason} (fix it, then tourney resume ${t.id})`)] : []));
   // Which connected workers can take its pairs ([requires], labels, noisiness).
   $("#detail-eligible").replaceChildren(...(t.unrunnable
     ? [el("span", { class: "paused-reason" }, `No connected worker can run it: ${t.unrunnable}.`)]
     : t.eligible_workers ? [`${t.eligible_workers} connected workers can run it.`] : []));
+  // Its share of the fleet's core-time while it is live (docs/operations.md).
+  $("#detail-share").textContent = t.share
+    ? `${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%), ${t.share.pairs_per_hour.toFixed(0)} pairs an hour at that share.`
+    : "";
   renderActions(t);
   showBuildLog(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));
