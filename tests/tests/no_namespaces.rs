@@ -76,7 +76,15 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     // and as an unprivileged user from its start, as the shipped pod runs (a process that
     // changes its user becomes undumpable by that alone).
     if std::env::var("TOURNEY_WORKER_TOKEN").as_deref() != Ok(TOKEN) {
-        let mut again = std::process::Command::new(std::env::current_exe().unwrap());
+        // A copy of this binary where that user may run it (the checkout may be private).
+        let place = tempfile::tempdir().unwrap();
+        let exe = place.path().join("no_namespaces");
+        std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut again = std::process::Command::new(&exe);
+        again.current_dir(place.path());
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             std::os::unix::process::CommandExt::uid(&mut again, 65534);
