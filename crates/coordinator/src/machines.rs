@@ -220,12 +220,17 @@ impl Coordinator {
             .flatten()
             .unwrap_or_default();
         let mut machines: BTreeMap<String, Machine> = BTreeMap::new();
+        // Workers are seen on the coordinator's clock (milliseconds since it started):
+        // told as Unix time.
+        let (clock, unix) = (self.now_ms(), tourney_model::unix_ms_now());
+        let as_unix = |seen: u64| unix.saturating_sub(clock.saturating_sub(seen));
         for w in self.workers() {
             let m = machines.entry(w.name.clone()).or_default();
             m.host.clone_from(&w.name);
-            if w.last_seen_ms >= m.last_seen_ms {
+            let seen = as_unix(w.last_seen_ms);
+            if seen >= m.last_seen_ms {
                 m.facts = w.host.clone();
-                m.last_seen_ms = w.last_seen_ms;
+                m.last_seen_ms = seen;
             }
             if !m.versions.contains(&w.version) {
                 m.versions.push(w.version.clone());

@@ -206,3 +206,14 @@ async fn a_worker_newly_suspect_is_told_to_the_webhooks_once() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(receiver.taken().len(), 1, "{:?}", receiver.taken());
 }
+
+#[tokio::test]
+async fn a_machine_is_last_seen_in_unix_time_not_the_coordinator_s_clock() {
+    let c = on_temporary_store();
+    c.register("box", "test", 1, "t").unwrap();
+    let machines = c.machines();
+    let seen = machines[0].last_seen_ms;
+    let now = tourney_model::unix_ms_now();
+    // Was "1970-01-01 00:09:36": milliseconds since the coordinator started.
+    assert!(now - seen < 60_000 && seen <= now, "{seen} against {now}");
+}
