@@ -271,7 +271,7 @@ impl Coordinator {
     ) -> Option<(Status, Vec<PairOutcome>, u64, WorkersReport)> {
         let mut guard = self.lock();
         let inner = &mut *guard;
-        let share = inner.scheduler.shares(self.now_ms()).remove(&id);
+        let share = inner.scheduler.share_of(id, self.now_ms());
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
         let config = Arc::clone(&entry.config);

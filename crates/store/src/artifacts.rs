@@ -206,6 +206,24 @@ impl Store {
         }
     }
 
+    /// The stored artifact of sha256 `sha`, opened to be read, with its size; `None` if
+    /// none is stored.
+    ///
+    /// # Errors
+    /// Its file could not be opened.
+    pub fn open_artifact(&self, sha: &str) -> Result<Option<(std::fs::File, u64)>, StoreError> {
+        let Some(path) = self.artifacts.file(sha) else {
+            return Ok(None);
+        };
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error(&path, e)),
+        };
+        let size = file.metadata().map_err(|e| io_error(&path, e))?.len();
+        Ok(Some((file, size)))
+    }
+
     /// At most `most` bytes of the stored artifact of sha256 `sha` from `offset` on (none
     /// past its end), with its whole size; `None` if none is stored.
     ///
@@ -217,15 +235,10 @@ impl Store {
         offset: u64,
         most: usize,
     ) -> Result<Option<(Vec<u8>, u64)>, StoreError> {
-        let Some(path) = self.artifacts.file(sha) else {
+        let Some((mut file, size)) = self.open_artifact(sha)? else {
             return Ok(None);
         };
-        let mut file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error(&path, e)),
-        };
-        let size = file.metadata().map_err(|e| io_error(&path, e))?.len();
+        let path = self.artifacts.path.join(sha);
         let start = offset.min(size);
         let len = usize::try_from(size - start)
             .unwrap_or(usize::MAX)

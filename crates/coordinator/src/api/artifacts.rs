@@ -151,20 +151,28 @@ fn stream(coordinator: Arc<Coordinator>, sha: String, start: u64, end: u64, size
     let (pieces, body) = tokio::sync::mpsc::channel(PIECES_AHEAD);
     let head = cached(&sha);
     tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Seek};
+        let fail = |why: String| {
+            let _ = pieces.blocking_send(Err(std::io::Error::other(why)));
+        };
+        // Opened once, read in order from `start`.
+        let mut file = match coordinator.store().open_artifact(&sha) {
+            Ok(Some((file, _))) => file,
+            Ok(None) => return fail("the artifact is gone".into()),
+            Err(e) => return fail(e.to_string()),
+        };
+        if let Err(e) = file.seek(std::io::SeekFrom::Start(start)) {
+            return fail(e.to_string());
+        }
         let mut at = start;
         while at < end {
             let most = usize::try_from(end - at).unwrap_or(usize::MAX).min(PIECE);
-            let piece = match coordinator.store().read_artifact(&sha, at, most) {
-                Ok(Some((piece, _))) if !piece.is_empty() => piece,
-                failed => {
-                    let why = match failed {
-                        Err(e) => e.to_string(),
-                        Ok(_) => "the artifact is gone".into(),
-                    };
-                    let _ = pieces.blocking_send(Err(std::io::Error::other(why)));
-                    return;
-                }
-            };
+            let mut piece = vec![0; most];
+            match file.read(&mut piece) {
+                Ok(0) => return fail("the artifact ended early".into()),
+                Ok(n) => piece.truncate(n),
+                Err(e) => return fail(e.to_string()),
+            }
             at += piece.len() as u64;
             (coordinator.metrics().artifact_bytes_sent).inc_by(piece.len() as u64);
             if pieces

@@ -40,6 +40,11 @@ const NODES_PER_SECOND: f64 = 1_000_000.0;
 /// A move's cost when nothing says it (depth limits), in seconds.
 const UNKNOWN_SECONDS_A_MOVE: f64 = 0.05;
 
+/// Whether a test takes part in the shares: active, with work or pairs out.
+fn is_live(t: &Tournament) -> bool {
+    t.state.is_active() && (t.has_work() || !t.leased.is_empty())
+}
+
 /// What a test was given: core-seconds, decaying.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Given {
@@ -114,9 +119,7 @@ impl Scheduler {
     /// Each test's effective weight (its author's bound applied), over the tests that are
     /// live (active, with work or pairs out).
     pub(super) fn effective_weights(&self) -> HashMap<TournamentId, f64> {
-        let live: Vec<&Tournament> = (self.tournaments.values())
-            .filter(|t| t.state.is_active() && (t.has_work() || !t.leased.is_empty()))
-            .collect();
+        let live: Vec<&Tournament> = self.tournaments.values().filter(|t| is_live(t)).collect();
         let mut by_author: HashMap<&str, f64> = HashMap::new();
         for t in &live {
             *by_author.entry(t.author.as_str()).or_default() += t.config.weight;
@@ -175,6 +178,13 @@ impl Scheduler {
             let cost = t.pair_cost;
             t.given.add(now, cost);
         }
+    }
+
+    /// Test `id`'s share of the fleet now and its target, while it is live: nothing is
+    /// computed for the others (most of a store's tests have ended).
+    pub fn share_of(&self, id: TournamentId, now: u64) -> Option<Share> {
+        self.tournaments.get(&id).filter(|t| is_live(t))?;
+        self.shares(now).remove(&id)
     }
 
     /// Each live test's share of the fleet now and its target.
