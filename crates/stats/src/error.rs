@@ -49,6 +49,14 @@ pub enum StatsError {
         /// Elo under H1.
         elo1: f64,
     },
+    /// A bound the Elo model cannot test (the normalized model past its domain).
+    #[error("{name}: {message}")]
+    Domain {
+        /// `elo0` or `elo1`.
+        name: &'static str,
+        /// What is wrong, naming the largest bound supported.
+        message: String,
+    },
     /// A grouped test of no takes, or of too many.
     #[error("a grouped test has 1 to {max} takes, found {0}", max = crate::takes::MAX_TAKES)]
     Takes(usize),

@@ -11,6 +11,7 @@ use crate::elo::{
     NELO_PER_T, bayeselo_probabilities, bayeselo_scale, bayeselo_to_elo, draw_elo, logistic_score,
 };
 use crate::mle::{llr, mle_expected, mle_t_value};
+use tourney_model::tournament::{MAX_NORMALIZED_ELO, beyond_normalized};
 
 /// The Elo scale of the bounds `elo0`, `elo1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -148,6 +149,14 @@ impl Sprt {
                 elo1: self.elo1,
             });
         }
+        if self.model == EloModel::Normalized {
+            for (name, value) in [("elo0", self.elo0), ("elo1", self.elo1)] {
+                if value.abs() > MAX_NORMALIZED_ELO {
+                    let message = beyond_normalized(value);
+                    return Err(StatsError::Domain { name, message });
+                }
+            }
+        }
         Ok(())
     }
 
@@ -159,8 +168,10 @@ impl Sprt {
     /// The LLR of `input`: on the pair counts if present, else on W/D/L.
     ///
     /// # Errors
-    /// If `input` is empty, or the BayesElo model lacks W/D/L for its draw rate.
+    /// If `input` is empty, the BayesElo model lacks W/D/L for its draw rate, or a bound is
+    /// beyond the model's domain (as [`Sprt::validate`]): never a NaN.
     pub fn llr(&self, input: &SprtInput) -> Result<f64, StatsError> {
+        self.validate()?;
         let (elo0, elo1) = match self.model {
             EloModel::BayesElo => {
                 let t = input.trinomial.ok_or(StatsError::NeedsWdl)?;

@@ -45,7 +45,7 @@ pub use settings::{
     Format, LimitSettings, MAX_DATAGEN_FILE_MB, MAX_DATAGEN_POSITIONS, MAX_ENGINES, MAX_NAME_CHARS,
     MAX_PAIRS, OpeningSettings, OpeningsFormat, OpeningsOrder, SprtModel, SprtSettings,
 };
-pub use validate::{MAX_MATCH_PAIRS, MAX_TAKES};
+pub use validate::{MAX_MATCH_PAIRS, MAX_NORMALIZED_ELO, MAX_TAKES, beyond_normalized};
 
 /// A tournament file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -259,6 +259,23 @@ fn errors_name_the_file_line_and_key() {
         e.to_string(),
         "t.toml:6: sprt.elo1: elo1 (-5) must be above elo0 (0)"
     );
+    // The normalized model has no likelihood past ±231.6 nElo: refused, naming the limit.
+    let e = error(&SPRT.replace("elo1 = 5.0", "elo1 = 300.0"));
+    assert_eq!(e.key.as_deref(), Some("sprt.elo1"), "{e}");
+    assert!(e.message.contains("up to ±231.6"), "{e}");
+    let e = error(&SPRT.replace("elo0 = 0.0", "elo0 = -240.0"));
+    assert_eq!(e.key.as_deref(), Some("sprt.elo0"), "{e}");
+    assert!(
+        TournamentConfig::parse(&SPRT.replace("elo1 = 5.0", "elo1 = 231.5"), "t.toml").is_ok(),
+        "a bound within the domain"
+    );
+    let logistic = SPRT
+        .replace("elo1 = 5.0", "elo1 = 300.0")
+        .replace("\"normalized\"", "\"logistic\"");
+    assert!(
+        TournamentConfig::parse(&logistic, "t.toml").is_ok(),
+        "the logistic model has no such limit"
+    );
     let e = error(&SPRT.replace("player = \"ab:depth=3\"", "program = \"x\""));
     assert!(e.message.contains("unknown field `program`"), "{e}");
     assert_eq!(e.line, Some(13));

@@ -12,6 +12,12 @@ use crate::adjudication::DECISIVE;
 /// The most takes a grouped test may have (as `tourney_stats::takes::MAX_TAKES`).
 pub const MAX_TAKES: usize = 16;
 
+/// The largest |Elo| an SPRT in the normalized model can test with pair counts: past it
+/// the generalized likelihood has no solution (the MLE's first step, from a uniform
+/// distribution over the five pair scores, finds no root; fishtest's MLE fails there too)
+/// and the LLR would be NaN. `tourney-stats` derives it and tests both sides of it.
+pub const MAX_NORMALIZED_ELO: f64 = 231.6;
+
 /// The most pairs a knockout match or Swiss pairing may play, and the most tie-break pairs.
 pub const MAX_MATCH_PAIRS: u64 = 1000;
 
@@ -37,7 +43,23 @@ fn sprt_problem(sprt: &SprtSettings) -> Option<(&'static str, String)> {
             return Some((key, format!("must be between 0 and 0.5, found {v}")));
         }
     }
+    if sprt.model == super::SprtModel::Normalized {
+        for (key, v) in [("elo0", sprt.elo0), ("elo1", sprt.elo1)] {
+            if v.abs() > MAX_NORMALIZED_ELO {
+                return Some((key, beyond_normalized(v)));
+            }
+        }
+    }
     (sprt.max_pairs == 0).then(|| ("max_pairs", "must be 1 or more".to_string()))
+}
+
+/// Why a bound of `value` nElo cannot be tested in the normalized model.
+pub fn beyond_normalized(value: f64) -> String {
+    format!(
+        "{value} nElo is beyond the normalized model: it can test bounds up to \
+         ±{MAX_NORMALIZED_ELO} (its likelihood has no solution past that); use a bound \
+         within it, or model = \"logistic\""
+    )
 }
 
 impl TournamentConfig {

@@ -1,8 +1,11 @@
 //! Edge cases decided and documented: no games, zero bins, all draws, all wins. Every
 //! output is a finite, well-formed number (fishtest's regularisation), never a panic.
 
+use tourney_model::tournament::MAX_NORMALIZED_ELO;
+use tourney_stats::elo::NELO_PER_T;
 use tourney_stats::{
-    BayesElo, Bound, GameResult, GameTable, Ordo, Pentanomial, Sprt, SprtInput, Summary, Trinomial,
+    BayesElo, Bound, EloModel, GameResult, GameTable, Ordo, Pentanomial, Sprt, SprtInput, Summary,
+    Trinomial, gsprt,
 };
 
 fn assert_finite(s: &Summary, what: &str) {
@@ -137,4 +140,99 @@ fn a_player_without_games_is_ranked_last_without_a_los() {
         assert!(ratings.players[1].los_next.is_none(), "{}", ratings.method);
         assert!(ratings.players[0].los_next.is_some(), "{}", ratings.method);
     }
+}
+
+/// The largest t-value the normalized model's MLE solves for with `k` equally spaced score
+/// bins: its first step, from the uniform distribution, needs `t·(σ + ¼/σ) < 1`.
+fn normalized_t_limit(k: usize) -> f64 {
+    let values: Vec<f64> = (0..k).map(|i| i as f64 / (k - 1) as f64).collect();
+    let var = values.iter().map(|v| (v - 0.5).powi(2)).sum::<f64>() / k as f64;
+    let sigma = var.sqrt();
+    1.0 / (sigma + 0.25 / sigma)
+}
+
+#[test]
+fn normalized_bounds_are_refused_past_the_models_domain_never_nan() {
+    // The limit the tournament files check is the pair-count one, derived here.
+    let pairs_limit = normalized_t_limit(5) * NELO_PER_T / std::f64::consts::SQRT_2;
+    assert!(
+        (pairs_limit - MAX_NORMALIZED_ELO).abs() < 0.05 && MAX_NORMALIZED_ELO < pairs_limit,
+        "derived {pairs_limit}"
+    );
+    // The game-count limit is wider: pair counts decide.
+    assert!(normalized_t_limit(3) * NELO_PER_T > pairs_limit);
+    let pentas = [
+        [10, 40, 100, 45, 12],
+        [0, 0, 0, 0, 100],
+        [100, 0, 0, 0, 0],
+        [0, 0, 100, 0, 0],
+        [5, 0, 0, 0, 5],
+        [0, 50, 0, 50, 0],
+        [40, 1, 1, 1, 40],
+        [0, 0, 0, 1, 0],
+    ];
+    for bins in pentas {
+        let pentanomial = Pentanomial { bins };
+        let [ll, ld, d, wd, ww] = bins;
+        let trinomial = Trinomial {
+            wins: 2 * ww + wd,
+            draws: 2 * d + ld + wd,
+            losses: 2 * ll + ld,
+        };
+        let inputs = [
+            SprtInput {
+                pentanomial: Some(pentanomial),
+                trinomial: Some(trinomial),
+            },
+            SprtInput {
+                pentanomial: None,
+                trinomial: Some(trinomial),
+            },
+        ];
+        for step in 1..=463 {
+            let e = f64::from(step) * 0.5;
+            for (elo0, elo1) in [(0.0, e), (-e, 0.0), (-e, e)] {
+                let sprt = Sprt {
+                    elo0,
+                    elo1,
+                    alpha: 0.05,
+                    beta: 0.05,
+                    model: EloModel::Normalized,
+                };
+                for input in &inputs {
+                    let llr = sprt.llr(input).unwrap();
+                    assert!(llr.is_finite(), "{bins:?} [{elo0}, {elo1}]: {llr}");
+                }
+            }
+        }
+    }
+    // The test: elo1 = 300 is refused with the largest bound, not tested as NaN.
+    let sprt = Sprt {
+        elo0: 0.0,
+        elo1: 300.0,
+        alpha: 0.05,
+        beta: 0.05,
+        model: EloModel::Normalized,
+    };
+    let input = SprtInput {
+        pentanomial: Some(Pentanomial {
+            bins: [10, 40, 100, 45, 12],
+        }),
+        trinomial: None,
+    };
+    let e = sprt.status(&input).unwrap_err().to_string();
+    assert!(
+        e.starts_with("elo1: 300 nElo is beyond") && e.contains("±231.6"),
+        "{e}"
+    );
+    assert!(sprt.validate().is_err());
+    // Past the limit the MLE truly has no solution: the raw statistic is NaN there.
+    let above = gsprt(&[10.0, 40.0, 100.0, 45.0, 12.0], 0.0, 232.0, true);
+    assert!(above.is_nan(), "{above}");
+    // The logistic model takes such bounds.
+    let logistic = Sprt {
+        model: EloModel::Logistic,
+        ..sprt
+    };
+    assert!(logistic.llr(&input).unwrap().is_finite());
 }
