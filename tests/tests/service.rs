@@ -956,7 +956,11 @@ async fn cancel_and_resume_say_not_found_and_failed_precondition() {
     assert!(e.message().contains("999"), "{e:?}");
     let e = admin.resume(pb::ResumeRequest { id }).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
-    assert!(e.message().contains("queued, not paused"), "{e:?}");
+    assert!(
+        e.message()
+            .contains("queued: only a paused or cancelled tournament can be resumed"),
+        "{e:?}"
+    );
     assert!(
         admin
             .cancel(pb::CancelRequest { id })
@@ -968,6 +972,9 @@ async fn cancel_and_resume_say_not_found_and_failed_precondition() {
     let e = admin.cancel(pb::CancelRequest { id }).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
     assert!(e.message().contains("is cancelled"), "{e:?}");
+    // A cancelled one is resumed, with the games it has.
+    let resumed = admin.resume(pb::ResumeRequest { id }).await.unwrap();
+    assert!(resumed.into_inner().resumed);
     // List: pages, newest first; a token it did not give is INVALID_ARGUMENT.
     let newer = submit_match(&mut admin).await;
     let page = |token: &str| pb::ListRequest {

@@ -142,12 +142,15 @@ enum Command {
     Modify(commands::cancel::ModifyArgs),
     Machines(commands::machines::MachinesArgs),
     Note(commands::cancel::NoteArgs),
-    /// Resume a tournament paused because a pair could not be played.
+    /// Resume a paused or cancelled tournament.
     ///
     /// A tournament pauses when no connected worker can play a pair (an engine that does
     /// not start, a program that cannot be fetched); `tourney status` says why. After the
-    /// fix it goes on where it stopped, every worker host eligible again; an error when it
-    /// is not paused. Example: `tourney resume 7`.
+    /// fix it goes on where it stopped, every worker host eligible again. A cancelled one
+    /// goes on with the games it has (a user's test never approved waits for approval
+    /// again), unless its games were archived or it was deleted from the lists (the error
+    /// says so); an error too when it is neither paused nor cancelled. Example:
+    /// `tourney resume 7`.
     Resume(support::local::TournamentArgs),
     Exclude(commands::exclude::ExcludeArgs),
     Link(commands::link::LinkArgs),

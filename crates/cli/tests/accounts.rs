@@ -409,11 +409,31 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["priority"], 7);
     assert_eq!(status["max_pairs"], 150_000, "{status}");
+    // Stop asks first: "Keep it running" stops nothing, "Stop it" stops it, and the
+    // stopped test can be resumed.
     browser.click("#action-cancel");
     browser.wait_for(
+        5,
+        "the question",
+        "const q = document.querySelector('#cancel-confirm');
+         return !q.hidden && q.getBoundingClientRect().height > 0;",
+    );
+    browser.click("#action-cancel-no");
+    browser.wait_for(
+        5,
+        "the question gone",
+        "return document.querySelector('#cancel-confirm').hidden;",
+    );
+    let status = run_with(port, &token, &["status", &id, "--json"], "");
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_ne!(status["state"], "cancelled", "{status}");
+    browser.click("#action-cancel");
+    browser.click("#action-cancel-yes");
+    browser.wait_for(
         20,
-        "the test stopped",
-        "return document.querySelector('#detail-progress .state')?.textContent === 'cancelled';",
+        "the test stopped, with Resume offered",
+        "return document.querySelector('#detail-progress .state')?.textContent === 'cancelled'
+             && !document.querySelector('#action-resume').hidden;",
     );
 
     // Search finds it among her own, and by its state and date.

@@ -544,8 +544,9 @@ function renderActions(t) {
   $("#actions").hidden = !me;
   $("#share").hidden = !live;
   $("#action-approve").hidden = !(t.state === "pending" && approver);
-  $("#action-resume").hidden = t.state !== "paused";
+  $("#action-resume").hidden = !["paused", "cancelled"].includes(t.state);
   $("#action-cancel").hidden = !live;
+  if ($("#cancel-confirm").dataset.for !== String(t.id)) $("#cancel-confirm").hidden = true;
   const budgeted = ["sprt", "match"].includes(t.format);
   $("#share-budget-label").hidden = !budgeted;
   // A field the user has changed keeps its value until it is sent or another test shown.
@@ -587,8 +588,15 @@ function renderActions(t) {
     }
     openNewTest(file);
   };
-  for (const action of ["approve", "resume", "cancel", "delete"]) {
-    $(`#action-${action}`).onclick = async () => {
+  // Stop asks first: its games are kept, but workers drop its pairs at once.
+  $("#action-cancel").onclick = () => {
+    $("#cancel-confirm").dataset.for = t.id;
+    $("#cancel-confirm").hidden = false;
+  };
+  $("#action-cancel-no").onclick = () => { $("#cancel-confirm").hidden = true; };
+  for (const [button, action] of [["approve", "approve"], ["resume", "resume"], ["cancel-yes", "cancel"], ["delete", "delete"]]) {
+    $(`#action-${button}`).onclick = async () => {
+      $("#cancel-confirm").hidden = true;
       const done = await act(`/api/v1/tournaments/${t.id}/${action}`);
       $("#action-result").textContent = done.error ?? done.done;
       if (action === "delete" && view.search) search(false);

@@ -32,28 +32,30 @@ function num(id) {
 
 /** One row of the engines table: what kind of engine and its fields. */
 function engineRow(kind = "version", values = {}) {
-  const input = (key, placeholder, value = "", attrs = {}) =>
-    el("input", { "data-field": key, placeholder, value, "aria-label": placeholder, ...attrs });
+  // Every input has a visible label; the placeholder is only an example.
+  const input = (key, label, placeholder, value = "", attrs = {}) =>
+    el("label", { class: "engine-field" }, label,
+      el("input", { "data-field": key, placeholder, value, ...attrs }));
   const kindSelect = el("select", { "data-field": "kind", "aria-label": "Kind of engine" },
     ...[["version", "registered version"], ["player", "built-in player"], ["source", "from source"]]
       .map(([v, label]) => el("option", v === kind ? { value: v, selected: "" } : { value: v }, label)));
   const fields = {
-    version: [input("version", "version", values.version ?? "", { list: "f-versions" })],
-    player: [input("player", "player spec (ab:depth=3)", values.player ?? "")],
+    version: [input("version", "Version", "v2", values.version ?? "", { list: "f-versions" })],
+    player: [input("player", "Player spec", "ab:depth=3", values.player ?? "")],
     source: [
-      input("git", "repository URL", values.git ?? ""),
-      input("commit", "full commit hash", values.commit ?? "", { size: 12 }),
-      input("build", "build command (make -j)", values.build ?? ""),
-      input("binary", "program path (build/engine)", values.binary ?? ""),
-      input("bench", "bench nodes (optional)", values.bench ?? "", { size: 10 }),
+      input("git", "Repository", "https://github.com/me/engine", values.git ?? ""),
+      input("commit", "Commit (full hash)", "0123abcd…", values.commit ?? "", { size: 12 }),
+      input("build", "Build command", "make -j", values.build ?? ""),
+      input("binary", "Program path", "build/engine", values.binary ?? ""),
+      input("bench", "Bench nodes (optional)", "1234567", values.bench ?? "", { size: 10 }),
     ],
   };
   const cell = el("td", { class: "name engine-fields" });
   const row = el("tr", {}, el("td", { class: "name" }, kindSelect), cell,
-    el("td", { class: "name" }, input("name", "name", values.name ?? "", { size: 12 })),
+    el("td", { class: "name" }, input("name", "Name", "optional", values.name ?? "", { size: 12 })),
     el("td", {}, el("button", { type: "button", "aria-label": "Remove this engine", onclick: () => { row.remove(); renderForm(); } }, "✕")));
   const show = () => {
-    cell.replaceChildren(...fields[kindSelect.value].map((f) => el("span", { class: "engine-field" }, f)));
+    cell.replaceChildren(...fields[kindSelect.value]);
     renderForm();
   };
   kindSelect.addEventListener("change", show);

@@ -293,14 +293,19 @@ impl Coordinator {
         Ok(cancelled)
     }
 
-    /// Resumes paused tournament `id` for `by` (its author, an approver or an admin),
-    /// recording it. Returns whether it was paused.
+    /// Resumes paused or cancelled tournament `id` for `by` (its author, an approver or an
+    /// admin), recording it. A user's cancelled test that was never approved waits for an
+    /// approver again. Returns whether it was paused or cancelled.
     ///
     /// # Errors
-    /// Not allowed, or the store failed.
+    /// Not allowed, one that cannot be resumed ([`Coordinator::resume`]), or the store
+    /// failed.
     pub async fn resume_as(&self, by: &Principal, id: u64) -> Result<bool, CoordinatorError> {
         by.require_owner(&self.author(id).unwrap_or_default())?;
-        let resumed = self.resume(id).await?;
+        let unapproved =
+            (self.lock().tournaments.get(&id)).is_some_and(|e| e.record.approved_by.is_none());
+        let pending = self.settings.approval && !by.operator && by.role == Role::User && unapproved;
+        let resumed = self.resume_with(id, pending).await?;
         if resumed {
             self.record_event(by, "resumed", &format!("tournament {id}"), "");
         }

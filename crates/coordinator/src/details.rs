@@ -1,6 +1,7 @@
 //! What a report says about how its numbers were made: the game and rules, the format,
 //! limits, adjudication, openings, each engine's spec or program hash, and when it started,
-//! how long it has run and when it should end. Shown on the dashboard and in every report.
+//! how long it has run and when it should end (before its first pair: when it was
+//! submitted). Shown on the dashboard and in every report.
 
 use std::collections::BTreeMap;
 
@@ -67,10 +68,15 @@ pub fn details(
         };
         out.push((format!("Engine {}", engine.name), what));
     }
-    out.push((
-        "Started".into(),
-        Utc::from_unix_ms(status.created_ms).to_string(),
-    ));
+    let submitted = Utc::from_unix_ms(status.created_ms).to_string();
+    if status.pairs_done == 0 {
+        // Nothing played yet (waiting for approval or for workers): no start, no time
+        // run.
+        out.push(("Submitted".into(), submitted));
+        out.push(("ETA".into(), eta_text(status, 0, now_ms)));
+        return out;
+    }
+    out.push(("Started".into(), submitted));
     let end = status.ended_ms.unwrap_or(now_ms);
     let elapsed = end.saturating_sub(status.created_ms);
     out.push(("Elapsed".into(), hms(elapsed)));
@@ -219,6 +225,9 @@ fn openings_text(c: &TournamentConfig, suite: usize) -> String {
 
 /// The estimated time left: the pairs left at the rate so far.
 fn eta_text(status: &Status, elapsed_ms: u64, now_ms: u64) -> String {
+    if status.state == tourney_model::tournament::State::Pending {
+        return "once approved, after the first pairs".into();
+    }
     if status.ended_ms.is_some() || !status.state.is_active() {
         return format!("— ({})", status.state_name());
     }

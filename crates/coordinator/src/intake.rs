@@ -449,14 +449,42 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Resumes a paused tournament; returns whether it was paused.
+    /// Resumes a paused or cancelled tournament with the games it has (queued, or running
+    /// once it has pairs done); returns whether it was paused or cancelled.
     ///
     /// # Errors
-    /// The store failed.
+    /// A cancelled tournament whose games were archived (they are no longer in the store),
+    /// or that was deleted from the lists (restore it first); the store failed.
     pub async fn resume(&self, id: TournamentId) -> Result<bool, CoordinatorError> {
+        self.resume_with(id, false).await
+    }
+
+    /// [`Coordinator::resume`]; with `pending`, a cancelled tournament that never played a
+    /// pair waits for an approver again.
+    pub(crate) async fn resume_with(
+        &self,
+        id: TournamentId,
+        pending: bool,
+    ) -> Result<bool, CoordinatorError> {
         let record = {
             let mut inner = self.lock();
-            if !inner.scheduler.resume(id) {
+            if let Some(entry) = inner.tournaments.get(&id) {
+                if let Some(at) = entry.record.archived_ms {
+                    return Err(CoordinatorError::Invalid(format!(
+                        "tournament {id} cannot be resumed: its games were archived at {} \
+                         and are no longer in the store; submit its file again (Clone on \
+                         the dashboard) to play it anew",
+                        tourney_model::Utc::from_unix_ms(at)
+                    )));
+                }
+                if entry.record.hidden {
+                    return Err(CoordinatorError::Invalid(format!(
+                        "tournament {id} was deleted from the lists: restore it first \
+                         (tourney modify {id} --restore), then resume it"
+                    )));
+                }
+            }
+            if !inner.scheduler.resume(id, pending) {
                 return Ok(false);
             }
             let Some(entry) = inner.tournaments.get_mut(&id) else {
@@ -464,6 +492,7 @@ impl Coordinator {
             };
             entry.record.paused_reason = None;
             entry.record.paused_log = None;
+            entry.record.ended_ms = None;
             inner.record(id)
         };
         self.save(record).await?;

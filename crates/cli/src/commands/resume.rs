@@ -1,4 +1,4 @@
-//! `tourney resume`: resumes a paused tournament.
+//! `tourney resume`: resumes a paused or cancelled tournament.
 
 use anyhow::Result;
 use tourney_proto::v1 as pb;

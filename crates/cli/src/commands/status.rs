@@ -91,7 +91,10 @@ fn status_line(s: &pb::TournamentStatus) -> String {
     if let Some(sprt) = &s.sprt {
         out += &format!(
             ", LLR {:.2} [{:.2}, {:.2}] {}",
-            sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.decision
+            sprt.llr,
+            sprt.lower_bound,
+            sprt.upper_bound,
+            verdict(&s.state, &sprt.decision)
         );
     }
     if let Ok(progress) = serde_json::from_str::<FormatProgress>(&s.progress_json) {
@@ -118,6 +121,16 @@ fn status_line(s: &pb::TournamentStatus) -> String {
         }
     }
     out
+}
+
+/// An SPRT's verdict as said to a person: its decision, or for one that ended without
+/// one ("continue"), how it ended.
+fn verdict<'a>(state: &str, decision: &'a str) -> &'a str {
+    match (state, decision) {
+        ("cancelled", "continue") => "cancelled before a decision",
+        ("finished", "continue") => "undecided at its most pairs",
+        _ => decision,
+    }
 }
 
 pub(crate) fn status(args: &StatusArgs) -> Result<()> {
@@ -212,5 +225,28 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("+50/-60  0 games"), "{text}");
+    }
+
+    #[test]
+    fn a_cancelled_sprt_says_it_was_cancelled_not_continue() {
+        let sprt = |state: &str| pb::TournamentStatus {
+            state: state.into(),
+            sprt: Some(pb::SprtState {
+                decision: "continue".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let cancelled = status_line(&sprt("cancelled"));
+        assert!(
+            cancelled.ends_with("cancelled before a decision") && !cancelled.contains("continue"),
+            "{cancelled}"
+        );
+        let finished = status_line(&sprt("finished"));
+        assert!(
+            finished.ends_with("undecided at its most pairs"),
+            "{finished}"
+        );
+        assert!(status_line(&sprt("running")).ends_with("continue"));
     }
 }

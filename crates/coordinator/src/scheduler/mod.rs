@@ -389,15 +389,19 @@ impl Scheduler {
         }
     }
 
-    /// Resumes a paused tournament. Returns whether it was paused.
-    pub fn resume(&mut self, id: TournamentId) -> bool {
+    /// Resumes a paused or cancelled tournament with the pairs it has: queued, or running
+    /// once it has pairs done; with `pending`, a cancelled one without pairs done waits
+    /// for approval again. The pairs that were out when it stopped are offered first.
+    /// Returns whether it was paused or cancelled.
+    pub fn resume(&mut self, id: TournamentId, pending: bool) -> bool {
         match self.tournaments.get_mut(&id) {
-            Some(t) if t.state == State::Paused => {
+            Some(t) if matches!(t.state, State::Paused | State::Cancelled) => {
                 t.unfit.clear();
-                t.state = if t.done.len == 0 {
-                    State::Queued
-                } else {
-                    State::Running
+                let pending = pending && t.state == State::Cancelled;
+                t.state = match (t.done.len, pending) {
+                    (0, true) => State::Pending,
+                    (0, false) => State::Queued,
+                    _ => State::Running,
                 };
                 t.update_state();
                 true
@@ -467,13 +471,16 @@ impl Scheduler {
     }
 
     /// Cancels an active, paused or pending tournament; its leases are dropped at their
-    /// next heartbeat. Returns whether it was one of those.
+    /// next heartbeat, and their pairs offered again if it is resumed. Returns whether it
+    /// was one of those.
     pub fn cancel(&mut self, id: TournamentId) -> bool {
         match self.tournaments.get_mut(&id) {
             Some(t) if t.state.is_active() || matches!(t.state, State::Paused | State::Pending) => {
                 t.state = State::Cancelled;
-                t.leased.clear();
-                t.retry = PairSet::default();
+                let leased: Vec<u64> = t.leased.drain().map(|(pair, _)| pair).collect();
+                for pair in leased {
+                    t.retry.insert(pair);
+                }
                 true
             }
             _ => false,

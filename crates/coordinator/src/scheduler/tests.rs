@@ -56,7 +56,7 @@ fn a_host_that_cannot_play_a_tournament_is_offered_none_of_it_until_resumed() {
     let (_, theirs) = s.lease("fine#1", 10, 0, &|_| true).unwrap();
     assert!(theirs.iter().any(|a| (a.tournament, a.pair) == (t, pair)));
     // Resuming forgives.
-    assert!(s.pause(t) && s.resume(t));
+    assert!(s.pause(t) && s.resume(t, false));
     assert!(!s.is_unfit(t, "broken#3"));
 }
 
@@ -293,6 +293,39 @@ fn cancelled_tournaments_stop_and_their_leases_are_dropped() {
 }
 
 #[test]
+fn a_cancelled_tournament_resumes_with_its_pairs_and_the_ones_that_were_out_first() {
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("match", "pairs = 6"), State::Queued, vec![]);
+    let (lease, given) = s.lease("w", 3, 0, &|_| true).unwrap();
+    assert_eq!(given.len(), 3);
+    s.report("w#1", &[(1, outcome(0, [1, 1]))]);
+    assert!(s.cancel(1));
+    assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
+    assert!(s.lease("w", 6, 10, &|_| true).is_none());
+    assert!(s.resume(1, true), "a cancelled test is resumed");
+    assert!(!s.resume(1, true));
+    let t = s.tournament(1).unwrap();
+    assert_eq!(
+        (t.state, t.pairs_done()),
+        (State::Running, 1),
+        "with its pair kept; it had started, so it waits for no approval"
+    );
+    let (_, again) = s.lease("w", 6, 30, &|_| true).unwrap();
+    let offered: Vec<u64> = again.iter().map(|a| a.pair).collect();
+    assert_eq!(
+        offered,
+        vec![1, 2, 3, 4, 5],
+        "the pairs that were out come first"
+    );
+    // One cancelled before it started waits for approval again when asked to.
+    s.add(2, config("match", "pairs = 4"), State::Pending, vec![]);
+    assert!(s.cancel(2) && s.resume(2, true));
+    assert_eq!(s.tournament(2).unwrap().state, State::Pending);
+    assert!(s.cancel(2) && s.resume(2, false));
+    assert_eq!(s.tournament(2).unwrap().state, State::Queued);
+}
+
+#[test]
 fn a_paused_tournament_hands_out_nothing_until_it_resumes() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
@@ -304,8 +337,8 @@ fn a_paused_tournament_hands_out_nothing_until_it_resumes() {
     assert_eq!(s.tournament(1).unwrap().state, State::Paused);
     assert!(s.lease("w", 4, 10, &|_| true).is_none());
     assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
-    assert!(s.resume(1));
-    assert!(!s.resume(1));
+    assert!(s.resume(1, false));
+    assert!(!s.resume(1, false));
     assert_eq!(s.tournament(1).unwrap().state, State::Running);
     // The pair that was out (1) comes back first, then the rest.
     let (_, again) = s.lease("w", 4, 20, &|_| true).unwrap();
@@ -420,7 +453,7 @@ fn a_pending_tournament_is_leased_nothing_until_approved_and_can_be_cancelled() 
         s.lease("w1", 8, 0, &|_| true).is_none(),
         "nothing pending is leased"
     );
-    assert!(!s.resume(1), "resume is not approval");
+    assert!(!s.resume(1, false), "resume is not approval");
     assert!(s.approve(1) && !s.approve(1));
     let (_, given) = s.lease("w1", 8, 0, &|_| true).unwrap();
     assert!(given.iter().all(|a| a.tournament == 1) && given.len() == 4);

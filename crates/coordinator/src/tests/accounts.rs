@@ -262,3 +262,55 @@ async fn tests_are_found_by_name_author_engine_state_and_paged() {
     );
     assert_eq!(last, None);
 }
+
+#[tokio::test]
+async fn a_cancelled_test_is_resumed_by_its_author_waiting_again_if_never_approved() {
+    let c = super::on_temporary_store();
+    let (ann, apu) = (as_("ann", Role::User), as_("apu", Role::Approver));
+    let origin = crate::Origin {
+        tuned_by: None,
+        author: Some("ann".into()),
+        pending: true,
+    };
+    let id = c
+        .submit_with(
+            &match_file(),
+            "p.toml",
+            "",
+            BTreeMap::new(),
+            BTreeMap::new(),
+            origin,
+        )
+        .await
+        .unwrap();
+    assert!(c.cancel_as(&ann, id).await.unwrap());
+    assert!(
+        c.resume_as(&as_("bob", Role::User), id).await.is_err(),
+        "not bob's"
+    );
+    assert!(c.resume_as(&ann, id).await.unwrap());
+    assert_eq!(
+        c.state(id),
+        Some(State::Pending),
+        "resuming is not approving"
+    );
+    // A pending test has not started: its report says when it was submitted.
+    let details: BTreeMap<String, String> =
+        c.report_of(id).unwrap().1.details.into_iter().collect();
+    assert!(!details.contains_key("Started"), "{details:?}");
+    assert_eq!(details["ETA"], "once approved, after the first pairs");
+    assert!(c.approve(&apu, id).await.unwrap());
+    assert!(c.cancel_as(&ann, id).await.unwrap());
+    assert!(c.resume_as(&ann, id).await.unwrap());
+    assert_eq!(c.state(id), Some(State::Queued), "approved once");
+    // Deleted from the lists, it is restored before it is resumed.
+    assert!(c.cancel_as(&ann, id).await.unwrap());
+    assert!(c.hide_as(&ann, id, true).await.unwrap());
+    let refused = c.resume_as(&ann, id).await.unwrap_err().to_string();
+    assert!(refused.contains("restore it first"), "{refused}");
+    assert!(c.hide_as(&ann, id, false).await.unwrap());
+    assert!(c.resume_as(&apu, id).await.unwrap());
+    let events = c.events(0, 20).unwrap();
+    let resumed = (events.iter()).filter(|e| e.action == "resumed").count();
+    assert_eq!(resumed, 3, "{events:?}");
+}

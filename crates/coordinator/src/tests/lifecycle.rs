@@ -87,10 +87,16 @@ async fn reports_say_what_was_played_and_when() {
         (d["Engine a"].as_str(), d["Engine b"].as_str()),
         ("random", "random:seed=2")
     );
-    assert!(d["Started"].ends_with(" UTC"), "{d:?}");
+    // Nothing played yet: when it was submitted, not a start or a time run.
+    assert!(d["Submitted"].ends_with(" UTC"), "{d:?}");
+    assert!(
+        !d.contains_key("Started") && !d.contains_key("Elapsed"),
+        "{d:?}"
+    );
     assert_eq!(d["ETA"], "after the first pairs");
     let worker = c.register("w", "test", 2, "t").unwrap().0;
     let jobs = lease_and_win(&c, &worker, 2).await;
+    assert!(details(&c)["Started"].ends_with(" UTC"));
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
     let (_, report) = c.report_of(id).unwrap();
@@ -547,4 +553,57 @@ async fn live_tournaments_are_bounded_and_an_ended_one_makes_room() {
     assert_eq!(c.ids().len(), 2, "nothing stored for the refused one");
     assert!(c.cancel(first).await.unwrap());
     submit().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cancelled_tournament_resumes_with_its_games_and_not_once_they_are_archived() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let (c, id) = coordinator(&dir, 60_000).await;
+        let worker = c.register("w", "test", 4, "t").unwrap().0;
+        lease_and_win(&c, &worker, 1).await;
+        // A pair is out when it is stopped.
+        let (_, out) = c.lease(&worker, 1).unwrap();
+        assert!(c.cancel(id).await.unwrap());
+        assert!(c.status(id).unwrap().ended_ms.is_some());
+        assert!(c.lease(&worker, 4).is_none(), "nothing of it is offered");
+        assert!(c.resume(id).await.unwrap());
+        assert!(!c.resume(id).await.unwrap(), "it is running, not cancelled");
+        let status = c.status(id).unwrap();
+        assert_eq!(
+            (status.state, status.pairs_done, status.ended_ms),
+            (State::Running, 1, None),
+            "its pair kept"
+        );
+        // The pair that was out comes first; it plays to the end.
+        let played = lease_and_win(&c, &worker, 4).await;
+        assert_eq!(played[0].pair, out[0].pair);
+        assert_eq!(played.len(), 3);
+        let status = c.status(id).unwrap();
+        assert_eq!((status.state, status.pairs_done), (State::Finished, 4));
+        let games: Vec<u64> = status.ratings.players.iter().map(|p| p.games).collect();
+        assert_eq!(games, vec![8, 8], "each game counted once");
+        // Stopped again, its games archived: they are gone from the store, so it cannot
+        // be resumed, and the error says why.
+        let second = c
+            .submit(&match_file(), "again.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        lease_and_win(&c, &worker, 1).await;
+        assert!(c.cancel(second).await.unwrap());
+        assert_eq!(c.archive(second, 2).await.unwrap(), Some(1));
+        let refused = c.resume(second).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("cannot be resumed") && refused.contains("archived"),
+            "{refused}"
+        );
+        assert_eq!(c.state(second), Some(State::Cancelled));
+        (id, second)
+    };
+    // After a restart: the finished one is not resumed, the archived one still says why.
+    let (id, second) = id;
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    assert_eq!(c.state(id), Some(State::Finished));
+    assert!(!c.resume(id).await.unwrap());
+    assert!(c.resume(second).await.is_err());
 }

@@ -12,7 +12,7 @@ pub enum State {
     Running,
     /// Every planned pair played, or the SPRT decided (or reached its maximum).
     Finished,
-    /// Stopped by an operator.
+    /// Stopped by a person; `tourney resume` takes it up again with its games.
     Cancelled,
     /// Stopped because a pair could not be played (an engine that does not start, does not
     /// support the game, or whose program cannot be fetched); `tourney resume` goes on.
@@ -40,7 +40,7 @@ impl State {
         matches!(self, State::Queued | State::Running)
     }
 
-    /// Whether it has ended: finished or cancelled, for good.
+    /// Whether it has ended: finished, or cancelled (until it is resumed).
     pub fn has_ended(self) -> bool {
         matches!(self, State::Finished | State::Cancelled)
     }

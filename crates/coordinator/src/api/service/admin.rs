@@ -193,7 +193,7 @@ impl pb::admin_server::Admin for AdminService {
         let resumed = self.0.resume_as(&by, id).await?;
         if !resumed {
             return Err(GrpcStatus::failed_precondition(format!(
-                "tournament {id} is {}, not paused",
+                "tournament {id} is {}: only a paused or cancelled tournament can be resumed",
                 state.name()
             )));
         }
