@@ -142,6 +142,12 @@ fn hanging_with_a_clock_is_a_time_forfeit() {
     let record = game("hang", &with_clock()).unwrap();
     assert_lost(&record, Termination::TimeForfeit);
     assert!(started.elapsed() < Duration::from_secs(10));
+    // The reason states the wait the record keeps (`forfeit_ms`), not the deadline
+    // rounded: issue 60 read "waited 0.1 s" where 162 ms were recorded.
+    let took = record.meta["forfeit_ms"].as_u64().unwrap();
+    let detail = record.detail.as_deref().unwrap();
+    let waited = format!("waited {:.3} s with ", took as f64 / 1000.0);
+    assert!(detail.contains(&waited), "{detail}, {took} ms");
 }
 
 #[test]
@@ -152,8 +158,17 @@ fn hanging_without_a_clock_is_unresponsive() {
         ..Limits::default()
     };
     setup.unresponsive = Duration::from_millis(500);
+    let started = Instant::now();
     let record = game("hang", &setup).unwrap();
+    let took = started.elapsed().as_secs_f64();
     assert_lost(&record, Termination::Unresponsive);
+    // Waited at least the limit, at most the whole game.
+    let detail = record.detail.as_deref().unwrap();
+    let waited: f64 = (detail.split("waited ").nth(1))
+        .and_then(|w| w.split(' ').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{detail}"));
+    assert!((0.5..=took).contains(&waited), "{detail}");
 }
 
 #[test]

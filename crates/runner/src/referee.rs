@@ -286,6 +286,20 @@ fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
 }
 
+/// `detail` of a move never made, with how long it was waited for (`took` ms, the figure
+/// the record's `forfeit_ms` keeps) and, on a clock, what was allowed.
+fn waited(detail: String, took: u64, allowed: Option<Duration>, margin: Duration) -> String {
+    let took = took as f64 / 1000.0;
+    match allowed {
+        Some(allowed) => format!(
+            "{detail} (waited {took:.3} s with {:.3} s allowed and a margin of {:.3} s)",
+            allowed.as_secs_f64(),
+            margin.as_secs_f64()
+        ),
+        None => format!("{detail} (waited {took:.3} s)"),
+    }
+}
+
 /// Both sides' clocks: each side's limits (movetime scaled), its period, base and increment
 /// (scaled), and what is left of it.
 struct Clocks {
@@ -479,6 +493,14 @@ fn turn<P: Adjudicate>(
             detail,
         }) => {
             let took = (termination == Termination::TimeForfeit).then(|| ms(elapsed));
+            let detail = match termination {
+                // How long it was waited for, as the record's `forfeit_ms` has it: the
+                // engine knows only the deadline it was given, not the whole wait.
+                Termination::TimeForfeit | Termination::Unresponsive => {
+                    waited(detail, ms(elapsed), allowed, setup.time_margin)
+                }
+                _ => detail,
+            };
             return Err(((Some(mover.opponent()), termination, Some(detail)), took));
         }
     };

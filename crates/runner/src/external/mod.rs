@@ -381,8 +381,11 @@ impl ExternalEngine {
         }
     }
 
-    /// The failure of an engine that said nothing in time, or whose output ended.
-    fn silent(&mut self, e: RecvTimeoutError, deadline: Duration, has_clock: bool) -> Failure {
+    /// The failure of an engine that said nothing in time, or whose output ended. How long
+    /// it was waited for is the referee's to say: it times the whole turn, as the record's
+    /// `forfeit_ms` has it, where `deadline` was only the wait for the answer (once the
+    /// position was sent), and rounded.
+    fn silent(&mut self, e: RecvTimeoutError, has_clock: bool) -> Failure {
         match e {
             RecvTimeoutError::Timeout => {
                 let (termination, what) = if has_clock {
@@ -390,8 +393,7 @@ impl ExternalEngine {
                 } else {
                     (Termination::Unresponsive, "no move")
                 };
-                let detail = format!("{what} (waited {:.1} s)", deadline.as_secs_f64());
-                self.failure(termination, detail)
+                self.failure(termination, what.into())
             }
             RecvTimeoutError::Disconnected => {
                 let why = self
@@ -540,7 +542,7 @@ impl<P: Position> Contestant<P> for ExternalEngine {
                         _ => {}
                     }
                 }
-                Err(e) => return Err(self.silent(e, deadline, has_clock)),
+                Err(e) => return Err(self.silent(e, has_clock)),
             }
         }
     }

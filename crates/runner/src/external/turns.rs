@@ -180,7 +180,7 @@ impl ExternalEngine {
                         return Ok(reply(canonical_move(&mv)));
                     }
                 }
-                Err(e) => return Err(self.silent(e, deadline, has_clock)),
+                Err(e) => return Err(self.silent(e, has_clock)),
             }
         }
     }
@@ -258,7 +258,7 @@ impl ExternalEngine {
             Err(Exchange::Refused(why)) => {
                 return Err(self.failure(Termination::IllegalMove, format!("refused {why}")));
             }
-            Err(Exchange::Silent(e)) => return Err(self.silent(e, deadline, has_clock)),
+            Err(Exchange::Silent(e)) => return Err(self.silent(e, has_clock)),
         };
         self.turns.told.extend(unseen);
         let squares: Vec<String> = answers[answers.len().saturating_sub(3)..]
