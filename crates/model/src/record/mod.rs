@@ -514,15 +514,44 @@ mod tests {
         }
         assert!(pgn.starts_with("[Event \"tourney game\"]\n[Site "), "{pgn}");
         // LOA: Black moves first, in the second slot of move 1.
-        assert!(pgn.contains("\n1... b1-b3 2. a2-c2 b3xc2 0-1"), "{pgn}");
+        assert!(
+            pgn.contains("\n1... b1-b3 {book} 2. a2-c2 {book} b3xc2 {+0.05 0.012s} 0-1"),
+            "{pgn}"
+        );
         let mut white_starts = record();
         white_starts.start = white_starts.start.replace(" b", " w");
+        white_starts.opening_plies = 0;
+        let pgn = white_starts.to_pgn();
         assert!(
-            white_starts
-                .to_pgn()
-                .contains("\n1. b1-b3 a2-c2 2. b3xc2 0-1")
+            pgn.contains(
+                "\n1. b1-b3 {+0.05 0.012s} a2-c2 {+0.05 0.012s} 2. b3xc2 {+0.05 0.012s} 0-1"
+            ),
+            "{pgn}"
         );
         assert_eq!(record().result.winner(), Some(Color::Black));
         assert!(Termination::Crash.is_failure() && !Termination::Connection.is_failure());
+    }
+
+    #[test]
+    fn move_comments_are_cutechess_score_depth_and_time() {
+        let comment = |score: Option<&str>, depth: Option<u32>, time_ms: u64| {
+            pgn::move_comment(&MoveRecord {
+                mv: "a1-a2".into(),
+                time_ms,
+                depth,
+                score: score.map(str::to_string),
+                ..Default::default()
+            })
+        };
+        assert_eq!(comment(Some("cp 35"), Some(12), 210), "+0.35/12 0.21s");
+        assert_eq!(comment(Some("cp -1200"), Some(3), 1234), "-12.00/3 1.2s");
+        assert_eq!(comment(Some("cp 0"), Some(1), 12_345), "0.00/1 12s");
+        assert_eq!(comment(Some("win 9"), Some(20), 50), "+M5/20 0.050s");
+        assert_eq!(comment(Some("loss 2"), Some(20), 0), "-M1/20 0s");
+        // What the player did not say is left out.
+        assert_eq!(comment(None, None, 7), "0.007s");
+        assert_eq!(comment(None, Some(8), 7), "0.007s");
+        assert_eq!(comment(Some("cp 5"), None, 990), "+0.05 0.99s");
+        assert_eq!(comment(Some("mate 3"), Some(4), 100), "0.10s");
     }
 }

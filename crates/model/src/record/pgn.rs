@@ -35,7 +35,9 @@ impl GameRecord {
     /// each side, White's first. LOA starts with Black, so its movetext begins `1... `
     /// (Black's ply in the second slot of move 1) and PGN tools that read `FEN` with the
     /// side to move place every ply with its side. `Round` is `pair.game`, counted from 1;
-    /// `Site` is the worker that played the game (`?` when unknown).
+    /// `Site` is the worker that played the game (`?` when unknown). Each move has a
+    /// comment as cutechess writes them, `{+0.35/12 0.21s}` (score from the mover's view,
+    /// depth, time), and `{book}` for the opening's moves.
     pub fn to_pgn(&self) -> String {
         let mut out = String::new();
         let meta = |key: &str| self.meta.get(key);
@@ -85,12 +87,15 @@ impl GameRecord {
         let mut line = String::new();
         for (i, m) in self.moves.iter().enumerate() {
             let slot = i + usize::from(black_starts);
-            let token = match (slot % 2, i) {
-                (0, _) => format!("{}. {}", slot / 2 + 1, m.mv),
-                (_, 0) => format!("{}... {}", slot / 2 + 1, m.mv),
-                _ => m.mv.clone(),
+            let number = match (slot % 2, i) {
+                (0, _) => format!("{}. ", slot / 2 + 1),
+                (_, 0) => format!("{}... ", slot / 2 + 1),
+                _ => String::new(),
             };
-            if line.len() + token.len() + 1 > 80 {
+            let book = i < self.opening_plies as usize;
+            let comment = if book { "book".into() } else { move_comment(m) };
+            let token = format!("{number}{} {{{comment}}}", crate::printable(&m.mv));
+            if !line.is_empty() && line.len() + token.len() + 1 > 80 {
                 out.push_str(line.trim_end());
                 out.push('\n');
                 line.clear();
@@ -103,4 +108,51 @@ impl GameRecord {
         out.push_str("\n\n");
         out
     }
+}
+
+/// A move's comment as cutechess writes it: `+0.35/12 0.21s`, the score in units (the
+/// record's centi-units / 100, from the mover's view, `+` when above 0) or `+M5`/`-M5`
+/// (a forced win or loss in that many moves of the mover's, from `win`/`loss` plies), `/`
+/// and the depth, then the time in seconds (3 decimals under 0.1 s, 2 under 1 s, 1 under
+/// 10 s, none above; `0s` for none). What the player did not report is left out: without
+/// a score the comment is the time alone (`0.21s`, a depth without a score left out too),
+/// and a score without a depth is `+0.35 0.21s`.
+pub(crate) fn move_comment(m: &super::MoveRecord) -> String {
+    let mut out = String::new();
+    if let Some(score) = m.score.as_deref().and_then(score_text) {
+        out.push_str(&score);
+        if let Some(depth) = m.depth {
+            let _ = write!(out, "/{depth}");
+        }
+        out.push(' ');
+    }
+    let t = m.time_ms;
+    let precision = match t {
+        0 => {
+            out.push_str("0s");
+            return out;
+        }
+        1..100 => 3,
+        100..1000 => 2,
+        1000..10_000 => 1,
+        _ => 0,
+    };
+    let _ = write!(out, "{:.precision$}s", t as f64 / 1000.0);
+    out
+}
+
+/// A protocol score (`cp 35`, `win 7`, `loss 4`) as cutechess writes one: `+0.35`,
+/// `+M4`, `-M2`; `None` for anything else.
+fn score_text(score: &str) -> Option<String> {
+    let (kind, n) = score.trim().split_once(' ')?;
+    let n: i64 = n.trim().parse().ok()?;
+    // Plies to the end, as moves of the mover's: a win in 1 or 2 plies is M1.
+    let moves = |plies: i64| (plies.max(0) + 1) / 2;
+    Some(match kind {
+        "cp" if n > 0 => format!("+{:.2}", n as f64 / 100.0),
+        "cp" => format!("{:.2}", n as f64 / 100.0),
+        "win" => format!("+M{}", moves(n)),
+        "loss" => format!("-M{}", moves(n)),
+        _ => return None,
+    })
 }
