@@ -92,7 +92,7 @@ impl Stats {
         let [black, drawn, white] = self.game_results;
         let _ = writeln!(
             out,
-            "games      White won {white} ({:.1} %), drawn {drawn} ({:.1} %), Black won {black} ({:.1} %)",
+            "by colour  positions of games White won {white} ({:.1} %), drawn {drawn} ({:.1} %), Black won {black} ({:.1} %)",
             share(white),
             share(drawn),
             share(black)
@@ -157,5 +157,28 @@ mod tests {
         }));
         assert!(text.contains("positions  6 from 3 games"), "{text}");
         assert!(text.contains("4 duplicates"), "{text}");
+    }
+
+    #[test]
+    fn the_balance_by_colour_counts_positions_not_games() {
+        // Two games, one won by each side, of three and one positions: the balance by
+        // colour is over the four positions, and says so (it read "games … White won 3").
+        let mut stats = Stats::default();
+        let start = Loa::start(); // Black to move
+        for (result, game) in [
+            (MoverResult::Loss, 0),
+            (MoverResult::Loss, 0),
+            (MoverResult::Loss, 0),
+            (MoverResult::Win, 1),
+        ] {
+            stats.add(&Record::of(&start, result, 0, 10, game));
+        }
+        let text = stats.render(None);
+        assert!(text.contains("positions  4 from 2 games"), "{text}");
+        assert!(
+            text.contains("by colour  positions of games White won 3 (75.0 %), drawn 0"),
+            "{text}"
+        );
+        assert!(!text.lines().any(|l| l.starts_with("games")), "{text}");
     }
 }
