@@ -62,7 +62,8 @@ use clap::{Parser, Subcommand};
 /// `\x0d`), never obeyed.
 ///
 /// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=tourney_coordinator=debug`;
-/// default: `info` for `coordinator` and `worker`, `warn` otherwise).
+/// default: `info` for `coordinator` and `worker`, `warn` otherwise), coloured only on a
+/// terminal and without `NO_COLOR`.
 #[derive(Parser)]
 #[command(name = "tourney", version, about, propagate_version = true)]
 struct Cli {
@@ -88,12 +89,17 @@ enum LogFormat {
     Json,
 }
 
-/// Sends `tracing` events to stderr, filtered by `RUST_LOG` or else at `default` level.
+/// Sends `tracing` events to stderr, filtered by `RUST_LOG` or else at `default` level;
+/// coloured only where [`colour_logs`] says.
 fn init_logging(format: LogFormat, default: &str) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let no_color = std::env::var_os("NO_COLOR");
+    let ansi = colour_logs(std::io::stderr().is_terminal(), no_color.as_deref());
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     let installed = match format {
         LogFormat::Text => logs.try_init(),
@@ -101,6 +107,13 @@ fn init_logging(format: LogFormat, default: &str) {
     };
     // Only fails when a subscriber is already installed, which then stays.
     drop(installed);
+}
+
+/// Whether log lines carry colour codes: only when stderr is a terminal (a file or a log
+/// collector would keep them as `\x1b[2m` noise), and not when `NO_COLOR` is set to
+/// anything but the empty string (<https://no-color.org>).
+fn colour_logs(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 #[derive(Subcommand)]
@@ -252,6 +265,16 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour_logs(true, None));
+        assert!(colour_logs(true, Some(OsStr::new(""))), "empty: unset");
+        assert!(!colour_logs(true, Some(OsStr::new("1"))));
+        assert!(!colour_logs(false, None));
+        assert!(!colour_logs(false, Some(OsStr::new("1"))));
+    }
 
     #[test]
     fn the_option_tuned_is_the_purge_delay() {
