@@ -1,7 +1,7 @@
 //! A small W3C WebDriver client for browser tests: starts `chromedriver`, opens a headless
 //! Chromium session, runs scripts, clicks and takes screenshots.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -160,6 +160,32 @@ impl Browser {
     pub fn screenshot(&self) -> Vec<u8> {
         let encoded = self.session_call("GET", "/screenshot", None);
         decode_base64(encoded.as_str().expect("a base64 screenshot"))
+    }
+
+    /// Saves a [`screenshot`](Self::screenshot) as `target/test-artifacts/<name>`, the
+    /// directory CI keeps, and says where; its path. `target_tmpdir` is the test's
+    /// `env!("CARGO_TARGET_TMPDIR")` (`target/tmp`), which only tests are given.
+    pub fn save_screenshot(&self, target_tmpdir: &str, name: &str) -> PathBuf {
+        let png = self.screenshot();
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+        let dir = Path::new(target_tmpdir)
+            .parent()
+            .expect("the target directory")
+            .join("test-artifacts");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+        path
+    }
+
+    /// Resizes the window to `width`×`height` CSS pixels.
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        self.session_call(
+            "POST",
+            "/window/rect",
+            Some(json!({ "width": width, "height": height })),
+        );
     }
 }
 

@@ -324,22 +324,8 @@ fn a_worker_stopped_twice_quits_at_once_and_ends_its_engines() {
     engine_child.wait_gone("the worker");
 }
 
-/// `target/test-artifacts/<name>`, its directory created.
-fn artifact_path(name: &str) -> std::path::PathBuf {
-    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("the target directory")
-        .join("test-artifacts");
-    std::fs::create_dir_all(&target).unwrap();
-    target.join(name)
-}
-
 fn save_screenshot(browser: &Browser, name: &str) {
-    let png = browser.screenshot();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    let path = artifact_path(name);
-    std::fs::write(&path, png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    browser.save_screenshot(env!("CARGO_TARGET_TMPDIR"), name);
 }
 
 /// A JavaScript string literal of `value`.
