@@ -19,10 +19,19 @@ fn render(root: &mut Command) -> String {
          tourney --bin tourney cli_docs` to write this page again. -->\n\n",
     );
     page.push_str(&long_text(root));
-    page.push_str("\n\n| command | what it does |\n|---|---|\n");
+    page.push('\n');
+    // In the groups of `tourney --help`, each with its table.
     let mut sections = String::new();
-    for command in root.get_subcommands() {
-        section(command, &mut page, &mut sections);
+    for (group, names) in crate::help::GROUPS {
+        let _ = write!(
+            page,
+            "\n**{group}**\n\n| command | what it does |\n|---|---|\n"
+        );
+        for name in *names {
+            let command = (root.find_subcommand(name))
+                .unwrap_or_else(|| panic!("help::GROUPS names `{name}`, no command"));
+            section(command, &mut page, &mut sections);
+        }
     }
     page.push_str("\nOptions of every command:\n\n");
     for arg in root.get_arguments().filter(|a| a.is_global_set()) {

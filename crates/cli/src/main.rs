@@ -13,6 +13,7 @@ mod bench;
 #[cfg(test)]
 mod cli_docs;
 mod commands;
+mod help;
 mod support;
 
 use std::process::ExitCode;
@@ -40,7 +41,7 @@ fn tune_allocator() {
     }
 }
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 /// Self-play tournament runner for Lines of Action and Amazons.
 ///
@@ -177,7 +178,9 @@ enum Command {
 
 fn main() -> ExitCode {
     tune_allocator();
-    let cli = Cli::parse();
+    // Parsed with the grouped help (`help::command`), as `Cli::parse` would otherwise.
+    let cli = Cli::from_arg_matches(&help::command().get_matches())
+        .unwrap_or_else(|e| e.format(&mut help::command()).exit());
     // Like other Unix tools, end quietly when the reader of our output goes away
     // (`tourney export 1 | head`) instead of panicking on a broken pipe. Not where outside
     // engines are driven: one that closes its input must lose its game with a reason
