@@ -1,31 +1,47 @@
-//! What a report says about how its numbers were made: the game and rules, the format,
-//! limits, adjudication, openings, each engine's spec or program hash, and when it started,
+//! What a report says about how its numbers were made: the game and its rules variant, the
+//! format, every limit (each engine's own, NPS scaling), the adjudication rules, the
+//! openings used, each engine's source, program hash, protocol and options, the
+//! statistics, tourney's version and the hosts, and when it started,
 //! how long it has run and when it should end (before its first pair: when it was
 //! submitted). Shown on the dashboard and in every report.
 
 use std::collections::BTreeMap;
 
-use tourney_model::tournament::{Format, TournamentConfig};
+use tourney_model::tournament::{
+    ClockScale, EngineEntry, Format, LimitSettings, OpeningsFormat, OpeningsOrder, TournamentConfig,
+};
 use tourney_model::{Utc, hms};
 
 use crate::types::Status;
 
-/// The labelled lines of a tournament's details. `openings`: the size of its suite;
-/// `artifacts`: uploaded programs' sha256 by engine name; `now_ms`: Unix milliseconds.
-pub fn details(
-    status: &Status,
-    openings: usize,
-    artifacts: &BTreeMap<String, String>,
-    now_ms: u64,
-) -> Vec<(String, String)> {
+/// What the details of a tournament are made from, beyond its status.
+pub struct DetailsInput<'a> {
+    /// The size of its openings suite.
+    pub openings: usize,
+    /// The openings its counted pairs were played from.
+    pub openings_used: usize,
+    /// Uploaded programs' sha256 by engine name.
+    pub artifacts: &'a BTreeMap<String, String>,
+    /// The hosts that played its games.
+    pub hosts: Vec<String>,
+    /// Unix milliseconds now.
+    pub now_ms: u64,
+}
+
+/// The most hosts named on the `Hosts` line; the rest are counted.
+const HOSTS_NAMED: usize = 12;
+
+/// The labelled lines of a tournament's details: everything that decides a result.
+pub fn details(status: &Status, input: &DetailsInput<'_>) -> Vec<(String, String)> {
     let c = &status.config;
     let mut out = vec![
         ("Game".to_string(), game_text(c)),
+        ("Rules".into(), rules_variant(c)),
         ("Format".into(), format_text(c)),
         ("Limits".into(), limits_text(c)),
         ("Adjudication".into(), adjudication_text(c)),
         ("Openings".into(), {
-            let text = openings_text(c, openings);
+            let text = openings_text(c, input.openings, input.openings_used);
             match status.openings_note() {
                 Some(note) => format!("{text}; {note}"),
                 None => text,
@@ -33,55 +49,126 @@ pub fn details(
         }),
     ];
     for engine in &c.engines {
-        let what = match (&engine.player, &engine.command) {
-            (Some(spec), _) => spec.clone(),
-            (None, Some(command)) => {
-                let mut text = format!("command `{command}`");
-                if let Some(protocol) = engine.protocol.as_deref().filter(|p| *p != "tourney") {
-                    text += &format!(", protocol {protocol}");
-                }
-                match artifacts.get(&engine.name) {
-                    Some(sha) => text += &format!(", program sha256 {sha}"),
-                    // A bare name (an interpreter, `python3`) is each worker's own.
-                    None => {
-                        let words = tourney_model::source::split_command(command);
-                        if let Some(program) = words.first().filter(|p| !p.contains('/')) {
-                            text += &format!(", {program} from each worker's PATH");
-                        }
-                    }
-                }
-                if !engine.files.is_empty() {
-                    let names: Vec<&str> = engine.files.keys().map(String::as_str).collect();
-                    text += &format!(", files {}", names.join(" "));
-                }
-                if !engine.options.is_empty() {
-                    let options: Vec<String> = engine
-                        .option_values()
-                        .into_iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
-                    text += &format!(", options {}", options.join(" "));
-                }
-                text
-            }
-            (None, None) => String::new(),
-        };
-        out.push((format!("Engine {}", engine.name), what));
+        out.push((
+            format!("Engine {}", engine.name),
+            engine_text(engine, input.artifacts),
+        ));
+    }
+    out.push(("Statistics".into(), statistics_text(c)));
+    out.push((
+        "Tourney".into(),
+        format!("coordinator {}", env!("CARGO_PKG_VERSION")),
+    ));
+    if !input.hosts.is_empty() {
+        let mut hosts = input.hosts[..input.hosts.len().min(HOSTS_NAMED)].join(", ");
+        if input.hosts.len() > HOSTS_NAMED {
+            hosts += &format!(" and {} more", input.hosts.len() - HOSTS_NAMED);
+        }
+        out.push(("Hosts".into(), hosts));
     }
     let submitted = Utc::from_unix_ms(status.created_ms).to_string();
     if status.pairs_done == 0 {
         // Nothing played yet (waiting for approval or for workers): no start, no time
         // run.
         out.push(("Submitted".into(), submitted));
-        out.push(("ETA".into(), eta_text(status, 0, now_ms)));
+        out.push(("ETA".into(), eta_text(status, 0, input.now_ms)));
         return out;
     }
     out.push(("Started".into(), submitted));
-    let end = status.ended_ms.unwrap_or(now_ms);
+    let end = status.ended_ms.unwrap_or(input.now_ms);
     let elapsed = end.saturating_sub(status.created_ms);
     out.push(("Elapsed".into(), hms(elapsed)));
-    out.push(("ETA".into(), eta_text(status, elapsed, now_ms)));
+    out.push(("ETA".into(), eta_text(status, elapsed, input.now_ms)));
     out
+}
+
+/// What an engine is: its version, its player, program or source and build, protocol,
+/// program hash, data files, bench signature, threads, options and own limits.
+fn engine_text(engine: &EngineEntry, artifacts: &BTreeMap<String, String>) -> String {
+    let mut parts = Vec::new();
+    if let Some(version) = &engine.version {
+        parts.push(format!("version {version}"));
+    }
+    if let Some(spec) = &engine.player {
+        parts.push(spec.clone());
+    }
+    if let Some(source) = engine.source() {
+        parts.push(format!(
+            "built from {} at commit {} by `{}`, program {}",
+            source.git, source.commit, source.build, source.binary
+        ));
+    }
+    if let Some(command) = &engine.command {
+        parts.push(format!("command `{command}`"));
+    }
+    if engine.player.is_none() {
+        let protocol = engine.protocol.as_deref().unwrap_or("tourney");
+        parts.push(format!("protocol {protocol}"));
+    }
+    match (artifacts.get(&engine.name), &engine.command) {
+        (Some(sha), _) => parts.push(format!("program sha256 {sha}")),
+        // A bare name (an interpreter, `python3`) is each worker's own.
+        (None, Some(command)) if engine.source().is_none() => {
+            let words = tourney_model::source::split_command(command);
+            if let Some(program) = words.first().filter(|p| !p.contains('/')) {
+                parts.push(format!("{program} from each worker's PATH"));
+            }
+        }
+        _ => {}
+    }
+    if !engine.files.is_empty() {
+        let files: Vec<String> = (engine.files.iter())
+            .map(|(name, sha)| format!("{name} (sha256 {sha})"))
+            .collect();
+        parts.push(format!("files {}", files.join(", ")));
+    }
+    if let Some(bench) = engine.bench {
+        parts.push(format!("bench {bench} nodes"));
+    }
+    if let Some(threads) = engine.threads {
+        parts.push(format!("{threads} threads"));
+    }
+    if !engine.options.is_empty() {
+        let options: Vec<String> = (engine.option_values().into_iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.push(format!("options {}", options.join(" ")));
+    }
+    if let Some(limits) = &engine.limits {
+        parts.push(format!("own limits: {}", limit_parts(limits).join(", ")));
+    }
+    parts.join(", ")
+}
+
+/// How the figures are computed, and where that is explained.
+fn statistics_text(c: &TournamentConfig) -> String {
+    let mut text = "ratings by BayesElo's model (maximum likelihood, draws modelled; \
+                    intervals with the others held, BayesElo's exactdist)"
+        .to_string();
+    if let Some(s) = &c.sprt {
+        text += &format!(
+            "; SPRT: generalized likelihood ratio on pair results (pentanomial), {} model",
+            s.model
+        );
+    }
+    text + "; see docs/statistics.md"
+}
+
+/// The rules variant, stated even when it is the default.
+fn rules_variant(c: &TournamentConfig) -> String {
+    match c.game {
+        tourney_rules::GameKind::Loa => {
+            let draw = c.rules.get("double-connection").map(String::as_str) == Some("draw");
+            format!(
+                "a move that connects both sides' groups at once: {}",
+                if draw { "a draw" } else { "the mover wins" }
+            )
+        }
+        tourney_rules::GameKind::Amazons => {
+            let size = c.rules.get("size").map_or("10", String::as_str);
+            format!("{size}×{size} board")
+        }
+    }
 }
 
 fn game_text(c: &TournamentConfig) -> String {
@@ -174,10 +261,32 @@ fn format_text(c: &TournamentConfig) -> String {
 }
 
 fn limits_text(c: &TournamentConfig) -> String {
-    let l = &c.limits;
+    let mut parts = limit_parts(&c.limits);
+    if c.limits.tc.is_some() {
+        parts[0] += &format!(" (margin {} ms)", c.limits.margin);
+    }
+    if c.limits.scale == ClockScale::Nps {
+        parts.push(
+            "clocks and move times scaled by each worker's measured speed (scale = \"nps\")".into(),
+        );
+    }
+    let odds: Vec<String> = (c.engines.iter())
+        .filter_map(|e| {
+            let own = limit_parts(e.limits.as_ref()?).join(", ");
+            Some(format!("{} plays at {own}", e.name))
+        })
+        .collect();
+    if !odds.is_empty() {
+        parts.push(format!("time odds: {}", odds.join("; ")));
+    }
+    parts.join(", ")
+}
+
+/// A clock's and per-move limits' parts: `clock 10+0.1`, `5000 nodes per move`.
+fn limit_parts(l: &LimitSettings) -> Vec<String> {
     let mut parts = Vec::new();
     if let Some(tc) = &l.tc {
-        parts.push(format!("clock {tc} (margin {} ms)", l.margin));
+        parts.push(format!("clock {tc}"));
     }
     if let Some(n) = l.nodes {
         parts.push(format!("{n} nodes per move"));
@@ -188,7 +297,7 @@ fn limits_text(c: &TournamentConfig) -> String {
     if let Some(t) = l.movetime {
         parts.push(format!("{t} ms per move"));
     }
-    parts.join(", ")
+    parts
 }
 
 fn adjudication_text(c: &TournamentConfig) -> String {
@@ -200,6 +309,24 @@ fn adjudication_text(c: &TournamentConfig) -> String {
     if a.regions {
         parts.push("Amazons regions decided".to_string());
     }
+    if let Some(r) = &a.resign {
+        parts.push(format!(
+            "resign: a side both engines score {} or more ahead for {} moves each wins",
+            r.score, r.moves
+        ));
+    }
+    if let Some(d) = &a.draw {
+        parts.push(format!(
+            "draw: both scores within ±{} for {} moves each, from ply {}",
+            d.score, d.moves, d.after
+        ));
+    }
+    if a.play_on > 0.0 {
+        parts.push(format!(
+            "{}% of score-adjudicated games played on to check",
+            a.play_on * 100.0
+        ));
+    }
     if parts.is_empty() {
         "none".into()
     } else {
@@ -207,20 +334,36 @@ fn adjudication_text(c: &TournamentConfig) -> String {
     }
 }
 
-fn openings_text(c: &TournamentConfig, suite: usize) -> String {
+fn openings_text(c: &TournamentConfig, suite: usize, used: usize) -> String {
     let o = &c.openings;
-    let mut text = match (&o.file, o.plies) {
-        (Some(file), _) => format!("file {file}: {suite} positions"),
+    let source = match (&o.file, o.plies) {
+        (Some(file), _) => format!("from file {file} of {suite} positions"),
         (None, plies) => format!(
-            "{suite} generated: {} random plies, seed {}",
+            "generated ({} random plies, seed {}; a suite of {suite})",
             plies.unwrap_or(4),
             o.seed
         ),
     };
+    let mut text = format!("{used} used, {source}");
+    match o.file.as_deref().map(|file| o.file_format(file)) {
+        Some(OpeningsFormat::Moves) => text += " (move sequences)",
+        Some(OpeningsFormat::Pgn) => text += " (PGN games)",
+        _ => {}
+    }
+    if o.order == OpeningsOrder::Random {
+        text += &format!(", shuffled (seed {})", o.seed);
+    }
+    if o.offset > 0 {
+        text += &format!(", from opening {}", o.offset);
+    }
     if let Some(judge) = &o.balanced {
         text += &format!(", kept when {judge} scores within ±{}", o.max_score);
     }
-    text + ", each played with both colours"
+    if c.format == Format::Datagen {
+        text + ", each played once"
+    } else {
+        text + ", each played with both colours"
+    }
 }
 
 /// The estimated time left: the pairs left at the rate so far.

@@ -111,13 +111,11 @@ fn report_from(
         .map(|p| p.name.clone())
         .collect();
     let sprt = sprt_of(config).and_then(|sprt| {
-        // The prefix of completed pairs in index order, as the SPRT counts them.
-        let prefix: Vec<[u8; 2]> = outcomes
-            .iter()
-            .take_while(|o| o.pair < prefix)
-            .map(|o| o.half_points)
-            .collect();
-        SprtReport::from_pairs(sprt, &prefix, 200).ok()
+        // The sequential test counts the prefix of completed pairs in index order; its
+        // estimate covers every counted pair, as the standings do.
+        let pairs: Vec<[u8; 2]> = outcomes.iter().map(|o| o.half_points).collect();
+        let sequential = outcomes.iter().take_while(|o| o.pair < prefix).count();
+        SprtReport::from_pairs(sprt, &pairs, sequential, 200).ok()
     });
     Report {
         title: format!(
@@ -143,6 +141,16 @@ fn report_from(
         progress: status.progress.clone(),
         adjudication_check: None,
     }
+}
+
+/// How many openings of a suite of `suite` the pairs in `outcomes` were played from.
+fn openings_used(config: &TournamentConfig, outcomes: &[PairOutcome], suite: usize) -> usize {
+    let suite = suite.max(1) as u64;
+    let used: std::collections::HashSet<u64> = (outcomes.iter())
+        .flat_map(|o| config.pair_openings(o.pair))
+        .map(|opening| opening % suite)
+        .collect();
+    used.len()
 }
 
 /// White's results per opening of a suite of `suite` openings, most lopsided first; their
@@ -393,12 +401,16 @@ impl Coordinator {
                     )
                 })
                 .collect();
-            let mut details = crate::details::details(
-                &status,
-                entry.openings.len(),
-                &entry.artifacts,
-                tourney_model::unix_ms_now(),
-            );
+            let now_ms = tourney_model::unix_ms_now();
+            let hosts = (workers.workers.iter()).map(|w| w.worker.clone()).collect();
+            let input = crate::details::DetailsInput {
+                openings: entry.openings.len(),
+                openings_used: openings_used(&entry.config, &outcomes, entry.openings.len()),
+                artifacts: &entry.artifacts,
+                hosts,
+                now_ms,
+            };
+            let mut details = crate::details::details(&status, &input);
             if let Some(author) = &entry.record.author {
                 let by = match &entry.record.approved_by {
                     Some(approver) => format!("{author}, approved by {approver}"),
@@ -435,7 +447,7 @@ impl Coordinator {
         report.latency = self.latency(id);
         report.workers = workers;
         let sprt = report.sprt.as_ref().map(|s| {
-            let counted = s.estimate.pairs;
+            let counted = s.sequential_pairs;
             let inner = self.lock();
             let in_sprt = inner
                 .tournaments

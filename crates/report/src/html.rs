@@ -104,16 +104,13 @@ impl Report {
         if let Some(s) = &self.sprt {
             let _ = writeln!(
                 page,
-                "<section id=\"sprt\"><h2>SPRT</h2>\n<p>{} bounds [{}, {}], α {}, β {}: LLR {:.2} in [{:.2}, {:.2}] — <strong>{}</strong></p>",
+                "<section id=\"sprt\"><h2>SPRT</h2>\n<p>{} bounds [{}, {}], α {}, β {}: {}</p>",
                 s.sprt.model,
                 s.sprt.elo0,
                 s.sprt.elo1,
                 s.sprt.alpha,
                 s.sprt.beta,
-                s.status.llr,
-                s.status.lower_bound,
-                s.status.upper_bound,
-                s.status.decision
+                escape(&s.status_text())
             );
             let _ = writeln!(
                 page,

@@ -90,6 +90,11 @@ pub struct SprtEstimate {
     pub los: f64,
     /// Pairs counted.
     pub pairs: u64,
+    /// Where every pair scored the same extreme (all won or all lost), the Elo estimate
+    /// has no finite value: the one-sided 95 % bound it lies beyond (`elo` is then
+    /// fishtest's regularized figure, not an estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elo_beyond: Option<f64>,
 }
 
 /// An SPRT between two engines: the test, where it stands, and how it got there.
@@ -97,9 +102,13 @@ pub struct SprtEstimate {
 pub struct SprtReport {
     /// The test.
     pub sprt: Sprt,
-    /// The current LLR, bounds and decision.
+    /// The LLR, bounds and decision of the sequential test: over the pairs in pair
+    /// order with none missing, up to its decision.
     pub status: SprtStatus,
-    /// Pair counts so far.
+    /// The pairs that LLR counts ([`SprtReport::status`]).
+    pub sequential_pairs: u64,
+    /// Counts of every pair counted, the standings' pairs, including those finished
+    /// after the decision or ahead of a missing pair.
     pub pentanomial: Pentanomial,
     /// Elo, nElo and LOS of those pairs.
     pub estimate: SprtEstimate,
@@ -109,21 +118,25 @@ pub struct SprtReport {
 
 impl SprtReport {
     /// The report of `sprt` on pair results in pair-index order (each pair: the tested
-    /// player's half-points in its two games), with about `points` trajectory samples. The
-    /// test stops at its first decision: pairs after it are not counted.
+    /// player's half-points in its two games), with about `points` trajectory samples.
+    /// The sequential test counts the first `sequential` pairs (those that follow each
+    /// other with none missing) and stops at its first decision; the estimate and the
+    /// pentanomial counts cover every pair, as the standings do.
     ///
     /// # Errors
     /// As [`Sprt::status`] (e.g. no pairs yet).
     pub fn from_pairs(
         sprt: Sprt,
         pairs: &[[u8; 2]],
+        sequential: usize,
         points: usize,
     ) -> Result<SprtReport, StatsError> {
         let mut counts = SprtCounts::default();
         let mut trajectory = Vec::new();
-        let every = (pairs.len() / points.max(1)).max(1) as u64;
-        let total = pairs.len() as u64;
-        let last = sprt.run(&mut counts, pairs.iter().copied(), |c, status| {
+        let ordered = &pairs[..sequential.min(pairs.len())];
+        let every = (ordered.len() / points.max(1)).max(1) as u64;
+        let total = ordered.len() as u64;
+        let last = sprt.run(&mut counts, ordered.iter().copied(), |c, status| {
             if c.pairs % every == 0 || c.pairs == total || status.decision != Decision::Continue {
                 let summary = Summary::pentanomial(c.pentanomial);
                 trajectory.push(SprtPoint {
@@ -139,38 +152,92 @@ impl SprtReport {
             Some(status) => status,
             None => sprt.status(&counts.input())?,
         };
-        let summary = Summary::pentanomial(counts.pentanomial);
+        let mut every_pair = SprtCounts::default();
+        for &pair in pairs {
+            every_pair.add(pair);
+        }
+        let all = every_pair.pentanomial;
+        let summary = Summary::pentanomial(all);
         Ok(SprtReport {
             sprt,
             status,
-            pentanomial: counts.pentanomial,
+            sequential_pairs: counts.pairs,
+            pentanomial: all,
             estimate: SprtEstimate {
                 elo: summary.elo,
                 elo_error: summary.elo_error,
                 nelo: summary.nelo,
                 nelo_error: summary.nelo_error,
                 los: summary.los,
-                pairs: counts.pairs,
+                pairs: all.pairs(),
+                elo_beyond: elo_beyond(&all),
             },
             trajectory,
         })
     }
 
-    /// `Elo 5.2 ± 8.1 (95%), nElo 7.9 ± 12.3, LOS 89.3%, Ptnml(0-2) [...], 120 pairs`.
+    /// `LLR 2.95 [-2.94, 2.94], H1 accepted at pair 74 of 162`: the sequential test, and
+    /// how many pairs it counted where that is not every pair.
+    pub fn status_text(&self) -> String {
+        let s = &self.status;
+        let mut text = format!(
+            "LLR {:.2} [{:.2}, {:.2}], {}",
+            s.llr, s.lower_bound, s.upper_bound, s.decision
+        );
+        if self.sequential_pairs != self.estimate.pairs {
+            if s.decision == Decision::Continue {
+                text += &format!(
+                    " (the LLR counts the first {} pairs, those in order with none missing)",
+                    self.sequential_pairs
+                );
+            } else {
+                text += &format!(
+                    " at pair {} ({} more finished after the decision)",
+                    self.sequential_pairs,
+                    self.estimate.pairs.saturating_sub(self.sequential_pairs)
+                );
+            }
+        }
+        text
+    }
+
+    /// `Elo difference 5.2 ± 8.1 (95%), nElo 7.9 ± 12.3, LOS 89.3%, Ptnml(0-2) [...],
+    /// 120 pairs (240 games)`; `Elo difference >692 (95%; every pair won), ...` where the
+    /// estimate has no finite value.
     pub fn estimate_text(&self) -> String {
         let e = &self.estimate;
+        let elo = match e.elo_beyond {
+            Some(bound) if bound > 0.0 => {
+                format!("Elo difference >{bound:.0} (95%; every pair won)")
+            }
+            Some(bound) => format!("Elo difference <{bound:.0} (95%; every pair lost)"),
+            None => format!(
+                "Elo difference {:.2} ± {:.2} (95%), nElo {:.2} ± {:.2}",
+                e.elo, e.elo_error, e.nelo, e.nelo_error
+            ),
+        };
         format!(
-            "Elo {:.2} ± {:.2} (95%), nElo {:.2} ± {:.2}, LOS {:.1}%, Ptnml(0-2) {}, {} pairs ({} games)",
-            e.elo,
-            e.elo_error,
-            e.nelo,
-            e.nelo_error,
+            "{elo}, LOS {:.1}%, Ptnml(0-2) {}, {} pairs ({} games)",
             e.los * 100.0,
             self.pentanomial,
             e.pairs,
             2 * e.pairs
         )
     }
+}
+
+/// Where every pair of `p` scored 2 (or every pair 0), the one-sided 95 % bound on the
+/// Elo difference: the pair score `s` with `s^n = 0.05` (the least score under which `n`
+/// straight wins are still that likely), as logistic Elo.
+fn elo_beyond(p: &Pentanomial) -> Option<f64> {
+    let n = p.pairs();
+    let sign = match p.bins {
+        [0, 0, 0, 0, w] if w == n && n > 0 => 1.0,
+        [l, 0, 0, 0, 0] if l == n && n > 0 => -1.0,
+        _ => return None,
+    };
+    let score = 0.05f64.powf(1.0 / n as f64);
+    Some(sign * 400.0 * (score / (1.0 - score)).log10())
 }
 
 /// How the games from one opening went, from White's side: which openings are lopsided.
@@ -239,8 +306,15 @@ pub struct WorkersReport {
 impl WorkersReport {
     /// The test's line: `G = 3.1, 4 degrees of freedom, p = 0.54`.
     pub fn test_text(&self) -> String {
-        if self.dof == 0 {
-            "nothing to compare yet (fewer than two workers in a pairing)".to_string()
+        let counted = (self.workers.iter())
+            .filter(|w| w.excluded.is_none())
+            .count();
+        if self.dof == 0 && counted < 2 {
+            "nothing to compare yet (one worker's results count)".to_string()
+        } else if self.dof == 0 {
+            "nothing to compare: in each pairing one worker played, or every pair scored \
+             the same"
+                .to_string()
         } else {
             format!(
                 "G = {:.1}, {} degrees of freedom, p = {:.2e}",

@@ -93,14 +93,11 @@ impl Report {
         if let Some(s) = &self.sprt {
             let _ = writeln!(
                 out,
-                "\nSPRT {} [{}, {}]: LLR {:.2} [{:.2}, {:.2}], {}\n  {}",
+                "\nSPRT {} [{}, {}]: {}\n  {}",
                 s.sprt.model,
                 s.sprt.elo0,
                 s.sprt.elo1,
-                s.status.llr,
-                s.status.lower_bound,
-                s.status.upper_bound,
-                s.status.decision,
+                s.status_text(),
                 s.estimate_text()
             );
         }

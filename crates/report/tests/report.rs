@@ -30,7 +30,8 @@ fn report() -> Report {
             ][i % 10]
         })
         .collect();
-    let sprt = SprtReport::from_pairs(Sprt::preset("stc").unwrap(), &pairs, 50).unwrap();
+    let sprt =
+        SprtReport::from_pairs(Sprt::preset("stc").unwrap(), &pairs, pairs.len(), 50).unwrap();
     Report {
         title: "rr4 <test> & co".into(),
         notes: vec!["a <note>".into()],
@@ -164,7 +165,7 @@ fn text_and_csv_list_every_player() {
 }
 
 #[test]
-fn an_sprt_stops_at_its_first_decision_and_ignores_later_pairs() {
+fn an_sprt_stops_at_its_first_decision_and_its_estimate_counts_every_pair() {
     // Clear wins until H1 is accepted, then clear losses that would pull the LLR back.
     let wins = [[2, 1], [1, 1], [2, 2], [1, 2], [2, 0]];
     let pairs: Vec<[u8; 2]> = (0..400)
@@ -174,20 +175,62 @@ fn an_sprt_stops_at_its_first_decision_and_ignores_later_pairs() {
         elo1: 50.0,
         ..Sprt::preset("stc").unwrap()
     };
-    let s = SprtReport::from_pairs(sprt, &pairs, 20).unwrap();
+    let s = SprtReport::from_pairs(sprt, &pairs, pairs.len(), 20).unwrap();
     assert_eq!(s.status.decision, tourney_stats::Decision::AcceptH1);
-    let counted = s.pentanomial.pairs();
+    let counted = s.sequential_pairs;
     assert!(counted < 200, "decided after {counted} pairs");
-    assert_eq!(
-        s.pentanomial.bins[0], 0,
-        "no loss of the later pairs is counted"
-    );
     let last = s.trajectory.last().unwrap();
     assert_eq!(last.pairs, counted);
     assert!(last.llr > s.status.upper_bound);
+    // The estimate and the counts are those of every pair, as the standings count them;
+    // the line says where the test decided.
+    assert_eq!((s.pentanomial.pairs(), s.pentanomial.bins[0]), (400, 200));
+    assert!(
+        s.status_text().ends_with(&format!(
+            "H1 accepted at pair {counted} ({} more finished after the decision)",
+            400 - counted
+        )),
+        "{}",
+        s.status_text()
+    );
     // One pair fewer and it had not decided yet.
-    let before = SprtReport::from_pairs(sprt, &pairs[..counted as usize - 1], 20).unwrap();
+    let before = SprtReport::from_pairs(sprt, &pairs, counted as usize - 1, 20).unwrap();
     assert_eq!(before.status.decision, tourney_stats::Decision::Continue);
+    assert!(
+        before
+            .status_text()
+            .contains(&format!("the LLR counts the first {}", counted - 1)),
+        "{}",
+        before.status_text()
+    );
+}
+
+#[test]
+fn a_test_of_only_wins_gives_a_bound_not_a_number() {
+    let sprt = Sprt::preset("stc").unwrap();
+    let line = |pairs: &[[u8; 2]]| {
+        SprtReport::from_pairs(sprt, pairs, pairs.len(), 10)
+            .unwrap()
+            .estimate_text()
+    };
+    // 0.05^(1/162) = 0.98168: 400·log10(0.98168/0.01832) = 691.7.
+    let won = line(&[[2, 2]; 162]);
+    assert!(
+        won.starts_with("Elo difference >692 (95%; every pair won)"),
+        "{won}"
+    );
+    assert!(!won.contains("1199"), "{won}");
+    let lost = line(&[[0, 0]; 10]);
+    // 0.05^(1/10) = 0.74113: 400·log10(0.74113/0.25887) = 182.7.
+    assert!(
+        lost.starts_with("Elo difference <-183 (95%; every pair lost)"),
+        "{lost}"
+    );
+    let mixed = line(&[[2, 2], [2, 1]]);
+    assert!(
+        mixed.starts_with("Elo difference ") && mixed.contains('±'),
+        "{mixed}"
+    );
 }
 
 #[test]
@@ -197,7 +240,7 @@ fn the_bayeselo_model_gets_the_game_counts_it_needs() {
         ..Sprt::preset("stc").unwrap()
     };
     let pairs = [[2, 1], [1, 1], [0, 2], [1, 2]];
-    let s = SprtReport::from_pairs(sprt, &pairs, 10).unwrap();
+    let s = SprtReport::from_pairs(sprt, &pairs, pairs.len(), 10).unwrap();
     let mut counts = tourney_stats::SprtCounts::default();
     for p in pairs {
         counts.add(p);
@@ -222,7 +265,7 @@ fn the_sprt_line_gives_elo_nelo_los_and_the_pentanomial_counts() {
     let summary = tourney_stats::Summary::pentanomial(s.pentanomial);
     assert!(
         line.starts_with(&format!(
-            "Elo {:.2} ± {:.2} (95%), nElo {:.2}",
+            "Elo difference {:.2} ± {:.2} (95%), nElo {:.2}",
             summary.elo, summary.elo_error, summary.nelo
         )),
         "{line}"

@@ -359,14 +359,17 @@ async fn print_report(
         fetch_report(admin, id, "html", REPORT_FILE).await?,
         fetch_report(admin, id, "json", "").await?,
     );
-    // An SPRT counts the pairs up to its decision; pairs finished after it count in the
-    // standings only. The closing line says so when they differ.
-    let sprt_pairs = serde_json::from_str::<serde_json::Value>(&json)
-        .ok()
-        .and_then(|report| report["sprt"]["estimate"]["pairs"].as_u64());
-    let sprt_note = match sprt_pairs {
+    // An SPRT's LLR counts the pairs up to its decision; pairs finished after it count in
+    // the standings and the estimate. The closing line says so when they differ.
+    let report = serde_json::from_str::<serde_json::Value>(&json).unwrap_or_default();
+    let sprt = &report["sprt"];
+    let sprt_note = match sprt["sequential_pairs"].as_u64() {
         Some(counted) if counted != status.pairs_done => {
-            format!(" (the SPRT decided on the first {counted} pairs)")
+            if sprt["status"]["decision"].as_str() == Some("continue") {
+                format!(" (the SPRT's LLR counts the first {counted} pairs)")
+            } else {
+                format!(" (the SPRT decided at pair {counted})")
+            }
         }
         _ => String::new(),
     };

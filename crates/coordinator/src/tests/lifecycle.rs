@@ -79,10 +79,20 @@ async fn reports_say_what_was_played_and_when() {
         d["Limits"],
         "clock 10+0.1 (margin 100 ms), 1 nodes per move"
     );
-    assert!(
-        d["Openings"].starts_with("4 generated: 2 random plies, seed 1"),
-        "{d:?}"
+    assert_eq!(
+        d["Openings"],
+        "0 used, generated (2 random plies, seed 1; a suite of 4), each played with both colours"
     );
+    assert_eq!(
+        d["Rules"],
+        "a move that connects both sides' groups at once: the mover wins"
+    );
+    assert!(d["Statistics"].ends_with("see docs/statistics.md"), "{d:?}");
+    assert_eq!(
+        d["Tourney"],
+        format!("coordinator {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(!d.contains_key("Hosts"), "nobody played yet: {d:?}");
     assert_eq!(
         (d["Engine a"].as_str(), d["Engine b"].as_str()),
         ("random", "random:seed=2")
@@ -96,7 +106,10 @@ async fn reports_say_what_was_played_and_when() {
     assert_eq!(d["ETA"], "after the first pairs");
     let worker = c.register("w", "test", 2, "t").unwrap().0;
     let jobs = lease_and_win(&c, &worker, 2).await;
-    assert!(details(&c)["Started"].ends_with(" UTC"));
+    let d = details(&c);
+    assert!(d["Started"].ends_with(" UTC"));
+    assert!(d["Openings"].starts_with("2 used, "), "{d:?}");
+    assert_eq!(d["Hosts"], "w", "the host that played");
     let eta = details(&c)["ETA"].clone();
     assert!(eta.starts_with("0:00:0") && eta.contains("(at "), "{eta}");
     let (_, report) = c.report_of(id).unwrap();

@@ -19,6 +19,7 @@ mod adjudication;
 mod datagen;
 mod exports;
 mod fleet;
+mod headers;
 mod lifecycle;
 mod reports;
 mod sources;
