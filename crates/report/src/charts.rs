@@ -158,7 +158,8 @@ impl Report {
     /// Rating intervals, best player on top, as SVG (empty without players).
     pub fn standings_chart(&self) -> String {
         let players = &self.ratings.players;
-        if players.is_empty() {
+        // Before the first game the intervals span the whole scale (±1319): no chart.
+        if players.iter().all(|p| p.games == 0) {
             return String::new();
         }
         let lo = players

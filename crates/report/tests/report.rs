@@ -447,3 +447,18 @@ fn a_grouped_tests_takes_a_bracket_and_swiss_standings_show_in_text_html_and_jso
     assert!(text.contains("Swiss: round 3 of 5 (ended early"), "{text}");
     assert!(text.contains("1     a     5.5"), "{text}");
 }
+
+#[test]
+fn no_standings_chart_before_the_first_game() {
+    let mut r = report();
+    assert!(r.standings_chart().contains("<svg"));
+    for p in &mut r.ratings.players {
+        p.games = 0;
+        (p.plus, p.minus) = (1319.0, 1319.0);
+    }
+    assert_eq!(
+        r.standings_chart(),
+        "",
+        "no ±1319 bars for a test that has not started"
+    );
+}
