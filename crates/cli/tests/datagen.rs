@@ -42,10 +42,30 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
     let data = dir.path().join("data");
     let file = dir.path().join("datagen.toml");
     std::fs::write(&file, DATAGEN).unwrap();
-    let (mut coordinator, port) = start_coordinator(0, &data);
+    // Every pair's games are searched again by the coordinator: honest workers' all agree.
+    let (mut coordinator, port) = start_coordinator_with(0, &data, &["--search-again-every", "1"]);
     let id = submit(port, &file);
     let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];
     wait_for(port, &id, "the run to end", |s| s["state"] == "finished");
+    let (_, metrics) = tourney_tests::http::get(&format!("127.0.0.1:{port}"), "/metrics").unwrap();
+    let count = |series: &str| -> u64 {
+        (metrics.lines())
+            .find_map(|l| l.strip_prefix(series))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{series} in {metrics}"))
+    };
+    assert!(
+        count("tourney_datagen_searched_again_total{result=\"agreed\"}") > 0,
+        "{metrics}"
+    );
+    assert_eq!(
+        count("tourney_datagen_searched_again_total{result=\"refused\"}"),
+        0
+    );
+    assert_eq!(
+        count("tourney_results_rejected_total{reason=\"searched-again\"}"),
+        0
+    );
     // Pairs in play when it ended are still taken: stopped workers report no more.
     for w in &mut workers {
         w.kill().unwrap();

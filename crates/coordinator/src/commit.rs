@@ -16,6 +16,7 @@ use tourney_store::{PairDigest, PairRecord, Store};
 use crate::accounts::Principal;
 
 use crate::scheduler::{ReportAck, TournamentId};
+use crate::search_again;
 use crate::state::{Coordinator, Inner};
 use crate::ticket::Sealed;
 use crate::types::{CommitJob, Refusal, Reported};
@@ -97,7 +98,7 @@ impl Coordinator {
     /// # Errors
     /// The [`Refusal`]; the worker is told the result was rejected.
     pub fn check_reported(&self, worker: &str, r: Reported) -> Result<Finished, Refusal> {
-        let (config, settings, openings, held, token, (first, second)) = {
+        let (config, settings, openings, held, token, version, (first, second)) = {
             let inner = self.lock();
             let entry = inner
                 .tournaments
@@ -126,6 +127,11 @@ impl Coordinator {
                 openings,
                 held,
                 inner.fleet.token_of(worker).unwrap_or_default().to_string(),
+                inner
+                    .fleet
+                    .version_of(worker)
+                    .unwrap_or_default()
+                    .to_string(),
                 (first, second),
             )
         };
@@ -220,6 +226,44 @@ impl Coordinator {
                 // Its scores are the training target: checked before any is taken.
                 for (g, game) in records.iter().enumerate() {
                     tourney_dataset::check_scores(game).map_err(|e| Refusal::Scores(g, e))?;
+                }
+                // A sample searched again, where the worker runs this coordinator's players.
+                if version == env!("CARGO_PKG_VERSION")
+                    && let Some(g) = search_again::sampled(
+                        &self.lease_key,
+                        self.settings.search_again_every,
+                        r.tournament,
+                        r.pair,
+                    )
+                {
+                    let game = &records[g];
+                    let b = if white[g] == first { second } else { first };
+                    let limits = [b, white[g]].map(|i| {
+                        let side = side_of(&config, i);
+                        let own = side.limits.unwrap_or(MoveLimits {
+                            time_control: settings.time_control,
+                            nodes: settings.nodes,
+                            depth: settings.depth,
+                            movetime_ms: settings.movetime_ms,
+                        });
+                        let built_in = config.engines[i].player.is_some();
+                        built_in
+                            .then(|| search_again::reproducible(&own, game.moves.len()))
+                            .flatten()
+                    });
+                    if let [Some(black), Some(white)] = limits {
+                        let seed = tourney_model::tournament::game_seed(
+                            config.pair_seed(r.pair),
+                            g as u64,
+                        );
+                        let verdict =
+                            search_again::verify(game, &settings.rules, seed, [black, white]);
+                        let result = if verdict.is_ok() { "agreed" } else { "refused" };
+                        (self.metrics.searched_again)
+                            .with_label_values(&[result])
+                            .inc();
+                        verdict.map_err(|e| Refusal::SearchedAgain(g, e))?;
+                    }
                 }
                 Some(crate::datagen::extract(d, r.pair, &records).map_err(Refusal::Records)?)
             }

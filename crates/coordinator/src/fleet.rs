@@ -389,6 +389,11 @@ impl Fleet {
         self.workers.get(worker).map(|w| w.token.as_str())
     }
 
+    /// The tourney version `worker` registered with.
+    pub fn version_of(&self, worker: &str) -> Option<&str> {
+        self.workers.get(worker).map(|w| w.version.as_str())
+    }
+
     /// Counts a refused result of `worker`.
     pub fn rejected(&mut self, worker: &str) {
         if let Some(w) = self.workers.get_mut(worker) {

@@ -52,6 +52,7 @@ mod pair_map;
 pub mod profiles;
 mod progress;
 mod search;
+pub mod search_again;
 mod state;
 mod ticket;
 mod tuning;

@@ -23,6 +23,9 @@ pub struct CoordinatorMetrics {
     pub games: IntCounterVec,
     /// `tourney_pair_results_committed_total`.
     pub pairs_committed: IntCounter,
+    /// `tourney_datagen_searched_again_total{result}`: sampled data generation games of
+    /// built-in players searched again by the coordinator, `agreed` or `refused`.
+    pub searched_again: IntCounterVec,
     /// `tourney_pair_results_late_total`: results committed after their lease had expired
     /// (a sign that `lease_ms` is short for the games or the workers' links).
     pub pairs_late: IntCounter,
@@ -167,6 +170,9 @@ impl CoordinatorMetrics {
         for reason in crate::types::Refusal::kinds() {
             metrics.results_rejected.with_label_values(&[reason]);
         }
+        for result in ["agreed", "refused"] {
+            metrics.searched_again.with_label_values(&[result]);
+        }
         for reason in ["too-large", "busy"] {
             metrics.reports_deferred.with_label_values(&[reason]);
         }
@@ -201,6 +207,13 @@ impl CoordinatorMetrics {
                 r,
                 "tourney_pair_results_committed_total",
                 "Pair results made durable in the store.",
+            ),
+            searched_again: counter_vec(
+                r,
+                "tourney_datagen_searched_again_total",
+                "Sampled data generation games of built-in players searched again by the \
+                 coordinator: agreed with the record, or refused.",
+                &["result"],
             ),
             pairs_late: counter(
                 r,

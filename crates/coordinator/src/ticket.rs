@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use tourney_model::job::Identity;
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key` (at most 64 bytes).
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     let mut block = [0u8; 64];
     block[..key.len()].copy_from_slice(key);
     let inner = Sha256::new()

@@ -78,6 +78,9 @@ pub struct Settings {
     /// Webhooks told of tournaments' ends, verdicts, pauses, suspect workers and failed
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
+    /// Data generation pairs of built-in players searched again by the coordinator: one in
+    /// this many, on average (0: none; [`crate::search_again`]).
+    pub search_again_every: u8,
     /// The data directory: data generation runs write their data files to its
     /// `positions/<id>/`. `None`: a temporary directory, removed with the coordinator.
     pub data_dir: Option<std::path::PathBuf>,
@@ -106,6 +109,7 @@ impl Default for Settings {
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),
+            search_again_every: crate::search_again::SAMPLE_EVERY,
             data_dir: None,
         }
     }
@@ -311,6 +315,10 @@ pub enum Refusal {
     /// two sides contradicting each other move after move).
     #[error("game {0}: {1}")]
     Scores(usize, String),
+    /// A sampled data generation game of built-in players, searched again by the
+    /// coordinator, is not what the players make ([`crate::search_again`]).
+    #[error("game {0}: {1}")]
+    SearchedAgain(usize, String),
 }
 
 impl Refusal {
@@ -323,6 +331,7 @@ impl Refusal {
             "ticket",
             "half-points",
             "scores",
+            "searched-again",
         ]
         .into_iter()
         .chain(tourney_model::check::Rejection::KINDS)
@@ -338,6 +347,7 @@ impl Refusal {
             Refusal::Game(_, e) => e.kind(),
             Refusal::HalfPoints => "half-points",
             Refusal::Scores(..) => "scores",
+            Refusal::SearchedAgain(..) => "searched-again",
         }
     }
 }

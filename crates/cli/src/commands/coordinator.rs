@@ -116,6 +116,10 @@ pub(crate) struct CoordinatorArgs {
     /// (the fleet is shared by core-time: docs/operations.md) [default: 2].
     #[arg(long, value_name = "SHARES")]
     author_shares: Option<f64>,
+    /// Search again one data generation pair of built-in players in N, on average, to
+    /// catch a worker that makes up its scores (docs/datagen.md); 0 for none [default: 16].
+    #[arg(long, value_name = "N")]
+    search_again_every: Option<u8>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -142,6 +146,7 @@ struct CoordinatorFile {
     max_artifact_mib: Option<u64>,
     allow_link_hosts: Option<Vec<String>>,
     author_shares: Option<f64>,
+    search_again_every: Option<u8>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -174,6 +179,8 @@ struct CoordinatorSetup {
     link_hosts: Vec<String>,
     /// The most of the fleet one author's tests take together.
     author_shares: f64,
+    /// One data generation pair in this many searched again (0: none).
+    search_again_every: u8,
 }
 
 impl CoordinatorArgs {
@@ -274,6 +281,9 @@ impl CoordinatorArgs {
                 Some(s) => s,
                 None => tourney_coordinator::scheduler::AUTHOR_SHARES,
             },
+            search_again_every: (self.search_again_every)
+                .or(file.search_again_every)
+                .unwrap_or(tourney_coordinator::search_again::SAMPLE_EVERY),
         })
     }
 }
@@ -404,6 +414,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 max_artifact_bytes: setup.max_artifact_bytes,
                 link_hosts: setup.link_hosts.clone(),
                 author_shares: setup.author_shares,
+                search_again_every: setup.search_again_every,
                 data_dir: Some(setup.data.clone()),
                 ..Settings::default()
             },
