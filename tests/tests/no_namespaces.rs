@@ -146,3 +146,121 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     }
     assert!(running_with(&mark).is_empty(), "{:?}", running_with(&mark));
 }
+
+/// The capabilities the isolated worker pod keeps (`deploy/k8s/isolated`): enough to run
+/// engines as another user, kill what they start and clean up after them; nothing else.
+const POD_CAPABILITIES: &str = "-all,+setuid,+setgid,+kill,+chown,+fowner,+dac_override";
+/// The engines' user in that pod (`--engine-user 10002:10002`).
+const ENGINE_ID: u32 = 10002;
+
+/// The isolated pod, emulated: a root worker holding only [`POD_CAPABILITIES`], under a
+/// seccomp filter that refuses namespaces, runs its engine as another user. The engine
+/// cannot read the worker's token file nor its environment, its `setsid` daemon dies with
+/// it, and its working directory is gone afterwards.
+#[test]
+fn in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token() {
+    const MARKER: &str = "TOURNEY_TEST_ISOLATED_POD";
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if std::env::var(MARKER).is_err() {
+        if !root || !std::path::Path::new("/usr/bin/setpriv").exists() {
+            assert!(
+                std::env::var("TOURNEY_REQUIRE_ROOT").is_err() || !root,
+                "setpriv (util-linux) is needed to drop capabilities"
+            );
+            eprintln!("skipped: needs root and setpriv");
+            return;
+        }
+        let place = tempfile::tempdir().unwrap();
+        let exe = place.path().join("no_namespaces");
+        std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = std::process::Command::new("/usr/bin/setpriv")
+            .args(["--bounding-set", POD_CAPABILITIES, "--inh-caps", "-all", "--"])
+            .arg(&exe)
+            .args([
+                "--exact",
+                "in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token",
+                "--nocapture",
+            ])
+            .current_dir(place.path())
+            .env(MARKER, "1")
+            .env("TOURNEY_WORKER_TOKEN", TOKEN)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    // The emulation holds: root, with no capability beyond the pod's.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let effective = (status.lines())
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .unwrap();
+    // CAP_CHOWN 0, CAP_DAC_OVERRIDE 1, CAP_FOWNER 3, CAP_KILL 5, CAP_SETGID 6, CAP_SETUID 7
+    // (linux/capability.h).
+    let kept = [0u32, 1, 3, 5, 6, 7]
+    .iter()
+    .fold(0u64, |mask, &cap| mask | 1 << cap);
+    assert_eq!(effective, kept, "CapEff {effective:x}");
+    if !refuse_namespaces() {
+        eprintln!("skipped: no seccomp filter for this architecture");
+        return;
+    }
+    let run_as = Some((ENGINE_ID, ENGINE_ID));
+    assert!(confine::containment(run_as).is_err(), "no namespaces here");
+    assert!(confine::adopt_orphans(), "no child subreaper here");
+    // The worker's token file, as a Secret mounted with mode 0400 would be.
+    let secrets = tempfile::tempdir().unwrap();
+    let token_file = secrets.path().join("worker-token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o400)).unwrap();
+    std::fs::set_permissions(secrets.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mark = format!("72{}", std::process::id() % 100_000);
+    let script = dir.path().join("engine.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    ugi) echo ugiok ;;\n    \
+             isready) setsid sleep {mark} </dev/null >/dev/null 2>&1 &\n      \
+             echo \"uid $(id -u) tmp $TMPDIR\" >&2\n      \
+             cat {token} >&2 2>/dev/null || echo 'token file: refused' >&2\n      \
+             for p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do tr '\\0' ' ' < /proc/$p/environ >&2; done\n      \
+             touch \"$TMPDIR/left-behind\"\n      \
+             echo readyok ;;\n    bench) echo 'bench nodes 1 nps 1' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+            token = token_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config = EngineConfig::new(&script.display().to_string());
+    config.policy.run_as = run_as;
+    let mut engine = ExternalEngine::new(config);
+    let bench = engine.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
+    let said = Contestant::<tourney_rules::Loa>::stderr_tail(&engine).join("\n");
+    assert_eq!(bench.unwrap(), Some((1, 1)), "{said}");
+    assert!(said.contains(&format!("uid {ENGINE_ID} ")), "{said}");
+    assert!(said.contains("token file: refused"), "{said}");
+    assert!(!said.contains(TOKEN), "{said}");
+    let work_dir = (said.lines())
+        .find_map(|l| l.split(" tmp ").nth(1))
+        .map(std::path::PathBuf::from)
+        .unwrap();
+    drop(engine);
+    // Its daemon, of another user, is killed; its working directory is removed.
+    let until = Instant::now() + Duration::from_secs(5);
+    while !running_with(&mark).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(running_with(&mark).is_empty(), "{:?}", running_with(&mark));
+    assert!(!work_dir.exists(), "{} left behind", work_dir.display());
+}
