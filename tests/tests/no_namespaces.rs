@@ -177,7 +177,13 @@ fn in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let out = std::process::Command::new("/usr/bin/setpriv")
-            .args(["--bounding-set", POD_CAPABILITIES, "--inh-caps", "-all", "--"])
+            .args([
+                "--bounding-set",
+                POD_CAPABILITIES,
+                "--inh-caps",
+                "-all",
+                "--",
+            ])
             .arg(&exe)
             .args([
                 "--exact",
@@ -206,8 +212,8 @@ fn in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token() {
     // CAP_CHOWN 0, CAP_DAC_OVERRIDE 1, CAP_FOWNER 3, CAP_KILL 5, CAP_SETGID 6, CAP_SETUID 7
     // (linux/capability.h).
     let kept = [0u32, 1, 3, 5, 6, 7]
-    .iter()
-    .fold(0u64, |mask, &cap| mask | 1 << cap);
+        .iter()
+        .fold(0u64, |mask, &cap| mask | 1 << cap);
     assert_eq!(effective, kept, "CapEff {effective:x}");
     if !refuse_namespaces() {
         eprintln!("skipped: no seccomp filter for this architecture");
