@@ -30,7 +30,9 @@ pub(crate) fn sampled(key: &[u8; 32], every: u8, tournament: u64, pair: u64) -> 
     message.extend_from_slice(&tournament.to_le_bytes());
     message.extend_from_slice(&pair.to_le_bytes());
     let mac = crate::ticket::hmac_sha256(key, &message);
-    mac[0].is_multiple_of(every).then_some(usize::from(mac[1] & 1))
+    mac[0]
+        .is_multiple_of(every)
+        .then_some(usize::from(mac[1] & 1))
 }
 
 /// The search limits of a side, where they make its built-in player reproducible and the
