@@ -462,3 +462,37 @@ fn no_standings_chart_before_the_first_game() {
         "no ±1319 bars for a test that has not started"
     );
 }
+
+#[test]
+fn the_workers_test_says_why_it_has_nothing_to_compare() {
+    let worker = |name: &str| tourney_report::WorkerResult {
+        worker: name.into(),
+        pairs: 10,
+        games: 20,
+        pentanomial: [0, 0, 0, 0, 10],
+        residual: 0.0,
+        time_losses: 0,
+        engine_failures: 0,
+        rejected: 0,
+        suspect: Vec::new(),
+        excluded: None,
+    };
+    let mut w = tourney_report::WorkersReport {
+        g: 0.0,
+        dof: 0,
+        p: 1.0,
+        suspects: 0,
+        workers: vec![worker("a")],
+    };
+    assert_eq!(
+        w.test_text(),
+        "nothing to compare yet (one worker's results count)"
+    );
+    // Two workers played the pairing, every pair won: not "fewer than two workers".
+    w.workers.push(worker("b"));
+    let text = w.test_text();
+    assert!(
+        text.contains("every pair scored the same") && !text.contains("fewer than two"),
+        "{text}"
+    );
+}
