@@ -84,17 +84,23 @@ impl GameRecord {
         out.push('\n');
         // Slot 0 of a move number is White's ply, slot 1 Black's.
         let black_starts = self.start.trim_end().ends_with(" b");
-        let mut line = String::new();
+        let (mut line, mut token) = (String::new(), String::new());
         for (i, m) in self.moves.iter().enumerate() {
             let slot = i + usize::from(black_starts);
-            let number = match (slot % 2, i) {
-                (0, _) => format!("{}. ", slot / 2 + 1),
-                (_, 0) => format!("{}... ", slot / 2 + 1),
-                _ => String::new(),
+            token.clear();
+            let _ = match (slot % 2, i) {
+                (0, _) => write!(token, "{}. ", slot / 2 + 1),
+                (_, 0) => write!(token, "{}... ", slot / 2 + 1),
+                _ => Ok(()),
             };
-            let book = i < self.opening_plies as usize;
-            let comment = if book { "book".into() } else { move_comment(m) };
-            let token = format!("{number}{} {{{comment}}}", crate::printable(&m.mv));
+            token.push_str(&crate::printable(&m.mv));
+            token.push_str(" {");
+            if i < self.opening_plies as usize {
+                token.push_str("book");
+            } else {
+                write_comment(&mut token, m);
+            }
+            token.push('}');
             if !line.is_empty() && line.len() + token.len() + 1 > 80 {
                 out.push_str(line.trim_end());
                 out.push('\n');
@@ -116,11 +122,17 @@ impl GameRecord {
 /// and the depth, then the time in seconds (3 decimals under 0.1 s, 2 under 1 s, 1 under
 /// 10 s, none above; `0s` for none). What the player did not report is left out: without
 /// a score the comment is the time alone (`0.21s`, a depth without a score left out too),
-/// and a score without a depth is `+0.35 0.21s`.
-pub(crate) fn move_comment(m: &super::MoveRecord) -> String {
-    let mut out = String::new();
-    if let Some(score) = m.score.as_deref().and_then(score_text) {
-        out.push_str(&score);
+/// and a score without a depth is `+0.35 0.21s`. Written at the end of `out`.
+fn write_comment(out: &mut String, m: &super::MoveRecord) {
+    if let Some((kind, n)) = m.score.as_deref().and_then(score_of) {
+        // Plies to the end, as moves of the mover's: a win in 1 or 2 plies is M1.
+        let moves = (n.max(0) + 1) / 2;
+        let _ = match kind {
+            Kind::Cp if n > 0 => write!(out, "+{:.2}", n as f64 / 100.0),
+            Kind::Cp => write!(out, "{:.2}", n as f64 / 100.0),
+            Kind::Win => write!(out, "+M{moves}"),
+            Kind::Loss => write!(out, "-M{moves}"),
+        };
         if let Some(depth) = m.depth {
             let _ = write!(out, "/{depth}");
         }
@@ -130,7 +142,7 @@ pub(crate) fn move_comment(m: &super::MoveRecord) -> String {
     let precision = match t {
         0 => {
             out.push_str("0s");
-            return out;
+            return;
         }
         1..100 => 3,
         100..1000 => 2,
@@ -138,21 +150,33 @@ pub(crate) fn move_comment(m: &super::MoveRecord) -> String {
         _ => 0,
     };
     let _ = write!(out, "{:.precision$}s", t as f64 / 1000.0);
-    out
 }
 
-/// A protocol score (`cp 35`, `win 7`, `loss 4`) as cutechess writes one: `+0.35`,
-/// `+M4`, `-M2`; `None` for anything else.
-fn score_text(score: &str) -> Option<String> {
+/// What a protocol score is.
+enum Kind {
+    Cp,
+    Win,
+    Loss,
+}
+
+/// A protocol score (`cp 35`, `win 7`, `loss 4`): its kind and number; `None` for
+/// anything else.
+fn score_of(score: &str) -> Option<(Kind, i64)> {
     let (kind, n) = score.trim().split_once(' ')?;
     let n: i64 = n.trim().parse().ok()?;
-    // Plies to the end, as moves of the mover's: a win in 1 or 2 plies is M1.
-    let moves = |plies: i64| (plies.max(0) + 1) / 2;
-    Some(match kind {
-        "cp" if n > 0 => format!("+{:.2}", n as f64 / 100.0),
-        "cp" => format!("{:.2}", n as f64 / 100.0),
-        "win" => format!("+M{}", moves(n)),
-        "loss" => format!("-M{}", moves(n)),
+    let kind = match kind {
+        "cp" => Kind::Cp,
+        "win" => Kind::Win,
+        "loss" => Kind::Loss,
         _ => return None,
-    })
+    };
+    Some((kind, n))
+}
+
+/// A move's comment alone ([`write_comment`]).
+#[cfg(test)]
+pub(super) fn move_comment(m: &super::MoveRecord) -> String {
+    let mut out = String::new();
+    write_comment(&mut out, m);
+    out
 }
