@@ -737,6 +737,9 @@ async fn a_login_only_dashboard_shows_its_data_to_logged_in_users_alone() {
             "/api/v1/events".to_string(),
             format!("/api/v1/tournaments/{id}"),
             format!("/api/v1/tournaments/{id}/pairs/0"),
+            format!("/api/v1/tournaments/{id}/games.pgn"),
+            format!("/api/v1/tournaments/{id}/games.jsonl.gz"),
+            format!("/api/run_pgns/{id}.pgn.gz"),
             "/api/v1/timeline".to_string(),
             "/timeline".to_string(),
         ] {
@@ -745,6 +748,7 @@ async fn a_login_only_dashboard_shows_its_data_to_logged_in_users_alone() {
         let vera = Browser::login(&host, "vera");
         assert_eq!(vera.get("/api/v1/overview").0, 200);
         assert_eq!(vera.get(&format!("/api/v1/tournaments/{id}")).0, 200);
+        assert_eq!(vera.get(&format!("/api/run_pgns/{id}.pgn.gz")).0, 200);
     })
     .await
     .unwrap();
@@ -1043,6 +1047,9 @@ async fn every_dashboard_route_lets_in_exactly_the_roles_it_names_and_wants_a_cs
             ("GET", "/api/v1/verdicts".into(), "", all),
             ("GET", "/api/v1/machines".into(), "", all),
             ("GET", t(""), "", all),
+            ("GET", t("/games.pgn"), "", all),
+            ("GET", t("/games.jsonl.gz"), "", all),
+            ("GET", format!("/api/run_pgns/{id}.pgn.gz"), "", all),
             ("GET", "/api/v1/me".into(), "", logged_in),
             ("GET", "/api/v1/log".into(), "", logged_in),
             ("GET", "/api/v1/account/tokens".into(), "", logged_in),

@@ -200,6 +200,19 @@ function errorBar(p, lo, hi) {
     svg("circle", { cx: x(p.elo), cy: 5, r: 3, fill: "#1d2330" }));
 }
 
+// Its games to download (docs/records.md): PGN with move comments, or JSON Lines, gzip.
+function showDownloads(t) {
+  let p = $("#detail-downloads");
+  if (!p) {
+    p = el("p", { id: "detail-downloads" });
+    $("#detail-share").after(p);
+  }
+  const file = (name, label) => el("a", { href: `/api/v1/tournaments/${t.id}/${name}`, download: "" }, label);
+  p.replaceChildren(...(t.games
+    ? ["Download its games: ", file("games.pgn.gz", "PGN"), " · ", file("games.jsonl.gz", "JSON Lines")]
+    : []));
+}
+
 function renderDetail(t) {
   const r = t.report;
   $("#detail").hidden = false;
@@ -215,6 +228,7 @@ function renderDetail(t) {
   $("#detail-share").textContent = t.share
     ? `${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%), ${t.share.pairs_per_hour.toFixed(0)} pairs an hour at that share.`
     : "";
+  showDownloads(t);
   renderActions(t);
   showBuildLog(t);
   $("#notes").replaceChildren(...r.notes.map((note) => el("p", { class: "warning" }, el("strong", {}, "Note: "), note)));

@@ -41,6 +41,7 @@ mod checks;
 mod commit;
 mod datagen;
 mod datasets;
+mod downloads;
 mod history;
 mod intake;
 mod leasing;
@@ -65,6 +66,7 @@ mod tests;
 
 pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
 pub use commit::REFUSALS_TO_BAR;
+pub use downloads::{Download, GamesFormat, record_of_export_line};
 pub use intake::Origin;
 pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};

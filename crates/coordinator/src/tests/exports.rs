@@ -119,3 +119,90 @@ async fn an_export_comes_in_pages_of_about_a_mebibyte_in_pair_order() {
     };
     assert_eq!(exported(&c, id, &tail).len(), 100);
 }
+
+/// Every piece of a download, in order.
+fn pieces(c: &Coordinator, mut download: crate::Download) -> Vec<Vec<u8>> {
+    let mut pieces = Vec::new();
+    while let Some(piece) = download.next_piece(c).unwrap() {
+        pieces.push(piece);
+    }
+    pieces
+}
+
+#[tokio::test]
+async fn a_download_comes_a_page_at_a_time_as_pgn_or_jsonl_plain_or_gzip() {
+    use std::io::Read;
+    let c = on_temporary_store();
+    let id = c
+        .submit(&a_file(2500), "big.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let worker = c.register("w", "test", 256, "t").unwrap().0;
+    for _ in 0..10 {
+        lease_and_win(&c, &worker, 250).await;
+    }
+    let all = crate::ExportFilter::default();
+    let download = |format, gzip| crate::Download::new(id, all.clone(), format, gzip);
+    // JSON Lines: the export's lines, in pieces of about its page.
+    let jsonl = pieces(&c, download(crate::GamesFormat::Jsonl, false));
+    assert!(jsonl.len() > 1, "more than one page");
+    assert!(
+        (jsonl.iter()).all(|p| p.len() < crate::views::EXPORT_PAGE_BYTES * 3 / 2),
+        "pieces of about a page"
+    );
+    let text = String::from_utf8(jsonl.concat()).unwrap();
+    assert_eq!(text.lines().collect::<Vec<_>>(), exported(&c, id, &all));
+    // PGN: a game per line, with its worker as Site and its comments.
+    let pgn = String::from_utf8(pieces(&c, download(crate::GamesFormat::Pgn, false)).concat());
+    let pgn = pgn.unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), 5000);
+    assert_eq!(pgn.matches("[Site \"w#").count(), 5000, "{}", &pgn[..600]);
+    // Gzip: the same bytes, one stream across the pieces.
+    for (format, plain) in [
+        (crate::GamesFormat::Jsonl, &text),
+        (crate::GamesFormat::Pgn, &pgn),
+    ] {
+        let gz = pieces(&c, download(format, true)).concat();
+        let mut unzipped = String::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_string(&mut unzipped)
+            .unwrap();
+        assert_eq!(&unzipped, plain);
+        assert!(
+            gz.len() < plain.len() / 4,
+            "{} of {}",
+            gz.len(),
+            plain.len()
+        );
+    }
+    // A tournament with no games: an empty file, and an empty gzip stream.
+    let empty = c
+        .submit(&a_file(2), "empty.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let none = crate::Download::new(empty, all.clone(), crate::GamesFormat::Pgn, false);
+    assert_eq!(pieces(&c, none).concat(), b"");
+    let none = crate::Download::new(empty, all.clone(), crate::GamesFormat::Pgn, true);
+    let mut unzipped = String::new();
+    flate2::read::GzDecoder::new(&pieces(&c, none).concat()[..])
+        .read_to_string(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, "");
+    // Archived games are in the archive's files, and the download says so.
+    assert!(c.cancel(empty).await.unwrap());
+    assert_eq!(c.archive(empty, 0).await.unwrap(), Some(0));
+    let archived = crate::Download::new(empty, all, crate::GamesFormat::Jsonl, false);
+    let refused = pieces_or_error(&c, archived);
+    assert!(refused.contains("archived"), "{refused}");
+}
+
+/// The error a download ends with.
+fn pieces_or_error(c: &Coordinator, mut download: crate::Download) -> String {
+    loop {
+        match download.next_piece(c) {
+            Ok(Some(_)) => continue,
+            Ok(None) => return "no error".into(),
+            Err(e) => return e.to_string(),
+        }
+    }
+}

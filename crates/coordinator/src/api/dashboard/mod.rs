@@ -21,6 +21,8 @@
 //!   games, last call, whether it is blocked) and the lowest worker version accepted.
 //! - `GET /api/v1/tournaments/{id}/pairs/{pair}`: both games of a pair, with the position
 //!   after every ply replayed by the rules core, for the board viewer.
+//! - `GET /api/v1/tournaments/{id}/games.pgn`, `.../games.jsonl` (and `.gz`), fishtest's
+//!   `/api/run_pgns/{id}.pgn.gz`: its games to download (`games.rs`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -38,6 +40,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tourney_report::{Report, elo_chart, llr_chart, pentanomial_chart};
 use tourney_rules::GameKind;
 
+mod games;
 mod lists;
 mod pair;
 
@@ -77,6 +80,7 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
     let verdicts = Arc::clone(&coordinator);
     let search = Arc::clone(&coordinator);
     let tournament = Arc::clone(&coordinator);
+    let pairs = Arc::clone(&coordinator);
     let (timeline, timeline_json) = (Arc::clone(&coordinator), Arc::clone(&coordinator));
     let feed = Feed::start(Arc::clone(&coordinator), closing.clone());
     axum::Router::new()
@@ -194,10 +198,11 @@ pub fn router(coordinator: Arc<Coordinator>, closing: watch::Receiver<bool>) -> 
         .route(
             "/api/v1/tournaments/{id}/pairs/{pair}",
             get(move |Path((id, pair)): Path<(u64, u64)>| {
-                let c = Arc::clone(&coordinator);
+                let c = Arc::clone(&pairs);
                 blocking_json(move || pair_of(&c, id, pair))
             }),
         )
+        .merge(games::router(coordinator))
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
