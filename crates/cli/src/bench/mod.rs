@@ -45,8 +45,9 @@ enum Suite {
     /// the machines each timed over loopback; median and slowest ms.
     Pages,
     /// The store at scale: `--pairs` pairs of synthetic valid random LOA games written,
-    /// then a coordinator process restarted on them and the games exported; write rate,
-    /// bytes a game, time until serving, resident memory, export rate.
+    /// then a coordinator process restarted on them and the games exported and downloaded
+    /// over HTTP; write rate, bytes a game, time until serving, resident memory, export
+    /// and download rates.
     Store,
     /// The outside-engine path: `random` against `random` through a worker's game slots
     /// (`--slots`), as outside engines (`tourney engine random`, kept across pairs) in each
@@ -118,8 +119,9 @@ enum Suite {
 ///
 /// `store` (10,000 pairs by default) writes synthetic, valid random LOA games (about 214
 /// plies each) through the store's commit path in commits of 64 pairs, then restarts a
-/// `tourney coordinator` process on them and exports every game: write rate, bytes a game
-/// on disk, time until the restarted coordinator serves, its resident memory, export
+/// `tourney coordinator` process on them and exports every game, then downloads them from
+/// its dashboard's server as gzip PGN and JSON Lines: write rate, bytes a game on disk,
+/// time until the restarted coordinator serves, its resident memory, export and download
 /// games/s.
 ///
 /// `outside` plays the same pairs of `random` against `random` (`--game`, LOA by default,

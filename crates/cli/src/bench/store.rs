@@ -211,6 +211,9 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
         Ok::<_, anyhow::Error>((games, started.elapsed().as_secs_f64()))
     });
     let rss_after = status_value(child.id(), "VmRSS:");
+    // The same games from the dashboard's server: PGN and JSON Lines, gzip files.
+    let downloads = ["games.pgn.gz", "games.jsonl.gz"].map(|file| (file, download(port, id, file)));
+    let rss_downloaded = status_value(child.id(), "VmRSS:");
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
@@ -221,5 +224,44 @@ pub(crate) fn store(pairs: usize) -> Result<()> {
          export: {exported} games in {export_s:.2} s = {:.0} games/s",
         exported as f64 / export_s
     );
+    for (file, downloaded) in downloads {
+        let (games, bytes, seconds) = downloaded?;
+        println!(
+            "  download of {file} over HTTP: {games} games, {:.1} MiB, in {seconds:.2} s = {:.0} games/s",
+            bytes as f64 / (1 << 20) as f64,
+            games as f64 / seconds
+        );
+    }
+    println!("  {rss_downloaded:.0} MiB resident after the downloads");
     Ok(())
+}
+
+/// `GET /api/v1/tournaments/{id}/{file}` (a gzip file) from the coordinator on `port`: the
+/// games in it, its bytes, and the seconds until the last byte came.
+fn download(port: u16, id: u64, file: &str) -> Result<(u64, usize, f64)> {
+    use std::io::{Read, Write};
+    let started = Instant::now();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    write!(
+        stream,
+        "GET /api/v1/tournaments/{id}/{file} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+    )?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let at = (response.windows(4))
+        .position(|w| w == b"\r\n\r\n")
+        .context("an HTTP answer")?;
+    anyhow::ensure!(
+        response.starts_with(b"HTTP/1.0 200") || response.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&response[..at])
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&response[at + 4..]).read_to_string(&mut text)?;
+    let games = match file.starts_with("games.pgn") {
+        true => text.matches("[Event ").count(),
+        false => text.lines().count(),
+    };
+    Ok((games as u64, response.len() - at - 4, seconds))
 }
