@@ -34,7 +34,8 @@ enum TuneCommand {
 /// evaluation's scale) by full-batch Adam over all positions on `--threads` threads. Each
 /// iteration prints the loss on both parts; the weights kept are those of the lowest
 /// held-out loss. It ends with the tuned spec, and with `--verify FILE` writes an SPRT of
-/// the tuned against the untuned player (`--submit` submits it).
+/// the tuned against the untuned player (`--submit` submits it); a fit that kept the start
+/// weights says so, and with `--verify` is an error with no SPRT written.
 ///
 /// Example: `tourney tune texel loa.bin --player ab --params centralisation,quads
 /// --verify verify.toml --submit --coordinator http://coord:50051`.
@@ -53,8 +54,9 @@ struct TexelArgs {
     /// The logistic's scale: `auto` fits it to the player's weights first.
     #[arg(long, default_value = "auto", value_name = "auto|K")]
     k: String,
-    /// The target's share of the engine's score, 0 to 1: `λ·σ(K·score) + (1−λ)·result`.
-    #[arg(long, default_value_t = 0.0)]
+    /// The target's share of the engine's score, 0 to 1: `λ·σ(K·score) + (1−λ)·result`
+    /// (0: results alone, classic Texel, which rarely improves weights tuned for play).
+    #[arg(long, default_value_t = 0.7)]
     lambda: f64,
     /// Passes over the data.
     #[arg(long, default_value_t = 200)]
@@ -96,6 +98,22 @@ pub(crate) fn tune(args: &TuneArgs) -> Result<ExitCode> {
         GameKind::Amazons => texel::<Amazons>(args, &files)?,
     };
     println!("tuned    {tuned}");
+    if tuned == start {
+        // Nothing to verify: an SPRT of a player against itself would run to its limit
+        // for nothing, and a script submitting the file would not notice.
+        let why = "the fit kept the start weights (no pass lowered the held-out loss \
+                   enough to change a weight); try a larger --lambda, more data, other \
+                   --params or a larger --rate";
+        match &args.verify {
+            Some(path) => bail!(
+                "{why}: no verification SPRT written to {}, it would play the player \
+                 against itself",
+                path.display()
+            ),
+            None => eprintln!("warning: {why}"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(path) = &args.verify {
         let text = verification(args, game, &tuned, &start)?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
