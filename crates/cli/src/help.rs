@@ -29,7 +29,7 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
     (
         "Tests",
         &[
-            "submit", "status", "report", "cancel", "resume", "approve", "modify", "note",
+            "submit", "status", "report", "clone", "cancel", "resume", "approve", "modify", "note",
             "export", "exclude", "archive", "version", "timeline",
         ],
     ),

@@ -49,7 +49,7 @@ use clap::{FromArgMatches, Parser, Subcommand};
 /// `tourney worker` make a cluster, which `submit`, `status`, `report` and the other admin
 /// commands drive. `tourney <command> --help` explains each command.
 ///
-/// The admin commands (`submit`, `status`, `report`, `export`, `archive`, `cancel`,
+/// The admin commands (`submit`, `clone`, `status`, `report`, `export`, `archive`, `cancel`,
 /// `resume`, `exclude`, `replay`, `version`, `timeline`) reach a coordinator at
 /// `--coordinator` (default `http://127.0.0.1:7070`) with `--token`, or with `--data DIR`
 /// open a stopped coordinator's (or `tourney run`'s) data directory in their own process:
@@ -128,6 +128,7 @@ enum Command {
     Worker(commands::worker::WorkerArgs),
     Health(commands::health::HealthArgs),
     Submit(commands::submit::SubmitArgs),
+    Clone(commands::clone::CloneArgs),
     Status(commands::status::StatusArgs),
     Report(commands::report::ReportArgs),
     Export(commands::export::ExportArgs),
@@ -218,6 +219,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => commands::worker::worker(&args).map(|()| ExitCode::SUCCESS),
         Command::Health(args) => commands::health::health(&args).map(|()| ExitCode::SUCCESS),
         Command::Submit(args) => commands::submit::submit(&args),
+        Command::Clone(args) => commands::clone::clone(&args).map(|()| ExitCode::SUCCESS),
         Command::Status(args) => commands::status::status(&args).map(|()| ExitCode::SUCCESS),
         Command::Report(args) => commands::report::report(&args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => commands::export::export(&args).map(|()| ExitCode::SUCCESS),

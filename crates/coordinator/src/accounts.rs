@@ -90,6 +90,22 @@ pub const MAX_PRIORITY: u32 = 1_000_000;
 /// The largest weight a test may be given after submission.
 pub const MAX_WEIGHT: f64 = 1e6;
 
+/// A tournament as submitted, for a clone ([`Coordinator::submission_of`]).
+#[derive(Debug, Clone, Default)]
+pub struct Submission {
+    /// The file's name as submitted.
+    pub file: String,
+    /// Its text as submitted.
+    pub text: String,
+    /// Its opening suite in the order played (one position a line) when it names an
+    /// openings file; else empty.
+    pub openings: String,
+    /// Its outside engines' programs by sha256, by engine name.
+    pub artifacts: BTreeMap<String, String>,
+    /// Its engines' commits and data files, by engine name.
+    pub engines: BTreeMap<String, EngineFacts>,
+}
+
 /// What a change of a running test sets; each field left `None` stays as it is.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Modification {
@@ -482,6 +498,31 @@ impl Coordinator {
         let inner = self.lock();
         let record = &inner.tournaments.get(&id)?.record;
         Some((record.file.clone(), record.config_text.clone()))
+    }
+
+    /// What tournament `id` was submitted with, to submit it again changed (`tourney
+    /// clone`, Admin/GetFile): what [`Coordinator::file_of`] gives, the sha256 of its
+    /// programs, its engines' commits and files, and, when it names an openings file, its
+    /// suite as its pairs took it (one position a line), so that a clone needs none of the
+    /// original files.
+    pub fn submission_of(&self, id: u64) -> Option<Submission> {
+        let inner = self.lock();
+        let entry = inner.tournaments.get(&id)?;
+        let record = &entry.record;
+        let mut openings = String::new();
+        if entry.config.openings.file.is_some() {
+            for line in (0..entry.openings.len()).filter_map(|i| entry.openings.get(i)) {
+                openings.push_str(line);
+                openings.push('\n');
+            }
+        }
+        Some(Submission {
+            file: record.file.clone(),
+            text: record.config_text.clone(),
+            openings,
+            artifacts: record.artifacts.clone(),
+            engines: record.engines.clone(),
+        })
     }
 
     /// Adds a user (admin only), with a password or, when it is empty, none.

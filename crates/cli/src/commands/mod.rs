@@ -3,6 +3,7 @@
 pub(crate) mod archive;
 pub(crate) mod cancel;
 pub(crate) mod check_engine;
+pub(crate) mod clone;
 pub(crate) mod coordinator;
 pub(crate) mod data;
 pub(crate) mod engine;

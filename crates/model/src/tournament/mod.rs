@@ -28,6 +28,7 @@ use tourney_rules::GameKind;
 mod engine;
 mod error;
 mod fleet;
+pub mod followup;
 mod outcome;
 pub(crate) mod settings;
 #[cfg(test)]

@@ -256,6 +256,44 @@ impl pb::admin_server::Admin for AdminService {
         level = "debug",
         name = "grpc",
         skip_all,
+        fields(call = "Admin/get_file")
+    )]
+    async fn get_file(
+        &self,
+        request: Request<pb::GetFileRequest>,
+    ) -> Result<Response<pb::GetFileResponse>, GrpcStatus> {
+        // The rights of the dashboard's `GET /api/v1/tournaments/{id}/file`: user and up.
+        principal(&request).require(Role::User)?;
+        let id = request.into_inner().id;
+        let s = (self.0.submission_of(id))
+            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
+        let mut reply = pb::GetFileResponse {
+            config: s.text,
+            file: s.file,
+            openings: s.openings,
+            artifacts: s.artifacts.into_iter().collect(),
+            ..Default::default()
+        };
+        for (engine, facts) in s.engines {
+            if let Some(commit) = facts.commit {
+                reply.commits.insert(engine.clone(), commit);
+            }
+            for (name, sha256) in facts.files {
+                let engine = engine.clone();
+                reply.files.push(pb::EngineFile {
+                    engine,
+                    name,
+                    sha256,
+                });
+            }
+        }
+        Ok(Response::new(reply))
+    }
+
+    #[tracing::instrument(
+        level = "debug",
+        name = "grpc",
+        skip_all,
         fields(call = "Admin/list_versions")
     )]
     async fn list_versions(

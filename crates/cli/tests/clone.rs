@@ -1,0 +1,173 @@
+//! `tourney clone`: a submitted SPRT rescheduled at a longer clock from a directory that
+//! has none of its files, keeping its engines' commit, program, data file and openings;
+//! and the errors a user meets (a viewer's token, an unknown test, a bad clock, an unknown
+//! preset, bounds the SPRT refuses).
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use tourney_proto::v1 as pb;
+use tourney_tests::git::sh;
+use tourney_tests::process::Reaped;
+
+/// The tournament file: an engine from a branch of `repo`, an uploaded program with a data
+/// file, and an openings file played shuffled from an offset.
+fn stc_file(repo: &Path) -> String {
+    format!(
+        r#"# the patch at STC
+name = "patch STC"
+game = "loa"
+format = "sprt"
+sprt = {{ elo0 = 0, elo1 = 2, max_pairs = 1000 }}
+openings = {{ file = "book.txt", format = "moves", order = "random", seed = 3, offset = 1 }}
+limits = {{ tc = "10+0.1", nodes = 5000 }}
+
+[[engine]]
+name = "patch"
+git = "file://{}"
+commit = "main"
+build = "true"
+binary = "engine"
+
+[[engine]]
+name = "base"
+command = "./engine.sh"
+files = {{ "nn.bin" = "nn.bin" }}
+"#,
+        repo.display()
+    )
+}
+
+/// What the coordinator on `port` gives to clone tournament `id` (Admin/GetFile).
+fn get_file(port: u16, id: &str) -> pb::GetFileResponse {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let channel = tourney_worker::connect(&format!("http://127.0.0.1:{port}"), None)
+            .await
+            .unwrap();
+        let token = tourney_worker::TokenInterceptor::new(Some("admin-secret"));
+        let mut admin = pb::admin_client::AdminClient::with_interceptor(channel, token);
+        let id = id.parse().unwrap();
+        let reply = admin.get_file(pb::GetFileRequest { id }).await;
+        reply.unwrap().into_inner()
+    })
+}
+
+/// `tourney clone ARGS` run in `dir`: its exit status, stdout and stderr.
+fn clone_in(port: u16, dir: &Path, args: &[&str]) -> (bool, String, String) {
+    clone_as(port, dir, "admin-secret", args)
+}
+
+/// [`clone_in`] with `token`.
+fn clone_as(port: u16, dir: &Path, token: &str, args: &[&str]) -> (bool, String, String) {
+    let out = tourney()
+        .arg("clone")
+        .args(args)
+        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
+        .env("TOURNEY_TOKEN", token)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_passed_stc_is_rescheduled_as_its_ltc_from_another_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, project, elsewhere) = (
+        tmp.path().join("repo"),
+        tmp.path().join("project"),
+        tmp.path().join("elsewhere"),
+    );
+    for dir in [&repo, &project, &elsewhere] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    sh(&repo, "git init -q -b main . && echo one > a && git add a");
+    sh(&repo, "git commit -q -m one");
+    let built_at = sh(&repo, "git rev-parse HEAD");
+    std::fs::write(project.join("stc.toml"), stc_file(&repo)).unwrap();
+    std::fs::write(project.join("book.txt"), "b1-b3\nc1-c3\nd1-d3\n").unwrap();
+    std::fs::write(project.join("nn.bin"), "weights").unwrap();
+    let program = project.join("engine.sh");
+    std::fs::write(&program, "#!/bin/sh\nexec tourney engine ab\n").unwrap();
+    sh(&project, "chmod +x engine.sh");
+
+    let (coordinator, port) = start_coordinator(0, &tmp.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let stc = submit(port, &project.join("stc.toml"));
+    let original = get_file(port, &stc);
+    assert_eq!(original.commits["patch"], built_at);
+    assert_eq!(original.files.len(), 1, "{:?}", original.files);
+    assert!(original.artifacts.contains_key("base"), "{original:?}");
+    let played: Vec<&str> = original.openings.lines().collect();
+    assert_eq!(played.len(), 3, "{}", original.openings);
+
+    // The branch moves on and the project's files are gone: the clone needs neither.
+    sh(&repo, "echo two > a && git commit -q -am two");
+    std::fs::remove_dir_all(&project).unwrap();
+    let (ok, out, err) = clone_in(
+        port,
+        &elsewhere,
+        &[
+            &stc,
+            "--tc",
+            "60+0.6",
+            "--no-move-limits",
+            "--preset",
+            "ltc",
+            "--name",
+            "patch LTC",
+        ],
+    );
+    assert!(ok, "{err}");
+    let ltc = out.trim().to_string();
+    assert_ne!(ltc, stc);
+    assert_eq!(status(port, &ltc)["name"], "patch LTC");
+
+    let clone = get_file(port, &ltc);
+    assert_eq!(
+        clone.commits, original.commits,
+        "the same commit, not main's"
+    );
+    assert_eq!(clone.artifacts, original.artifacts, "the same program");
+    assert_eq!(clone.files, original.files, "the same data file");
+    assert_eq!(
+        clone.openings, original.openings,
+        "the same openings, in order"
+    );
+    let config = tourney_model::tournament::TournamentConfig::parse(&clone.config, "c").unwrap();
+    assert_eq!(config.limits.tc.as_deref(), Some("60+0.6"));
+    assert_eq!(config.limits.nodes, None);
+    let sprt = config.sprt.unwrap();
+    assert_eq!((sprt.elo0, sprt.elo1, sprt.max_pairs), (0.5, 2.5, 1000));
+
+    // `--print`: the file alone, commit and data file pinned, nothing submitted.
+    let (ok, printed, err) = clone_in(port, &elsewhere, &[&stc, "--max-pairs", "9", "--print"]);
+    assert!(ok, "{err}");
+    let config = tourney_model::tournament::TournamentConfig::parse(&printed, "p").unwrap();
+    assert_eq!(config.sprt.unwrap().max_pairs, 9);
+    assert_eq!(config.engines[0].source().unwrap().commit, built_at);
+    assert_eq!(config.engines[1].files["nn.bin"], original.files[0].sha256);
+    assert_eq!(config.limits.tc.as_deref(), Some("10+0.1"));
+
+    // A viewer may not clone, as on the dashboard.
+    admin(port, &["user", "add", "vi", "--role", "viewer"]);
+    let viewer = admin(port, &["user", "token", "vi"]);
+    let (ok, _, err) = clone_as(port, &elsewhere, viewer.trim(), &[&stc, "--print"]);
+    assert!(!ok && err.contains("needs the user role"), "{err}");
+
+    // Errors: an unknown test, a bad clock, bounds of a match, an unknown preset.
+    let (ok, _, err) = clone_in(port, &elsewhere, &["999"]);
+    assert!(!ok && err.contains("no tournament 999"), "{err}");
+    let (ok, _, err) = clone_in(port, &elsewhere, &[&stc, "--tc", "60+x"]);
+    assert!(!ok && err.contains("--tc"), "{err}");
+    let (ok, _, err) = clone_in(port, &elsewhere, &[&stc, "--preset", "vltc"]);
+    assert!(
+        !ok && err.contains("--preset") && err.contains("ltc [0.5, 2.5]"),
+        "{err}"
+    );
+    let (ok, _, err) = clone_in(port, &elsewhere, &[&stc, "--elo0", "5"]);
+    assert!(!ok && err.contains("sprt.elo1"), "{err}");
+}
