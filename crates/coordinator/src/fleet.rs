@@ -70,6 +70,9 @@ pub struct HostFacts {
     pub os: String,
     /// One core's nodes per second on the built-in speed benchmark (0: not measured).
     pub speed_nps: u64,
+    /// Its GPUs (at most [`MAX_GPUS`](tourney_model::gpu::MAX_GPUS), bounded as its
+    /// profile's).
+    pub gpus: Vec<tourney_model::gpu::GpuFacts>,
 }
 
 /// The longest text of [`HostFacts`] kept.
@@ -87,6 +90,7 @@ impl HostFacts {
         HostFacts {
             cpu_model: cut(self.cpu_model),
             os: cut(self.os),
+            gpus: tourney_model::gpu::bounded(self.gpus),
             ..self
         }
     }

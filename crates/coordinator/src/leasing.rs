@@ -81,6 +81,7 @@ impl Coordinator {
                     second_opening,
                     seed: t.config.pair_seed(a.pair),
                     ticket,
+                    gpus: t.config.requires.gpu_need(),
                 }
             })
             .collect();

@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::gpu::{GpuFacts, GpuNeed, MAX_GPU_TEXT, MAX_GPUS};
+
 /// The most threads one engine may be given.
 pub const MAX_THREADS: u32 = 1024;
 
@@ -66,6 +68,9 @@ pub fn check_labels(labels: &[String], most: usize) -> Result<(), String> {
 /// cpu_features = ["avx2"]    # /proc/cpuinfo flags it must have
 /// os = "linux"
 /// labels = ["big-cache"]     # given to the worker with --label
+/// gpus = 1                   # GPUs each game takes, one game a GPU
+/// gpu_model = "4090"         # part of their model's name (any case)
+/// gpu_memory_mb = 16384      # their least memory
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,12 +91,32 @@ pub struct Requirements {
     /// them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
+    /// The GPUs each game takes (given to its outside engines as their own devices);
+    /// 1 when only `gpu_model` or `gpu_memory_mb` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// Part of the name of the GPUs' model (`4090`, `A100`), any case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// The least memory of each GPU, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_mb: Option<u64>,
 }
 
 impl Requirements {
     /// Whether it asks for nothing.
     pub fn is_empty(&self) -> bool {
         *self == Requirements::default()
+    }
+
+    /// What each game needs of the worker's GPUs (a count of 0: none).
+    pub fn gpu_need(&self) -> GpuNeed {
+        let any = self.gpu_model.is_some() || self.gpu_memory_mb.is_some();
+        GpuNeed {
+            count: self.gpus.unwrap_or(u32::from(any)),
+            model: self.gpu_model.clone(),
+            memory_mb: self.gpu_memory_mb,
+        }
     }
 
     /// What is wrong with it, as (key, message).
@@ -107,6 +132,24 @@ impl Requirements {
         }
         if let Err(e) = check_labels(&self.labels, MAX_LABELS) {
             return Some(("labels", e));
+        }
+        if let Some(n) = self.gpus
+            && !(1..=MAX_GPUS as u32).contains(&n)
+        {
+            return Some(("gpus", format!("must be 1 to {MAX_GPUS}")));
+        }
+        if self.gpu_memory_mb == Some(0) {
+            return Some(("gpu_memory_mb", "must be 1 or more".into()));
+        }
+        if let Some(model) = &self.gpu_model
+            && (model.trim().is_empty()
+                || model.chars().count() > MAX_GPU_TEXT
+                || model.chars().any(char::is_control))
+        {
+            return Some((
+                "gpu_model",
+                format!("1 to {MAX_GPU_TEXT} printable characters"),
+            ));
         }
         match &self.os {
             Some(os) if !is_label(os) => Some((
@@ -135,6 +178,8 @@ pub struct WorkerProfile {
     pub only: BTreeSet<String>,
     /// Whether it turns down noisy tournaments (`--avoid-noisy`).
     pub avoid_noisy: bool,
+    /// Its GPUs (at most [`MAX_GPUS`]).
+    pub gpus: Vec<GpuFacts>,
 }
 
 /// What a worker says of itself as it registers, before it is checked.
@@ -155,6 +200,8 @@ pub struct ProfileClaim {
     pub only: Vec<String>,
     /// `--avoid-noisy`.
     pub avoid_noisy: bool,
+    /// Its GPUs as it reports them.
+    pub gpus: Vec<GpuFacts>,
 }
 
 impl ProfileClaim {
@@ -187,6 +234,7 @@ impl ProfileClaim {
             labels: self.labels.into_iter().collect(),
             only: self.only.into_iter().collect(),
             avoid_noisy: self.avoid_noisy,
+            gpus: crate::gpu::bounded(self.gpus),
         })
     }
 }

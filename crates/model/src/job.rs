@@ -293,6 +293,9 @@ pub struct PairJob {
     /// coordinator take a result of a lease it no longer knows (after a restart), and only
     /// as leased.
     pub ticket: String,
+    /// What each of its games needs of the worker's GPUs (`[requires] gpus`): the worker
+    /// gives the game that many devices of its own.
+    pub gpus: crate::gpu::GpuNeed,
 }
 
 impl Engine {

@@ -9,6 +9,7 @@ pub mod account;
 pub mod adjudication;
 pub mod check;
 pub mod fleet;
+pub mod gpu;
 pub mod job;
 pub mod opening;
 mod record;

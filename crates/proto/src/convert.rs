@@ -260,6 +260,9 @@ impl From<&PairJob> for pb::PairJob {
             ticket: j.ticket.clone(),
             second_opening: j.second_opening.as_ref().map(|(o, _)| o.clone()),
             second_opening_index: j.second_opening.as_ref().map_or(0, |(_, i)| *i),
+            gpus: j.gpus.count,
+            gpu_model: j.gpus.model.clone().unwrap_or_default(),
+            gpu_memory_mb: j.gpus.memory_mb.unwrap_or(0),
         }
     }
 }
@@ -281,6 +284,11 @@ impl TryFrom<pb::PairJob> for PairJob {
             second_opening: j.second_opening.map(|o| (o, j.second_opening_index)),
             seed: j.seed,
             ticket: j.ticket,
+            gpus: tourney_model::gpu::GpuNeed {
+                count: j.gpus.min(tourney_model::gpu::MAX_GPUS as u32),
+                model: non_empty(j.gpu_model),
+                memory_mb: (j.gpu_memory_mb > 0).then_some(j.gpu_memory_mb),
+            },
         })
     }
 }
@@ -422,6 +430,11 @@ mod tests {
             second_opening: Some(("3b2b3/10/10/b8b/10/10/w8w/10/10/3w2w3 b".into(), 5)),
             seed: 99,
             ticket: "seal".into(),
+            gpus: tourney_model::gpu::GpuNeed {
+                count: 2,
+                model: Some("4090".into()),
+                memory_mb: Some(20_000),
+            },
         }
     }
 

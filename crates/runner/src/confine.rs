@@ -52,6 +52,9 @@ pub struct EnginePolicy {
     /// The CPUs engines are pinned to (`sched_setaffinity` before they start, so every
     /// thread and process of theirs stays there); empty: where the worker may run.
     pub cpus: Vec<usize>,
+    /// Variables set for the engines by the worker itself (a game's GPUs:
+    /// `CUDA_VISIBLE_DEVICES` and the like), after those passed on.
+    pub env: Vec<(String, String)>,
 }
 
 static NETWORK_ISOLATION: OnceLock<Result<(), Unavailable>> = OnceLock::new();
@@ -238,6 +241,7 @@ pub(crate) fn command(
     if std::env::var_os("PATH").is_none() {
         command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
     }
+    command.envs(policy.env.iter().map(|(k, v)| (k, v)));
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
     let run_as = policy.run_as;

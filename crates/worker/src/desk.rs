@@ -22,6 +22,7 @@ use crate::WorkerMetrics;
 use crate::affinity::{Pinned, Placement, Unit};
 use crate::ahead::LeaseAhead;
 use crate::builds::BuildCache;
+use crate::gpus::{Gpu, GpuSlots};
 use crate::play::play_pair;
 use crate::ready::{NotReady, Readiness};
 
@@ -62,6 +63,8 @@ pub(crate) struct Finished {
     pub(crate) cores: usize,
     /// The pinned units it kept (`--affinity`; given back now).
     pub(crate) units: Vec<usize>,
+    /// The GPUs it kept (places in the worker's [`GpuSlots`]; given back now).
+    pub(crate) gpus: Vec<usize>,
 }
 
 /// A queued pair taken to be played, with the units it is pinned to (if any) and their
@@ -70,6 +73,10 @@ struct Taken {
     queued: Queued,
     units: Vec<usize>,
     cpus: Vec<usize>,
+    /// Its GPUs' places in the worker's [`GpuSlots`], and the environment that shows its
+    /// engines them.
+    gpus: Vec<usize>,
+    gpu_env: Vec<(String, String)>,
 }
 
 struct State {
@@ -93,6 +100,10 @@ struct State {
     ahead: LeaseAhead,
     /// The units games are pinned to, with `--affinity` (then `cores` is their number).
     placement: Option<Placement>,
+    /// The worker's GPUs, given to the games that need them.
+    gpus: GpuSlots,
+    /// How many games of the pair queued last its GPUs let run at once.
+    last_gpu_games: usize,
 }
 
 impl State {
@@ -109,7 +120,10 @@ impl State {
     /// Games that fit at once: the slots, or fewer when the pairs' engines take more
     /// cores than the budget gives each slot.
     fn fitting(&self) -> usize {
-        self.slots.min(self.cores / self.last_cost.max(1)).max(1)
+        (self.slots)
+            .min(self.cores / self.last_cost.max(1))
+            .min(self.last_gpu_games)
+            .max(1)
     }
 
     /// The front of the queue, counted in play with its cores kept, if its cores are free.
@@ -119,6 +133,13 @@ impl State {
         if self.busy + cost > self.cores {
             return None;
         }
+        let need = &self.queue.front()?.job.gpus;
+        let gpus = if need.count == 0 {
+            Vec::new()
+        } else {
+            self.gpus.take(need)?
+        };
+        let gpu_env = self.gpus.environment(&gpus);
         self.busy += cost;
         self.peak = self.peak.max(self.busy);
         self.playing += 1;
@@ -135,6 +156,8 @@ impl State {
             queued,
             units,
             cpus,
+            gpus,
+            gpu_env,
         })
     }
 }
@@ -176,11 +199,20 @@ impl Desk {
                 last_cost: 1,
                 ahead: LeaseAhead::default(),
                 placement,
+                gpus: GpuSlots::new(Vec::new(), 1),
+                last_gpu_games: usize::MAX,
             }),
             wake: Notify::new(),
             readiness: Readiness::new(builds, policy.clone()),
             policy,
         }
+    }
+
+    /// The same desk giving games that need GPUs devices of `gpus`, each to at most
+    /// `per_gpu` games at once.
+    pub(crate) fn with_gpus(self, gpus: Vec<Gpu>, per_gpu: u32) -> Self {
+        self.state().gpus = GpuSlots::new(gpus, per_gpu);
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -196,6 +228,7 @@ impl Desk {
     pub(crate) fn push(&self, queued: Queued) {
         let mut state = self.state();
         state.last_cost = state.cost(&queued);
+        state.last_gpu_games = state.gpus.games(&queued.job.gpus);
         state.queue.push_back(queued);
     }
 
@@ -270,14 +303,18 @@ impl Desk {
             queued,
             units,
             cpus,
+            gpus,
+            gpu_env,
         }) = next.take()
         {
             let cores = self.state().cost(&queued);
             // Built-in players think on this thread, pinned; outside engines are pinned as
             // they start (and kept apart by their CPUs).
             let pinned = Pinned::new(&cpus);
+            // Its engines see only its GPUs.
             let policy = EnginePolicy {
                 cpus,
+                env: gpu_env,
                 ..self.policy.clone()
             };
             metrics.pairs_in_play.inc();
@@ -353,6 +390,7 @@ impl Desk {
                 took,
                 cores,
                 units,
+                gpus,
             }));
             if wake {
                 self.wake.notify_one();
@@ -373,6 +411,7 @@ impl Desk {
             if let Some(placement) = &mut state.placement {
                 placement.give(&done.units);
             }
+            state.gpus.give(&done.gpus);
             if matches!(done.outcome, Some(Outcome::Played(_))) {
                 state.ahead.observe(done.took);
             }
@@ -433,6 +472,7 @@ pub(crate) mod tests {
                 second_opening: None,
                 seed: 1,
                 ticket: String::new(),
+                gpus: Default::default(),
             },
             cancelled: Arc::default(),
         }
@@ -455,6 +495,7 @@ pub(crate) mod tests {
             took: Duration::from_millis(1),
             cores: taken.queued.job.cores() as usize,
             units: taken.units.clone(),
+            gpus: taken.gpus.clone(),
         })
     }
 
@@ -509,6 +550,7 @@ pub(crate) mod tests {
             took: Duration::from_millis(10),
             cores: 1,
             units: Vec::new(),
+            gpus: Vec::new(),
         };
         let (none, _) = desk.next(Some(played));
         assert!(none.is_none());
@@ -603,6 +645,37 @@ pub(crate) mod tests {
         let (busy, peak) = desk.cores_busy();
         assert_eq!((busy, peak), (0, 3));
         assert_eq!(desk.take_finished().len(), 24);
+    }
+
+    #[test]
+    fn a_game_needing_a_gpu_waits_for_one_of_its_own_and_its_engines_see_it() {
+        let gpus = crate::gpus::parse("2").unwrap().unwrap();
+        let desk = Desk::new(8, 8, EnginePolicy::default(), builds(), None).with_gpus(gpus, 1);
+        for pair in 0..3 {
+            let mut q = smp(pair, 1);
+            q.job.gpus.count = 1;
+            desk.push(q);
+        }
+        desk.push(smp(3, 1));
+        let mut state = desk.state();
+        assert_eq!(state.fitting(), 8, "the last pair queued needs no GPU");
+        let playing: Vec<Taken> = std::iter::from_fn(|| state.take_fitting()).collect();
+        assert_eq!(playing.len(), 2, "two GPUs, one game each; the third waits");
+        let cuda = |t: &Taken| {
+            t.gpu_env
+                .iter()
+                .find(|(k, _)| k == "CUDA_VISIBLE_DEVICES")
+                .cloned()
+        };
+        assert_eq!(cuda(&playing[0]).unwrap().1, "0");
+        assert_eq!(cuda(&playing[1]).unwrap().1, "1");
+        state.threads = 2;
+        drop(state);
+        let (third, _) = desk.next(finished(&playing[1]));
+        let third = third.expect("its GPU came free");
+        assert_eq!(cuda(&third).unwrap().1, "1");
+        let (fourth, _) = desk.next(finished(&playing[0]));
+        assert!(fourth.expect("no GPU needed").gpu_env.is_empty());
     }
 
     #[test]

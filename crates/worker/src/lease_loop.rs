@@ -118,18 +118,21 @@ impl Worker {
         cores_shown.set(options.cores as i64);
         let now = Instant::now();
         Worker {
-            desk: Arc::new(desk::Desk::new(
-                concurrency,
-                options.cores,
-                options.engine_policy.clone(),
-                BuildCache::new(
-                    options.cache_dir.clone(),
-                    options.cache_bytes,
-                    options.build_timeout,
+            desk: Arc::new(
+                desk::Desk::new(
+                    concurrency,
+                    options.cores,
                     options.engine_policy.clone(),
-                ),
-                options.pinned.clone(),
-            )),
+                    BuildCache::new(
+                        options.cache_dir.clone(),
+                        options.cache_bytes,
+                        options.build_timeout,
+                        options.engine_policy.clone(),
+                    ),
+                    options.pinned.clone(),
+                )
+                .with_gpus(options.choices.gpus.clone(), options.choices.games_per_gpu),
+            ),
             queued_shown: GaugeShare::new(&metrics.pairs_queued),
             busy_shown: GaugeShare::new(&metrics.cores_busy),
             _cores_shown: cores_shown,

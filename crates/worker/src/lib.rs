@@ -14,6 +14,7 @@ mod ahead;
 mod builds;
 mod desk;
 mod download;
+pub mod gpus;
 mod lease_loop;
 mod metrics;
 mod play;
@@ -132,6 +133,11 @@ pub struct Choices {
     pub only: Vec<String>,
     /// Whether it turns down tournaments marked `noisy` (`--avoid-noisy`).
     pub avoid_noisy: bool,
+    /// Its GPUs ([`gpus::detect`], or `--gpus`): reported as it registers, and given to
+    /// the games of tournaments that require them, each game devices of its own.
+    pub gpus: Vec<gpus::Gpu>,
+    /// The most games one GPU serves at once (`--games-per-gpu`; 0 is taken as 1).
+    pub games_per_gpu: u32,
 }
 
 /// A connected client with the token attached to every call.
@@ -289,6 +295,13 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
             labels: options.choices.labels.clone(),
             only: options.choices.only.clone(),
             avoid_noisy: options.choices.avoid_noisy,
+            gpus: (options.choices.gpus.iter())
+                .map(|g| pb::Gpu {
+                    vendor: g.facts.vendor.clone(),
+                    model: g.facts.model.clone(),
+                    memory_mb: g.facts.memory_mb,
+                })
+                .collect(),
         })
         .await
         .map_err(|e| match e.code() {

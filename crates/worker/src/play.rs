@@ -317,8 +317,9 @@ fn cache_error(path: &Path, source: std::io::Error) -> PlayError {
 static PLAYERS: Mutex<Pool> = Mutex::new(Pool::new(pool::BOUNDS));
 
 /// The key of outside engines in the pool (a different one never shares a process); it
-/// holds the CPUs the engine is pinned to (`--affinity`), so that a kept engine serves
-/// only games pinned where it runs.
+/// holds the CPUs the engine is pinned to (`--affinity`) and the environment the worker
+/// set (its GPUs), so that a kept engine serves only games pinned where it runs, on its
+/// own GPUs.
 fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
     let EngineConfig {
         command,
@@ -331,9 +332,10 @@ fn outside_key(game: tourney_rules::GameKind, config: &EngineConfig) -> String {
         ..
     } = config;
     let cpus = crate::affinity::list_text(&policy.cpus);
+    let env = &policy.env;
     format!(
         "{game}:cmd:{command}\u{1f}{options:?}\u{1f}{files:?}\u{1f}{limits:?}\u{1f}{protocol}\
-         \u{1f}{threads:?}\u{1f}{cpus}"
+         \u{1f}{threads:?}\u{1f}{cpus}\u{1f}{env:?}"
     )
 }
 

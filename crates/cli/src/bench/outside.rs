@@ -46,6 +46,7 @@ fn job(pair: u64, game: GameKind, engine: &dyn Fn(&str) -> Engine, max_plies: u3
         opening_index: 0,
         second_opening: None,
         ticket: String::new(),
+        gpus: Default::default(),
         seed: pair + 1,
     }
 }

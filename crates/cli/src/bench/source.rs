@@ -105,6 +105,7 @@ fn job(source: Source) -> PairJob {
         second_opening: None,
         ticket: String::new(),
         seed: 1,
+        gpus: Default::default(),
     }
 }
 

@@ -81,6 +81,22 @@ pub(crate) struct WorkerArgs {
     /// desktop that is also used for other work.
     #[arg(long)]
     avoid_noisy: bool,
+    /// The GPUs it gives the games of tournaments that require them (`requires.gpus`),
+    /// each game devices of its own, shown to its engines in CUDA_VISIBLE_DEVICES,
+    /// HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK and
+    /// TOURNEY_GPU_DEVICES: `auto` (nvidia-smi's, else the render nodes of /dev/dri),
+    /// `none`, a count (`2`: devices 0 and 1), or INDEX[:MODEL[:MEMORY_MIB]] separated by
+    /// commas (`0:RTX 4090:24576,1:RTX 4090:24576`).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        env = "TOURNEY_GPUS",
+        default_value = "auto"
+    )]
+    gpus: String,
+    /// The most games one GPU serves at once.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    games_per_gpu: u32,
     /// Exit (status 0) once no work has come for this long, seconds: for batch schedulers
     /// and Kubernetes Jobs, whose workers should end when the queue is empty.
     #[arg(long, value_name = "SECONDS")]
@@ -160,6 +176,7 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
         allow_root: args.allow_root_engines,
         pass_env: args.engine_env.clone(),
         cpus: Vec::new(),
+        env: Vec::new(),
     };
     let stale = clean_stale_work_dirs();
     if stale > 0 {
@@ -213,6 +230,18 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
         crate::support::client::blank_from_command_line(given);
     }
     let pinned = args.affinity.as_ref().map(pinned_units).transpose()?;
+    let gpus = match tourney_worker::gpus::parse(&args.gpus)
+        .map_err(|e| anyhow::anyhow!("--gpus: {e}"))?
+    {
+        Some(given) => given,
+        None => tourney_worker::gpus::detect(),
+    };
+    if !gpus.is_empty() {
+        let shown: Vec<String> = (gpus.iter())
+            .map(|g| format!("{} {} {} MiB", g.device, g.facts.model, g.facts.memory_mb))
+            .collect();
+        tracing::info!(gpus = %shown.join(", "), "GPUs");
+    }
     let offered = (args.cores)
         .unwrap_or_else(|| args.concurrency.unwrap_or(0).max(cores()))
         .max(1);
@@ -236,6 +265,8 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             labels: args.labels.clone(),
             only: args.only.clone(),
             avoid_noisy: args.avoid_noisy,
+            gpus,
+            games_per_gpu: args.games_per_gpu.max(1),
         },
     };
     let result = runtime.block_on(async {

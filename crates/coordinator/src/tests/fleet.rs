@@ -16,6 +16,7 @@ fn profile(cores: u32, labels: &[&str], only: &[&str], avoid_noisy: bool) -> Wor
         labels: labels.iter().map(|l| l.to_string()).collect(),
         only: only.iter().map(|l| l.to_string()).collect(),
         avoid_noisy,
+        gpus: Vec::new(),
     }
     .checked(1024)
     .unwrap()

@@ -49,6 +49,21 @@ impl TournamentConfig {
         if let Some(label) = missing(&r.labels, &worker.labels) {
             return Some(Unmet::Label(label));
         }
+        if r.gpus.is_some() || r.gpu_model.is_some() || r.gpu_memory_mb.is_some() {
+            let count = r.gpus.unwrap_or(1);
+            let model = r.gpu_model.as_deref();
+            let has = (worker.gpus.iter())
+                .filter(|g| crate::gpu::fits(g, model, r.gpu_memory_mb))
+                .count() as u32;
+            if has < count {
+                return Some(Unmet::Gpus {
+                    count,
+                    model,
+                    memory_mb: r.gpu_memory_mb,
+                    has,
+                });
+            }
+        }
         if !worker.only.is_empty() && !self.labels.iter().any(|l| worker.only.contains(l)) {
             return Some(Unmet::OnlyOthers);
         }
@@ -73,6 +88,17 @@ pub enum Unmet<'a> {
     Os(&'a str, &'a str),
     /// A label `[requires]` names that the worker lacks.
     Label(&'a str),
+    /// Fewer GPUs (of the model and memory asked for) than a game takes.
+    Gpus {
+        /// GPUs a game takes.
+        count: u32,
+        /// Part of their model's name.
+        model: Option<&'a str>,
+        /// Their least memory, MiB.
+        memory_mb: Option<u64>,
+        /// Such GPUs the worker has.
+        has: u32,
+    },
     /// The worker takes only tests with other labels (`--only`).
     OnlyOthers,
     /// A noisy test, and the worker avoids them (`--avoid-noisy`).
@@ -87,6 +113,22 @@ impl std::fmt::Display for Unmet<'_> {
             Unmet::CpuFeature(feature) => write!(f, "needs the CPU feature {feature}"),
             Unmet::Os(needs, runs) => write!(f, "needs {needs} (runs {runs})"),
             Unmet::Label(label) => write!(f, "needs a worker labelled {label}"),
+            Unmet::Gpus {
+                count,
+                model,
+                memory_mb,
+                has,
+            } => {
+                let s = if *count == 1 { "" } else { "s" };
+                write!(f, "needs {count} GPU{s}")?;
+                if let Some(model) = model {
+                    write!(f, " {model}")?;
+                }
+                if let Some(mb) = memory_mb {
+                    write!(f, " of {mb} MiB")?;
+                }
+                write!(f, " (has {has})")
+            }
             Unmet::OnlyOthers => f.write_str("the worker takes only other labels (--only)"),
             Unmet::Noisy => f.write_str("noisy, and the worker avoids noisy tests"),
         }
@@ -198,6 +240,42 @@ mod tests {
     }
 
     #[test]
+    fn a_gpu_test_is_taken_only_by_workers_with_enough_gpus_of_its_kind() {
+        use crate::gpu::GpuFacts;
+        let gpu = |model: &str, memory_mb| GpuFacts {
+            vendor: "nvidia".into(),
+            model: model.into(),
+            memory_mb,
+        };
+        let c = config("[requires]\ngpus = 1", THREE);
+        assert_eq!(
+            c.unmet_by(&worker(8)).unwrap().to_string(),
+            "needs 1 GPU (has 0)"
+        );
+        let mut w = worker(8);
+        w.gpus = vec![gpu("NVIDIA GeForce RTX 4090", 24564)];
+        assert_eq!(c.unmet_by(&w), None);
+        assert_eq!(c.requires.gpu_need().count, 1);
+        let two = config(
+            "[requires]\ngpus = 2\ngpu_model = \"4090\"\ngpu_memory_mb = 20000",
+            THREE,
+        );
+        assert_eq!(
+            two.unmet_by(&w).unwrap().to_string(),
+            "needs 2 GPUs 4090 of 20000 MiB (has 1)"
+        );
+        w.gpus.push(gpu("NVIDIA GeForce RTX 3060", 12288));
+        assert!(two.unmet_by(&w).is_some(), "the 3060 is not a 4090");
+        w.gpus.push(gpu("nvidia geforce rtx 4090", 24564));
+        assert_eq!(two.unmet_by(&w), None, "the model in any case");
+        // A model alone asks for one GPU a game; no [requires] asks for none.
+        let model = config("[requires]\ngpu_model = \"A100\"", THREE);
+        assert_eq!(model.requires.gpu_need().count, 1);
+        assert!(model.unmet_by(&w).unwrap().to_string().contains("A100"));
+        assert_eq!(config("", THREE).requires.gpu_need().count, 0);
+    }
+
+    #[test]
     fn bad_requirements_threads_and_labels_are_named_in_the_file() {
         let bad = |extra: &str, engines: &str| {
             let text = format!(
@@ -231,5 +309,9 @@ mod tests {
         );
         let e = bad("[requires]\ngpu = 1", THREE);
         assert!(e.contains("gpu"), "{e}");
+        let e = bad("[requires]\ngpus = 0", THREE);
+        assert!(e.contains("requires.gpus") && e.contains("1 to 16"), "{e}");
+        let e = bad("[requires]\ngpus = 1\ngpu_model = \"\"", THREE);
+        assert!(e.contains("requires.gpu_model"), "{e}");
     }
 }

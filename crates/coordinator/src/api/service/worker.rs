@@ -55,6 +55,13 @@ impl pb::worker_server::Worker for WorkerService {
         let token = token_name(&request);
         let r = request.into_inner();
         let host = r.host.unwrap_or_default();
+        let gpus = (r.gpus.into_iter().take(tourney_model::gpu::MAX_GPUS))
+            .map(|g| tourney_model::gpu::GpuFacts {
+                vendor: g.vendor,
+                model: g.model,
+                memory_mb: g.memory_mb,
+            })
+            .collect::<Vec<_>>();
         let profile = tourney_model::fleet::ProfileClaim {
             cores: r.cores,
             memory_mb: host.memory_mb,
@@ -63,6 +70,7 @@ impl pb::worker_server::Worker for WorkerService {
             labels: r.labels,
             only: r.only,
             avoid_noisy: r.avoid_noisy,
+            gpus: gpus.clone(),
         }
         .checked(tourney_model::fleet::MAX_THREADS)
         .map_err(GrpcStatus::invalid_argument)?;
@@ -73,6 +81,7 @@ impl pb::worker_server::Worker for WorkerService {
             memory_mb: host.memory_mb,
             os: host.os,
             speed_nps: host.speed_nps,
+            gpus,
         };
         self.0.set_host_facts(&worker_id, facts);
         self.0.set_profile(&worker_id, profile);
