@@ -118,6 +118,24 @@ fn a_test_requiring_a_gpu_is_played_only_by_the_worker_with_one_which_shows_its_
         seen.iter().all(|l| l == "CUDA_VISIBLE_DEVICES=1"),
         "{seen:?}"
     );
+    // The machines list shows each host's GPUs.
+    let machines = admin(port, &["machines"]);
+    let line = |host: &str| {
+        (machines.lines())
+            .find(|l| l.starts_with(host))
+            .unwrap_or_else(|| panic!("no {host} in {machines}"))
+            .to_string()
+    };
+    assert!(
+        line("gpu ").contains("GPUs: 1 × Fake GPU 8192 MiB"),
+        "{machines}"
+    );
+    assert!(!line("plain ").contains("GPUs"), "{machines}");
+    let json = admin(port, &["machines", "--json"]);
+    assert!(
+        json.contains(r#""gpus":[{"memory_mb":8192,"model":"Fake GPU","vendor":""}]"#),
+        "{json}"
+    );
     let devices = games_of(port, &id, "TOURNEY_GPU_DEVICES=");
     assert!(
         (devices.iter().flat_map(|(_, l)| l)).all(|l| l == "TOURNEY_GPU_DEVICES=1"),

@@ -10,8 +10,8 @@ use crate::support::local::AdminTarget;
 
 /// List the worker hosts, block or unblock one, or set the lowest worker version accepted.
 ///
-/// Each host with its CPU, cores, memory, operating system, tourney versions, registrations,
-/// slots, games and last call, and whether it is blocked. An admin blocks a host from every
+/// Each host with its CPU, cores, memory, GPUs, operating system, tourney versions,
+/// registrations, slots, games and last call, and whether it is blocked. An admin blocks a host from every
 /// tournament with a message its workers log (`--block HOST --message TEXT`; their
 /// registrations end now and new ones are refused), unblocks it (`--unblock HOST`), and sets
 /// the lowest worker version the coordinator accepts (`--min-version 0.2.0`; `""`: any):
@@ -91,6 +91,9 @@ pub(crate) fn machines(args: &MachinesArgs) -> Result<()> {
                     "memory_mb": facts.memory_mb, "os": facts.os, "versions": m.versions,
                     "registrations": m.registrations, "slots": m.slots, "games": m.games,
                     "nodes": m.nodes, "last_seen_ms": m.last_seen_ms, "blocked": m.blocked,
+                    "gpus": m.gpus.iter().map(|g| serde_json::json!({
+                        "vendor": g.vendor, "model": g.model, "memory_mb": g.memory_mb,
+                    })).collect::<Vec<_>>(),
                 });
                 println!("{line}");
                 continue;
@@ -101,11 +104,12 @@ pub(crate) fn machines(args: &MachinesArgs) -> Result<()> {
                 Utc::from_unix_ms(m.last_seen_ms).to_string()
             };
             println!(
-                "{:<24} {:>3} cores {:>7} MiB  {:<32} {:<10} {:>2} reg. {:>8} games  {seen}{}",
+                "{:<24} {:>3} cores {:>7} MiB  {:<32}{} {:<10} {:>2} reg. {:>8} games  {seen}{}",
                 m.host,
                 facts.cores,
                 facts.memory_mb,
                 facts.cpu_model,
+                gpus_text(&m.gpus),
                 m.versions.join(","),
                 m.registrations,
                 m.games,
@@ -124,4 +128,28 @@ pub(crate) fn machines(args: &MachinesArgs) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// A host's GPUs in a few words (`  GPUs: 2 × NVIDIA GeForce RTX 4090 24564 MiB`); empty
+/// for none.
+fn gpus_text(gpus: &[pb::Gpu]) -> String {
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for g in gpus {
+        let name = match (g.model.as_str(), g.memory_mb) {
+            ("", 0) => "unknown".to_string(),
+            (model, 0) => model.to_string(),
+            (model, mb) => format!("{model} {mb} MiB").trim().to_string(),
+        };
+        match kinds.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((name, 1)),
+        }
+    }
+    if kinds.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = (kinds.into_iter())
+        .map(|(name, n)| format!("{n} × {name}"))
+        .collect();
+    format!("  GPUs: {}", listed.join(", "))
 }

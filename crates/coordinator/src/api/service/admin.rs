@@ -678,6 +678,13 @@ impl pb::admin_server::Admin for AdminService {
                 nodes: m.nodes,
                 last_seen_ms: m.last_seen_ms,
                 blocked: m.blocked.unwrap_or_default(),
+                gpus: (m.facts.gpus.into_iter())
+                    .map(|g| pb::Gpu {
+                        vendor: g.vendor,
+                        model: g.model,
+                        memory_mb: g.memory_mb,
+                    })
+                    .collect(),
             })
             .collect();
         Ok(Response::new(pb::ListMachinesResponse {
