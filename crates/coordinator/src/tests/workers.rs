@@ -217,3 +217,36 @@ async fn a_machine_is_last_seen_in_unix_time_not_the_coordinator_s_clock() {
     // Was "1970-01-01 00:09:36": milliseconds since the coordinator started.
     assert!(now - seen < 60_000 && seen <= now, "{seen} against {now}");
 }
+
+#[tokio::test]
+async fn a_machine_shows_at_most_16_gpus_its_worker_claimed_with_bounded_texts() {
+    let c = on_temporary_store();
+    let (id, _) = c.register("gpu-box", "test", 1, "t").unwrap();
+    let gpus = (0..40)
+        .map(|i| tourney_model::gpu::GpuFacts {
+            vendor: "NVIDIA".into(),
+            model: format!("{}\u{7}{i}", "x".repeat(100)),
+            memory_mb: 24_576,
+        })
+        .collect();
+    c.set_host_facts(
+        &id,
+        crate::fleet::HostFacts {
+            gpus,
+            ..Default::default()
+        },
+    );
+    let machines = c.machines();
+    let gpus = &machines[0].facts.gpus;
+    assert_eq!(gpus.len(), tourney_model::gpu::MAX_GPUS);
+    assert!(
+        gpus.iter()
+            .all(|g| g.model.chars().count() == 64 && !g.model.contains('\u{7}'))
+    );
+    assert_eq!(gpus[0].vendor, "nvidia");
+    let json = serde_json::to_value(&machines[0]).unwrap();
+    assert_eq!(
+        json["facts"]["gpus"][0]["memory_mb"], 24_576,
+        "the machines page's JSON"
+    );
+}
