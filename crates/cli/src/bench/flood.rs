@@ -1,5 +1,6 @@
-//! `tourney bench flood`: what a flood of big reports and of dashboard streams costs a
-//! coordinator process: its peak resident memory and its threads.
+//! `tourney bench flood`: what a flood of big reports, of dashboard streams and of logins
+//! costs a coordinator process: its peak resident memory, its threads, and how many
+//! password guesses it checks.
 
 use anyhow::{Context, Result};
 use tourney_proto::v1 as pb;
@@ -72,13 +73,103 @@ async fn open_stream(port: u16) -> (Option<tokio::net::TcpStream>, u16) {
     (Some(stream), code.unwrap_or(0))
 }
 
+/// Logins at once from anonymous clients, each a name of its own (goal: under 300 MiB).
+const LOGINS: usize = 400;
+/// Wrong guesses at one user at once (goal: exactly the throttle's 5 checked).
+const GUESSES: usize = 128;
+
+/// One `POST /api/v1/login` to `port` as `name`: the answer's status code (0: none).
+async fn login(port: u16, name: &str, password: &str) -> u16 {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return 0;
+    };
+    let body = serde_json::json!({ "name": name, "password": password }).to_string();
+    let request = format!(
+        "POST /api/v1/login HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut line = String::new();
+    let mut reader = tokio::io::BufReader::new(&mut stream);
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        reader.read_line(&mut line),
+    )
+    .await;
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `n` logins at once, the `i`th as `name(i)`: their status codes.
+async fn logins_at_once(port: u16, n: usize, name: impl Fn(usize) -> String) -> Vec<u16> {
+    let sent: Vec<_> = (0..n)
+        .map(|i| {
+            let name = name(i);
+            tokio::spawn(async move { login(port, &name, "a wrong password").await })
+        })
+        .collect();
+    let mut codes = Vec::with_capacity(n);
+    for s in sent {
+        codes.push(s.await.unwrap_or(0));
+    }
+    codes
+}
+
+/// Logins: [`GUESSES`] wrong passwords for one user at once (how many the coordinator
+/// checks), then [`LOGINS`] logins of unknown names at once (its memory).
+fn logins(runtime: &tokio::runtime::Runtime, dir: &std::path::Path) -> Result<()> {
+    let (mut child, port) = coordinator_process(&dir.join("logins"), &[])?;
+    let pid = child.id();
+    let url = format!("http://127.0.0.1:{port}");
+    let guessed = runtime.block_on(async {
+        let mut admin = pb::admin_client::AdminClient::new(connect(&url, None).await?);
+        admin
+            .add_user(pb::AddUserRequest {
+                name: "ann".into(),
+                role: "user".into(),
+                password: "ann-long-password".into(),
+            })
+            .await?;
+        anyhow::Ok(logins_at_once(port, GUESSES, |_| "ann".to_string()).await)
+    })?;
+    let count = |codes: &[u16], code: u16| codes.iter().filter(|&&c| c == code).count();
+    println!(
+        "{GUESSES} wrong passwords for one user at once: {} checked (401), {} held back \
+         (429), {} other",
+        count(&guessed, 401),
+        count(&guessed, 429),
+        GUESSES - count(&guessed, 401) - count(&guessed, 429)
+    );
+    let before = status_value(pid, "VmRSS:");
+    let codes = runtime.block_on(logins_at_once(port, LOGINS, |i| format!("guest-{i}")));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (peak, after) = (status_value(pid, "VmHWM:"), status_value(pid, "VmRSS:"));
+    println!(
+        "{LOGINS} logins of unknown names at once: resident {before:.0} MiB before, peak \
+         {peak:.0} MiB, {after:.0} MiB a second after; {} refused as wrong (401), {} told \
+         to wait (429/503)",
+        count(&codes, 401),
+        count(&codes, 429) + count(&codes, 503)
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(())
+}
+
 /// `tourney bench flood`: `reports` reports of `report_mb` MiB at once, then `streams`
 /// dashboard event streams, each against a fresh coordinator process; its resident memory
 /// before, at its peak and after, and its threads.
 pub(crate) fn flood(reports: usize, report_mb: usize, streams: usize) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     let dir = std::env::temp_dir().join(format!("tourney-bench-flood-{}", std::process::id()));
-    let measured = measure(&runtime, &dir, reports, report_mb, streams);
+    let measured =
+        measure(&runtime, &dir, reports, report_mb, streams).and_then(|()| logins(&runtime, &dir));
     let _ = std::fs::remove_dir_all(&dir);
     measured
 }

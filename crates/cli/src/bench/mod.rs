@@ -61,8 +61,9 @@ enum Suite {
     /// `--clock-ms`; the worst and median overrun per player and game.
     Time,
     /// A coordinator process flooded: `--reports` reports of `--report-mb` MiB of records
-    /// at once, then `--streams` dashboard event streams; its resident memory before, at
-    /// its peak and after, its threads, what it read, deferred and refused.
+    /// at once, then `--streams` dashboard event streams, then 128 guesses at one
+    /// password and 400 logins at once; its resident memory before, at its peak and
+    /// after, its threads, what it read, deferred, refused and checked.
     Flood,
     /// Engines from source: three commits of a C engine in a local git repository, each
     /// made ready as a worker does (build and bench) with the host cache empty and then
@@ -145,7 +146,9 @@ enum Suite {
 /// of records at once (each from a registration of its own), then `--streams` dashboard
 /// event streams from one address, each part against a fresh process: its resident memory
 /// before, at its peak (`VmHWM`) and after, its threads, and how many reports were read or
-/// deferred and streams served or refused.
+/// deferred and streams served or refused; then 128 wrong passwords for one user at once
+/// (how many it checks: goal, the throttle's 5) and 400 logins of unknown names at once
+/// (its peak memory: goal, under 300 MiB).
 ///
 /// `pages` stores `--tournaments` ended tests (10,000 by default), starts a `tourney
 /// coordinator` process on them, and times what a browser asks of the dashboard, each 20
