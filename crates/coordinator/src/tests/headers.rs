@@ -113,3 +113,14 @@ async fn an_sprt_of_two_versions_built_from_source_names_their_sources() {
         "{d:?}"
     );
 }
+
+#[tokio::test]
+async fn a_datagen_run_says_each_opening_is_played_once() {
+    let c = on_temporary_store();
+    let datagen = "name = \"data\"\ngame = \"loa\"\nformat = \"datagen\"\n\
+                   openings = { plies = 4, seed = 2 }\nlimits = { nodes = 10 }\n\n\
+                   [datagen]\npositions = 30\n\n[[engine]]\nname = \"ab\"\nplayer = \"ab\"\n";
+    let d = header(&c, datagen, "").await;
+    assert!(d["Openings"].ends_with(", each played once"), "{d:?}");
+    assert!(d["Openings"].starts_with("0 used, generated"), "{d:?}");
+}
