@@ -309,11 +309,17 @@ function renderDetail(t) {
       `${s.sprt.model} Elo bounds [${s.sprt.elo0}, ${s.sprt.elo1}], α ${s.sprt.alpha}, β ${s.sprt.beta}: LLR `,
       el("strong", { id: "llr" }, s.status.llr.toFixed(2)),
       ` in [${s.status.lower_bound.toFixed(2)}, ${s.status.upper_bound.toFixed(2)}]${elo} — `,
-      el("strong", {}, String(s.status.decision)));
+      el("strong", {}, String(t.state === "cancelled" && s.status.decision === "continue" ? "cancelled before a decision" : s.status.decision)),
+      s.sequential_pairs === s.estimate.pairs ? ""
+        : s.status.decision === "continue" ? ` (the LLR counts the first ${s.sequential_pairs} pairs, those in order with none missing)`
+        : ` at pair ${s.sequential_pairs} (${s.estimate.pairs - s.sequential_pairs} more finished after the decision)`);
     const e = s.estimate;
-    $("#sprt-estimate").textContent = `Elo ${e.elo.toFixed(2)} ± ${e.elo_error.toFixed(2)} (95%), ` +
-      `nElo ${e.nelo.toFixed(2)} ± ${e.nelo_error.toFixed(2)}, LOS ${percent(e.los)}, ` +
-      `Ptnml(0-2) [${s.pentanomial.bins.join(", ")}], ${e.pairs} pairs`;
+    // As the text report: a bound where every pair was won (or lost), not a number.
+    const difference = e.elo_beyond === undefined
+      ? `Elo difference ${e.elo.toFixed(2)} ± ${e.elo_error.toFixed(2)} (95%), nElo ${e.nelo.toFixed(2)} ± ${e.nelo_error.toFixed(2)}`
+      : `Elo difference ${e.elo_beyond > 0 ? ">" : "<"}${e.elo_beyond.toFixed(0)} (95%; every pair ${e.elo_beyond > 0 ? "won" : "lost"})`;
+    $("#sprt-estimate").textContent = `${difference}, LOS ${percent(e.los)}, ` +
+      `Ptnml(0-2) [${s.pentanomial.bins.join(", ")}], ${e.pairs} pairs (${2 * e.pairs} games)`;
     $("#pentanomial tbody tr").replaceChildren(el("th", {}, "Pairs"), ...s.pentanomial.bins.map((n) => el("td", {}, n)));
   }
   showChart($("#chart-llr"), t.charts.llr);
