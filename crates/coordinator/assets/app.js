@@ -730,7 +730,7 @@ async function showMachines() {
       ? el("button", { type: "button", onclick: async () => say(await act(`/api/v1/account/machines/${encodeURIComponent(m.host)}/unblock`)) }, "Unblock")
       : el("span", {}, message, el("button", { type: "button", onclick: async () =>
         say(await act(`/api/v1/account/machines/${encodeURIComponent(m.host)}/block`, { message: message.value })) }, "Block"));
-    return el("tr", {}, el("td", { class: "name" }, m.host), el("td", { class: "name" }, m.facts.cpu_model),
+    return el("tr", {}, el("td", { class: "name" }, m.host), el("td", { class: "name" }, m.facts.cpu_model, ...gpuLines(m.facts.gpus ?? [])),
       el("td", {}, m.facts.cores), el("td", {}, m.facts.memory_mb ? `${m.facts.memory_mb} MiB` : ""),
       el("td", { class: "name" }, m.facts.os), el("td", { class: "name" }, m.versions.join(", ")),
       el("td", {}, m.registrations), el("td", {}, m.slots), el("td", {}, m.games),
@@ -744,6 +744,16 @@ async function showMachines() {
   $("#min-version-note").textContent = `Lowest worker version accepted: ${lowest ?? "any"}.`;
   $("#min-version-form").hidden = !admin;
   $("#machines").hidden = false;
+}
+
+/** A host's GPUs, one line a kind ("GPU: 2 × NVIDIA GeForce RTX 4090, 24564 MiB"). */
+function gpuLines(gpus) {
+  const kinds = new Map();
+  for (const g of gpus) {
+    const name = [g.model || g.vendor || "unknown", g.memory_mb ? `${g.memory_mb} MiB` : ""].filter(Boolean).join(", ");
+    kinds.set(name, (kinds.get(name) ?? 0) + 1);
+  }
+  return [...kinds].map(([name, n]) => el("div", { class: "gpu" }, `GPU: ${n} × ${name}`));
 }
 
 $("#machines-open").addEventListener("click", () => showMachines());
