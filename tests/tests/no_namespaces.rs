@@ -145,6 +145,49 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(running_with(&mark).is_empty(), "{:?}", running_with(&mark));
+
+    // A build from source, confined the same way: its daemon dies with it, it reads no
+    // token, and its private home and temporary directory are gone afterwards.
+    let checkout = tempfile::tempdir().unwrap();
+    let build_mark = format!("73{}", std::process::id() % 100_000);
+    let script = format!(
+        "setsid sleep {build_mark} </dev/null >/dev/null 2>&1 &\n\
+         echo \"home $HOME\"\n\
+         for p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do tr '\\0' ' ' < /proc/$p/environ; done\n\
+         touch \"$TMPDIR/left-behind\" built"
+    );
+    let limits = tourney_model::tournament::EngineLimits::default();
+    let policy = tourney_runner::confine::EnginePolicy::default();
+    let run = tourney_runner::build_run::run_build(&tourney_runner::build_run::BuildStep {
+        script: &script,
+        dir: checkout.path(),
+        env: &[],
+        limits: &limits,
+        policy: &policy,
+        timeout: Duration::from_secs(30),
+        disk_bytes: 1 << 20,
+        log_bytes: 64 << 10,
+    })
+    .unwrap();
+    assert!(run.succeeded(), "{}", run.log);
+    assert!(
+        checkout.path().join("built").exists(),
+        "what it builds stays"
+    );
+    assert!(!run.log.contains(TOKEN), "{}", run.log);
+    let home = (run.log.lines())
+        .find_map(|l| l.strip_prefix("home "))
+        .map(std::path::PathBuf::from)
+        .unwrap();
+    assert!(!home.exists(), "{} left behind", home.display());
+    let until = Instant::now() + Duration::from_secs(5);
+    while !running_with(&build_mark).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        running_with(&build_mark).is_empty(),
+        "the build's daemon outlived it"
+    );
 }
 
 /// The capabilities the isolated worker pod keeps (`deploy/k8s/isolated`): enough to run
