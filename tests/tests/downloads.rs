@@ -207,6 +207,15 @@ async fn a_tests_games_download_as_pgn_with_comments_and_as_jsonl_plain_and_gzip
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert_eq!(records.len(), 6);
+        // The PGN `tourney export --format pgn` writes of the same lines.
+        let exported: String = (jsonl.text().lines())
+            .map(|l| {
+                tourney_coordinator::record_of_export_line(l)
+                    .unwrap()
+                    .to_pgn()
+            })
+            .collect();
+        assert!(text == exported, "{text}\n\n{exported}");
         let mut scored = 0;
         for (game, record) in games.iter().zip(&records) {
             assert_eq!(record["tournament"], id);

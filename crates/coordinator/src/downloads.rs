@@ -7,7 +7,10 @@ use std::io::Write as _;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use tourney_model::GameRecord;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use tourney_model::{GameKind, GameRecord, GameResult, MetaValue, MoveRecord, Termination};
 
 use crate::scheduler::TournamentId;
 use crate::state::Coordinator;
@@ -83,7 +86,7 @@ impl Download {
                     text.push(b'\n');
                 }
                 GamesFormat::Pgn => {
-                    let record = record_of_export_line(line)?;
+                    let record = pgn_record_of_export_line(line)?;
                     text.extend_from_slice(record.to_pgn().as_bytes());
                 }
             }
@@ -138,4 +141,62 @@ pub fn record_of_export_line(line: &str) -> Result<GameRecord, serde_json::Error
         value[side] = player;
     }
     serde_json::from_value(value)
+}
+
+/// What the PGN of an export line reads of it: the record's fields, the players' names and
+/// the worker.
+#[derive(Deserialize)]
+struct PgnLine {
+    #[serde(with = "tourney_model::game_kind")]
+    game: GameKind,
+    #[serde(default)]
+    rules: String,
+    start: String,
+    #[serde(default)]
+    opening_plies: u32,
+    time_control: String,
+    white: String,
+    black: String,
+    moves: Vec<MoveRecord>,
+    result: GameResult,
+    termination: Termination,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    started_ms: Option<u64>,
+    #[serde(default)]
+    meta: BTreeMap<String, MetaValue>,
+    #[serde(default)]
+    worker: Option<String>,
+}
+
+/// The record of an export line as its PGN needs it ([`record_of_export_line`] less what
+/// PGN does not write: players' specs, logs, programs and options), read straight from
+/// the text rather than through a JSON tree: a download of long games runs more than twice
+/// as fast.
+fn pgn_record_of_export_line(line: &str) -> Result<GameRecord, serde_json::Error> {
+    let l: PgnLine = serde_json::from_str(line)?;
+    let player = |name: String| tourney_model::PlayerRecord {
+        name,
+        ..Default::default()
+    };
+    let mut meta = l.meta;
+    if let Some(worker) = l.worker {
+        meta.insert("worker".into(), MetaValue::Text(worker));
+    }
+    Ok(GameRecord {
+        game: l.game,
+        rules: l.rules,
+        start: l.start,
+        opening_plies: l.opening_plies,
+        time_control: l.time_control,
+        white: player(l.white),
+        black: player(l.black),
+        moves: l.moves,
+        result: l.result,
+        termination: l.termination,
+        detail: l.detail,
+        started_ms: l.started_ms,
+        meta,
+    })
 }

@@ -156,6 +156,10 @@ async fn a_download_comes_a_page_at_a_time_as_pgn_or_jsonl_plain_or_gzip() {
     let pgn = String::from_utf8(pieces(&c, download(crate::GamesFormat::Pgn, false)).concat());
     let pgn = pgn.unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 5000);
+    let each: String = (exported(&c, id, &all).iter())
+        .map(|line| crate::record_of_export_line(line).unwrap().to_pgn())
+        .collect();
+    assert!(pgn == each, "the PGN `tourney export` writes");
     assert_eq!(pgn.matches("[Site \"w#").count(), 5000, "{}", &pgn[..600]);
     // Gzip: the same bytes, one stream across the pieces.
     for (format, plain) in [
