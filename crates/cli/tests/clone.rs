@@ -1,7 +1,9 @@
 //! `tourney clone`: a submitted SPRT rescheduled at a longer clock from a directory that
 //! has none of its files, keeping its engines' commit, program, data file and openings;
 //! and the errors a user meets (a viewer's token, an unknown test, a bad clock, an unknown
-//! preset, bounds the SPRT refuses).
+//! preset, bounds the SPRT refuses). On the dashboard, a finished SPRT that accepted H1
+//! offers **Reschedule as LTC**: the New test form at six times its clock with the LTC
+//! bounds, which submits.
 
 mod common;
 
@@ -10,7 +12,9 @@ use std::path::Path;
 use common::*;
 use tourney_proto::v1 as pb;
 use tourney_tests::git::sh;
-use tourney_tests::process::Reaped;
+use tourney_tests::process::{Reaped, output_with_stdin};
+use tourney_tests::wait;
+use tourney_tests::webdriver::{self, Browser};
 
 /// The tournament file: an engine from a branch of `repo`, an uploaded program with a data
 /// file, and an openings file played shuffled from an offset.
@@ -170,4 +174,94 @@ fn a_passed_stc_is_rescheduled_as_its_ltc_from_another_machine() {
     );
     let (ok, _, err) = clone_in(port, &elsewhere, &[&stc, "--elo0", "5"]);
     assert!(!ok && err.contains("sprt.elo1"), "{err}");
+}
+
+#[test]
+fn a_passed_sprt_is_rescheduled_as_its_ltc_on_the_dashboard() {
+    if !webdriver::available() {
+        wait::skip_unless_required(
+            "TOURNEY_REQUIRE_CHROMIUM",
+            "no chromium/chromedriver (apt install chromium chromium-driver)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let _worker = Reaped(start_worker(port, "w1"));
+    let file = dir.path().join("stc.toml");
+    std::fs::write(
+        &file,
+        "name = \"patch\"\ngame = \"loa\"\nformat = \"sprt\"\n\
+         sprt = { elo0 = 0, elo1 = 200, max_pairs = 300 }\nopenings = { plies = 2, seed = 1 }\n\
+         limits = { tc = \"10+0.1\", depth = 1 }\nadjudication = { max_plies = 150 }\n\n\
+         [[engine]]\nname = \"patch\"\nplayer = \"ab\"\n\n\
+         [[engine]]\nname = \"base\"\nplayer = \"random\"\n",
+    )
+    .unwrap();
+    let passed = as_admin(port, &["submit", file.to_str().unwrap(), "--wait"]);
+    assert_eq!(passed.status.code(), Some(0), "H1: {passed:?}");
+    let stc = String::from_utf8_lossy(&passed.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut add = tourney();
+    add.args(["user", "add", "ann", "--role", "user", "--password-stdin"])
+        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
+        .env("TOURNEY_TOKEN", "admin-secret");
+    assert!(
+        output_with_stdin(&mut add, "ann's long password\n")
+            .status
+            .success()
+    );
+
+    let browser = Browser::start(1280, 1400);
+    browser.goto(&format!("http://127.0.0.1:{port}/#t={stc}"));
+    browser.click("#login-open");
+    browser.eval(
+        "document.querySelector('#login-name').value = 'ann'; \
+         document.querySelector('#login-password').value = \"ann's long password\"; \
+         return true;",
+    );
+    browser.click("#login-submit");
+    browser.wait_for(
+        20,
+        "Reschedule as LTC on the passed test",
+        "return !document.querySelector('#action-reschedule').hidden;",
+    );
+    browser.click("#action-reschedule");
+    let form = browser.wait_for(
+        10,
+        "the form at LTC",
+        "const v = (id) => document.querySelector(id).value; \
+         return document.querySelector('#new-test').open && v('#f-tc') === '60+0.6' \
+           ? [v('#f-name'), v('#f-elo0'), v('#f-elo1'), v('#f-preset')] : null;",
+    );
+    assert_eq!(
+        form,
+        serde_json::json!(["patch LTC", "0.5", "2.5", "0.5,2.5"])
+    );
+    let invalid = browser.eval(
+        "return [...document.querySelectorAll('#new-form :invalid')] \
+           .map((e) => `${e.id || e.dataset.field}=${e.value}: ${e.validationMessage}`);",
+    );
+    assert_eq!(invalid, serde_json::json!([]), "fields the browser refuses");
+    browser.click("#new-submit");
+    let sent = browser.wait_for(
+        30,
+        "the LTC submitted",
+        "const error = document.querySelector('#new-error').textContent; \
+         return !document.querySelector('#new-test').open || error ? error || 'sent' : null;",
+    );
+    assert_eq!(sent, "sent");
+    let ltc = (stc.parse::<u64>().unwrap() + 1).to_string();
+    let config =
+        tourney_model::tournament::TournamentConfig::parse(&get_file(port, &ltc).config, "l")
+            .unwrap();
+    assert_eq!(config.name, "patch LTC");
+    assert_eq!(config.limits.tc.as_deref(), Some("60+0.6"));
+    assert_eq!(config.limits.depth, Some(1));
+    let sprt = config.sprt.unwrap();
+    assert_eq!((sprt.elo0, sprt.elo1), (0.5, 2.5));
 }

@@ -274,6 +274,47 @@ function openNewTest(clone) {
   $("#new-test").showModal();
 }
 
+/** `tc` six times as long, fishtest's STC 10+0.1 to LTC 60+0.6; "" when it is no clock. */
+function longerClock(tc) {
+  const m = /^(?:(\d+)\/)?([\d.]+)(?:\+([\d.]+))?$/.exec(tc ?? "");
+  if (!m) return "";
+  const times = (x) => String(Number((Number(x) * 6).toFixed(3)));
+  return `${m[1] ? m[1] + "/" : ""}${times(m[2])}${m[3] === undefined ? "" : "+" + times(m[3])}`;
+}
+
+/**
+ * Opens the dialog on test `id` rescheduled as its LTC (`tourney clone ID --tc ... --preset
+ * ltc` on the command line): the form, its clock (if it has one) six times as long, the LTC
+ * bounds and " LTC" after its name, to check and submit. Returns an error to show, if any.
+ */
+async function rescheduleAsLtc(id) {
+  const answer = await fetch(`/api/v1/tournaments/${id}/file`);
+  const file = await answer.json();
+  if (!answer.ok) return file.error ?? `failed (${answer.status})`;
+  const c = file.config;
+  if (!c || !c.sprt) { openNewTest(file); return null; }
+  c.name = `${c.name} LTC`;
+  const tc = longerClock(c.limits?.tc);
+  if (tc) c.limits = { ...c.limits, tc };
+  c.sprt = { ...c.sprt, elo0: 0.5, elo1: 2.5 };
+  openNewTest({ ...file, config: c });
+  setMode("form");
+  renderForm();
+  return null;
+}
+
+// Reschedule as LTC beside Clone, for a finished SPRT that accepted H1: app.js's
+// renderActions, which shows a test's buttons, extended.
+const renderActionsBeforeReschedule = renderActions;
+renderActions = (t) => {
+  renderActionsBeforeReschedule(t);
+  $("#action-reschedule").hidden = $("#action-clone").hidden || t.state !== "finished" ||
+    t.report?.sprt?.status?.decision !== "H1 accepted";
+  $("#action-reschedule").onclick = async () => {
+    $("#action-result").textContent = (await rescheduleAsLtc(t.id)) ?? "";
+  };
+};
+
 $("#new-open").addEventListener("click", () => openNewTest(null));
 $("#new-cancel").addEventListener("click", () => $("#new-test").close());
 $("#new-mode-form").addEventListener("click", () => { setMode("form"); renderForm(); });
