@@ -148,7 +148,12 @@ async fn run_embedded(
     };
     let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
     let worker = WorkerOptions {
-        choices: Default::default(),
+        // Its GPUs, found as `tourney worker` finds them, for tests that require some.
+        choices: tourney_worker::Choices {
+            gpus: tourney_worker::gpus::detect(),
+            games_per_gpu: 1,
+            ..Default::default()
+        },
         pinned: None,
         coordinator: client.coordinator.clone(),
         token: client.token.clone(),
