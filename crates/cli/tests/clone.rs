@@ -265,3 +265,86 @@ fn a_passed_sprt_is_rescheduled_as_its_ltc_on_the_dashboard() {
     let sprt = config.sprt.unwrap();
     assert_eq!((sprt.elo0, sprt.elo1), (0.5, 2.5));
 }
+
+#[test]
+fn a_version_line_s_presets_change_its_tests_at_submit_and_clone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    admin(port, &["version", "add", "base", "--player", "random"]);
+    admin(
+        port,
+        &[
+            "version",
+            "add",
+            "patch",
+            "--player",
+            "ab",
+            "--parent",
+            "base",
+            "--preset",
+            "ltc=tc:30+0.3,elo0:1,elo1:3,max_pairs:777",
+            "--preset",
+            "urgent=priority:3",
+        ],
+    );
+    let shown = admin(port, &["version", "show", "patch"]);
+    assert!(
+        shown.contains("preset     ltc: tc:30+0.3,elo0:1,elo1:3,max_pairs:777"),
+        "{shown}"
+    );
+    let bad = as_admin(
+        port,
+        &[
+            "version", "add", "bad", "--player", "ab", "--preset", "x=book:a",
+        ],
+    );
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && said.contains("--preset") && said.contains("no key 'book'"),
+        "{said}"
+    );
+
+    let file = dir.path().join("stc.toml");
+    std::fs::write(
+        &file,
+        "name = \"patch\"\ngame = \"loa\"\nformat = \"sprt\"\nsprt = { elo0 = 0, elo1 = 2 }\n\
+         openings = { plies = 2, seed = 1 }\nlimits = { tc = \"10+0.1\" }\n\n\
+         [[engine]]\nversion = \"patch\"\n\n[[engine]]\nversion = \"base\"\n",
+    )
+    .unwrap();
+    let stc = admin(
+        port,
+        &["submit", file.to_str().unwrap(), "--preset", "urgent"],
+    );
+    let stc = stc.trim();
+    let parse = |id: &str| {
+        tourney_model::tournament::TournamentConfig::parse(&get_file(port, id).config, id).unwrap()
+    };
+    assert_eq!(parse(stc).priority, 3);
+
+    let (ok, out, err) = clone_in(port, dir.path(), &[stc, "--preset", "ltc"]);
+    assert!(ok, "{err}");
+    let ltc = parse(out.trim());
+    assert_eq!(ltc.limits.tc.as_deref(), Some("30+0.3"));
+    let sprt = ltc.sprt.unwrap();
+    assert_eq!((sprt.elo0, sprt.elo1, sprt.max_pairs), (1.0, 3.0, 777));
+    // A flag changes what the preset sets; a name the line lacks is a bound preset.
+    let (ok, out, err) = clone_in(
+        port,
+        dir.path(),
+        &[stc, "--preset", "ltc", "--tc", "40+0.4", "--print"],
+    );
+    assert!(ok, "{err}");
+    let c = tourney_model::tournament::TournamentConfig::parse(&out, "p").unwrap();
+    assert_eq!(c.limits.tc.as_deref(), Some("40+0.4"));
+    let (ok, out, err) = clone_in(port, dir.path(), &[stc, "--preset", "nonreg", "--print"]);
+    assert!(ok, "{err}");
+    let c = tourney_model::tournament::TournamentConfig::parse(&out, "p").unwrap();
+    assert_eq!(c.sprt.map(|s| (s.elo0, s.elo1)), Some((-1.75, 0.25)));
+    let (ok, _, err) = clone_in(port, dir.path(), &[stc, "--preset", "vltc"]);
+    assert!(
+        !ok && err.contains("version 'patch' has no preset 'vltc'"),
+        "{err}"
+    );
+}

@@ -17,6 +17,9 @@ pub const MAX_NOTE_CHARS: usize = 500;
 /// The most options a version may set.
 pub const MAX_OPTIONS: usize = 64;
 
+/// The most follow-up presets a version carries.
+pub const MAX_PRESETS: usize = 16;
+
 /// A registered engine version.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +61,11 @@ pub struct EngineVersion {
     /// When it was registered, Unix milliseconds.
     #[serde(default)]
     pub created_ms: u64,
+    /// Its line's follow-up presets, by name: what `tourney clone --preset NAME` and
+    /// `tourney submit --preset NAME` change in a test whose first engine is this version
+    /// (`tc:60+0.6,elo0:0.5,elo1:2.5`; [`crate::tournament::followup::preset_changes`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub presets: BTreeMap<String, String>,
 }
 
 impl EngineVersion {
@@ -91,6 +99,18 @@ impl EngineVersion {
             && c.trim().is_empty()
         {
             return Err("command: must not be empty".into());
+        }
+        if self.presets.len() > MAX_PRESETS {
+            return Err(format!("presets: at most {MAX_PRESETS}"));
+        }
+        for (name, spec) in &self.presets {
+            if !name_ok(name) {
+                return Err(format!(
+                    "preset {name:?}: 1 to {MAX_NAME_CHARS} characters, no spaces"
+                ));
+            }
+            crate::tournament::followup::preset_changes(spec)
+                .map_err(|e| format!("preset {name}: {e}"))?;
         }
         if let Some(p) = &self.player
             && p.trim().is_empty()

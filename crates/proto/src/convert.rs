@@ -314,6 +314,7 @@ impl From<&EngineVersion> for pb::EngineVersion {
             bench: v.bench,
             checks: Vec::new(),
             protocol: v.protocol.clone().unwrap_or_default(),
+            presets: v.presets.clone().into_iter().collect(),
         }
     }
 }
@@ -355,6 +356,7 @@ impl From<pb::EngineVersion> for EngineVersion {
             files: v.files.into_iter().collect(),
             bench: v.bench,
             protocol: non_empty(v.protocol),
+            presets: v.presets.into_iter().collect(),
         }
     }
 }

@@ -5,10 +5,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tourney_model::TimeControl;
 use tourney_model::source::EngineFacts;
-use tourney_model::tournament::followup::{Changes, bound_preset, follow_up};
+use tourney_model::tournament::TournamentConfig;
+use tourney_model::tournament::followup::{Changes, bound_preset, follow_up, preset_changes};
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::client::{Admin, status_error};
 use crate::support::local::AdminTarget;
 
 /// Submit a test again, changed: a passed STC rescheduled as its LTC; prints the new id.
@@ -23,9 +24,11 @@ use crate::support::local::AdminTarget;
 ///
 /// The flags change the file: `--tc` sets `limits.tc` (the clock) and keeps per-move
 /// limits (`nodes`, `depth`, `movetime`) unless `--no-move-limits` drops them; an engine
-/// with its own `limits` keeps them (said on stderr). `--preset` sets the SPRT bounds as
-/// the dashboard's form names them (`stc` [0, 2], `ltc` [0.5, 2.5], `nonreg` [-1.75,
-/// 0.25], normalized Elo); `--elo0`/`--elo1` set one bound (over the preset's).
+/// with its own `limits` keeps them (said on stderr). `--preset NAME` applies the preset
+/// the test's first engine's version registered (`tourney version add --preset`: clock,
+/// bounds, pair budget, priority, weight), else the SPRT bounds the dashboard's form names
+/// so (`stc` [0, 2], `ltc` [0.5, 2.5], `nonreg` [-1.75, 0.25], normalized Elo); the other
+/// flags change what it sets (`--elo0`/`--elo1` one bound).
 /// `--max-pairs` is an SPRT's or grouped test's `sprt.max_pairs` or a match's `pairs`. A
 /// changed file keeps its keys but not its comments or layout; with no flag (and no
 /// openings file) the text is the original. An openings file becomes the suite as played
@@ -52,9 +55,11 @@ pub(crate) struct CloneArgs {
     /// The new test's name.
     #[arg(long)]
     name: Option<String>,
-    /// SPRT bounds by name: `stc` [0, 2], `ltc` [0.5, 2.5], `nonreg` [-1.75, 0.25].
-    #[arg(long, value_name = "NAME", value_parser = preset)]
-    preset: Option<(f64, f64)>,
+    /// A preset by name: one the test's first engine's version registered (`tourney
+    /// version add --preset`), else SPRT bounds: `stc` [0, 2], `ltc` [0.5, 2.5], `nonreg`
+    /// [-1.75, 0.25]. The other flags change what it sets.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     /// The SPRT's lower bound, `sprt.elo0`.
     #[arg(long, allow_hyphen_values = true)]
     elo0: Option<f64>,
@@ -82,9 +87,40 @@ fn clock(text: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// `--preset`: the bounds of a preset.
-fn preset(name: &str) -> Result<(f64, f64), String> {
-    bound_preset(name)
+/// Preset `name` of a test (`text`, named `file`): the one its first engine's version
+/// registered, else the SPRT bounds of that name.
+///
+/// # Errors
+/// Neither has it (the message names both kinds), or the versions cannot be listed.
+pub(crate) async fn preset_of(
+    admin: &mut Admin,
+    text: &str,
+    file: &str,
+    name: &str,
+) -> Result<Changes> {
+    let config = TournamentConfig::parse(text, file)?;
+    let line = config.engines.first().and_then(|e| e.version.clone());
+    if let Some(line) = &line {
+        let versions = (admin.list_versions(pb::ListVersionsRequest {}).await)
+            .map_err(status_error)?
+            .into_inner()
+            .versions;
+        let spec = (versions.iter().find(|v| &v.name == line)).and_then(|v| v.presets.get(name));
+        if let Some(spec) = spec {
+            return preset_changes(spec).map_err(|e| anyhow::anyhow!("--preset {name}: {e}"));
+        }
+    }
+    let (elo0, elo1) = bound_preset(name).map_err(|e| {
+        let of = line.map_or(String::new(), |l| {
+            format!("version '{l}' has no preset '{name}'; ")
+        });
+        anyhow::anyhow!("--preset: {of}{e}")
+    })?;
+    Ok(Changes {
+        elo0: Some(elo0),
+        elo1: Some(elo1),
+        ..Changes::default()
+    })
 }
 
 pub(crate) fn clone(args: &CloneArgs) -> Result<()> {
@@ -103,15 +139,19 @@ pub(crate) fn clone(args: &CloneArgs) -> Result<()> {
             let files = &mut pins.entry(f.engine.clone()).or_default().files;
             files.insert(f.name.clone(), f.sha256.clone());
         }
+        let preset = match &args.preset {
+            Some(name) => preset_of(&mut admin, &got.config, &got.file, name).await?,
+            None => Changes::default(),
+        };
         let changes = Changes {
             name: args.name.clone(),
-            tc: args.tc.clone(),
+            tc: args.tc.clone().or(preset.tc),
             no_move_limits: args.no_move_limits,
-            elo0: args.elo0.or(args.preset.map(|p| p.0)),
-            elo1: args.elo1.or(args.preset.map(|p| p.1)),
-            max_pairs: args.max_pairs,
-            priority: args.priority,
-            weight: args.weight,
+            elo0: args.elo0.or(preset.elo0),
+            elo1: args.elo1.or(preset.elo1),
+            max_pairs: args.max_pairs.or(preset.max_pairs),
+            priority: args.priority.or(preset.priority),
+            weight: args.weight.or(preset.weight),
             openings_as_played: !args.print && !got.openings.is_empty(),
             pins: if args.print { pins } else { Default::default() },
         };

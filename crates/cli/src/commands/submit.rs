@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use tokio_stream::StreamExt;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::{Admin, status_error, submit_file};
+use crate::support::client::{Admin, status_error, submit_file, submit_text};
 use crate::support::local::AdminTarget;
 use crate::support::status_json::status_json;
 
@@ -26,6 +26,10 @@ use crate::support::status_json::status_json;
 /// 2 for anything else (paused, with the reason; cancelled; an SPRT or grouped test that
 /// reached its most pairs undecided; an error). This is what a CI job calls.
 ///
+/// `--preset NAME` changes the file first by a preset its first engine's version
+/// registered (`tourney version add --preset ltc=tc:60+0.6,elo0:0.5,elo1:2.5`), else by
+/// the SPRT bounds `stc`, `ltc` or `nonreg`, as `tourney clone --preset` does.
+///
 /// Example: `tourney submit config/sprt-loa.toml`;
 /// `tourney submit pr-1234.toml --wait || echo "not stronger"`.
 #[derive(Args)]
@@ -41,6 +45,27 @@ pub(crate) struct SubmitArgs {
     /// With --wait: print the final status as JSON instead of the summary line.
     #[arg(long, requires = "wait")]
     json: bool,
+    /// Change the file by a preset of its first engine's version (`tourney version add
+    /// --preset`; else SPRT bounds `stc`, `ltc`, `nonreg`), as `tourney clone --preset`.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
+}
+
+/// Submits the file, changed by `--preset` if given; its id.
+async fn send(admin: &mut Admin, args: &SubmitArgs) -> Result<u64> {
+    let Some(name) = &args.preset else {
+        return submit_file(admin, &args.file).await;
+    };
+    let path = &args.file;
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {file}"))?;
+    let changes = crate::commands::clone::preset_of(admin, &text, &file, name).await?;
+    let (text, notes) = tourney_model::tournament::followup::follow_up(&text, &file, &changes)
+        .map_err(|e| anyhow::anyhow!("--preset {name}: {e}"))?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    submit_text(admin, path, Some(text)).await
 }
 
 /// Exit status of a tournament that ended without a verdict for its user: paused,
@@ -52,7 +77,7 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
     if !args.wait {
         return runtime.block_on(async {
             let mut admin = args.client.admin().await?;
-            println!("{}", submit_file(&mut admin, &args.file).await?);
+            println!("{}", send(&mut admin, args).await?);
             Ok(ExitCode::SUCCESS)
         });
     }
@@ -77,7 +102,7 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
 /// Submits the file, prints its id, and returns its status once it has ended or paused.
 async fn submit_and_wait(args: &SubmitArgs) -> Result<pb::TournamentStatus> {
     let mut admin = args.client.admin().await?;
-    let id = submit_file(&mut admin, &args.file).await?;
+    let id = send(&mut admin, args).await?;
     println!("{id}");
     let status = follow(&mut admin, id).await?;
     if status.state != "paused" {

@@ -105,6 +105,19 @@ struct AddArgs {
     /// Replace a version of this name that has not played yet.
     #[arg(long)]
     replace: bool,
+    /// A follow-up preset of its line, NAME=KEY:VALUE,... (repeatable): what `tourney
+    /// clone --preset NAME` and `submit --preset NAME` change in a test whose first engine
+    /// is this version, of tc, elo0, elo1, max_pairs, priority and weight (`--preset
+    /// ltc=tc:60+0.6,elo0:0.5,elo1:2.5`).
+    #[arg(long = "preset", value_name = "NAME=KEY:VALUE,...", value_parser = preset_pair)]
+    presets: Vec<(String, String)>,
+}
+
+/// `NAME=KEY:VALUE,...`, checked.
+fn preset_pair(text: &str) -> Result<(String, String), String> {
+    let (name, spec) = option_pair(text)?;
+    tourney_model::tournament::followup::preset_changes(&spec)?;
+    Ok((name, spec))
 }
 
 #[derive(Args)]
@@ -213,6 +226,7 @@ async fn add(args: &AddArgs) -> Result<()> {
         bench: args.bench,
         checks: Vec::new(),
         protocol: args.protocol.clone().unwrap_or_default(),
+        presets: args.presets.iter().cloned().collect(),
     };
     admin
         .add_version(pb::AddVersionRequest {
@@ -293,6 +307,9 @@ async fn show(args: &ShowArgs) -> Result<()> {
             |n| format!("{n} nodes")
         )
     );
+    for (name, spec) in &v.presets {
+        say!("preset     {name}: {spec}");
+    }
     if !v.parent.is_empty() {
         say!("parent     {}", v.parent);
     }

@@ -154,6 +154,12 @@ pub(crate) fn executable(path: &Path) -> Result<()> {
 pub(crate) fn read_tournament(path: &Path) -> Result<TournamentFiles> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    read_tournament_text(path, text)
+}
+
+/// [`read_tournament`] of `text` in place of the file's (a file changed by a preset): what
+/// it names is read beside `path`.
+pub(crate) fn read_tournament_text(path: &Path, text: String) -> Result<TournamentFiles> {
     let file = path.display().to_string();
     let config = TournamentConfig::parse(&text, &file)?;
     tourney_plan::check::check_players(&config, &text, &file)?;
@@ -334,13 +340,25 @@ async fn send_file(admin: &mut Admin, path: &Path) -> Result<String> {
 
 /// Submits a tournament file through the admin API; returns its id.
 pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
+    submit_text(admin, path, None).await
+}
+
+/// [`submit_file`] with `text` in place of the file's, when given.
+pub(crate) async fn submit_text(
+    admin: &mut Admin,
+    path: &Path,
+    text: Option<String>,
+) -> Result<u64> {
     let TournamentFiles {
         text: config,
         openings,
         uploads,
         files,
         sources,
-    } = read_tournament(path)?;
+    } = match text {
+        Some(text) => read_tournament_text(path, text)?,
+        None => read_tournament(path)?,
+    };
     let mut artifacts = BTreeMap::new();
     for (name, program) in uploads {
         artifacts.insert(name, upload(admin, &program).await?);

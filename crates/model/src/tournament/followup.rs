@@ -36,6 +36,48 @@ pub fn bound_preset(name: &str) -> Result<(f64, f64), String> {
         })
 }
 
+/// The keys a registered preset may set (`tourney version add --preset`).
+pub const PRESET_KEYS: &[&str] = &["tc", "elo0", "elo1", "max_pairs", "priority", "weight"];
+
+/// The changes of a preset as a version line registers it: `key:value` pairs joined by
+/// commas, of [`PRESET_KEYS`] (`tc:60+0.6,elo0:0.5,elo1:2.5,max_pairs:40000`).
+///
+/// # Errors
+/// An unknown key, a value of the wrong kind, an empty preset; the message names it.
+pub fn preset_changes(spec: &str) -> Result<Changes, String> {
+    let mut changes = Changes::default();
+    for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) =
+            (pair.split_once(':')).ok_or_else(|| format!("'{pair}': expected KEY:VALUE"))?;
+        let (key, value) = (key.trim(), value.trim());
+        let bad = |e: &dyn std::fmt::Display| format!("'{pair}': {e}");
+        match key {
+            "tc" => {
+                value.parse::<crate::TimeControl>().map_err(|e| bad(&e))?;
+                changes.tc = Some(value.to_string());
+            }
+            "elo0" => changes.elo0 = Some(value.parse().map_err(|e| bad(&e))?),
+            "elo1" => changes.elo1 = Some(value.parse().map_err(|e| bad(&e))?),
+            "max_pairs" => changes.max_pairs = Some(value.parse().map_err(|e| bad(&e))?),
+            "priority" => changes.priority = Some(value.parse().map_err(|e| bad(&e))?),
+            "weight" => changes.weight = Some(value.parse().map_err(|e| bad(&e))?),
+            _ => {
+                return Err(format!(
+                    "'{pair}': no key '{key}' (a preset sets {})",
+                    PRESET_KEYS.join(", ")
+                ));
+            }
+        }
+    }
+    if changes == Changes::default() {
+        return Err(format!(
+            "'{spec}': a preset sets at least one of {}",
+            PRESET_KEYS.join(", ")
+        ));
+    }
+    Ok(changes)
+}
+
 /// What a follow-up changes of its test's file; `None` (or `false`) keeps it as it was.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Changes {
@@ -308,5 +350,24 @@ player = "ab"
         let e = follow_up(SPRT, "stc.toml", &wrong).unwrap_err();
         assert!(e.contains("sprt.elo1"), "{e}");
         assert!(bound_preset("vltc").unwrap_err().contains("ltc [0.5, 2.5]"));
+    }
+
+    #[test]
+    fn a_registered_preset_reads_as_changes() {
+        let ltc = preset_changes("tc:60+0.6, elo0:0.5,elo1:2.5,max_pairs:40000").unwrap();
+        assert_eq!(ltc.tc.as_deref(), Some("60+0.6"));
+        assert_eq!(
+            (ltc.elo0, ltc.elo1, ltc.max_pairs),
+            (Some(0.5), Some(2.5), Some(40000))
+        );
+        for (bad, says) in [
+            ("tc:60+x", "'tc:60+x'"),
+            ("book:x.epd", "no key 'book'"),
+            ("elo0", "expected KEY:VALUE"),
+            ("", "at least one"),
+        ] {
+            let e = preset_changes(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }
