@@ -115,6 +115,18 @@ impl Browser {
         )
     }
 
+    /// Fills in and sends the dashboard's login form as `name` with `password`.
+    pub fn log_in(&self, name: &str, password: &str) {
+        self.click("#login-open");
+        self.eval(&format!(
+            "document.querySelector('#login-name').value = {}; \
+             document.querySelector('#login-password').value = {}; return true;",
+            json!(name),
+            json!(password)
+        ));
+        self.click("#login-submit");
+    }
+
     /// Evaluates `script` every 100 ms until it returns something other than `null` or
     /// `false`; that value.
     ///

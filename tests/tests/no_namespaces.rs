@@ -66,6 +66,34 @@ fn refuse_namespaces() -> bool {
     }
 }
 
+/// Runs test `name` of this binary again as a process of its own, started by `launch`
+/// from a copy of the binary any user may run (the checkout may be private), with `env`;
+/// its output is the failure's message.
+fn run_again(
+    name: &str,
+    launch: impl FnOnce(&std::path::Path) -> std::process::Command,
+    env: &[(&str, &str)],
+) {
+    use std::os::unix::fs::PermissionsExt;
+    let place = tempfile::tempdir().unwrap();
+    let exe = place.path().join("no_namespaces");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = launch(&exe)
+        .args(["--exact", name, "--nocapture"])
+        .current_dir(place.path())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The worker's token in this test: in the environment the process started with, as
 /// Kubernetes passes it (`/proc/<pid>/environ` shows only that one).
 const TOKEN: &str = "token-the-engine-must-not-see";
@@ -76,34 +104,18 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     // and as an unprivileged user from its start, as the shipped pod runs (a process that
     // changes its user becomes undumpable by that alone).
     if std::env::var("TOURNEY_WORKER_TOKEN").as_deref() != Ok(TOKEN) {
-        // A copy of this binary where that user may run it (the checkout may be private).
-        let place = tempfile::tempdir().unwrap();
-        let exe = place.path().join("no_namespaces");
-        std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let mut again = std::process::Command::new(&exe);
-        again.current_dir(place.path());
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            std::os::unix::process::CommandExt::uid(&mut again, 65534);
-            std::os::unix::process::CommandExt::gid(&mut again, 65534);
-        }
-        let out = again
-            .args([
-                "--exact",
-                "without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token",
-                "--nocapture",
-            ])
-            .env("TOURNEY_WORKER_TOKEN", TOKEN)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        run_again(
+            "without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token",
+            |exe| {
+                let mut again = std::process::Command::new(exe);
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } == 0 {
+                    std::os::unix::process::CommandExt::uid(&mut again, 65534);
+                    std::os::unix::process::CommandExt::gid(&mut again, 65534);
+                }
+                again
+            },
+            &[("TOURNEY_WORKER_TOKEN", TOKEN)],
         );
         return;
     }
@@ -214,35 +226,21 @@ fn in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token() {
             eprintln!("skipped: needs root and setpriv");
             return;
         }
-        let place = tempfile::tempdir().unwrap();
-        let exe = place.path().join("no_namespaces");
-        std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let out = std::process::Command::new("/usr/bin/setpriv")
-            .args([
-                "--bounding-set",
-                POD_CAPABILITIES,
-                "--inh-caps",
-                "-all",
-                "--",
-            ])
-            .arg(&exe)
-            .args([
-                "--exact",
-                "in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token",
-                "--nocapture",
-            ])
-            .current_dir(place.path())
-            .env(MARKER, "1")
-            .env("TOURNEY_WORKER_TOKEN", TOKEN)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        run_again(
+            "in_the_isolated_pod_an_engine_runs_as_another_user_and_reads_no_token",
+            |exe| {
+                let mut dropped = std::process::Command::new("/usr/bin/setpriv");
+                dropped.args([
+                    "--bounding-set",
+                    POD_CAPABILITIES,
+                    "--inh-caps",
+                    "-all",
+                    "--",
+                ]);
+                dropped.arg(exe);
+                dropped
+            },
+            &[(MARKER, "1"), ("TOURNEY_WORKER_TOKEN", TOKEN)],
         );
         return;
     }

@@ -11,8 +11,7 @@ use common::*;
 
 use tourney_tests::process::{Reaped, output_with_stdin};
 use tourney_tests::tournaments::MatchFile;
-use tourney_tests::wait;
-use tourney_tests::webdriver::{self, Browser};
+use tourney_tests::webdriver::Browser;
 
 /// `tourney <args>` against the coordinator on `port` with `token`, `stdin` given.
 fn run_with(port: u16, token: &str, args: &[&str], stdin: &str) -> std::process::Output {
@@ -143,27 +142,9 @@ fn the_first_admin_is_made_on_a_stopped_coordinators_data() {
     assert!(added.status.success(), "{}", said(&added));
 }
 
-/// Fills in and sends the page's login form.
-fn log_in(browser: &Browser, name: &str, password: &str) {
-    browser.click("#login-open");
-    let (name, password) = (
-        serde_json::to_string(name).unwrap(),
-        serde_json::to_string(password).unwrap(),
-    );
-    browser.eval(&format!(
-        "document.querySelector('#login-name').value = {name}; \
-         document.querySelector('#login-password').value = {password}; return true;"
-    ));
-    browser.click("#login-submit");
-}
-
 #[test]
 fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard() {
-    if !webdriver::available() {
-        wait::skip_unless_required(
-            "TOURNEY_REQUIRE_CHROMIUM",
-            "no chromium/chromedriver (apt install chromium chromium-driver)",
-        );
+    if !chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -191,7 +172,7 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     }
     let browser = Browser::start(1280, 1400);
     browser.goto(&format!("http://127.0.0.1:{port}/"));
-    log_in(&browser, "ada", "ada's long password");
+    browser.log_in("ada", "ada's long password");
     browser.wait_for(
         10,
         "the account button",
@@ -230,7 +211,7 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     let token = String::from_utf8(made.stdout).unwrap().trim().to_string();
 
     // Ann logs in and submits the test from the page; it waits for approval.
-    log_in(&browser, "ann", "ann's long password");
+    browser.log_in("ann", "ann's long password");
     browser.wait_for(
         10,
         "the new-test button",
@@ -313,7 +294,7 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
                  document.querySelector('#login-open').hidden];",
     );
     assert_eq!(anonymous, serde_json::json!([true, false]));
-    log_in(&browser, "apu", "wrong password");
+    browser.log_in("apu", "wrong password");
     let error = browser.wait_for(
         10,
         "the login's refusal",
@@ -321,7 +302,7 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     );
     assert_eq!(error, "wrong name or password");
     browser.eval("document.querySelector('#login').close(); return true;");
-    log_in(&browser, "apu", "apu's long password");
+    browser.log_in("apu", "apu's long password");
     browser.wait_for(
         10,
         "apu logged in",
@@ -387,7 +368,7 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     assert_ne!(speed, "–", "a measured speed");
 
     // Ann raises its priority, then stops it.
-    log_in(&browser, "ann", "ann's long password");
+    browser.log_in("ann", "ann's long password");
     browser.wait_for(
         10,
         "ann's actions",

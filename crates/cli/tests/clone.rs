@@ -13,8 +13,7 @@ use common::*;
 use tourney_proto::v1 as pb;
 use tourney_tests::git::sh;
 use tourney_tests::process::{Reaped, output_with_stdin};
-use tourney_tests::wait;
-use tourney_tests::webdriver::{self, Browser};
+use tourney_tests::webdriver::Browser;
 
 /// The tournament file: an engine from a branch of `repo`, an uploaded program with a data
 /// file, and an openings file played shuffled from an offset.
@@ -178,11 +177,7 @@ fn a_passed_stc_is_rescheduled_as_its_ltc_from_another_machine() {
 
 #[test]
 fn a_passed_sprt_is_rescheduled_as_its_ltc_on_the_dashboard() {
-    if !webdriver::available() {
-        wait::skip_unless_required(
-            "TOURNEY_REQUIRE_CHROMIUM",
-            "no chromium/chromedriver (apt install chromium chromium-driver)",
-        );
+    if !chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -218,13 +213,7 @@ fn a_passed_sprt_is_rescheduled_as_its_ltc_on_the_dashboard() {
 
     let browser = Browser::start(1280, 1400);
     browser.goto(&format!("http://127.0.0.1:{port}/#t={stc}"));
-    browser.click("#login-open");
-    browser.eval(
-        "document.querySelector('#login-name').value = 'ann'; \
-         document.querySelector('#login-password').value = \"ann's long password\"; \
-         return true;",
-    );
-    browser.click("#login-submit");
+    browser.log_in("ann", "ann's long password");
     browser.wait_for(
         20,
         "Reschedule as LTC on the passed test",

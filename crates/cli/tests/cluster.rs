@@ -20,7 +20,7 @@ use tourney_tests::process::Reaped;
 use tourney_tests::process::{forking_engine, spawn_listening};
 use tourney_tests::tournaments::MatchFile;
 use tourney_tests::wait;
-use tourney_tests::webdriver::{self, Browser};
+use tourney_tests::webdriver::Browser;
 
 /// Sixteen pairs of a deep against a shallow alpha-beta at 15 ms a move.
 fn tournament() -> String {
@@ -335,11 +335,7 @@ fn js(value: &serde_json::Value) -> String {
 
 #[test]
 fn the_live_dashboard_updates_and_replays_games_in_chromium() {
-    if !webdriver::available() {
-        wait::skip_unless_required(
-            "TOURNEY_REQUIRE_CHROMIUM",
-            "no chromium/chromedriver (apt install chromium chromium-driver)",
-        );
+    if !chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -18,8 +18,7 @@ use common::*;
 
 use serde_json::{Value, json};
 use tourney_tests::process::{Reaped, output_with_stdin};
-use tourney_tests::wait;
-use tourney_tests::webdriver::{self, Browser};
+use tourney_tests::webdriver::Browser;
 
 /// The form's parts that come and go, by id: each is either rendered (a non-empty box,
 /// visible) or not rendered at all.
@@ -186,18 +185,6 @@ fn pick(browser: &Browser, selector: &str, value: &str) {
     assert_eq!(browser.eval(&script), json!(true), "{value} in {selector}");
 }
 
-/// Fills in and sends the page's login form.
-fn log_in(browser: &Browser, name: &str, password: &str) {
-    browser.click("#login-open");
-    browser.eval(&format!(
-        "document.querySelector('#login-name').value = {}; \
-         document.querySelector('#login-password').value = {}; return true;",
-        json!(name),
-        json!(password)
-    ));
-    browser.click("#login-submit");
-}
-
 /// Every format's form, its tabs, board sizes, openings and engine kinds, at `width`.
 fn every_state(browser: &Browser, width: u32) {
     let at = |name: &str| format!("{width}-{name}");
@@ -333,11 +320,7 @@ fn every_state(browser: &Browser, width: u32) {
 
 #[test]
 fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
-    if !webdriver::available() {
-        wait::skip_unless_required(
-            "TOURNEY_REQUIRE_CHROMIUM",
-            "no chromium/chromedriver (apt install chromium chromium-driver)",
-        );
+    if !chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -358,7 +341,7 @@ fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
     // Tall enough that the whole form is on the screenshot.
     let browser = Browser::start(1280, 2400);
     browser.goto(&format!("http://127.0.0.1:{port}/"));
-    log_in(&browser, "ada", "ada's long password");
+    browser.log_in("ada", "ada's long password");
     browser.wait_for(
         10,
         "the new-test button",

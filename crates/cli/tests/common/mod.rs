@@ -144,3 +144,16 @@ pub(crate) fn wait_for(
         if done(&s) { Ok(s) } else { Err(s.to_string()) }
     })
 }
+
+/// Whether Chromium and chromedriver are here for a dashboard test; without them the test
+/// is skipped, or fails where `TOURNEY_REQUIRE_CHROMIUM` is set.
+pub(crate) fn chromium() -> bool {
+    if tourney_tests::webdriver::available() {
+        return true;
+    }
+    wait::skip_unless_required(
+        "TOURNEY_REQUIRE_CHROMIUM",
+        "no chromium/chromedriver (apt install chromium chromium-driver)",
+    );
+    false
+}

@@ -147,7 +147,7 @@ pub fn follow_up(
         if config.sprt.is_none() {
             return Err(format!(
                 "{file}: --elo0/--elo1/--preset: a {} has no sprt table to change",
-                format_name(config.format)
+                config.format.name()
             ));
         }
         let sprt = sub_table(&mut table, "sprt");
@@ -170,7 +170,7 @@ pub fn follow_up(
                 return Err(format!(
                     "--max-pairs: a {} has no pair budget (only an SPRT, a grouped test or a \
                      match)",
-                    format_name(other)
+                    other.name()
                 ));
             }
         }
@@ -232,22 +232,6 @@ fn sub_table<'a>(table: &'a mut Table, key: &str) -> &'a mut Table {
     match entry {
         Value::Table(t) => t,
         _ => unreachable!("made a table above"),
-    }
-}
-
-/// A format as a tournament file names it.
-fn format_name(format: Format) -> &'static str {
-    match format {
-        Format::RoundRobin => "round-robin",
-        Format::Gauntlet => "gauntlet",
-        Format::Sprt => "sprt",
-        Format::Match => "match",
-        Format::Spsa => "spsa",
-        Format::Datagen => "datagen",
-        Format::Takes => "takes",
-        Format::Knockout => "knockout",
-        Format::Pyramid => "pyramid",
-        Format::Swiss => "swiss",
     }
 }
 

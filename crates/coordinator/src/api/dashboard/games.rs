@@ -210,14 +210,7 @@ async fn download(
     }
     let place = match running.admit(super::client_address(&request)) {
         Ok(place) => place,
-        Err(why) => {
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "10")],
-                why,
-            )
-                .into_response();
-        }
+        Err(why) => return super::busy(why),
     };
     let encoded = !gz_file && accepts_gzip(request.headers());
     let filter = filter_of(request.uri().query().unwrap_or_default());

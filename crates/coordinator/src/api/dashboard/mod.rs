@@ -400,6 +400,16 @@ pub(crate) fn client_address(request: &axum::extract::Request) -> std::net::IpAd
 /// Overview events for one page: the current one now, then each of the shared feed's,
 /// until the page goes away or `closing` turns true. Past the bounds on open streams,
 /// 503 with the reason and a `Retry-After`.
+/// 503 with a retry in 10 s: `why` the server cannot take one more now.
+fn busy(why: String) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "10")],
+        why,
+    )
+        .into_response()
+}
+
 async fn event_stream(
     feed: Arc<Feed>,
     address: std::net::IpAddr,
@@ -407,14 +417,7 @@ async fn event_stream(
 ) -> Response {
     let admitted = match feed.admit(address) {
         Ok(admitted) => admitted,
-        Err(why) => {
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "10")],
-                why,
-            )
-                .into_response();
-        }
+        Err(why) => return busy(why),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     let mut overview = feed.overview.subscribe();
