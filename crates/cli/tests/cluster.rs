@@ -402,9 +402,10 @@ fn the_live_dashboard_updates_and_replays_games_in_chromium() {
     // Openings are listed from 10 games on: a count, zero this early.
     assert!(first["openings"].as_u64().is_some(), "{first}");
     let estimate = first["estimate"].as_str().unwrap();
+    // nElo with its interval, or where every pair so far went one way, the bound.
     assert!(
-        estimate.starts_with("Elo ")
-            && estimate.contains("nElo")
+        estimate.starts_with("Elo difference ")
+            && (estimate.contains("nElo") || estimate.contains("(95%; every pair "))
             && estimate.contains("LOS")
             && estimate.contains("Ptnml(0-2) ["),
         "{estimate}"

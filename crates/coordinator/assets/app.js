@@ -317,7 +317,7 @@ function renderDetail(t) {
     // As the text report: a bound where every pair was won (or lost), not a number.
     const difference = e.elo_beyond === undefined
       ? `Elo difference ${e.elo.toFixed(2)} ± ${e.elo_error.toFixed(2)} (95%), nElo ${e.nelo.toFixed(2)} ± ${e.nelo_error.toFixed(2)}`
-      : `Elo difference ${e.elo_beyond > 0 ? ">" : "<"}${e.elo_beyond.toFixed(0)} (95%; every pair ${e.elo_beyond > 0 ? "won" : "lost"})`;
+      : `Elo difference ${s.pentanomial.bins[4] > 0 ? ">" : "<"}${e.elo_beyond.toFixed(0)} (95%; every pair ${s.pentanomial.bins[4] > 0 ? "won" : "lost"})`;
     $("#sprt-estimate").textContent = `${difference}, LOS ${percent(e.los)}, ` +
       `Ptnml(0-2) [${s.pentanomial.bins.join(", ")}], ${e.pairs} pairs (${2 * e.pairs} games)`;
     $("#pentanomial tbody tr").replaceChildren(el("th", {}, "Pairs"), ...s.pentanomial.bins.map((n) => el("td", {}, n)));

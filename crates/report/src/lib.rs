@@ -206,10 +206,11 @@ impl SprtReport {
     /// estimate has no finite value.
     pub fn estimate_text(&self) -> String {
         let e = &self.estimate;
+        // The direction is the results': with a few pairs the bound itself can lie on
+        // the other side of 0 (3 pairs won: above -94).
+        let won = self.pentanomial.bins[4] > 0;
         let elo = match e.elo_beyond {
-            Some(bound) if bound > 0.0 => {
-                format!("Elo difference >{bound:.0} (95%; every pair won)")
-            }
+            Some(bound) if won => format!("Elo difference >{bound:.0} (95%; every pair won)"),
             Some(bound) => format!("Elo difference <{bound:.0} (95%; every pair lost)"),
             None => format!(
                 "Elo difference {:.2} ± {:.2} (95%), nElo {:.2} ± {:.2}",

@@ -226,6 +226,12 @@ fn a_test_of_only_wins_gives_a_bound_not_a_number() {
         lost.starts_with("Elo difference <-183 (95%; every pair lost)"),
         "{lost}"
     );
+    // With three pairs the bound lies below 0 (0.05^(1/3) = 0.368: -94), still a floor.
+    let few = line(&[[2, 2]; 3]);
+    assert!(
+        few.starts_with("Elo difference >-94 (95%; every pair won)"),
+        "{few}"
+    );
     let mixed = line(&[[2, 2], [2, 1]]);
     assert!(
         mixed.starts_with("Elo difference ") && mixed.contains('±'),
