@@ -46,6 +46,15 @@ impl GameTable {
     /// Records `count` games with the same players, colours and result.
     pub fn add_many(&mut self, white: &str, black: &str, result: GameResult, count: u64) {
         let (w, b) = (self.player(white), self.player(black));
+        self.add_numbered(w, b, result, count);
+    }
+
+    /// Records `count` games between players already numbered (see [`GameTable::player`]).
+    ///
+    /// # Panics
+    /// If `white` or `black` is not a player's number.
+    pub fn add_numbered(&mut self, white: usize, black: usize, result: GameResult, count: u64) {
+        let (w, b) = (white, black);
         let slot = match result {
             GameResult::WhiteWins => 0,
             GameResult::Draw => 1,

@@ -10,6 +10,8 @@
 //! - [`takes`]: grouped tests of several takes of one idea against one base, with one
 //!   family-wise error rate.
 //! - [`BayesElo`] and [`Ordo`]: joint ratings of many players from a [`GameTable`].
+//! - [`pool`]: a rating pool's anchored ratings and the rule that picks its next pair by
+//!   information.
 //!
 //! Rendering (text, CSV, HTML with charts) lives in the `tourney-report` crate.
 //!
@@ -32,6 +34,7 @@ mod games;
 pub mod homogeneity;
 mod mle;
 pub mod normal;
+pub mod pool;
 mod ratings;
 mod sprt;
 mod summary;
@@ -41,6 +44,7 @@ pub use counts::{GameScore, Pentanomial, Trinomial};
 pub use error::StatsError;
 pub use games::{GameResult, GameTable};
 pub use homogeneity::{Homogeneity, homogeneity};
+pub use pool::{PoolRatings, PoolSettings};
 pub use ratings::{BayesElo, Bound, ErrorMethod, Ordo, PlayerRating, RatingTable};
 pub use sprt::{
     CutechessSprt, Decision, EloModel, Sprt, SprtCounts, SprtInput, SprtStatus, decide,
