@@ -1,7 +1,8 @@
 //! `tourney clone`: a submitted SPRT rescheduled at a longer clock from a directory that
 //! has none of its files, keeping its engines' commit, program, data file and openings;
 //! and the errors a user meets (a viewer's token, an unknown test, a bad clock, an unknown
-//! preset, bounds the SPRT refuses). On the dashboard, a finished SPRT that accepted H1
+//! preset, bounds the SPRT refuses). A version line's presets, with their book, engine
+//! options, per-move limits and threads, change a test at `submit` and `clone`. On the dashboard, a finished SPRT that accepted H1
 //! offers **Reschedule as LTC**: the New test form at six times its clock with the LTC
 //! bounds, which submits.
 
@@ -255,6 +256,19 @@ fn a_passed_sprt_is_rescheduled_as_its_ltc_on_the_dashboard() {
     assert_eq!((sprt.elo0, sprt.elo1), (0.5, 2.5));
 }
 
+/// An SPRT of version `patch` against version `base` at 10+0.1, written in `dir`; its path.
+fn patch_against_base(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("stc.toml");
+    std::fs::write(
+        &file,
+        "name = \"patch\"\ngame = \"loa\"\nformat = \"sprt\"\nsprt = { elo0 = 0, elo1 = 2 }\n\
+         openings = { plies = 2, seed = 1 }\nlimits = { tc = \"10+0.1\" }\n\n\
+         [[engine]]\nversion = \"patch\"\n\n[[engine]]\nversion = \"base\"\n",
+    )
+    .unwrap();
+    file
+}
+
 #[test]
 fn a_version_line_s_presets_change_its_tests_at_submit_and_clone() {
     let dir = tempfile::tempdir().unwrap();
@@ -285,23 +299,22 @@ fn a_version_line_s_presets_change_its_tests_at_submit_and_clone() {
     let bad = as_admin(
         port,
         &[
-            "version", "add", "bad", "--player", "ab", "--preset", "x=book:a",
+            "version",
+            "add",
+            "bad",
+            "--player",
+            "ab",
+            "--preset",
+            "x=bookk:a",
         ],
     );
     let said = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        !bad.status.success() && said.contains("--preset") && said.contains("no key 'book'"),
+        !bad.status.success() && said.contains("--preset") && said.contains("no key 'bookk'"),
         "{said}"
     );
 
-    let file = dir.path().join("stc.toml");
-    std::fs::write(
-        &file,
-        "name = \"patch\"\ngame = \"loa\"\nformat = \"sprt\"\nsprt = { elo0 = 0, elo1 = 2 }\n\
-         openings = { plies = 2, seed = 1 }\nlimits = { tc = \"10+0.1\" }\n\n\
-         [[engine]]\nversion = \"patch\"\n\n[[engine]]\nversion = \"base\"\n",
-    )
-    .unwrap();
+    let file = patch_against_base(dir.path());
     let stc = admin(
         port,
         &["submit", file.to_str().unwrap(), "--preset", "urgent"],
@@ -336,4 +349,92 @@ fn a_version_line_s_presets_change_its_tests_at_submit_and_clone() {
         !ok && err.contains("version 'patch' has no preset 'vltc'"),
         "{err}"
     );
+}
+
+#[test]
+fn a_line_s_preset_gives_its_test_a_book_options_limits_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let book = dir.path().join("books").join("two.txt");
+    std::fs::create_dir_all(book.parent().unwrap()).unwrap();
+    std::fs::write(&book, "b1-b3\nc1-c3\n").unwrap();
+    admin(port, &["version", "add", "base", "--player", "random"]);
+    let preset = format!(
+        "ltc=tc:60+0.6,movetime:900,threads:2,option.Hash:64,book:{},book_format:moves",
+        book.display()
+    );
+    add_program_version(
+        port,
+        "patch",
+        &[
+            "--option",
+            "Hash=16",
+            "--option",
+            "Ponder=false",
+            "--preset",
+            &preset,
+        ],
+    );
+    // The book was uploaded; the version names it by its sha256.
+    let sha = preset_book(port, "patch");
+
+    let file = patch_against_base(dir.path());
+    let id = admin(port, &["submit", file.to_str().unwrap(), "--preset", "ltc"]);
+    let got = get_file(port, id.trim());
+    let c = tourney_model::tournament::TournamentConfig::parse(&got.config, "ltc").unwrap();
+    assert_eq!(c.limits.tc.as_deref(), Some("60+0.6"));
+    assert_eq!(c.limits.movetime, Some(900));
+    assert_eq!(c.threads, Some(2));
+    assert_eq!(c.openings.file.as_deref(), Some(sha.as_str()));
+    assert_eq!(
+        c.openings.format,
+        Some(tourney_model::tournament::OpeningsFormat::Moves)
+    );
+    assert_eq!(
+        got.openings.lines().count(),
+        2,
+        "the book: {}",
+        got.openings
+    );
+    // The patch's Hash is the preset's, over its version's; the built-in base has none.
+    assert_eq!(c.engines[0].options["Hash"].as_str(), Some("64"));
+    assert!(c.engines[1].options.is_empty(), "{:?}", c.engines[1]);
+    let again = status(port, id.trim());
+    assert_eq!(again["openings"], 2, "{again}");
+
+    // Cloned with the preset: the book as uploaded, not the played suite.
+    let (ok, out, err) = clone_in(port, dir.path(), &[id.trim(), "--preset", "ltc"]);
+    assert!(ok, "{err}");
+    let cloned = get_file(port, out.trim());
+    assert_eq!(cloned.openings.lines().count(), 2, "{}", cloned.openings);
+
+    // Errors name the preset's key and value.
+    for (spec, says) in [
+        (
+            "x=book:/no/such/book.txt",
+            "--preset x: book /no/such/book.txt",
+        ),
+        ("x=option.Hash", "expected KEY:VALUE"),
+        ("x=threads:0", "'threads:0': must be 1 or more"),
+        (&format!("x=book:{}", "e".repeat(64)), "book eeeeeeee"),
+    ] {
+        let out = as_admin(
+            port,
+            &[
+                "version",
+                "add",
+                "bad",
+                "--command",
+                "tourney engine ab",
+                "--preset",
+                spec,
+            ],
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && said.contains(says),
+            "{spec}: {said}"
+        );
+    }
 }

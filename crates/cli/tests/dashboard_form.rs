@@ -7,6 +7,8 @@
 //! is shown for Amazons alone, an openings file's fields replace the generated openings',
 //! and each kind of engine shows its own labelled fields; all of it also in a narrow
 //! window. Screenshots of each state are saved in `target/test-artifacts/form-*.png`.
+//! A version line's preset, chosen in the form, fills its fields (clock, bounds, threads,
+//! options, book) and the test submits with them.
 //! (The test page's Stop confirmation is checked in `accounts.rs`.)
 
 mod common;
@@ -318,14 +320,10 @@ fn every_state(browser: &Browser, width: u32) {
     );
 }
 
-#[test]
-fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
-    if !chromium() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
-    let _coordinator = Reaped(coordinator);
+/// A browser signed in as user `ada` (added here) on the dashboard of the coordinator on
+/// `port`, its New test form open with its two engine rows; tall enough that the whole
+/// form is on a screenshot.
+fn open_form(port: u16) -> Browser {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tourney"));
     command
         .args(["user", "add", "ada", "--role", "user", "--password-stdin"])
@@ -337,8 +335,6 @@ fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
         "{}",
         String::from_utf8_lossy(&added.stderr)
     );
-
-    // Tall enough that the whole form is on the screenshot.
     let browser = Browser::start(1280, 2400);
     browser.goto(&format!("http://127.0.0.1:{port}/"));
     browser.log_in("ada", "ada's long password");
@@ -354,8 +350,108 @@ fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
         "return document.querySelector('#new-test').open \
                 && document.querySelectorAll('#f-engines tbody tr').length === 2;",
     );
+    browser
+}
+
+#[test]
+fn the_new_test_form_shows_each_formats_fields_labelled_and_apart() {
+    if !chromium() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let browser = open_form(port);
     every_state(&browser, 1280);
     // A narrow window (a phone's) wraps the form; still nothing overlaps or is cut off.
     browser.set_window_size(420, 2400);
     every_state(&browser, 420);
+}
+
+#[test]
+fn a_line_s_preset_fills_the_form_in_one_choice() {
+    if !chromium() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let book = dir.path().join("book.txt");
+    std::fs::write(&book, "b1-b3\nc1-c3\nd1-d3\n").unwrap();
+    admin(port, &["version", "add", "base", "--player", "random"]);
+    let ltc = format!(
+        "ltc=tc:60+0.6,elo0:0.5,elo1:2.5,threads:2,option.Hash:64,book:{},book_format:moves,\
+         book_order:random",
+        book.display()
+    );
+    add_program_version(
+        port,
+        "patch",
+        &[
+            "--parent",
+            "base",
+            "--preset",
+            &ltc,
+            "--preset",
+            "quick=nodes:500",
+        ],
+    );
+    let sha = preset_book(port, "patch");
+    let browser = open_form(port);
+    browser.eval(
+        "const rows = document.querySelectorAll('#f-engines tbody tr'); \
+         ['patch', 'base'].forEach((v, i) => { \
+           const input = rows[i].querySelector('[data-field=version]'); input.value = v; \
+           input.dispatchEvent(new Event('input', { bubbles: true })); }); return true;",
+    );
+    let offered = browser.wait_for(
+        10,
+        "the line's presets offered",
+        "return document.querySelector('#f-line-preset-label').hidden ? null \
+           : [...document.querySelectorAll('#f-line-preset option')].map((o) => o.value);",
+    );
+    assert_eq!(offered, json!(["", "ltc", "quick"]));
+    pick(&browser, "#f-line-preset", "ltc");
+    let fields = browser.eval(
+        "return Object.fromEntries(['#f-tc', '#f-elo0', '#f-elo1', '#f-preset', '#f-threads', \
+           '#f-options', '#f-openings-kind', '#f-openings-format', '#f-openings-order'] \
+           .map((id) => [id, document.querySelector(id).value]));",
+    );
+    assert_eq!(
+        fields,
+        json!({
+            "#f-tc": "60+0.6", "#f-elo0": "0.5", "#f-elo1": "2.5", "#f-preset": "0.5,2.5",
+            "#f-threads": "2", "#f-options": "Hash=64", "#f-openings-kind": "file",
+            "#f-openings-format": "moves", "#f-openings-order": "random",
+        })
+    );
+    let state = look(&browser, "line-preset");
+    let preview = state["preview"].as_str().unwrap();
+    assert!(
+        preview.contains(&format!("file = \"{sha}\"")) && preview.contains("threads = 2"),
+        "{preview}"
+    );
+    // The outside patch gets the option; the built-in base takes none.
+    assert_eq!(
+        preview.matches("options = { \"Hash\" = \"64\" }").count(),
+        1,
+        "{preview}"
+    );
+    let spec = browser.eval("return document.querySelector('#f-line-preset-spec').textContent;");
+    assert!(spec.as_str().unwrap().starts_with("tc:60+0.6"), "{spec}");
+
+    browser.click("#new-submit");
+    let sent = browser.wait_for(
+        30,
+        "the test submitted",
+        "const error = document.querySelector('#new-error').textContent; \
+         return !document.querySelector('#new-test').open || error ? error || location.hash : null;",
+    );
+    let id = sent
+        .as_str()
+        .unwrap()
+        .strip_prefix("#t=")
+        .unwrap_or_else(|| panic!("{sent}"));
+    let status = status(port, id);
+    assert_eq!(status["openings"], 3, "the book's openings: {status}");
 }

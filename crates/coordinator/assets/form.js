@@ -4,7 +4,7 @@
 // beside that key's field. Uses app.js's `$`, `el`, `act` and `account`.
 "use strict";
 
-const form = { mode: "form", versions: [], openingsFile: null };
+const form = { mode: "form", versions: [], openingsFile: null, book: null, linePresets: "" };
 
 /** A TOML value: numbers as they are, everything else a basic string (JSON's escapes are
  *  TOML's). */
@@ -63,8 +63,28 @@ function engineRow(kind = "version", values = {}) {
   return row;
 }
 
+/** The options field (`Hash=64 Threads=1`) as an inline table of strings; null when empty. */
+function engineOptions() {
+  const pairs = $("#f-options").value.trim().split(/\s+/).filter((p) => p);
+  if (!pairs.length) return null;
+  const items = pairs.map((p) => {
+    const at = p.indexOf("=");
+    const [k, v] = at < 0 ? [p, ""] : [p.slice(0, at), p.slice(at + 1)];
+    return `${JSON.stringify(k)} = ${JSON.stringify(v)}`;
+  });
+  return new InlineTable(`{ ${items.join(", ")} }`);
+}
+
+/** Whether the engine of kind `kind` (and registered version `version`) takes options: an
+ *  engine from source, or a version that is no built-in player. */
+function takesOptions(kind, version) {
+  if (kind === "source") return true;
+  return kind === "version" && form.versions.find((v) => v.name === version)?.kind !== "player";
+}
+
 /** The engines table's rows as `[[engine]]` tables. */
 function engines() {
+  const options = engineOptions();
   return [...document.querySelectorAll("#f-engines tbody tr")].map((row) => {
     const get = (key) => row.querySelector(`[data-field="${key}"]`)?.value.trim() ?? "";
     const kind = get("kind");
@@ -77,6 +97,7 @@ function engines() {
       const bench = row.querySelector('[data-field="bench"]').value.trim();
       if (bench) entry.bench = Number(bench);
     }
+    if (options && takesOptions(kind, entry.version)) entry.options = options;
     return entry;
   });
 }
@@ -96,7 +117,7 @@ function formToml() {
   if (format === "gauntlet" && (num("#f-seeds") ?? 1) > 1) lines.push(`seeds = ${num("#f-seeds")}`);
   if (format === "knockout") lines.push(`tiebreak_pairs = ${num("#f-tiebreak") ?? 0}`);
   if ($("#f-openings-kind").value === "file") {
-    lines.push(`openings = ${inline({ file: form.openingsFile?.name ?? "", format: $("#f-openings-format").value,
+    lines.push(`openings = ${inline({ file: form.openingsFile?.name ?? form.book ?? "", format: $("#f-openings-format").value,
       order: $("#f-openings-order").value === "random" ? "random" : "", seed: num("#f-seed") })}`);
   } else {
     lines.push(`openings = ${inline({ plies: num("#f-plies"), seed: num("#f-seed") })}`);
@@ -107,6 +128,7 @@ function formToml() {
   const draw = inline({ score: num("#f-draw-score"), moves: num("#f-draw-moves") });
   lines.push(`adjudication = ${inline({ max_plies: num("#f-max-plies"), resign, draw }) ?? "{}"}`);
   lines.push(`priority = ${num("#f-priority") ?? 0}`, `weight = ${num("#f-weight") ?? 1}`);
+  if (num("#f-threads") !== null) lines.push(`threads = ${num("#f-threads")}`);
   if (format === "spsa") {
     lines.push("", "[spsa]", `pairs = ${num("#f-spsa-pairs") ?? 0}`);
     const verify = $("#f-verify").value.split(",").map((x) => x.trim()).filter((x) => x);
@@ -119,7 +141,8 @@ function formToml() {
     }
   }
   for (const engine of engines()) {
-    lines.push("", "[[engine]]", ...Object.entries(engine).map(([k, v]) => `${k} = ${tomlValue(v)}`));
+    lines.push("", "[[engine]]", ...Object.entries(engine)
+      .map(([k, v]) => `${k} = ${v instanceof InlineTable ? v.text : tomlValue(v)}`));
   }
   return lines.join("\n") + "\n";
 }
@@ -138,6 +161,9 @@ function renderForm() {
   const fromFile = $("#f-openings-kind").value === "file";
   for (const label of document.querySelectorAll(".f-generated")) label.hidden = fromFile && !label.querySelector("#f-seed");
   for (const label of document.querySelectorAll(".f-openings-file")) label.hidden = !fromFile;
+  $("#f-book").hidden = !fromFile || !form.book || form.openingsFile !== null;
+  $("#f-book").textContent = form.book ? `Book: the uploaded file ${form.book.slice(0, 12)}… (or choose a file)` : "";
+  showLinePresets();
   $("#f-engines-note").textContent = {
     sprt: "Two engines: the patch first, then its base.", match: "Two engines.",
     gauntlet: "The first engine plays each of the others.", "round-robin": "Every engine plays every other.",
@@ -153,6 +179,60 @@ function renderForm() {
   if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
   link.href = URL.createObjectURL(new Blob([toml], { type: "application/toml" }));
   link.download = `${$("#f-name").value.trim() || "test"}.toml`;
+}
+
+/** The registered version the first engine row names, if any. */
+function firstVersion() {
+  const row = $("#f-engines tbody tr");
+  if (row?.querySelector('[data-field="kind"]').value !== "version") return null;
+  const name = row.querySelector('[data-field="version"]')?.value.trim();
+  return form.versions.find((v) => v.name === name) ?? null;
+}
+
+/** Offers the presets of the first engine's version (`tourney version add --preset`), when
+ *  it has any; the list is made again only when the version's presets change. */
+function showLinePresets() {
+  const presets = firstVersion()?.presets ?? {};
+  const names = Object.keys(presets);
+  const key = JSON.stringify(presets);
+  $("#f-line-preset-label").hidden = names.length === 0;
+  if (key !== form.linePresets) {
+    form.linePresets = key;
+    $("#f-line-preset").replaceChildren(el("option", { value: "" }, "none"),
+      ...names.map((n) => el("option", { value: n }, n)));
+  }
+  const chosen = presets[$("#f-line-preset").value];
+  $("#f-line-preset-spec").hidden = !chosen;
+  $("#f-line-preset-spec").textContent = chosen ? chosen.spec : "";
+}
+
+/** Fills the form's fields from preset `p` of a version's line: what it sets (its clock,
+ *  per-move limits, threads, bounds, pair budget, priority, weight, book and options), the
+ *  other fields kept. */
+function applyLinePreset(p) {
+  const set = (id, v) => { if (v !== null && v !== undefined) $(id).value = v; };
+  set("#f-tc", p.tc); set("#f-nodes", p.nodes); set("#f-depth", p.depth); set("#f-movetime", p.movetime);
+  set("#f-threads", p.threads);
+  set("#f-elo0", p.elo0); set("#f-elo1", p.elo1); set("#f-max-pairs", p.max_pairs);
+  set("#f-priority", p.priority); set("#f-weight", p.weight);
+  const bounds = `${$("#f-elo0").value},${$("#f-elo1").value}`;
+  $("#f-preset").value = [...$("#f-preset").options].some((o) => o.value === bounds) ? bounds : "";
+  if (p.book) {
+    form.book = p.book;
+    form.openingsFile = null;
+    $("#f-openings-file").value = "";
+    $("#f-openings-kind").value = "file";
+    set("#f-openings-format", p.book_format ?? "");
+    set("#f-openings-order", p.book_order);
+  }
+  const options = Object.entries(p.options ?? {});
+  if (options.length) {
+    // Its options over those the field has.
+    const had = $("#f-options").value.trim().split(/\s+/).filter((x) => x)
+      .filter((x) => !options.some(([k]) => x.split("=")[0] === k));
+    $("#f-options").value = [...had, ...options.map(([k, v]) => `${k}=${v}`)].join(" ");
+  }
+  renderForm();
 }
 
 /** Shows the form or the TOML text. */
@@ -206,6 +286,7 @@ async function loadVersions() {
   const answer = await fetch("/api/v1/versions");
   if (!answer.ok) return;
   form.versions = await answer.json();
+  showLinePresets();
   $("#f-versions").replaceChildren(...form.versions.map((v) =>
     el("option", { value: v.name }, v.parent ? `${v.name} (from ${v.parent})` : v.name)));
 }
@@ -230,6 +311,8 @@ function fillForm(c) {
   const o = c.openings ?? {};
   $("#f-openings-kind").value = o.file ? "file" : "generated";
   form.openingsFile = null;
+  // An openings file named by sha256 (a preset's book) is on the coordinator already.
+  form.book = /^[0-9a-f]{64}$/.test(o.file ?? "") ? o.file : null;
   set("#f-plies", o.plies); set("#f-seed", o.seed);
   set("#f-openings-format", o.format); set("#f-openings-order", o.order ?? "sequential");
   const l = c.limits ?? {};
@@ -238,7 +321,9 @@ function fillForm(c) {
   set("#f-max-plies", a.max_plies);
   set("#f-resign-score", a.resign?.score); set("#f-resign-moves", a.resign?.moves);
   set("#f-draw-score", a.draw?.score); set("#f-draw-moves", a.draw?.moves);
-  set("#f-priority", c.priority); set("#f-weight", c.weight);
+  set("#f-priority", c.priority); set("#f-weight", c.weight); set("#f-threads", c.threads);
+  const options = (c.engines ?? c.engine ?? []).find((e) => Object.keys(e.options ?? {}).length)?.options ?? {};
+  set("#f-options", Object.entries(options).map(([k, v]) => `${k}=${v}`).join(" "));
   if (c.spsa) {
     set("#f-spsa-pairs", c.spsa.pairs);
     set("#f-verify", c.spsa.verify ? `${c.spsa.verify.elo0},${c.spsa.verify.elo1}` : "");
@@ -332,6 +417,11 @@ $("#f-preset").addEventListener("change", () => {
 });
 for (const id of ["#f-elo0", "#f-elo1"]) $(id).addEventListener("input", () => { $("#f-preset").value = ""; });
 $("#f-openings-file").addEventListener("change", () => { form.openingsFile = $("#f-openings-file").files[0] ?? null; renderForm(); });
+$("#f-line-preset").addEventListener("change", () => {
+  const chosen = firstVersion()?.presets?.[$("#f-line-preset").value];
+  if (chosen) applyLinePreset(chosen);
+  renderForm();
+});
 $("#new-fields").addEventListener("input", renderForm);
 $("#new-fields").addEventListener("change", renderForm);
 $("#new-file").addEventListener("change", async () => {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tourney_model::source::EngineFacts;
+use tourney_model::source::{EngineFacts, is_sha256};
 use tourney_model::tournament::{State, TournamentConfig};
 use tourney_rules::with_position;
 use tourney_store::{OpeningSuite, TournamentRecord, WorkerExclusion};
@@ -64,6 +64,35 @@ fn suite_of(
     };
     with_position!(config.game, P => tourney_plan::openings::generate_up_to::<P>(&settings))
         .map_err(|e| CoordinatorError::Invalid(format!("openings: {e}")))
+}
+
+/// The largest openings file a tournament names by sha256 (an uploaded book), read
+/// whole at submission.
+pub(crate) const MAX_BOOK_BYTES: usize = 16 << 20;
+
+impl Coordinator {
+    /// The text of the uploaded openings file of sha256 `sha` (`openings.file`).
+    ///
+    /// # Errors
+    /// It is not stored here (never uploaded, or only linked), larger than
+    /// [`MAX_BOOK_BYTES`], or not text.
+    fn book(&self, sha: &str) -> Result<String, CoordinatorError> {
+        let why = |e: String| CoordinatorError::Invalid(format!("openings.file: {sha}: {e}"));
+        let Some((bytes, size)) = self.store.read_artifact(sha, 0, MAX_BOOK_BYTES)? else {
+            return Err(why(
+                "no file of this sha256 was uploaded (a linked one is not read here: upload \
+                 it, as `tourney version add --preset NAME=book:PATH` does)"
+                    .into(),
+            ));
+        };
+        if size > MAX_BOOK_BYTES as u64 {
+            return Err(why(format!(
+                "{size} bytes, more than the {} MiB a book may have",
+                MAX_BOOK_BYTES >> 20
+            )));
+        }
+        String::from_utf8(bytes).map_err(|_| why("not UTF-8 text".into()))
+    }
 }
 
 /// Where a submitted tournament comes from: who submitted it, whether it waits for an
@@ -204,6 +233,13 @@ impl Coordinator {
                 )));
             }
         }
+        // An openings file named by the sha256 of an uploaded file (a preset's book), when
+        // its text is not sent with the tournament.
+        let book = match &config.openings.file {
+            Some(sha) if openings_text.is_empty() && is_sha256(sha) => Some(self.book(sha)?),
+            _ => None,
+        };
+        let openings_text = book.as_deref().unwrap_or(openings_text);
         // Made on a blocking thread, one suite at a time: the runtime's threads keep
         // serving leases and reports meanwhile.
         let openings = {

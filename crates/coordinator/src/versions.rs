@@ -94,6 +94,19 @@ impl Coordinator {
                 return Err(invalid(format!("file '{name}' ({sha}) was not uploaded")));
             }
         }
+        for (name, spec) in &version.presets {
+            let book = tourney_model::tournament::followup::preset_changes(spec)
+                .map_err(|e| invalid(format!("preset {name}: {e}")))?
+                .book;
+            if let Some(sha) = book
+                && self.store.artifact_size(&sha)?.is_none()
+            {
+                return Err(invalid(format!(
+                    "preset {name}: book {sha} was not uploaded (give its path to `tourney \
+                     version add --preset`, which uploads it)"
+                )));
+            }
+        }
         version.created_ms = tourney_model::unix_ms_now();
         let mut inner = self.lock();
         if let Some(parent) = &version.parent

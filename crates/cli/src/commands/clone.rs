@@ -26,7 +26,8 @@ use crate::support::local::AdminTarget;
 /// limits (`nodes`, `depth`, `movetime`) unless `--no-move-limits` drops them; an engine
 /// with its own `limits` keeps them (said on stderr). `--preset NAME` applies the preset
 /// the test's first engine's version registered (`tourney version add --preset`: clock,
-/// bounds, pair budget, priority, weight), else the SPRT bounds the dashboard's form names
+/// per-move limits, threads, bounds, pair budget, priority, weight, book, engine options),
+/// else the SPRT bounds the dashboard's form names
 /// so (`stc` [0, 2], `ltc` [0.5, 2.5], `nonreg` [-1.75, 0.25], normalized Elo); the other
 /// flags change what it sets (`--elo0`/`--elo1` one bound).
 /// `--max-pairs` is an SPRT's or grouped test's `sprt.max_pairs` or a match's `pairs`. A
@@ -107,7 +108,14 @@ pub(crate) async fn preset_of(
             .versions;
         let spec = (versions.iter().find(|v| &v.name == line)).and_then(|v| v.presets.get(name));
         if let Some(spec) = spec {
-            return preset_changes(spec).map_err(|e| anyhow::anyhow!("--preset {name}: {e}"));
+            let mut changes =
+                preset_changes(spec).map_err(|e| anyhow::anyhow!("--preset {name}: {e}"))?;
+            // Built-in players take none of its options.
+            changes.players = (versions.iter())
+                .filter(|v| !v.player.is_empty())
+                .map(|v| v.name.clone())
+                .collect();
+            return Ok(changes);
         }
     }
     let (elo0, elo1) = bound_preset(name).map_err(|e| {
@@ -143,18 +151,22 @@ pub(crate) fn clone(args: &CloneArgs) -> Result<()> {
             Some(name) => preset_of(&mut admin, &got.config, &got.file, name).await?,
             None => Changes::default(),
         };
+        // A preset's book (an uploaded file) replaces the openings played.
+        let book = preset.book.is_some();
         let changes = Changes {
             name: args.name.clone(),
-            tc: args.tc.clone().or(preset.tc),
+            tc: args.tc.clone(),
             no_move_limits: args.no_move_limits,
-            elo0: args.elo0.or(preset.elo0),
-            elo1: args.elo1.or(preset.elo1),
-            max_pairs: args.max_pairs.or(preset.max_pairs),
-            priority: args.priority.or(preset.priority),
-            weight: args.weight.or(preset.weight),
-            openings_as_played: !args.print && !got.openings.is_empty(),
+            elo0: args.elo0,
+            elo1: args.elo1,
+            max_pairs: args.max_pairs,
+            priority: args.priority,
+            weight: args.weight,
+            openings_as_played: !args.print && !book && !got.openings.is_empty(),
             pins: if args.print { pins } else { Default::default() },
-        };
+            ..Changes::default()
+        }
+        .over(preset);
         let (text, notes) = follow_up(&got.config, &got.file, &changes)
             .map_err(|e| anyhow::anyhow!("tourney clone {id}: {e}"))?;
         for note in notes {
@@ -167,7 +179,7 @@ pub(crate) fn clone(args: &CloneArgs) -> Result<()> {
         let request = pb::SubmitRequest {
             config: text,
             file: got.file.clone(),
-            openings: got.openings,
+            openings: if book { String::new() } else { got.openings },
             artifacts: got.artifacts,
             files: got.files,
             commits: got.commits,

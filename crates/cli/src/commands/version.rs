@@ -105,19 +105,46 @@ struct AddArgs {
     /// Replace a version of this name that has not played yet.
     #[arg(long)]
     replace: bool,
-    /// A follow-up preset of its line, NAME=KEY:VALUE,... (repeatable): what `tourney
-    /// clone --preset NAME` and `submit --preset NAME` change in a test whose first engine
-    /// is this version, of tc, elo0, elo1, max_pairs, priority and weight (`--preset
-    /// ltc=tc:60+0.6,elo0:0.5,elo1:2.5`).
+    /// A preset of its line, NAME=KEY:VALUE,... (repeatable): what `tourney clone --preset
+    /// NAME`, `submit --preset NAME` and the dashboard's form set in a test whose first
+    /// engine is this version: tc, nodes, depth, movetime, threads, elo0, elo1, max_pairs,
+    /// priority, weight, book (an openings file's path, uploaded here, or the sha256 of
+    /// one uploaded before) with book_format (positions, moves, pgn) and book_order
+    /// (sequential, random), and option.NAME (an option of every outside engine of the
+    /// test): `--preset ltc=tc:60+0.6,elo0:0.5,elo1:2.5,option.Hash:64,book:uho.epd`.
     #[arg(long = "preset", value_name = "NAME=KEY:VALUE,...", value_parser = preset_pair)]
     presets: Vec<(String, String)>,
 }
 
-/// `NAME=KEY:VALUE,...`, checked.
+/// `NAME=KEY:VALUE,...`, checked (a book given by path as if uploaded).
 fn preset_pair(text: &str) -> Result<(String, String), String> {
     let (name, spec) = option_pair(text)?;
-    tourney_model::tournament::followup::preset_changes(&spec)?;
+    let checked = match book_path(&spec) {
+        Some(_) => with_book(&spec, &"0".repeat(64)),
+        None => spec.clone(),
+    };
+    tourney_model::tournament::followup::preset_changes(&checked)?;
     Ok((name, spec))
+}
+
+/// The book of preset `spec` when it is given by path (`book:books/8moves.txt`), not by
+/// the sha256 of a file uploaded before.
+fn book_path(spec: &str) -> Option<&str> {
+    (spec.split(',').filter_map(|pair| pair.split_once(':')))
+        .find(|(key, _)| key.trim() == "book")
+        .map(|(_, value)| value.trim())
+        .filter(|value| !tourney_model::source::is_sha256(value))
+}
+
+/// Preset `spec` with its book named by `sha256`.
+fn with_book(spec: &str, sha256: &str) -> String {
+    (spec.split(','))
+        .map(|pair| match pair.split_once(':') {
+            Some((key, _)) if key.trim() == "book" => format!("book:{sha256}"),
+            _ => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[derive(Args)]
@@ -204,6 +231,20 @@ async fn add(args: &AddArgs) -> Result<()> {
             .with_context(|| format!("--file {name}={path}"))?;
         files.insert(name.clone(), sha);
     }
+    let mut presets = std::collections::HashMap::new();
+    for (name, spec) in &args.presets {
+        // A book given by path is uploaded, and named by its sha256.
+        let spec = match book_path(spec) {
+            Some(path) => {
+                let sha = upload(&mut admin, Path::new(path))
+                    .await
+                    .with_context(|| format!("--preset {name}: book {path}"))?;
+                with_book(spec, &sha)
+            }
+            None => spec.clone(),
+        };
+        presets.insert(name.clone(), spec);
+    }
     if let Some(s) = &source {
         eprintln!(
             "{} at {}: commit {}",
@@ -226,7 +267,7 @@ async fn add(args: &AddArgs) -> Result<()> {
         bench: args.bench,
         checks: Vec::new(),
         protocol: args.protocol.clone().unwrap_or_default(),
-        presets: args.presets.iter().cloned().collect(),
+        presets,
     };
     admin
         .add_version(pb::AddVersionRequest {

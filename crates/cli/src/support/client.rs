@@ -165,6 +165,9 @@ pub(crate) fn read_tournament_text(path: &Path, text: String) -> Result<Tourname
     tourney_plan::check::check_players(&config, &text, &file)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let openings = match &config.openings.file {
+        // A sha256 names an openings file uploaded before (a preset's book), which the
+        // coordinator reads itself.
+        Some(f) if tourney_model::source::is_sha256(f) && !base.join(f).exists() => String::new(),
         Some(f) => {
             let p = confined(base, f).with_context(|| format!("{file}: openings.file"))?;
             let openings = std::fs::read_to_string(&p)

@@ -157,3 +157,22 @@ pub(crate) fn chromium() -> bool {
     );
     false
 }
+
+/// The sha256 of the book a preset of version `name` names (`book:<sha256>`), as `tourney
+/// version show` lists it.
+pub(crate) fn preset_book(port: u16, name: &str) -> String {
+    let shown = admin(port, &["version", "show", name]);
+    let sha = (shown.split("book:").nth(1))
+        .and_then(|rest| rest.get(..64))
+        .unwrap_or_else(|| panic!("no book in {shown}"));
+    assert!(tourney_model::source::is_sha256(sha), "{shown}");
+    sha.to_string()
+}
+
+/// Registers version `name`, an outside engine (`tourney engine ab`, the worker's own
+/// program) with `args` (`--preset`, `--option`, `--parent`, ...).
+pub(crate) fn add_program_version(port: u16, name: &str, args: &[&str]) {
+    let mut all = vec!["version", "add", name, "--command", "tourney engine ab"];
+    all.extend_from_slice(args);
+    admin(port, &all);
+}

@@ -5,8 +5,9 @@
 //! its comments or layout (tables' keys come out sorted). A clone with no change keeps
 //! the text as it was.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
 use toml::{Table, Value};
 
 use super::{Format, TournamentConfig};
@@ -36,57 +37,177 @@ pub fn bound_preset(name: &str) -> Result<(f64, f64), String> {
         })
 }
 
-/// The keys a registered preset may set (`tourney version add --preset`).
-pub const PRESET_KEYS: &[&str] = &["tc", "elo0", "elo1", "max_pairs", "priority", "weight"];
+/// The keys a registered preset may set (`tourney version add --preset`), besides
+/// `option.NAME` (an engine option, [`Changes::options`]).
+pub const PRESET_KEYS: &[&str] = &[
+    "tc",
+    "nodes",
+    "depth",
+    "movetime",
+    "threads",
+    "elo0",
+    "elo1",
+    "max_pairs",
+    "priority",
+    "weight",
+    "book",
+    "book_format",
+    "book_order",
+];
+
+/// The longest preset, in characters.
+pub const MAX_PRESET_CHARS: usize = 2000;
+
+/// The most engine options (`option.NAME`) one preset sets.
+pub const MAX_PRESET_OPTIONS: usize = crate::version::MAX_OPTIONS;
+
+/// The longest engine option's name or value in a preset, in characters.
+pub const MAX_OPTION_CHARS: usize = 200;
 
 /// The changes of a preset as a version line registers it: `key:value` pairs joined by
-/// commas, of [`PRESET_KEYS`] (`tc:60+0.6,elo0:0.5,elo1:2.5,max_pairs:40000`).
+/// commas, of [`PRESET_KEYS`] and `option.NAME` (`tc:60+0.6,elo0:0.5,elo1:2.5,
+/// max_pairs:40000,option.Hash:64,book:<sha256>,book_format:moves`). `book` is the sha256
+/// of an openings file uploaded to the coordinator (`tourney version add --preset` uploads
+/// one given by path); `book_format` and `book_order` are its `openings.format` and
+/// `openings.order`.
 ///
 /// # Errors
-/// An unknown key, a value of the wrong kind, an empty preset; the message names it.
+/// An unknown key, a value of the wrong kind or out of bounds, a key given twice, an
+/// empty or too long preset; the message names the pair.
 pub fn preset_changes(spec: &str) -> Result<Changes, String> {
+    if spec.chars().count() > MAX_PRESET_CHARS {
+        return Err(format!(
+            "a preset has at most {MAX_PRESET_CHARS} characters"
+        ));
+    }
     let mut changes = Changes::default();
+    let mut seen = BTreeSet::new();
     for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (key, value) =
             (pair.split_once(':')).ok_or_else(|| format!("'{pair}': expected KEY:VALUE"))?;
         let (key, value) = (key.trim(), value.trim());
-        let bad = |e: &dyn std::fmt::Display| format!("'{pair}': {e}");
-        match key {
-            "tc" => {
-                value.parse::<crate::TimeControl>().map_err(|e| bad(&e))?;
-                changes.tc = Some(value.to_string());
-            }
-            "elo0" => changes.elo0 = Some(value.parse().map_err(|e| bad(&e))?),
-            "elo1" => changes.elo1 = Some(value.parse().map_err(|e| bad(&e))?),
-            "max_pairs" => changes.max_pairs = Some(value.parse().map_err(|e| bad(&e))?),
-            "priority" => changes.priority = Some(value.parse().map_err(|e| bad(&e))?),
-            "weight" => changes.weight = Some(value.parse().map_err(|e| bad(&e))?),
-            _ => {
-                return Err(format!(
-                    "'{pair}': no key '{key}' (a preset sets {})",
-                    PRESET_KEYS.join(", ")
-                ));
-            }
+        if !seen.insert(key) {
+            return Err(format!("'{pair}': '{key}' is given twice"));
         }
+        preset_pair(&mut changes, key, value).map_err(|e| format!("'{pair}': {e}"))?;
+    }
+    if changes.options.len() > MAX_PRESET_OPTIONS {
+        return Err(format!(
+            "'{spec}': at most {MAX_PRESET_OPTIONS} options a preset"
+        ));
     }
     if changes == Changes::default() {
         return Err(format!(
-            "'{spec}': a preset sets at least one of {}",
+            "'{spec}': a preset sets at least one of {} or option.NAME",
             PRESET_KEYS.join(", ")
+        ));
+    }
+    if changes.book.is_none() && (changes.book_format.is_some() || changes.book_order.is_some()) {
+        return Err(format!(
+            "'{spec}': book_format and book_order are of a book: give book too"
         ));
     }
     Ok(changes)
 }
 
-/// What a follow-up changes of its test's file; `None` (or `false`) keeps it as it was.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Sets `key` of a preset to `value` in `changes`.
+fn preset_pair(changes: &mut Changes, key: &str, value: &str) -> Result<(), String> {
+    fn count<T: std::str::FromStr<Err: std::fmt::Display> + Default + PartialEq>(
+        value: &str,
+    ) -> Result<T, String> {
+        let n: T = value.parse().map_err(|e| format!("{e}"))?;
+        if n == T::default() {
+            return Err("must be 1 or more".into());
+        }
+        Ok(n)
+    }
+    let bad = |e: &dyn std::fmt::Display| e.to_string();
+    match key {
+        "tc" => {
+            value.parse::<crate::TimeControl>().map_err(|e| bad(&e))?;
+            changes.tc = Some(value.to_string());
+        }
+        "nodes" => changes.nodes = Some(count(value)?),
+        "depth" => changes.depth = Some(count(value)?),
+        "movetime" => changes.movetime = Some(count(value)?),
+        "threads" => {
+            let most = crate::fleet::MAX_THREADS;
+            let n: u32 = count(value)?;
+            if n > most {
+                return Err(format!("must be 1 to {most}"));
+            }
+            changes.threads = Some(n);
+        }
+        "elo0" => changes.elo0 = Some(value.parse().map_err(|e| bad(&e))?),
+        "elo1" => changes.elo1 = Some(value.parse().map_err(|e| bad(&e))?),
+        "max_pairs" => changes.max_pairs = Some(value.parse().map_err(|e| bad(&e))?),
+        "priority" => changes.priority = Some(value.parse().map_err(|e| bad(&e))?),
+        "weight" => changes.weight = Some(value.parse().map_err(|e| bad(&e))?),
+        "book" => {
+            if !crate::source::is_sha256(value) {
+                return Err("expected the sha256 of an uploaded openings file (64 hex \
+                            digits)"
+                    .into());
+            }
+            changes.book = Some(value.to_ascii_lowercase());
+        }
+        "book_format" => {
+            changes.book_format = Some(enum_value(value, "positions, moves or pgn")?);
+        }
+        "book_order" => {
+            changes.book_order = Some(enum_value(value, "sequential or random")?);
+        }
+        _ => {
+            let Some(name) = key.strip_prefix("option.") else {
+                return Err(format!(
+                    "no key '{key}' (a preset sets {} or option.NAME)",
+                    PRESET_KEYS.join(", ")
+                ));
+            };
+            let plain = |t: &str| {
+                (1..=MAX_OPTION_CHARS).contains(&t.chars().count())
+                    && !t.chars().any(|c| c.is_control() || c == '=')
+            };
+            if !plain(name) || !plain(value) {
+                return Err(format!(
+                    "an option's name and value are 1 to {MAX_OPTION_CHARS} characters, \
+                     no '=' or control characters"
+                ));
+            }
+            changes.options.insert(name.to_string(), value.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// A value of a kebab-case enum of the tournament file (`moves`), `expected` naming those
+/// known.
+fn enum_value<T: serde::de::DeserializeOwned>(value: &str, expected: &str) -> Result<T, String> {
+    T::deserialize(toml::Value::String(value.to_string()))
+        .map_err(|_| format!("expected {expected}"))
+}
+
+/// What a follow-up changes of its test's file; `None` (or `false`, or empty) keeps it as
+/// it was. Serialized, what a preset sets (the dashboard's form fills its fields from it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Changes {
     /// `name`.
+    #[serde(skip)]
     pub name: Option<String>,
     /// `limits.tc`, the clock (`60+0.6`; the changed file is checked as a whole).
     pub tc: Option<String>,
-    /// Drops the per-move limits `limits.nodes`, `limits.depth` and `limits.movetime`.
+    /// `limits.nodes`.
+    pub nodes: Option<u64>,
+    /// `limits.depth`.
+    pub depth: Option<u32>,
+    /// `limits.movetime`, milliseconds.
+    pub movetime: Option<u64>,
+    /// Drops the per-move limits `limits.nodes`, `limits.depth` and `limits.movetime`
+    /// (those the other fields do not set).
+    #[serde(skip)]
     pub no_move_limits: bool,
+    /// `threads`: each outside engine's threads.
+    pub threads: Option<u32>,
     /// `sprt.elo0`.
     pub elo0: Option<f64>,
     /// `sprt.elo1`.
@@ -97,12 +218,74 @@ pub struct Changes {
     pub priority: Option<i32>,
     /// `weight`.
     pub weight: Option<f64>,
+    /// The openings: a file uploaded to the coordinator, by sha256 (`openings = { file =
+    /// "<sha256>" }`, in place of the openings the file had; its `seed` kept).
+    pub book: Option<String>,
+    /// With `book`: `openings.format`.
+    pub book_format: Option<super::OpeningsFormat>,
+    /// With `book`: `openings.order`.
+    pub book_order: Option<super::OpeningsOrder>,
+    /// Engine options (`setoption` values), set in the `options` of every engine that
+    /// takes them (an outside engine, or a registered version not in `players`), as
+    /// OpenBench's presets give both engines their options: an SPRT's two sides keep the
+    /// same hash and threads.
+    pub options: BTreeMap<String, String>,
+    /// The registered versions that are built-in players (which take no options).
+    #[serde(skip)]
+    pub players: BTreeSet<String>,
     /// The openings file becomes the suite as played (`format = "positions"`, `order =
     /// "sequential"`, no `offset`), sent with the clone in place of the file.
+    #[serde(skip)]
     pub openings_as_played: bool,
     /// Engines from source get their full commit, and data files their sha256, written in
     /// the file (by engine name), so that it submits alike from anywhere.
+    #[serde(skip)]
     pub pins: BTreeMap<String, EngineFacts>,
+}
+
+impl Changes {
+    /// These changes, with what they leave unset taken from `preset` (flags over a
+    /// preset); options are merged, these winning.
+    #[must_use]
+    pub fn over(self, preset: Changes) -> Changes {
+        let mut options = preset.options;
+        options.extend(self.options);
+        let mut players = preset.players;
+        players.extend(self.players);
+        Changes {
+            name: self.name.or(preset.name),
+            tc: self.tc.or(preset.tc),
+            nodes: self.nodes.or(preset.nodes),
+            depth: self.depth.or(preset.depth),
+            movetime: self.movetime.or(preset.movetime),
+            no_move_limits: self.no_move_limits || preset.no_move_limits,
+            threads: self.threads.or(preset.threads),
+            elo0: self.elo0.or(preset.elo0),
+            elo1: self.elo1.or(preset.elo1),
+            max_pairs: self.max_pairs.or(preset.max_pairs),
+            priority: self.priority.or(preset.priority),
+            weight: self.weight.or(preset.weight),
+            book: self.book.clone().or(preset.book),
+            book_format: if self.book.is_some() {
+                self.book_format
+            } else {
+                preset.book_format
+            },
+            book_order: if self.book.is_some() {
+                self.book_order
+            } else {
+                preset.book_order
+            },
+            options,
+            players,
+            openings_as_played: self.openings_as_played || preset.openings_as_played,
+            pins: if self.pins.is_empty() {
+                preset.pins
+            } else {
+                self.pins
+            },
+        }
+    }
 }
 
 /// A follow-up's file: `text` (named `file`) with `changes`, checked as a tournament file,
@@ -126,7 +309,12 @@ pub fn follow_up(
     if let Some(name) = &changes.name {
         table.insert("name".into(), Value::String(name.clone()));
     }
-    if changes.tc.is_some() || changes.no_move_limits {
+    let per_move = [
+        ("nodes", changes.nodes),
+        ("depth", changes.depth.map(u64::from)),
+        ("movetime", changes.movetime),
+    ];
+    if changes.tc.is_some() || changes.no_move_limits || per_move.iter().any(|(_, v)| v.is_some()) {
         let limits = sub_table(&mut table, "limits");
         if let Some(tc) = &changes.tc {
             limits.insert("tc".into(), Value::String(tc.clone()));
@@ -134,6 +322,12 @@ pub fn follow_up(
         if changes.no_move_limits {
             for key in ["nodes", "depth", "movetime"] {
                 limits.remove(key);
+            }
+        }
+        for (key, value) in per_move {
+            if let Some(v) = value {
+                let v = i64::try_from(v).map_err(|_| format!("limits.{key}: too large"))?;
+                limits.insert(key.into(), Value::Integer(v));
             }
         }
         for engine in config.engines.iter().filter(|e| e.limits.is_some()) {
@@ -181,7 +375,25 @@ pub fn follow_up(
     if let Some(weight) = changes.weight {
         table.insert("weight".into(), Value::Float(weight));
     }
-    if changes.openings_as_played && config.openings.file.is_some() {
+    if let Some(threads) = changes.threads {
+        table.insert("threads".into(), Value::Integer(threads.into()));
+    }
+    if let Some(book) = &changes.book {
+        let seed = (table.get("openings").and_then(|o| o.get("seed")).cloned())
+            .unwrap_or(Value::Integer(1));
+        let mut openings = Table::new();
+        openings.insert("file".into(), Value::String(book.clone()));
+        openings.insert("seed".into(), seed);
+        if let Some(format) = &changes.book_format {
+            openings.insert("format".into(), enum_text(format)?);
+        }
+        if let Some(order) = &changes.book_order {
+            openings.insert("order".into(), enum_text(order)?);
+        }
+        table.insert("openings".into(), Value::Table(openings));
+    }
+    set_options(&mut table, &changes.options, &changes.players);
+    if changes.openings_as_played && changes.book.is_none() && config.openings.file.is_some() {
         let openings = sub_table(&mut table, "openings");
         openings.insert("format".into(), Value::String("positions".into()));
         openings.insert("order".into(), Value::String("sequential".into()));
@@ -191,6 +403,31 @@ pub fn follow_up(
     let changed = toml::to_string(&table).map_err(|e| format!("{file}: {e}"))?;
     TournamentConfig::parse(&changed, file).map_err(|e| e.to_string())?;
     Ok((changed, notes))
+}
+
+/// A kebab-case enum of the tournament file as its TOML value (`"moves"`).
+fn enum_text(value: &impl Serialize) -> Result<Value, String> {
+    Value::try_from(value).map_err(|e| e.to_string())
+}
+
+/// Sets `options` in every engine that takes options: one with a command or a source,
+/// or a registered version not in `players` (built-in players).
+fn set_options(table: &mut Table, options: &BTreeMap<String, String>, players: &BTreeSet<String>) {
+    let Some(Value::Array(engines)) = table.get_mut("engine").filter(|_| !options.is_empty())
+    else {
+        return;
+    };
+    for engine in engines.iter_mut().filter_map(Value::as_table_mut) {
+        let version = engine.get("version").and_then(Value::as_str);
+        let outside = engine.contains_key("command") || engine.contains_key("git");
+        if !outside && version.is_none_or(|v| players.contains(v)) {
+            continue;
+        }
+        let set = sub_table(engine, "options");
+        for (name, value) in options {
+            set.insert(name.clone(), Value::String(value.clone()));
+        }
+    }
 }
 
 /// Writes each engine's full commit and its data files' sha256 into its `[[engine]]`.
@@ -290,6 +527,7 @@ player = "ab"
                     ..Default::default()
                 },
             )]),
+            ..Changes::default()
         };
         let (text, _) = follow_up(SPRT, "stc.toml", &changes).unwrap();
         let c = TournamentConfig::parse(&text, "ltc.toml").unwrap();
@@ -346,12 +584,96 @@ player = "ab"
         );
         for (bad, says) in [
             ("tc:60+x", "'tc:60+x'"),
-            ("book:x.epd", "no key 'book'"),
+            ("bookk:x.epd", "no key 'bookk'"),
             ("elo0", "expected KEY:VALUE"),
             ("", "at least one"),
         ] {
             let e = preset_changes(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_preset_sets_limits_threads_book_and_options() {
+        let sha = "AB".repeat(32);
+        let spec = format!(
+            "nodes:20000,depth:9,movetime:150,threads:4,book:{sha},book_format:moves,\
+             book_order:random,option.Hash:64,option.UCI_Chess960:false"
+        );
+        let c = preset_changes(&spec).unwrap();
+        assert_eq!(
+            (c.nodes, c.depth, c.movetime),
+            (Some(20000), Some(9), Some(150))
+        );
+        assert_eq!(c.threads, Some(4));
+        assert_eq!(c.book.as_deref(), Some("ab".repeat(32).as_str()));
+        assert_eq!(c.book_format, Some(super::super::OpeningsFormat::Moves));
+        assert_eq!(c.book_order, Some(crate::tournament::OpeningsOrder::Random));
+        assert_eq!(c.options["Hash"], "64");
+        assert_eq!(c.options["UCI_Chess960"], "false");
+        let long = format!("option.X:{}", "v".repeat(MAX_PRESET_CHARS));
+        let many: Vec<String> = (0..=MAX_PRESET_OPTIONS)
+            .map(|i| format!("option.O{i}:1"))
+            .collect();
+        for (bad, says) in [
+            ("nodes:0", "'nodes:0': must be 1 or more"),
+            ("depth:-3", "'depth:-3'"),
+            ("movetime:fast", "'movetime:fast'"),
+            ("threads:100000", "'threads:100000': must be 1 to"),
+            ("book:book.epd", "'book:book.epd': expected the sha256"),
+            (
+                "book_format:fen",
+                "'book_format:fen': expected positions, moves or pgn",
+            ),
+            ("book_order:backwards", "expected sequential or random"),
+            ("book_format:moves", "give book too"),
+            ("option.:64", "an option's name and value"),
+            ("option.Hash:", "an option's name and value"),
+            ("option.A=B:1", "no '='"),
+            ("tc:10+0.1,tc:60+0.6", "'tc' is given twice"),
+            (long.as_str(), "at most 2000 characters"),
+            (many.join(",").as_str(), "at most 64 options"),
+        ] {
+            let e = preset_changes(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_preset_s_book_options_and_limits_change_the_file() {
+        let mut changes = preset_changes(&format!(
+            "movetime:200,threads:2,book:{},book_format:pgn,option.Hash:64",
+            "cd".repeat(32)
+        ))
+        .unwrap();
+        changes.players.insert("base".into());
+        let text = SPRT.replace("player = \"ab\"", "version = \"base\"")
+            + "\n[[engine]]\nname = \"third\"\nversion = \"mine-2\"\n\n\
+               [[engine]]\nname = \"fourth\"\nplayer = \"random\"\n";
+        let text = text
+            .replace("format = \"sprt\"", "format = \"gauntlet\"\nrounds = 1")
+            .replace("sprt = { elo0 = 0.0, elo1 = 2.0, max_pairs = 1000 }\n", "");
+        let (text, _) = follow_up(&text, "g.toml", &changes).unwrap();
+        let c = TournamentConfig::parse(&text, "g.toml").unwrap();
+        assert_eq!((c.limits.movetime, c.limits.nodes), (Some(200), Some(5000)));
+        assert_eq!(c.threads, Some(2));
+        let o = &c.openings;
+        assert_eq!(o.file.as_deref(), Some("cd".repeat(32).as_str()));
+        assert_eq!(o.format, Some(super::super::OpeningsFormat::Pgn));
+        assert_eq!((o.seed, o.offset, o.plies), (1, 0, None));
+        let hash = |i: usize| c.engines[i].options.get("Hash").and_then(|v| v.as_str());
+        // The source and the outside version get it; a built-in version or player not.
+        assert_eq!(
+            (hash(0), hash(1), hash(2), hash(3)),
+            (Some("64"), None, Some("64"), None)
+        );
+        // A flag is over the preset; the preset fills the rest.
+        let flags = Changes {
+            movetime: Some(300),
+            ..Changes::default()
+        }
+        .over(changes.clone());
+        assert_eq!((flags.movetime, flags.threads), (Some(300), Some(2)));
+        assert_eq!(flags.options, changes.options);
     }
 }

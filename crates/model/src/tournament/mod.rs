@@ -174,11 +174,13 @@ impl TournamentConfig {
     }
 
     /// Fills in each engine given by `version` from the registered version `lookup`
-    /// finds: its player, or its command or source, options, files and bench signature.
+    /// finds: its player, or its command or source, options (the entry's own over the
+    /// version's), files and bench signature.
     /// Returns the outside programs' sha256 by engine name.
     ///
     /// # Errors
-    /// An engine names a version `lookup` does not know.
+    /// An engine names a version `lookup` does not know, or gives options to a version
+    /// that is a built-in player.
     pub fn resolve_versions(
         &mut self,
         lookup: impl Fn(&str) -> Option<crate::version::EngineVersion>,
@@ -191,11 +193,20 @@ impl TournamentConfig {
             let version = lookup(name).ok_or_else(|| {
                 format!("engine[{i}].version: no version '{name}' (see `tourney version list`)")
             })?;
+            if version.player.is_some() && !engine.options.is_empty() {
+                return Err(format!(
+                    "engine[{i}].options: version '{name}' is a built-in player: options are \
+                     for outside engines"
+                ));
+            }
             engine.player = version.player;
             engine.command = version.command;
             engine.set_source(version.source);
+            // The entry's own options are over the version's (a preset's `option.Hash`).
+            let own = std::mem::take(&mut engine.options);
             engine.options = (version.options.into_iter())
                 .map(|(k, v)| (k, toml::Value::String(v)))
+                .chain(own)
                 .collect();
             engine.files = version.files;
             engine.bench = version.bench;

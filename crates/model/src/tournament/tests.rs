@@ -599,6 +599,32 @@ fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
     let e = TournamentConfig::parse(&both, "t.toml").unwrap_err();
     assert_eq!(e.key.as_deref(), Some("engine[1].version"), "{e}");
     assert!(e.to_string().contains("not both"), "{e}");
+
+    // An entry's own options (a preset's) are over its version's; a built-in has none.
+    let own = text.replace(
+        "version = \"prog-7\"",
+        "version = \"prog-7\"\noptions = { Hash = 128, Threads = 2 }",
+    );
+    let mut c = TournamentConfig::parse(&own, "t.toml").unwrap();
+    c.resolve_versions(lookup).unwrap();
+    let values = c.engines[1].option_values();
+    assert_eq!(
+        values,
+        [
+            ("Hash".into(), "128".into()),
+            ("Threads".into(), "2".into())
+        ]
+    );
+    let built_in = text.replace(
+        "version = \"ab-v2\"",
+        "version = \"ab-v2\"\noptions = { Hash = 1 }",
+    );
+    let mut c = TournamentConfig::parse(&built_in, "t.toml").unwrap();
+    let e = c.resolve_versions(lookup).unwrap_err();
+    assert!(
+        e.contains("engine[0].options: version 'ab-v2' is a built-in"),
+        "{e}"
+    );
 }
 
 #[test]

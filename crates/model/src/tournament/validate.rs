@@ -440,7 +440,7 @@ impl TournamentConfig {
 }
 
 /// Engine `i`: a name of its own within bounds, its limits, and exactly one of a player, a
-/// command or a version (options only for a command).
+/// command or a version (options only for a command or a version, over its own).
 fn check_engine<'a>(
     i: usize,
     engine: &'a EngineEntry,
@@ -490,7 +490,6 @@ fn check_engine<'a>(
     ];
     match (given, &engine.version) {
         (_, Some(v)) if v.trim().is_empty() => return at("version", "must not be empty".into()),
-        ([false, false, false], Some(_)) if !engine.options.is_empty() => return at("options", "a version has its options".into()),
         ([false, false, false], Some(_)) if !engine.files.is_empty() || engine.bench.is_some() => return at("files", "a version has its files and bench".into()),
         ([false, false, false], Some(_)) if engine.protocol.is_some() => return at("protocol", "a version has its protocol".into()),
         ([false, false, false], Some(_)) => return Ok(()),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use tourney_model::tournament::followup::{Changes, preset_changes};
 use tourney_model::tournament::{Format, State};
 use tourney_stats::Decision;
 
@@ -21,6 +22,32 @@ pub(super) struct VersionItem {
     /// `player`, `program`, `source`.
     kind: &'static str,
     created_ms: u64,
+    /// Its line's presets by name, for the form to fill its fields from.
+    presets: BTreeMap<String, PresetItem>,
+}
+
+/// A version's preset (`tourney version add --preset`) as the New test form applies it:
+/// what it sets (null: kept as the form has it).
+#[derive(Debug, Serialize)]
+pub(super) struct PresetItem {
+    /// As registered (`tc:60+0.6,elo0:0.5,elo1:2.5`).
+    spec: String,
+    /// What it sets: `tc`, `nodes`, `depth`, `movetime`, `threads`, `elo0`, `elo1`,
+    /// `max_pairs`, `priority`, `weight`, `book` (a sha256), `book_format`, `book_order`,
+    /// `options`.
+    #[serde(flatten)]
+    sets: Changes,
+}
+
+/// The presets of a version as the form applies them (a spec that no longer reads, as
+/// after a change of its keys, is left out).
+fn presets_of(presets: &BTreeMap<String, String>) -> BTreeMap<String, PresetItem> {
+    (presets.iter())
+        .filter_map(|(name, spec)| {
+            let sets = preset_changes(spec).ok()?;
+            Some((name.clone(), PresetItem { spec: spec.clone(), sets }))
+        })
+        .collect()
 }
 
 /// Every registered version, newest first.
@@ -34,6 +61,7 @@ pub(super) fn version_list(c: &Coordinator) -> Vec<VersionItem> {
             } else {
                 "program"
             },
+            presets: presets_of(&v.presets),
             name: v.name,
             parent: v.parent,
             note: v.note,
