@@ -148,6 +148,7 @@ async fn a_tests_games_download_as_pgn_with_comments_and_as_jsonl_plain_and_gzip
         WorkerOptions {
             choices: Default::default(),
             pinned: None,
+            update: None,
             coordinator: addr.clone(),
             token: Some("w-secret".into()),
             name: "downloads".into(),

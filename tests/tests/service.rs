@@ -122,7 +122,7 @@ fn spawn_worker(
     addr: &str,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+    tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>,
 ) {
     spawn_worker_with(
         addr,
@@ -144,12 +144,13 @@ fn spawn_worker_with(
     metrics: tourney_worker::WorkerMetrics,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+    tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>,
 ) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = WorkerOptions {
         choices: Default::default(),
         pinned: None,
+        update: None,
         coordinator: addr.to_string(),
         token: Some("w-secret".into()),
         name: "test".into(),
@@ -240,7 +241,10 @@ async fn a_busy_coordinator_defers_leases_and_workers_back_off_keeping_their_ses
         "a deferred lease keeps the session: {text}"
     );
     stop_worker.send(()).unwrap();
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
 }
 
 #[tokio::test]
@@ -390,7 +394,10 @@ async fn a_tournament_is_played_by_a_worker_and_reported() {
         .unwrap_err();
     assert_eq!(missing.code(), tonic::Code::NotFound);
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -501,7 +508,10 @@ async fn an_outside_engine_process_is_kept_across_pairs() {
         assert!(!v["termination"].as_str().unwrap().contains("crash"), "{v}");
     }
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     // A worker stops once every result is acknowledged, and the gauge says so.
     assert_eq!(metrics.results_unreported.get(), 0);
     let _ = server.stop.send(());
@@ -596,7 +606,10 @@ async fn an_outside_engine_that_crashes_loses_its_games_and_the_tournament_goes_
     );
     assert_eq!(metrics.games.with_label_values(&["loa"]).get(), 6);
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -653,7 +666,10 @@ async fn an_engine_that_cannot_play_pauses_the_tournament_until_resumed() {
     let cancelled = wait_for_state(&mut admin, id, "cancelled").await;
     assert!(cancelled.paused_reason.is_empty());
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -820,7 +836,10 @@ async fn a_cancelled_tournament_stops_its_workers() {
         "no more pairs after the cancellation"
     );
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -939,7 +958,10 @@ async fn metrics_are_served_on_the_grpc_port_and_scraped_by_prometheus() {
         String::from_utf8_lossy(&output.stderr)
     );
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -1049,7 +1071,7 @@ async fn play_from_the_start_position(
 ) -> (
     u64,
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+    tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>,
 ) {
     let id = admin
         .submit(pb::SubmitRequest {
@@ -1095,7 +1117,10 @@ async fn seeded_players_play_different_games_from_the_same_opening() {
     }
     assert_eq!((games.len(), seeds.len()), (8, 8), "every game its own");
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -1144,7 +1169,10 @@ async fn an_engine_with_its_own_limits_keeps_them_in_both_colours_and_clocks_sca
         }
     }
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -1308,7 +1336,10 @@ async fn a_worker_whose_results_are_refused_is_barred_and_the_test_plays_on() {
     let status = wait_until_finished(&mut admin, id).await;
     assert_eq!(status.pairs_done, 6, "{status:?}");
     let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -1352,7 +1383,10 @@ async fn games_that_repeat_an_earlier_game_are_counted_and_said() {
         "{metrics}"
     );
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }
 
@@ -1607,6 +1641,9 @@ async fn in_every_dialect_an_engine_that_fails_loses_its_games_through_a_worker(
         }
     }
     let _ = stop_worker.send(());
-    worker.await.unwrap().unwrap();
+    assert_eq!(
+        worker.await.unwrap().unwrap(),
+        tourney_worker::Ended::Stopped
+    );
     let _ = server.stop.send(());
 }

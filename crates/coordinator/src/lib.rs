@@ -52,6 +52,7 @@ mod open;
 mod pair_map;
 pub mod profiles;
 mod progress;
+pub mod release;
 mod search;
 pub mod search_again;
 mod state;

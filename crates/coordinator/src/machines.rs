@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tourney_model::account::{MAX_EVENT_DETAIL, Role, cut};
 use tourney_model::fleet::WorkerProfile;
+use tourney_model::release::older;
 
 use crate::accounts::Principal;
 use crate::fleet::HostFacts;
@@ -68,16 +69,6 @@ pub struct HostBench {
     pub at_ms: u64,
 }
 
-/// `a` is an older version than `b` (dotted numbers compared as numbers; text after a
-/// `-` or `+` is ignored).
-pub(crate) fn older(a: &str, b: &str) -> bool {
-    let parts = |v: &str| -> Vec<u64> {
-        let core = v.split(['-', '+']).next().unwrap_or_default();
-        core.split('.').map(|p| p.parse().unwrap_or(0)).collect()
-    };
-    parts(a) < parts(b)
-}
-
 impl Coordinator {
     /// Whether a worker of host `name` at `version` may register: refused when the host is
     /// blocked (with the admin's message) or its version is below the lowest accepted.
@@ -85,20 +76,42 @@ impl Coordinator {
     /// # Errors
     /// [`CoordinatorError::Forbidden`] saying which, or a store error.
     pub(crate) fn admits(&self, name: &str, version: &str) -> Result<(), CoordinatorError> {
-        let blocked: BTreeMap<String, String> = self.store.setting(BLOCKED)?.unwrap_or_default();
-        if let Some(message) = blocked.get(name) {
-            return Err(CoordinatorError::Forbidden(format!(
-                "host '{name}' is blocked from every tournament: {message}"
-            )));
-        }
-        let lowest: Option<Option<String>> = self.store.setting(MIN_VERSION)?;
-        if let Some(lowest) = lowest.flatten().filter(|lowest| older(version, lowest)) {
+        self.admits_host(name)?;
+        if let Some(lowest) = self.too_old(version) {
             return Err(CoordinatorError::Forbidden(format!(
                 "worker '{name}' runs tourney {version}; this coordinator accepts {lowest} or \
-                 later: upgrade tourney on this host"
+                 later: upgrade tourney on this host (or run it with --update)"
             )));
         }
         Ok(())
+    }
+
+    /// Whether host `name` may register: refused, with the admin's message, when blocked.
+    ///
+    /// # Errors
+    /// [`CoordinatorError::Forbidden`] saying so, or a store error.
+    pub(crate) fn admits_host(&self, name: &str) -> Result<(), CoordinatorError> {
+        let blocked: BTreeMap<String, String> = self.store.setting(BLOCKED)?.unwrap_or_default();
+        match blocked.get(name) {
+            Some(message) => Err(CoordinatorError::Forbidden(format!(
+                "host '{name}' is blocked from every tournament: {message}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The lowest worker version accepted, when `version` is below it.
+    pub(crate) fn too_old(&self, version: &str) -> Option<String> {
+        self.min_worker_version()
+            .filter(|lowest| older(version, lowest))
+    }
+
+    /// The release offered to workers of `platform` that update themselves (blocking: it
+    /// is read from its file the first time), if there is one.
+    pub fn worker_release(&self, platform: &str) -> Option<crate::release::Release> {
+        (self.releases.get())
+            .filter(|r| r.platform == platform)
+            .cloned()
     }
 
     /// Links the artifact of sha256 `sha` to `url` (see the Admin call `LinkArtifact`).
@@ -274,16 +287,3 @@ impl Coordinator {
 
 /// The longest URL an artifact may be linked to.
 pub(crate) const MAX_LINK_CHARS: usize = 2048;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_compare_as_numbers() {
-        assert!(older("0.1.9", "0.1.10"));
-        assert!(older("0.1.0", "0.2.0") && !older("0.2.0", "0.2.0"));
-        assert!(!older("1.0.0", "0.9.9"));
-        assert!(older("0.2.0-dev", "0.2.1") && !older("0.2.1+x", "0.2.1"));
-    }
-}

@@ -135,6 +135,7 @@ impl Coordinator {
             })?;
         let lease_budget = crate::cadence::Budget::new(settings.leases_per_second);
         let register_budget = crate::cadence::Budget::new(settings.registrations_per_second);
+        let releases = crate::release::Releases::new(settings.worker_release.clone());
         let coordinator = Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
@@ -158,6 +159,7 @@ impl Coordinator {
             lease_budget: Mutex::new(lease_budget),
             register_budget: Mutex::new(register_budget),
             datasets,
+            releases,
         });
         for id in coordinator.ids() {
             coordinator.open_dataset(id)?;

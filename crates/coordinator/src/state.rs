@@ -105,6 +105,8 @@ pub struct Coordinator {
     pub(crate) register_budget: Mutex<crate::cadence::Budget>,
     /// Data generation runs' data sets ([`Settings::data_dir`]).
     pub(crate) datasets: crate::datasets::DataSets,
+    /// The release offered to workers that update themselves ([`Settings::worker_release`]).
+    pub(crate) releases: crate::release::Releases,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report

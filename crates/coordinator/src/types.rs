@@ -84,6 +84,9 @@ pub struct Settings {
     /// The data directory: data generation runs write their data files to its
     /// `positions/<id>/`. `None`: a temporary directory, removed with the coordinator.
     pub data_dir: Option<std::path::PathBuf>,
+    /// The program offered to workers that update themselves (`tourney worker --update`;
+    /// [`crate::release`]); `None`: none is offered.
+    pub worker_release: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -111,6 +114,7 @@ impl Default for Settings {
             webhooks: Default::default(),
             search_again_every: crate::search_again::SAMPLE_EVERY,
             data_dir: None,
+            worker_release: None,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod job;
 pub mod opening;
 mod record;
+pub mod release;
 mod seed;
 pub mod source;
 pub mod spsa;

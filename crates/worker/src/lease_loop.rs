@@ -18,7 +18,8 @@ use tourney_proto::v1 as pb;
 use crate::builds::BuildCache;
 use crate::desk::{self, Outcome};
 use crate::metrics::GaugeShare;
-use crate::{Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
+use crate::update::Updater;
+use crate::{Ended, Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
 
 /// How long a report that failed waits before it is sent again.
 const REPORT_RETRY: Duration = Duration::from_secs(1);
@@ -39,6 +40,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// How long a worker that was offered nothing waits before it asks again.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
+
+/// How often a worker taking a release looks whether it is ready to install.
+const UPDATE_POLL: Duration = Duration::from_millis(200);
 
 /// A report that failed: its status code, the wait the coordinator asked for, and the
 /// results it carried (sent again).
@@ -106,6 +110,8 @@ pub(crate) struct Worker {
     busy_at: Instant,
     next_heartbeat: Instant,
     next_report: Instant,
+    /// Its updates (`--update`): no new leases while a release is taken.
+    updater: Option<Updater>,
 }
 
 impl Worker {
@@ -117,6 +123,7 @@ impl Worker {
         let mut cores_shown = GaugeShare::new(&metrics.cores);
         cores_shown.set(options.cores as i64);
         let now = Instant::now();
+        let updater = options.update.clone().map(Updater::new);
         Worker {
             desk: Arc::new(
                 desk::Desk::new(
@@ -151,6 +158,7 @@ impl Worker {
             busy_at: now,
             next_heartbeat: now,
             next_report: now,
+            updater,
         }
     }
 
@@ -158,14 +166,23 @@ impl Worker {
     pub(crate) async fn run(
         mut self,
         shutdown: impl Future<Output = ()>,
-    ) -> Result<(), WorkerError> {
+    ) -> Result<Ended, WorkerError> {
         tokio::pin!(shutdown);
         loop {
+            self.reap_report().await;
             let report_due = self.collect_finished();
             self.stop_when_idle();
             if self.is_drained() {
+                if let Some(updater) = &mut self.updater {
+                    updater.abandon();
+                }
                 self.drain().await;
-                return Ok(());
+                return Ok(Ended::Stopped);
+            }
+            if let Some(version) = self.update_when_idle().await {
+                tracing::info!(%version, "updated: starting again as tourney {version}");
+                self.drain().await;
+                return Ok(Ended::Updated { version });
             }
             self.queued_shown.set(self.desk.queued() as i64);
             self.desk.start_threads(&self.metrics);
@@ -201,6 +218,16 @@ impl Worker {
                 _ = &mut shutdown, if !self.stopping => self.stopping = true,
                 _ = tokio::time::sleep_until(wake) => {}
             }
+        }
+    }
+
+    /// Takes the outcome of a report that ended while the loop did not wait for it (no
+    /// session to wait with): a failed one's results are kept to send again.
+    async fn reap_report(&mut self) {
+        if let Some(task) = self.report_task.take_if(|t| t.is_finished())
+            && let Ok(Err(failed)) = task.await
+        {
+            self.report_failed(failed);
         }
     }
 
@@ -268,6 +295,30 @@ impl Worker {
             && self.report_task.is_none()
     }
 
+    /// Installs the release being taken once the worker holds no work: nothing queued or
+    /// in play, every result acknowledged (or, when the coordinator refuses this version,
+    /// none can be); its version when installed.
+    async fn update_when_idle(&mut self) -> Option<String> {
+        let updater = self.updater.as_mut().filter(|u| u.is_pending())?;
+        let reportable = !updater.is_refused() && !self.unreported.is_empty();
+        let idle = self.desk.held() == 0
+            && self.desk.threads() == 0
+            && !self.desk.has_finished()
+            && self.report_task.is_none()
+            && !reportable;
+        if !idle {
+            return None;
+        }
+        if !self.unreported.is_empty() {
+            tracing::warn!(
+                results = self.unreported.len(),
+                "results the coordinator refuses from this version are dropped: their pairs \
+                 are played again"
+            );
+        }
+        updater.install_when_staged().await
+    }
+
     /// Ends the engine processes kept for next pairs (`quit` first).
     async fn drain(&self) {
         let metrics = self.metrics.clone();
@@ -286,13 +337,29 @@ impl Worker {
         if self.session.is_some() {
             return Ok(true);
         }
+        if self.updater.as_ref().is_some_and(Updater::is_refused) {
+            // Refused until it updates: it waits for the release.
+            tokio::select! {
+                _ = tokio::time::sleep(UPDATE_POLL) => {}
+                _ = shutdown, if !self.stopping => self.stopping = true,
+            }
+            return Ok(false);
+        }
         match open_session(&self.options).await {
-            Ok(s) => {
+            Ok(mut s) => {
+                if let (Some(updater), Some(release)) = (&mut self.updater, s.release.take()) {
+                    updater.offer(release, s.fetcher.clone(), false);
+                }
                 self.session = Some(s);
                 self.backoff = FIRST_BACKOFF;
                 Ok(true)
             }
             Err(e @ (WorkerError::Refused | WorkerError::Rejected(_))) => Err(e),
+            Err(WorkerError::MustUpdate(release))
+                if self.updater.is_some() && self.take_refused((*release).clone()) =>
+            {
+                Ok(false)
+            }
             Err(e) => {
                 // A coordinator that says when to come back is heeded; either way the wait
                 // is jittered, so that a fleet that lost its coordinator at once does not
@@ -310,6 +377,21 @@ impl Worker {
                 Ok(false)
             }
         }
+    }
+
+    /// Takes the release a coordinator that refuses this version offers: whether it is
+    /// being taken (else the refusal stands, retried with backoff).
+    fn take_refused(&mut self, release: pb::Release) -> bool {
+        tracing::info!(
+            version = %release.version,
+            "the coordinator refuses this version until it updates"
+        );
+        let fetcher = crate::fetcher(&self.options, "");
+        let Some(updater) = self.updater.as_mut() else {
+            return false;
+        };
+        updater.offer(release, fetcher, true);
+        updater.is_refused()
     }
 
     /// Sends what is finished, in the background: a report waits for the coordinator's
@@ -417,7 +499,8 @@ impl Worker {
     /// prepared (its programs fetched) and queued, or reported as unplayable here.
     async fn lease(&mut self) -> Leased {
         let wanted = self.desk.wanted();
-        if self.stopping || wanted == 0 || Instant::now() < self.idle_until {
+        let updating = self.updater.as_ref().is_some_and(Updater::is_pending);
+        if self.stopping || updating || wanted == 0 || Instant::now() < self.idle_until {
             return Leased::Nothing;
         }
         let Some(s) = self.session.as_mut() else {
@@ -517,6 +600,9 @@ impl Worker {
         if self.report_task.is_none() && (!self.unreported.is_empty() || self.desk.has_finished()) {
             wake = wake.min(self.next_report);
         }
+        if self.updater.as_ref().is_some_and(Updater::is_pending) {
+            wake = wake.min(Instant::now() + UPDATE_POLL);
+        }
         wake
     }
 }
@@ -577,6 +663,7 @@ mod tests {
         let options = WorkerOptions {
             choices: crate::Choices::default(),
             pinned: None,
+            update: None,
             coordinator: "http://127.0.0.1:1".into(),
             token: None,
             name: "test".into(),
@@ -620,7 +707,7 @@ mod tests {
     async fn a_shutdown_during_the_backoff_stops_the_worker_at_once() {
         let started = Instant::now();
         let shutdown = tokio::time::sleep(Duration::from_millis(250));
-        unreachable().run(shutdown).await.unwrap();
+        assert_eq!(unreachable().run(shutdown).await.unwrap(), Ended::Stopped);
         // The third attempt's wait (400 ms) is cut short by the shutdown at 250 ms.
         let took = started.elapsed();
         assert!(
@@ -634,7 +721,8 @@ mod tests {
         let started = Instant::now();
         let mut worker = unreachable();
         worker.options.exit_when_idle = Some(Duration::from_secs(3));
-        worker.run(std::future::pending::<()>()).await.unwrap();
+        let ended = worker.run(std::future::pending::<()>()).await.unwrap();
+        assert_eq!(ended, Ended::Stopped);
         let took = started.elapsed();
         // Idle from the start; noticed at the end of the backoff wait under way then.
         assert!(

@@ -20,6 +20,7 @@ mod metrics;
 mod play;
 mod pool;
 mod ready;
+mod update;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ use tourney_proto::v1::worker_client::WorkerClient;
 pub use builds::cached_build;
 pub use metrics::WorkerMetrics;
 pub use play::{Fetcher, PlayError, command_line};
+pub use update::SelfUpdate;
 
 /// Plays a pair on this thread exactly as a worker's game slot does (built-in players and
 /// outside engine processes kept for the next pair included): its result, with the games'
@@ -121,6 +123,22 @@ pub struct WorkerOptions {
     /// The units games are pinned to (`--affinity`; see [`affinity::units`]): each game
     /// takes one a core it keeps, and the engines it starts run there. `None`: unpinned.
     pub pinned: Option<Vec<affinity::Unit>>,
+    /// Replace this program with the release the coordinator offers (`--update`), between
+    /// leases; `None`: never.
+    pub update: Option<SelfUpdate>,
+}
+
+/// How a worker's run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Ended {
+    /// It was told to stop (or found no work for its `exit_when_idle`).
+    Stopped,
+    /// It replaced its program with the release of `version`: run it again.
+    Updated {
+        /// The release's version.
+        version: String,
+    },
 }
 
 /// What a worker says it is and takes, beyond its cores: the coordinator offers it only
@@ -222,6 +240,8 @@ struct Session {
     report_every: Duration,
     /// How it fetches artifacts.
     fetcher: play::Fetcher,
+    /// The release offered as it registered (to a worker that updates itself).
+    release: Option<pb::Release>,
 }
 
 /// The time between reports the coordinator asks for (`0`, from an older one: a fifth of
@@ -270,6 +290,9 @@ pub enum WorkerError {
     /// retrying cannot help.
     #[error("the coordinator refused the registration: {0}")]
     Rejected(String),
+    /// The coordinator refuses this version, and offers the release to update to.
+    #[error("the coordinator wants tourney {} or later: updating", .0.version)]
+    MustUpdate(Box<pb::Release>),
 }
 
 async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
@@ -302,12 +325,15 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
                     memory_mb: g.facts.memory_mb,
                 })
                 .collect(),
+            updates: options.update.is_some(),
+            platform: tourney_model::release::this_platform(),
         })
         .await
-        .map_err(|e| match e.code() {
-            tonic::Code::Unauthenticated => WorkerError::Refused,
-            tonic::Code::InvalidArgument => WorkerError::Rejected(e.message().to_string()),
-            tonic::Code::ResourceExhausted => WorkerError::Busy(
+        .map_err(|e| match (update::release_of_refusal(&e), e.code()) {
+            (Some(release), _) => WorkerError::MustUpdate(Box::new(release)),
+            (_, tonic::Code::Unauthenticated) => WorkerError::Refused,
+            (_, tonic::Code::InvalidArgument) => WorkerError::Rejected(e.message().to_string()),
+            (_, tonic::Code::ResourceExhausted) => WorkerError::Busy(
                 tourney_proto::retry_pushback(&e).unwrap_or(Duration::from_secs(1)),
             ),
             _ => WorkerError::Register(e.message().to_string()),
@@ -320,28 +346,36 @@ async fn open_session(options: &WorkerOptions) -> Result<Session, WorkerError> {
         .map_err(|e| WorkerError::Register(format!("the session secret: {e}")))?;
     let client =
         WorkerClient::with_interceptor(channel, session).max_decoding_message_size(64 << 20);
-    let base = match reply.artifacts_url.as_str() {
-        "" => format!("{}/artifacts/", options.coordinator.trim_end_matches('/')),
-        url => url.to_string(),
-    };
     Ok(Session {
+        release: reply.release,
         client,
         worker_id: reply.worker_id,
         heartbeat: Duration::from_millis(reply.heartbeat_ms.max(100)),
         report_every: report_every(reply.report_ms),
-        fetcher: (play::Fetcher::new(&base, options.tls_ca.as_deref()))
-            .at_most(options.artifact_bytes)
-            .bounded_by(builds::BuildCache::new(
-                options.cache_dir.clone(),
-                options.cache_bytes,
-                options.build_timeout,
-                options.engine_policy.clone(),
-            )),
+        fetcher: fetcher(options, &reply.artifacts_url),
     })
 }
 
+/// How a worker fetches artifacts: from `artifacts_url` (empty: the coordinator's own
+/// `/artifacts/`), within its host cache's bounds.
+pub(crate) fn fetcher(options: &WorkerOptions, artifacts_url: &str) -> play::Fetcher {
+    let base = match artifacts_url {
+        "" => format!("{}/artifacts/", options.coordinator.trim_end_matches('/')),
+        url => url.to_string(),
+    };
+    (play::Fetcher::new(&base, options.tls_ca.as_deref()))
+        .at_most(options.artifact_bytes)
+        .bounded_by(builds::BuildCache::new(
+            options.cache_dir.clone(),
+            options.cache_bytes,
+            options.build_timeout,
+            options.engine_policy.clone(),
+        ))
+}
+
 /// Runs a worker until `shutdown` completes, then finishes and reports its games,
-/// recording what it does in `metrics`.
+/// recording what it does in `metrics`; or until it has updated itself
+/// ([`WorkerOptions::update`]), when every pair it held is played and reported.
 ///
 /// # Errors
 /// Only [`WorkerError::Refused`] (there is no point retrying); connection problems are
@@ -350,7 +384,7 @@ pub async fn run(
     options: WorkerOptions,
     metrics: WorkerMetrics,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), WorkerError> {
+) -> Result<Ended, WorkerError> {
     lease_loop::Worker::new(options, metrics)
         .run(shutdown)
         .await

@@ -191,6 +191,16 @@ impl Fetcher {
     pub async fn fetch_into(&self, sha: &str, path: &Path, engine: &str) -> Result<(), PlayError> {
         fetch_artifact(self, sha, path, engine).await
     }
+
+    /// Downloads the artifact of sha256 `sha` to `path` (resuming what an earlier attempt
+    /// left there), checked against the hash: outside the host cache.
+    ///
+    /// # Errors
+    /// What failed, with the URL.
+    pub(crate) async fn download(&self, sha: &str, path: &Path) -> Result<(), String> {
+        let url = format!("{}{sha}", self.base);
+        (self.downloader.fetch(&url, sha, self.most, path).await).map_err(|e| e.to_string())
+    }
 }
 
 /// Fetches the artifact of sha256 `sha` into `path` (read-only, atomically), checking its

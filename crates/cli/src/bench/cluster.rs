@@ -163,6 +163,7 @@ pub(crate) fn cluster(pairs: usize, depth: u32) -> Result<()> {
             let options = tourney_worker::WorkerOptions {
                 choices: Default::default(),
                 pinned: None,
+                update: None,
                 coordinator: url.clone(),
                 token: None,
                 name: format!("bench{w}"),

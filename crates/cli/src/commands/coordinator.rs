@@ -120,6 +120,12 @@ pub(crate) struct CoordinatorArgs {
     /// catch a worker that makes up its scores (docs/datagen.md); 0 for none [default: 16].
     #[arg(long, value_name = "N")]
     search_again_every: Option<u8>,
+    /// The tourney program offered to workers run with `--update`, which replace
+    /// themselves with it between leases when theirs differs and is not newer: `auto`
+    /// (this coordinator's own program), `none`, or a file (docs/operations.md)
+    /// [default: auto].
+    #[arg(long, value_name = "auto|none|FILE")]
+    worker_release: Option<String>,
 }
 
 /// A coordinator settings file: the flags of `tourney coordinator` as TOML keys.
@@ -147,6 +153,7 @@ struct CoordinatorFile {
     allow_link_hosts: Option<Vec<String>>,
     author_shares: Option<f64>,
     search_again_every: Option<u8>,
+    worker_release: Option<String>,
 }
 
 /// The coordinator's settings: flags over the settings file over the defaults.
@@ -181,6 +188,8 @@ struct CoordinatorSetup {
     author_shares: f64,
     /// One data generation pair in this many searched again (0: none).
     search_again_every: u8,
+    /// The program offered to workers that update themselves (none: nothing offered).
+    worker_release: Option<PathBuf>,
 }
 
 impl CoordinatorArgs {
@@ -284,7 +293,28 @@ impl CoordinatorArgs {
             search_again_every: (self.search_again_every)
                 .or(file.search_again_every)
                 .unwrap_or(tourney_coordinator::search_again::SAMPLE_EVERY),
+            worker_release: match (&self.worker_release, &file.worker_release) {
+                (Some(flag), _) => worker_release(flag, Path::new(""))?,
+                (None, Some(key)) => worker_release(key, &base)?,
+                (None, None) => worker_release("auto", &base)?,
+            },
         })
+    }
+}
+
+/// The program offered to workers that update themselves, as `value` names it (`auto`,
+/// `none`, or a file, relative to `base`).
+fn worker_release(value: &str, base: &Path) -> Result<Option<PathBuf>> {
+    match value {
+        "none" => Ok(None),
+        "auto" => Ok(std::env::current_exe().ok()),
+        file => {
+            let path = base.join(file);
+            if !path.is_file() {
+                bail!("worker_release: '{}' is not a file", path.display());
+            }
+            Ok(Some(path))
+        }
     }
 }
 
@@ -416,6 +446,7 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
                 author_shares: setup.author_shares,
                 search_again_every: setup.search_again_every,
                 data_dir: Some(setup.data.clone()),
+                worker_release: setup.worker_release.clone(),
                 ..Settings::default()
             },
             &prometheus::Registry::new(),

@@ -155,6 +155,7 @@ async fn run_embedded(
             ..Default::default()
         },
         pinned: None,
+        update: None,
         coordinator: client.coordinator.clone(),
         token: client.token.clone(),
         name: "local".into(),
@@ -247,7 +248,7 @@ async fn run_embedded(
 async fn follow(
     admin: &mut crate::support::client::Admin,
     id: u64,
-    workers: &tokio::task::JoinHandle<Result<(), tourney_worker::WorkerError>>,
+    workers: &tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>,
     interrupted: &mut tokio::sync::watch::Receiver<bool>,
     plain_every: Duration,
 ) -> Result<pb::TournamentStatus> {

@@ -115,6 +115,14 @@ pub(crate) struct WorkerArgs {
     /// PATH, LANG, TZ, HOME and TMPDIR otherwise, and never TOURNEY_*.
     #[arg(long, value_name = "NAME")]
     engine_env: Vec<String>,
+    /// Update itself: when the coordinator offers a release (its own program, or its
+    /// `--worker-release`) that differs from this one and is not older, the worker stops
+    /// leasing, fetches it (checked against its sha256), runs it once, and when every pair
+    /// in hand is played and reported replaces its program and starts again with the same
+    /// arguments. Refused, with the reason in the log, where the program cannot be replaced
+    /// (a read-only image): then a coordinator's --min-version refuses it as before.
+    #[arg(long)]
+    update: bool,
 }
 
 /// The host's cache when none is given: shared by the workers of one user on the host.
@@ -213,7 +221,18 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
 }
 
 pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
+    // Its arguments as given, before a --token is blanked from them: the worker starts
+    // again with them after it updates itself.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let engine_policy = confine_engines(args)?;
+    let update = match args.update {
+        true => tourney_worker::SelfUpdate::of_this_program()
+            .inspect_err(|why| {
+                tracing::warn!("--update: this worker cannot update itself: {why}");
+            })
+            .ok(),
+        false => None,
+    };
     // Games run on their own threads; the async side only talks to the coordinator, so
     // one thread is plenty and leaves every core to the games.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -268,6 +287,7 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
             gpus,
             games_per_gpu: args.games_per_gpu.max(1),
         },
+        update: update.clone(),
     };
     let result = runtime.block_on(async {
         let stop = stop_signal();
@@ -310,8 +330,47 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
     {
         // The games under way are dropped, not waited for.
         runtime.shutdown_background();
+        return result.map(drop);
     }
-    result
+    match (result?, update) {
+        (tourney_worker::Ended::Updated { .. }, Some(update)) => {
+            drop(runtime);
+            start_again(update.exe(), &argv, args.client.token.as_deref())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs the updated program at `exe` in this process's place with the arguments it was
+/// given (`argv`), a `--token` moved to the environment (`TOURNEY_TOKEN`), where the
+/// process list does not show it.
+fn start_again(
+    exe: &std::path::Path,
+    argv: &[std::ffi::OsString],
+    token: Option<&str>,
+) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let mut again = std::process::Command::new(exe);
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--token") => {
+                args.next();
+            }
+            Some(a) if a.starts_with("--token=") => {}
+            _ => {
+                again.arg(arg);
+            }
+        }
+    }
+    if let Some(token) = token {
+        again.env("TOURNEY_TOKEN", token);
+    }
+    let error = again.exec();
+    Err(anyhow::anyhow!(
+        "starting the updated {}: {error}",
+        exe.display()
+    ))
 }
 
 /// Serves `registry` at `/metrics` (Prometheus text format) on `listener`.

@@ -4,6 +4,8 @@
 //! gets `304`); an artifact linked to an external URL (`LinkArtifact`) is a `308` redirect
 //! there, cached as long. Whoever knows a hash may fetch it, as with a capability URL: the
 //! hashes are given only in leases and to admin clients, and workers check what they get.
+//! The release offered to workers that update themselves ([`crate::release`]) is served
+//! the same way, from its own file.
 //!
 //! Content is streamed from its file a piece at a time (a few pieces ahead of the client),
 //! and a `Range: bytes=N-` or `bytes=N-M` request gets that part (`206`), so a download
@@ -88,10 +90,15 @@ fn find(coordinator: &Coordinator, sha: &str, headers: &HeaderMap) -> Found {
         .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
     let store = coordinator.store();
     let known = |result: Result<bool, _>| result.unwrap_or(false);
-    if matches && known(store.has_artifact(sha)) {
+    let released = coordinator.releases.file(sha).is_some();
+    if matches && (released || known(store.has_artifact(sha))) {
         return answer((StatusCode::NOT_MODIFIED, cached(sha)).into_response());
     }
-    match store.artifact_size(sha) {
+    let size = match coordinator.releases.file(sha) {
+        Some((_, size)) => Ok(Some(size)),
+        None => store.artifact_size(sha),
+    };
+    match size {
         Ok(Some(size)) => match range(headers, size) {
             Some(Ok((start, end))) => Found::Stored { start, end, size },
             None => Found::Stored {
@@ -156,10 +163,18 @@ fn stream(coordinator: Arc<Coordinator>, sha: String, start: u64, end: u64, size
             let _ = pieces.blocking_send(Err(std::io::Error::other(why)));
         };
         // Opened once, read in order from `start`.
-        let mut file = match coordinator.store().open_artifact(&sha) {
-            Ok(Some((file, _))) => file,
+        let opened = match coordinator.releases.file(&sha) {
+            Some((path, _)) => std::fs::File::open(path)
+                .map(Some)
+                .map_err(|e| e.to_string()),
+            None => (coordinator.store().open_artifact(&sha))
+                .map(|found| found.map(|(file, _)| file))
+                .map_err(|e| e.to_string()),
+        };
+        let mut file = match opened {
+            Ok(Some(file)) => file,
             Ok(None) => return fail("the artifact is gone".into()),
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return fail(e),
         };
         if let Err(e) = file.seek(std::io::SeekFrom::Start(start)) {
             return fail(e.to_string());

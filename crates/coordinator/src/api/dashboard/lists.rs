@@ -45,7 +45,13 @@ fn presets_of(presets: &BTreeMap<String, String>) -> BTreeMap<String, PresetItem
     (presets.iter())
         .filter_map(|(name, spec)| {
             let sets = preset_changes(spec).ok()?;
-            Some((name.clone(), PresetItem { spec: spec.clone(), sets }))
+            Some((
+                name.clone(),
+                PresetItem {
+                    spec: spec.clone(),
+                    sets,
+                },
+            ))
         })
         .collect()
 }

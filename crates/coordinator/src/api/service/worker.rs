@@ -10,6 +10,7 @@ use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
 
 use super::games_json;
 use crate::api::auth::token_name;
+use crate::release::Release;
 use crate::state::Coordinator;
 use crate::types::{CoordinatorError, Refusal, Reported};
 
@@ -31,6 +32,31 @@ fn deferred(message: String, retry_ms: u64) -> GrpcStatus {
         status.metadata_mut().insert(RETRY_PUSHBACK, value);
     }
     status
+}
+
+/// A release as it is offered.
+fn offered(release: &Release) -> pb::Release {
+    pb::Release {
+        version: release.version.clone(),
+        sha256: release.sha256.clone(),
+        size: release.size,
+        platform: release.platform.clone(),
+    }
+}
+
+/// The refusal of worker `name`, older than the `lowest` version accepted, that updates
+/// itself: FAILED_PRECONDITION with the `release` to update to as its details.
+fn must_update(name: &str, version: &str, lowest: &str, release: &Release) -> GrpcStatus {
+    use prost::Message;
+    GrpcStatus::with_details(
+        tonic::Code::FailedPrecondition,
+        format!(
+            "worker '{name}' runs tourney {version}; this coordinator accepts {lowest} or \
+             later: update to {}",
+            release.version
+        ),
+        offered(release).encode_to_vec().into(),
+    )
 }
 
 #[tonic::async_trait]
@@ -74,6 +100,22 @@ impl pb::worker_server::Worker for WorkerService {
         }
         .checked(tourney_model::fleet::MAX_THREADS)
         .map_err(GrpcStatus::invalid_argument)?;
+        let release = match r.updates {
+            true => {
+                let (coordinator, platform) = (Arc::clone(&self.0), r.platform.clone());
+                let found =
+                    tokio::task::spawn_blocking(move || coordinator.worker_release(&platform));
+                found.await.ok().flatten()
+            }
+            false => None,
+        };
+        if let Some(release) = &release
+            && let Some(lowest) = self.0.too_old(&r.version)
+            && !tourney_model::release::older(&release.version, &lowest)
+        {
+            self.0.admits_host(&r.name)?;
+            return Err(must_update(&r.name, &r.version, &lowest, release));
+        }
         let (worker_id, session) = self.0.register(&r.name, &r.version, r.slots, &token)?;
         let facts = crate::fleet::HostFacts {
             cpu_model: host.cpu_model,
@@ -93,6 +135,7 @@ impl pb::worker_server::Worker for WorkerService {
             report_ms: cadence.report_ms,
             lease_ms: self.0.settings.lease_ms,
             artifacts_url: self.0.settings.artifacts_url.clone(),
+            release: release.as_ref().map(offered),
         }))
     }
 
