@@ -27,10 +27,14 @@
 //! ```
 //!
 //! and the rule plays the pair of the largest gain. The weights aim at the widest
-//! intervals: `wₖ = bₖ (Cₖₖ / maxₗ Cₗₗ)^power` ([`PoolSettings::power`]; large powers
+//! intervals: `wₖ = (bₖ Cₖₖ / maxₗ bₗ Cₗₗ)^power` ([`PoolSettings::power`]; large powers
 //! approach "reduce the widest interval"), with `bₖ` = 1 + [`PoolSettings::emphasis`] for
-//! the newest and the top-rated members and 1 for the others. A member without games has
-//! the prior's variance, far above any other, and is paired first. This is the idea of
+//! the newest and the top-rated members and 1 for the others: their variances count as
+//! that much wider, so they are kept at about `1 / √(1 + emphasis)` of the others'
+//! intervals. A member without games has the prior's variance, far above any other, and
+//! is paired first. The greedy choice is a Frank–Wolfe step on that objective, whose
+//! gradient in the number of pairs of `(i, j)` is the gain's numerator, so repeated it
+//! approaches the best allocation of pairs (see [`simulate::design_games`]). This is the idea of
 //! KataGo's server (`rating_network_pairer.py`: pair networks whose ratings are close and
 //! uncertain), made exact as the expected variance reduction of the Bradley–Terry model's
 //! Fisher information, the criterion of sequential optimal design (A-optimality, greedy).
@@ -68,13 +72,14 @@ pub struct PoolSettings {
     pub advantage: Option<f64>,
     /// The draw parameter, internal Elo; `None` (default) fits it to the games.
     pub drawelo: Option<f64>,
-    /// The power of each member's variance in the pairing objective's weights (default 4).
+    /// The power of each member's variance in the pairing objective's weights (default 16).
     pub power: f64,
     /// How many of the newest members (the highest numbers) weigh more (default 1).
     pub newest: usize,
     /// How many of the top-rated members weigh more (default 3).
     pub top: usize,
-    /// Extra weight of the newest and top-rated members (default 1: twice the others').
+    /// How much wider the variances of the newest and top-rated members count (default
+    /// 0.25: their intervals are aimed at about 0.9 of the others').
     pub emphasis: f64,
     /// The floor, as a fraction of an even share of pairs (default 0.25).
     pub floor: f64,
@@ -90,10 +95,10 @@ impl Default for PoolSettings {
             virtual_draws: 2.0,
             advantage: None,
             drawelo: None,
-            power: 4.0,
+            power: 16.0,
             newest: 1,
             top: 3,
-            emphasis: 1.0,
+            emphasis: 0.25,
             floor: 0.25,
             window: 0,
         }
@@ -316,7 +321,7 @@ fn all_pairs(n: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
 pub(crate) struct Planner<'a> {
     ratings: &'a PoolRatings,
     settings: &'a PoolSettings,
-    covariance: Vec<Vec<f64>>,
+    pub(crate) covariance: Vec<Vec<f64>>,
     /// `bₖ`: 1, or 1 + emphasis for the newest and the top-rated.
     base: Vec<f64>,
 }
@@ -365,15 +370,24 @@ impl<'a> Planner<'a> {
         (0..n).filter(|&k| (seen[k] as f64) < least).collect()
     }
 
+    /// The largest variance of an anchored rating, internal Elo².
+    pub(crate) fn widest(&self) -> f64 {
+        let c = &self.covariance;
+        (0..c.len()).map(|k| c[k][k]).fold(0.0, f64::max)
+    }
+
     /// The weights `wₖ` at the current covariance.
     fn weights(&self) -> Vec<f64> {
         let c = &self.covariance;
-        let top = (0..c.len()).map(|k| c[k][k]).fold(0.0, f64::max);
+        let aimed: Vec<f64> = (0..c.len())
+            .map(|k| self.base[k] * c[k][k].max(0.0))
+            .collect();
+        let top = aimed.iter().copied().fold(0.0, f64::max);
         if top <= 0.0 {
             return vec![0.0; c.len()];
         }
-        (0..c.len())
-            .map(|k| self.base[k] * (c[k][k].max(0.0) / top).powf(self.settings.power))
+        (aimed.iter())
+            .map(|v| (v / top).powf(self.settings.power))
             .collect()
     }
 

@@ -203,6 +203,86 @@ impl Run {
     }
 }
 
+/// The games the pool's rule needs to bring every interval under `target` with no noise:
+/// told the true ratings, the true advantage and draw parameter, and counting each pair's
+/// expected information (the rank-one updates alone, no games drawn): what pairing by
+/// information reaches at best, and a lower bound on the games of any choice of pairs.
+pub fn design_games(truth: &[f64], settings: &PoolSettings, target: f64) -> Design {
+    let n = truth.len();
+    let scale = bayeselo_scale(DRAWELO);
+    let a = settings.anchor.min(n.saturating_sub(1));
+    let prior = settings.prior_sd * settings.prior_sd;
+    // The prior's covariance of the anchored ratings: var(rₖ − rₐ) = 2σ², covariances σ².
+    let covariance = (0..n)
+        .map(|k| {
+            (0..n)
+                .map(|l| match (k == a || l == a, k == l) {
+                    (true, _) => 0.0,
+                    (false, true) => 2.0 * prior,
+                    (false, false) => prior,
+                })
+                .collect()
+        })
+        .collect();
+    let ratings = PoolRatings {
+        anchor: a,
+        elo: truth.iter().map(|t| t - truth[a]).collect(),
+        interval: vec![0.0; n],
+        games: vec![0; n],
+        internal: truth.iter().map(|t| t / scale).collect(),
+        covariance,
+        advantage: ADVANTAGE,
+        drawelo: DRAWELO,
+        scale,
+    };
+    let limit = (target / (crate::normal::Z95 * scale)).powi(2);
+    let mut planner = super::Planner::new(&ratings, settings);
+    let mut counts = vec![vec![0u64; n]; n];
+    let mut pairs = 0;
+    while planner.widest() > limit && n > 1 {
+        let Some((i, j)) = planner.best(super::all_pairs(n)) else {
+            break;
+        };
+        planner.commit(i, j);
+        counts[i][j] += 1;
+        pairs += 1;
+    }
+    // The bound: for weights μ (a distribution over the members), f(λ) = Σₖ μₖ Vₖ is convex
+    // in the pairs λ, so the best design of as many pairs has f* ≥ f − N maxᵢⱼ gᵢⱼ + Σ λᵢⱼ gᵢⱼ
+    // (g = −∇f: the gain's numerator with weights μ), and its widest variance is at least
+    // f*; variances scale as 1/N.
+    let c = &planner.covariance;
+    let widest = planner.widest();
+    let mu: Vec<f64> = (0..n).map(|k| (c[k][k] / widest).powi(64)).collect();
+    let total: f64 = mu.iter().sum();
+    let g = |i: usize, j: usize| -> f64 {
+        let spread: f64 = (0..n).map(|k| mu[k] * (c[k][i] - c[k][j]).powi(2)).sum();
+        ratings.pair_information(i, j) * spread / total
+    };
+    let f: f64 = (0..n).map(|k| mu[k] * c[k][k]).sum::<f64>() / total;
+    let largest = super::all_pairs(n)
+        .map(|(i, j)| g(i, j))
+        .fold(0.0, f64::max);
+    let used: f64 = (super::all_pairs(n))
+        .map(|(i, j)| counts[i][j] as f64 * g(i, j))
+        .sum();
+    let lower = (f - pairs as f64 * largest + used).max(0.0);
+    Design {
+        games: 2 * pairs,
+        bound: 2 * (pairs as f64 * lower / limit).ceil() as u64,
+    }
+}
+
+/// What pairing by information reaches with no noise ([`design_games`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Design {
+    /// Games the rule needs, told the truth.
+    pub games: u64,
+    /// Games fewer than which no choice of pairs can reach the target (a bound by
+    /// convexity, from the rule's design; the prior's part left out).
+    pub bound: u64,
+}
+
 /// The round robin's pairs in rounds by the circle method: each round plays every member
 /// once (one sits out when they are odd).
 pub fn round_robin(n: usize) -> Vec<(usize, usize)> {
