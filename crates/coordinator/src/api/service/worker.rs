@@ -270,7 +270,7 @@ impl WorkerService {
 /// and engine checks noted, the fresh pairs committed and recorded.
 async fn take_report(
     c: Arc<Coordinator>,
-    r: pb::ReportRequest,
+    mut r: pb::ReportRequest,
 ) -> Result<Response<pb::ReportResponse>, GrpcStatus> {
     // The whole report's decompressed size, from what its blocks claim: over the
     // budget it is turned away whole (the worker sends it again in parts), never pair
@@ -312,48 +312,18 @@ async fn take_report(
             1_000,
         ));
     };
-    let mut finished = Vec::with_capacity(r.results.len());
-    let (mut malformed, mut repeated) = (0, 0);
-    for result in r.results {
-        // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
-        if c.is_done(result.tournament, result.pair) {
-            repeated += 1;
-            continue;
-        }
-        let checked = match (
-            games_json(result.games_json, &result.games_lz4),
-            result.half_points.as_slice(),
-        ) {
-            (Some(games_json), &[h0, h1]) => c.check_reported(
-                &r.worker_id,
-                Reported {
-                    tournament: result.tournament,
-                    pair: result.pair,
-                    lease: result.lease_id,
-                    half_points: [h0, h1],
-                    games_json,
-                    ticket: result.ticket,
-                },
-            ),
-            _ => Err(Refusal::Records(format!(
-                "not decodable within {} MiB a pair, or not two half-points",
-                MAX_GAMES_JSON >> 20,
-            ))),
-        };
-        match checked {
-            Ok(pair) => finished.push(pair),
-            Err(refusal) => {
-                malformed += 1;
-                c.refused(
-                    &r.worker_id,
-                    result.tournament,
-                    result.pair,
-                    result.lease_id,
-                    &refusal,
-                );
-            }
-        }
-    }
+    // Reading and replaying the games (and searching a datagen sample again) is work
+    // for a blocking thread, not for the runtime's.
+    let (finished, malformed, repeated) = {
+        let (c, worker, results) = (
+            Arc::clone(&c),
+            r.worker_id.clone(),
+            std::mem::take(&mut r.results),
+        );
+        tokio::task::spawn_blocking(move || check_results(&c, &worker, results))
+            .await
+            .map_err(|_| GrpcStatus::internal("checking the report failed"))?
+    };
     for failure in &r.failures {
         // A failure pauses only what the reporting registration holds: one of a lease
         // it no longer holds (lost in a restart, expired) is past, and ignored.
@@ -405,4 +375,56 @@ async fn take_report(
         duplicates: ack.duplicates + repeated,
         rejected: ack.rejected + malformed,
     }))
+}
+
+/// Checks a report's pair results ([`Coordinator::check_reported`]), noting each refused
+/// one: the pairs to commit, how many were refused and how many were repeats.
+fn check_results(
+    c: &Coordinator,
+    worker: &str,
+    results: Vec<pb::PairResult>,
+) -> (Vec<crate::types::Finished>, u32, u32) {
+    let mut finished = Vec::with_capacity(results.len());
+    let (mut malformed, mut repeated) = (0, 0);
+    for result in results {
+        // A repeat (its acknowledgement was lost, say) is acknowledged as one, unread.
+        if c.is_done(result.tournament, result.pair) {
+            repeated += 1;
+            continue;
+        }
+        let checked = match (
+            games_json(result.games_json, &result.games_lz4),
+            result.half_points.as_slice(),
+        ) {
+            (Some(games_json), &[h0, h1]) => c.check_reported(
+                worker,
+                Reported {
+                    tournament: result.tournament,
+                    pair: result.pair,
+                    lease: result.lease_id,
+                    half_points: [h0, h1],
+                    games_json,
+                    ticket: result.ticket,
+                },
+            ),
+            _ => Err(Refusal::Records(format!(
+                "not decodable within {} MiB a pair, or not two half-points",
+                MAX_GAMES_JSON >> 20,
+            ))),
+        };
+        match checked {
+            Ok(pair) => finished.push(pair),
+            Err(refusal) => {
+                malformed += 1;
+                c.refused(
+                    worker,
+                    result.tournament,
+                    result.pair,
+                    result.lease_id,
+                    &refusal,
+                );
+            }
+        }
+    }
+    (finished, malformed, repeated)
 }
