@@ -68,10 +68,16 @@ pub struct PoolSettings {
     /// BayesElo's virtual draws per member (default 2), which keep an all-wins member
     /// finite.
     pub virtual_draws: f64,
-    /// The first move's advantage, internal Elo; `None` (default) fits it to the games.
+    /// The first move's advantage, internal Elo; `None` (default) fits it to the games
+    /// once there are [`PoolSettings::fit_after`] (BayesElo's 32.8 before).
     pub advantage: Option<f64>,
-    /// The draw parameter, internal Elo; `None` (default) fits it to the games.
+    /// The draw parameter, internal Elo; `None` (default) fits it to the games once there
+    /// are [`PoolSettings::fit_after`] (BayesElo's 97.3 before).
     pub drawelo: Option<f64>,
+    /// Games the pool needs before the advantage and the draw parameter are fitted
+    /// (default 400): a few games could fit them anywhere, and the draw parameter sets the
+    /// display scale of every rating and interval.
+    pub fit_after: u64,
     /// The power of each member's variance in the pairing objective's weights (default 16).
     pub power: f64,
     /// How many of the newest members (the highest numbers) weigh more (default 1).
@@ -95,6 +101,7 @@ impl Default for PoolSettings {
             virtual_draws: 2.0,
             advantage: None,
             drawelo: None,
+            fit_after: 400,
             power: 16.0,
             newest: 1,
             top: 3,
@@ -151,8 +158,13 @@ impl PoolSettings {
             r[..p.internal.len()].copy_from_slice(&p.internal);
             (adv, de) = (p.advantage, p.drawelo);
         }
-        adv = self.advantage.unwrap_or(adv);
-        de = self.drawelo.unwrap_or(de);
+        let games: Vec<u64> = (0..n).map(|i| table.games_of(i)).collect();
+        let few = games.iter().sum::<u64>() / 2 < self.fit_after;
+        let fixed = |given: Option<f64>, default: f64| given.or(few.then_some(default));
+        let (fixed_advantage, fixed_drawelo) =
+            (fixed(self.advantage, 32.8), fixed(self.drawelo, 97.3));
+        adv = fixed_advantage.unwrap_or(adv);
+        de = fixed_drawelo.unwrap_or(de);
         let posterior = |r: &[f64], adv: f64, de: f64| -> f64 {
             model.log_likelihood(r, adv, de, None)
                 - 0.5 * precision * r.iter().map(|x| x * x).sum::<f64>()
@@ -189,7 +201,7 @@ impl PoolSettings {
                 .fold(0.0, f64::max);
             r = next;
             let mut theta_moved = 0.0f64;
-            if self.advantage.is_none() || self.drawelo.is_none() {
+            if fixed_advantage.is_none() || fixed_drawelo.is_none() {
                 let gamma: Vec<f64> = r.iter().map(|x| 10f64.powf(x / 400.0)).collect();
                 let (tw, td) = (10f64.powf(adv / 400.0), 10f64.powf(de / 400.0));
                 // Without games (or draws) to fit them to, they stay as they were.
@@ -197,12 +209,12 @@ impl PoolSettings {
                     let elo = 400.0 * theta.log10();
                     if elo.is_finite() { elo } else { old }
                 };
-                if self.advantage.is_none() {
+                if fixed_advantage.is_none() {
                     let updated = fitted(model.advantage_step(&gamma, tw, td), adv);
                     theta_moved = theta_moved.max((updated - adv).abs());
                     adv = updated;
                 }
-                if self.drawelo.is_none() {
+                if fixed_drawelo.is_none() {
                     let updated = fitted(model.drawelo_step(&gamma, tw, td), de);
                     theta_moved = theta_moved.max((updated - de).abs());
                     de = updated;
@@ -228,7 +240,7 @@ impl PoolSettings {
             interval: (0..n)
                 .map(|k| Z95 * covariance[k][k].max(0.0).sqrt() * scale)
                 .collect(),
-            games: (0..n).map(|i| table.games_of(i)).collect(),
+            games,
             internal: r,
             covariance,
             advantage: adv,

@@ -1,5 +1,6 @@
 use super::simulate::{Run, Strategy, World, round_robin, versions};
 use super::*;
+use crate::games::GameResult;
 use crate::sprt::Sprt;
 
 fn run() -> Run {
@@ -185,4 +186,61 @@ fn the_pool_needs_fewer_games_than_a_round_robin() {
         (pool as f64) < 0.85 * rr as f64,
         "pool {pool} games, round robin {rr}"
     );
+}
+
+#[test]
+fn an_empty_or_single_member_pool_has_no_pair() {
+    let settings = PoolSettings::default();
+    let mut table = GameTable::new();
+    let empty = settings.rate(&table, None);
+    assert!(empty.is_empty() && empty.plan(&settings, &[], &[], 3).is_empty());
+    table.player("only");
+    let one = settings.rate(&table, None);
+    assert_eq!(
+        (one.elo.clone(), one.interval.clone()),
+        (vec![0.0], vec![0.0])
+    );
+    assert_eq!(one.next_pair(&settings, &[], &[]), None);
+    table.player("second");
+    let two = settings.rate(&table, Some(&one));
+    assert_eq!(two.next_pair(&settings, &[], &[]), Some((0, 1)));
+}
+
+#[test]
+fn perfect_scores_and_unlinked_members_stay_finite() {
+    let mut table = GameTable::new();
+    for name in ["a", "b", "c", "d", "e"] {
+        table.player(name);
+    }
+    let mut pair = |x: &str, y: &str, first: GameResult, second: GameResult| {
+        table.add(x, y, first);
+        table.add(y, x, second);
+    };
+    for _ in 0..10 {
+        pair("a", "b", GameResult::WhiteWins, GameResult::Draw);
+        // c wins every game against a and b.
+        pair("c", "a", GameResult::WhiteWins, GameResult::BlackWins);
+        pair("c", "b", GameResult::WhiteWins, GameResult::BlackWins);
+        // d and e play only each other.
+        pair("d", "e", GameResult::WhiteWins, GameResult::Draw);
+    }
+    let settings = PoolSettings::default();
+    let ratings = settings.rate(&table, None);
+    assert!(
+        ratings
+            .elo
+            .iter()
+            .chain(&ratings.interval)
+            .all(|x| x.is_finite())
+    );
+    assert!(ratings.elo[2] > 150.0 && ratings.interval[2] > ratings.interval[1]);
+    // Too few games to fit the advantage and the draw parameter: BayesElo's.
+    assert_eq!((ratings.advantage, ratings.drawelo), (32.8, 97.3));
+    // d and e are tied to the others by the prior alone: wide, and paired soon.
+    assert!(
+        ratings.interval[3] > 1000.0 && ratings.interval[4] > 1000.0,
+        "{ratings:?}"
+    );
+    let (i, j) = ratings.next_pair(&settings, &[], &[]).unwrap();
+    assert!(i < 3 && j >= 3, "({i}, {j})");
 }
