@@ -213,6 +213,20 @@ fn format_text(c: &TournamentConfig) -> String {
                 s.max_pairs
             )
         }),
+        Format::Pool => {
+            let anchor = c
+                .engines
+                .get(c.pool_anchor())
+                .map_or("", |e| e.name.as_str());
+            let budget = match c.pool.as_ref().and_then(|p| p.max_pairs) {
+                Some(most) => format!("at most {most} pairs"),
+                None => "until cancelled".to_string(),
+            };
+            format!(
+                "pool: {} engines rated relative to {anchor}, paired by information, {budget}",
+                c.engines.len()
+            )
+        }
         Format::Match => format!("match: {planned} pairs, {} games", 2 * planned),
         Format::Sprt => c.sprt.as_ref().map_or_else(String::new, |s| {
             format!(

@@ -30,6 +30,7 @@ mod error;
 mod fleet;
 pub mod followup;
 mod outcome;
+mod pool;
 pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,7 @@ pub use engine::EngineEntry;
 pub use error::{ConfigError, parse_toml};
 pub use fleet::Unmet;
 pub use outcome::{PairOutcome, State};
+pub use pool::PoolConfig;
 pub use settings::{
     AdjudicationSettings, ClockScale, DatagenOpenings, DatagenSettings, EngineLimits, EngineLogs,
     Format, LimitSettings, MAX_DATAGEN_FILE_MB, MAX_DATAGEN_POSITIONS, MAX_ENGINES, MAX_NAME_CHARS,
@@ -81,6 +83,9 @@ pub struct TournamentConfig {
     /// Data generation settings (format `datagen`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datagen: Option<DatagenSettings>,
+    /// Rating pool settings (format `pool`, all optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolConfig>,
     /// Openings.
     #[serde(default)]
     pub openings: OpeningSettings,
@@ -300,7 +305,9 @@ impl TournamentConfig {
                     .saturating_mul(n / 2)
                     .saturating_mul(self.match_pairs()),
             ),
-            Format::Sprt | Format::Datagen | Format::Takes | Format::Knockout => None,
+            Format::Sprt | Format::Datagen | Format::Takes | Format::Knockout | Format::Pool => {
+                None
+            }
         }
     }
 
@@ -308,6 +315,10 @@ impl TournamentConfig {
     pub fn max_pairs(&self) -> u64 {
         self.planned_pairs().unwrap_or_else(|| match self.format {
             Format::Datagen => self.datagen.as_ref().map_or(0, DatagenSettings::max_pairs),
+            // Never ends by itself: its budget, or as many pairs as any test may play.
+            Format::Pool => (self.pool.as_ref())
+                .and_then(|p| p.max_pairs)
+                .unwrap_or(MAX_PAIRS),
             // One match fewer than engines, each at most its pairs and tie-breaks.
             Format::Knockout => (self.engines.len() as u64)
                 .saturating_sub(1)
@@ -331,7 +342,7 @@ impl TournamentConfig {
     }
 
     /// Sets the most pairs it may play (its pair budget): an SPRT's or a grouped test's
-    /// `sprt.max_pairs`, a match's `pairs`.
+    /// `sprt.max_pairs`, a match's `pairs`, a pool's `pool.max_pairs`.
     ///
     /// # Errors
     /// A budget of 0, or a format whose length is not a number of pairs (rounds of a round
@@ -343,6 +354,7 @@ impl TournamentConfig {
         match (self.format, self.sprt.as_mut()) {
             (Format::Sprt | Format::Takes, Some(sprt)) => sprt.max_pairs = pairs,
             (Format::Match, _) => self.pairs = Some(pairs),
+            (Format::Pool, _) => self.pool.get_or_insert_default().max_pairs = Some(pairs),
             (format, _) => {
                 return Err(format!(
                     "max_pairs: a {} test's length is not a pair budget (its rounds or \
@@ -399,7 +411,7 @@ impl TournamentConfig {
                 (seed as usize, (seed + 1 + k) as usize, round)
             }
             Format::Sprt | Format::Match | Format::Spsa | Format::Datagen => (0, 1, index),
-            Format::Takes | Format::Knockout | Format::Swiss => return None,
+            Format::Takes | Format::Knockout | Format::Swiss | Format::Pool => return None,
         })
     }
 

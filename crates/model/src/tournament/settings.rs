@@ -47,6 +47,9 @@ pub enum Format {
     Pyramid,
     /// `rounds` rounds paired by score with no repeated pairing (docs/formats.md).
     Swiss,
+    /// A rating pool: every engine rated jointly, each next pair chosen by the
+    /// information it adds (`[pool]`, docs/formats.md); it never ends by itself.
+    Pool,
 }
 
 impl Format {
@@ -63,14 +66,18 @@ impl Format {
             Format::Knockout => "knockout",
             Format::Pyramid => "pyramid",
             Format::Swiss => "swiss",
+            Format::Pool => "pool",
         }
     }
 
-    /// Whether its pairings depend on results (a grouped test's allocation, a bracket's or
-    /// a Swiss round's): then the scheduler makes them as it hands pairs out, and each
+    /// Whether its pairings depend on results (a grouped test's allocation, a bracket's, a
+    /// Swiss round's or a pool's): then the scheduler makes them as it hands pairs out, and each
     /// pair plays the opening of its own number.
     pub fn is_dynamic(self) -> bool {
-        matches!(self, Format::Takes | Format::Knockout | Format::Swiss)
+        matches!(
+            self,
+            Format::Takes | Format::Knockout | Format::Swiss | Format::Pool
+        )
     }
 }
 

@@ -734,3 +734,53 @@ fn the_swiss_example_parses() {
         (Format::Swiss, Some(5 * 4 * 2))
     );
 }
+
+#[test]
+fn a_pool_is_open_ended_and_checks_its_table() {
+    let c = TournamentConfig::parse(
+        include_str!("../../../../config/pool-loa.toml"),
+        "pool-loa.toml",
+    )
+    .unwrap();
+    assert_eq!(c.format, Format::Pool);
+    assert!(c.format.is_dynamic());
+    assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 400));
+    assert_eq!((c.pool_anchor(), c.pairing(3)), (0, None));
+    // Without a [pool] table: the first engine anchors it, and it never ends by itself.
+    let mut open = TournamentConfig::parse(&with_engines("pool", 3, ""), "p.toml").unwrap();
+    assert_eq!((open.planned_pairs(), open.max_pairs()), (None, MAX_PAIRS));
+    assert_eq!(open.pool(), Some(PoolConfig::default()));
+    open.set_pair_budget(50).unwrap();
+    assert_eq!(open.max_pairs(), 50);
+    let named = with_engines("pool", 3, "pool = { anchor = \"e2\", floor = 0.5 }");
+    let named = TournamentConfig::parse(&named, "p.toml").unwrap();
+    assert_eq!(named.pool_anchor(), 2);
+    assert_eq!(named.pool().and_then(|p| p.floor), Some(0.5));
+    for (text, key) in [
+        (with_engines("pool", 1, ""), "engine"),
+        (
+            with_engines("pool", 3, "[pool]\nanchor = \"nobody\""),
+            "pool.anchor",
+        ),
+        (with_engines("pool", 3, "[pool]\nfloor = 1.5"), "pool.floor"),
+        (
+            with_engines("pool", 3, "[pool]\nmax_pairs = 0"),
+            "pool.max_pairs",
+        ),
+        (with_engines("pool", 3, "[pool]\ngate = 1"), "gate"),
+        (with_engines("pool", 3, "rounds = 2"), "rounds"),
+        (
+            with_engines("pool", 3, "sprt = { elo0 = 0.0, elo1 = 5.0 }"),
+            "sprt",
+        ),
+        (
+            with_engines("round-robin", 3, "rounds = 1\n[pool]\n"),
+            "pool",
+        ),
+    ] {
+        let e = error(&text).to_string();
+        assert!(e.contains(key) && e.contains("t.toml"), "{key}: {e}");
+    }
+    let e = error(&with_engines("pool", 3, "[pool]\nanchor = \"nobody\""));
+    assert!(e.to_string().contains("e0, e1, e2"), "{e}");
+}

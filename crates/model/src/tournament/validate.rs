@@ -258,6 +258,7 @@ impl TournamentConfig {
                     ));
                 }
             }
+            Format::Pool => self.check_pool()?,
             Format::Datagen => {
                 let Some(datagen) = &self.datagen else {
                     return top(
@@ -275,6 +276,9 @@ impl TournamentConfig {
         if self.spsa.is_some() && self.format != Format::Spsa {
             return top("spsa", "an [spsa] table is for format = \"spsa\"".into());
         }
+        if self.pool.is_some() && self.format != Format::Pool {
+            return top("pool", "a [pool] table is for format = \"pool\"".into());
+        }
         if self.datagen.is_some() && self.format != Format::Datagen {
             return top(
                 "datagen",
@@ -282,6 +286,30 @@ impl TournamentConfig {
             );
         }
         Ok(())
+    }
+
+    /// A pool: no rounds, pairs or SPRT (it never ends by itself; its budget is
+    /// `pool.max_pairs`), and its `[pool]` table's keys within bounds.
+    fn check_pool(&self) -> Result<(), Problem> {
+        let given = [
+            ("rounds", self.rounds.is_some()),
+            ("pairs", self.pairs.is_some()),
+            ("sprt", self.sprt.is_some()),
+        ];
+        if let Some((key, _)) = given.iter().find(|(_, given)| *given) {
+            return top(
+                key,
+                format!(
+                    "a pool takes no {key}: it plays until it is cancelled or paused, or \
+                     up to [pool] max_pairs"
+                ),
+            );
+        }
+        let names: Vec<&str> = self.engines.iter().map(|e| e.name.as_str()).collect();
+        match self.pool.as_ref().and_then(|p| p.problem(&names)) {
+            Some((key, message)) => Err((Some(("pool", 0)), format!("pool.{key}"), message)),
+            None => Ok(()),
+        }
     }
 
     /// The keys only some formats take (`seeds`, `tiebreak_pairs`, `pairs`), within their
@@ -419,6 +447,7 @@ impl TournamentConfig {
                 Format::Sprt | Format::Takes => "sprt.max_pairs",
                 Format::Knockout => "pairs",
                 Format::Spsa => "spsa.pairs",
+                Format::Pool => "pool.max_pairs",
                 _ => "rounds",
             };
             return top(

@@ -1,0 +1,67 @@
+//! A rating pool's settings (`format = "pool"`, the optional `[pool]` table): a standing
+//! test that rates its engines jointly and pairs them by information, and never ends by
+//! itself (docs/formats.md, "Rating pool").
+
+use serde::{Deserialize, Serialize};
+
+use super::{MAX_PAIRS, TournamentConfig};
+
+/// The `[pool]` table of a `format = "pool"` tournament; every key is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolConfig {
+    /// The engine whose rating is 0 (an `[[engine]]` name; default the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+    /// The floor: an engine in fewer than this fraction of an even share of the recent
+    /// pairs is paired first (0 to 1; default the rating pool's, 0.25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<f64>,
+    /// A budget: the pool stops after this many pairs (default: it never stops by itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<u64>,
+}
+
+impl PoolConfig {
+    /// The key at fault and why, if any, for a pool of `engines` (by name).
+    pub fn problem(&self, engines: &[&str]) -> Option<(&'static str, String)> {
+        if let Some(anchor) = &self.anchor
+            && !engines.contains(&anchor.as_str())
+        {
+            return Some((
+                "anchor",
+                format!(
+                    "'{anchor}' is not an engine of this pool (engines: {})",
+                    engines.join(", ")
+                ),
+            ));
+        }
+        if let Some(floor) = self.floor
+            && !(0.0..=1.0).contains(&floor)
+        {
+            return Some(("floor", format!("must be 0 to 1, found {floor}")));
+        }
+        match self.max_pairs {
+            Some(p) if !(1..=MAX_PAIRS).contains(&p) => {
+                Some(("max_pairs", format!("must be 1 to {MAX_PAIRS}, found {p}")))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl TournamentConfig {
+    /// A pool's settings (`None` for other formats); the defaults when it has no `[pool]`
+    /// table.
+    pub fn pool(&self) -> Option<PoolConfig> {
+        (self.format == super::Format::Pool).then(|| self.pool.clone().unwrap_or_default())
+    }
+
+    /// The index of a pool's anchor: the engine `[pool] anchor` names, or the first.
+    pub fn pool_anchor(&self) -> usize {
+        let named = self.pool.as_ref().and_then(|p| p.anchor.as_deref());
+        named
+            .and_then(|a| self.engines.iter().position(|e| e.name == a))
+            .unwrap_or(0)
+    }
+}
