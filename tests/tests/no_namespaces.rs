@@ -2,8 +2,8 @@
 //! seccomp profile does (Kubernetes `RuntimeDefault`, Docker's default): this test binary
 //! installs such a filter on itself first (`unshare` and namespace flags of `clone` refused,
 //! `clone3` unknown), then runs an engine that leaves a `setsid` daemon behind and tries to
-//! read its worker's environment. A binary of its own: the filter and the orphan reaper
-//! act on the whole process.
+//! read its worker's environment, and one that tries to reach the host's network. A binary
+//! of its own: the filter and the orphan reaper act on the whole process.
 
 use std::time::{Duration, Instant};
 
@@ -78,8 +78,13 @@ fn run_again(
     let place = tempfile::tempdir().unwrap();
     let exe = place.path().join("no_namespaces");
     std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    // The hostile engine beside it, for the same reason.
+    let misbehave = place.path().join("misbehave");
+    std::fs::copy(env!("CARGO_BIN_EXE_misbehave"), &misbehave).unwrap();
     std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for program in [&exe, &misbehave] {
+        std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let out = launch(&exe)
         .args(["--exact", name, "--nocapture"])
         .current_dir(place.path())
@@ -157,6 +162,25 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(running_with(&mark).is_empty(), "{:?}", running_with(&mark));
+
+    // No network: without a namespace, a seccomp filter refuses its sockets.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let misbehave = std::env::current_exe().unwrap().with_file_name("misbehave");
+    let config = EngineConfig::new(&format!("{} net {port}", misbehave.display()));
+    let mut engine = ExternalEngine::new(config);
+    let _ = engine.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
+    let said = Contestant::<tourney_rules::Loa>::stderr_tail(&engine).join("\n");
+    assert!(
+        confine::network_isolation().is_err() && confine::network_seal().is_ok(),
+        "namespaces refused, the filter stands in"
+    );
+    let net = (said.lines())
+        .find_map(|l| l.strip_prefix("net: "))
+        .unwrap_or_else(|| panic!("the engine said no net line: {said}"));
+    assert_ne!(net, "reached", "the engine reached the host: {said}");
+    assert!(net.contains("denied"), "refused by the filter: {net}");
+    drop(engine);
 
     // A build from source, confined the same way: its daemon dies with it, it reads no
     // token, and its private home and temporary directory are gone afterwards.

@@ -244,6 +244,10 @@ pub(crate) fn command(
     command.envs(policy.env.iter().map(|(k, v)| (k, v)));
     let limits = *limits;
     let isolate = !limits.network && network_isolation().is_ok();
+    // Without a namespace of their own, a seccomp filter keeps them off the network.
+    let seal = (!limits.network && !isolate && network_seal().is_ok())
+        .then(seal::NetworkSeal::new)
+        .flatten();
     let run_as = policy.run_as;
     let contained = (containment(run_as).is_ok())
         .then(|| Containment::plan(run_as, limits.file_size_mb, dir, keep).ok())
@@ -260,8 +264,8 @@ pub(crate) fn command(
     };
     let cpus = cpu_set(&policy.cpus);
     // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
-    // sched_setaffinity, setrlimit, unshare, setgroups, setgid, setuid), on values computed
-    // before the fork.
+    // sched_setaffinity, setrlimit, unshare, setgroups, setgid, setuid, prctl), on values
+    // computed before the fork.
     unsafe {
         command.pre_exec(move || {
             let fail = || Err(std::io::Error::last_os_error());
@@ -299,7 +303,11 @@ pub(crate) fn command(
             }
             if let Some(plan) = &contained {
                 // The user is changed inside, after the mounts.
-                return plan.contain(isolate);
+                plan.contain(isolate)?;
+                return match &seal {
+                    Some(seal) => seal.install(),
+                    None => Ok(()),
+                };
             }
             if isolate {
                 // Probed at start; a failure now leaves the network as it was.
@@ -312,7 +320,10 @@ pub(crate) fn command(
             {
                 return fail();
             }
-            Ok(())
+            match &seal {
+                Some(seal) => seal.install(),
+                None => Ok(()),
+            }
         });
     }
     command
@@ -679,5 +690,8 @@ pub(crate) fn limit_hit(
 }
 
 mod contain;
+mod seal;
+
+pub use seal::network_seal;
 #[cfg(test)]
 mod tests;

@@ -166,7 +166,7 @@ fn user_ids(user: &str) -> Result<(u32, u32)> {
 /// How this worker confines outside engines; says in the log what it cannot do.
 fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
     use tourney_runner::confine::{
-        adopt_orphans, clean_stale_work_dirs, containment, network_isolation,
+        adopt_orphans, clean_stale_work_dirs, containment, network_isolation, network_seal,
     };
     let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
     if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
@@ -211,11 +211,19 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
             );
         }
     }
-    if let Err(why) = network_isolation() {
-        tracing::warn!(
+    match (network_isolation(), network_seal()) {
+        (Ok(()), _) => {}
+        (Err(why), Ok(())) => tracing::info!(
             reason = %why,
-            "outside engines cannot get a network namespace here: they share the worker's network"
-        );
+            "outside engines cannot get a network namespace here: a seccomp filter refuses \
+             their network sockets (IPv4, IPv6, raw) instead"
+        ),
+        (Err(why), Err(no_filter)) => tracing::warn!(
+            reason = %why,
+            filter = %no_filter,
+            "outside engines cannot get a network namespace or a seccomp filter here: they \
+             share the worker's network"
+        ),
     }
     Ok(policy)
 }
