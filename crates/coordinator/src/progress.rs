@@ -7,11 +7,12 @@ use tourney_stats::takes::{Dropped, TakeState, Verdict};
 use crate::scheduler::Planner;
 use tourney_report::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
 
-/// The progress of a tournament whose pairings are made by `planner`.
-pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatProgress {
+/// The progress of a tournament whose pairings are made by `planner` (`None` for a pool:
+/// its standings are its ratings).
+pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> Option<FormatProgress> {
     let name =
         |i: usize| (config.engines.get(i)).map_or_else(|| format!("#{i}"), |e| e.name.clone());
-    match planner {
+    Some(match planner {
         Planner::Takes { group, .. } => {
             let verdict = match group.verdict() {
                 Verdict::Continue => "continue".to_string(),
@@ -76,5 +77,6 @@ pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> FormatPr
                 })
                 .collect(),
         },
-    }
+        Planner::Pool(_) => return None,
+    })
 }

@@ -313,7 +313,7 @@ impl Coordinator {
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
         let author = record.author.clone();
-        let progress = t.planner().map(|p| crate::progress::progress(&config, p));
+        let progress = (t.planner()).and_then(|p| crate::progress::progress(&config, p));
         let eligibility = if t.state.is_active() {
             (inner.fleet).eligibility(&config, self.now_ms(), self.settings.lease_ms)
         } else {

@@ -1,11 +1,11 @@
 //! Pairings made as results come in: a grouped test's next take, a knockout's next match,
-//! a Swiss round from the standings. Pair numbers are handed out in order as before; each
+//! a Swiss round from the standings, a rating pool's most informative pair. Pair numbers are handed out in order as before; each
 //! number gets its pairing when it is first handed out, and keeps it (an expired lease's
 //! pair is offered again with the same engines). Each such pair plays the opening of its
 //! own number.
 //!
 //! Nothing more is stored than the completed pairs with their engines: a restart reads
-//! them back in pair order into the same bracket, standings or group. Pairs that were out
+//! them back in pair order into the same bracket, standings, group or pool. Pairs that were out
 //! when it stopped are void (their results are refused, their engines are not known), and
 //! their matches are handed out again under new numbers.
 
@@ -15,6 +15,7 @@ use tourney_plan::swiss::Swiss;
 use tourney_stats::takes::{Group, Takes, Verdict};
 use tourney_stats::{EloModel, Sprt};
 
+use super::pool::Pool;
 use crate::pair_map::PairMap;
 
 /// The SPRT of a file's `sprt` table (an SPRT's, or each take's of a grouped test before
@@ -47,6 +48,8 @@ pub enum Planner {
     Knockout(Bracket),
     /// A Swiss.
     Swiss(Swiss),
+    /// A rating pool (boxed: its ratings and covariance).
+    Pool(Box<Pool>),
 }
 
 /// A tournament's pairings made as results come in.
@@ -84,6 +87,7 @@ impl Dynamic {
                 config.rounds.unwrap_or(1),
                 config.match_pairs(),
             )),
+            Format::Pool => Planner::Pool(Box::new(Pool::new(config))),
             _ => return None,
         };
         Some(Dynamic {
@@ -109,6 +113,7 @@ impl Dynamic {
             }
             Planner::Knockout(bracket) => bracket.hand_next(pair)?,
             Planner::Swiss(swiss) => swiss.hand_next()?,
+            Planner::Pool(pool) => pool.assign(pair)?,
         };
         self.remember(pair, first, second);
         Some((first, second))
@@ -120,7 +125,8 @@ impl Dynamic {
             .set(pair, 1 + ((first as u16) << 8 | second as u16));
     }
 
-    /// Pairs that could be handed out now (a grouped test's are open-ended: `open`).
+    /// Pairs that could be handed out now (a grouped test's and a pool's are open-ended:
+    /// `open`).
     pub(super) fn offerable(&self, open: u64) -> u64 {
         match &self.planner {
             Planner::Takes { group, .. } => match group.verdict() {
@@ -129,11 +135,12 @@ impl Dynamic {
             },
             Planner::Knockout(b) => b.wanted(),
             Planner::Swiss(s) => s.wanted(),
+            Planner::Pool(_) => open,
         }
     }
 
     /// Counts a completed pair; `restored`: read back after a restart (handed out in an
-    /// earlier run). A grouped test counts its pairs along the prefix instead
+    /// earlier run). A grouped test and a pool count their pairs along the prefix instead
     /// ([`Dynamic::count_prefix`]). Returns whether the pair fits the pairings: a pair
     /// read back that does not (its match was decided without it) is kept but changes
     /// nothing.
@@ -155,34 +162,50 @@ impl Dynamic {
                 let points = u64::from(o.half_points[0] + o.half_points[1]);
                 (!restored || s.hand(o.first, o.second)) && s.record(o.first, o.second, points)
             }
+            // Handed out in an earlier run: pending until the prefix counts it.
+            Planner::Pool(pool) => !restored || pool.handed(o.pair, o.first, o.second),
         }
     }
 
-    /// Counts a completed pair of the prefix in a grouped test's SPRTs.
-    pub(super) fn count_prefix(&mut self, first: usize, half_points: [u8; 2]) {
-        if let Planner::Takes { group, .. } = &mut self.planner {
-            // A pair of no take (cannot be: pairings are checked) counts for nothing; the
-            // BayesElo model's lack of W/D/L cannot happen on pairs.
-            let _ = group.add(first.wrapping_sub(1), half_points);
+    /// Counts pair `pair` of the prefix in a grouped test's SPRTs or a pool's ratings:
+    /// its outcome, `None` when it is void or excluded.
+    pub(super) fn count_prefix(&mut self, pair: u64, outcome: Option<&PairOutcome>) {
+        match &mut self.planner {
+            Planner::Takes { group, .. } => {
+                // A pair of no take (cannot be: pairings are checked) counts for nothing;
+                // the BayesElo model's lack of W/D/L cannot happen on pairs.
+                if let Some(o) = outcome {
+                    let _ = group.add(o.first.wrapping_sub(1), o.half_points);
+                }
+            }
+            Planner::Pool(pool) => pool.count(pair, outcome),
+            Planner::Knockout(_) | Planner::Swiss(_) => {}
         }
     }
 
-    /// Starts a grouped test's SPRTs over (an exclusion changed what counts).
+    /// Starts a grouped test's SPRTs or a pool's ratings over (an exclusion changed what
+    /// counts).
     pub(super) fn reset_counts(&mut self) {
-        if let Planner::Takes { group, .. } = &mut self.planner
-            && let Ok(fresh) = Group::new(group.settings)
-        {
-            *group = fresh;
+        match &mut self.planner {
+            Planner::Takes { group, .. } => {
+                if let Ok(fresh) = Group::new(group.settings) {
+                    *group = fresh;
+                }
+            }
+            Planner::Pool(pool) => pool.reset(),
+            Planner::Knockout(_) | Planner::Swiss(_) => {}
         }
     }
 
     /// Whether the format has its verdict: a take accepted or all dropped, the final
-    /// played, every Swiss round played (or the next impossible).
+    /// played, every Swiss round played (or the next impossible). A pool never is: it ends
+    /// at its budget, or when cancelled.
     pub(super) fn is_decided(&self) -> bool {
         match &self.planner {
             Planner::Takes { group, .. } => group.verdict() != Verdict::Continue,
             Planner::Knockout(b) => b.champion().is_some(),
             Planner::Swiss(s) => s.is_finished(),
+            Planner::Pool(_) => false,
         }
     }
 }

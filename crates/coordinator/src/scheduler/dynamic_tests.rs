@@ -210,3 +210,133 @@ fn a_grouped_test_sends_pairs_to_its_leader_accepts_one_take_and_resumes_exactly
     assert_eq!(g.verdict(), Verdict::Continue);
     assert!(!lease_all(&mut middle).is_empty());
 }
+
+/// The pool's planner of tournament 1.
+fn pool(s: &Scheduler) -> &super::Pool {
+    match s.tournament(1).unwrap().planner() {
+        Some(Planner::Pool(pool)) => pool,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Plays `a` in `world` (the first engine White in game 0): its outcome.
+fn simulated(
+    world: &mut tourney_stats::pool::simulate::World,
+    a: &Assignment,
+) -> (TournamentId, PairOutcome) {
+    use tourney_stats::GameResult::{BlackWins, Draw, WhiteWins};
+    let half = |r, white| match (r, white) {
+        (Draw, _) => 1,
+        (WhiteWins, true) | (BlackWins, false) => 2,
+        _ => 0,
+    };
+    let first = half(world.game(a.first, a.second), true);
+    let second = half(world.game(a.second, a.first), false);
+    scored(a, [first, second])
+}
+
+/// Leases `batch` pairs at a time and reports them played in `world`, `rounds` times;
+/// returns the pairings in pair order.
+fn play_pool(
+    s: &mut Scheduler,
+    world: &mut tourney_stats::pool::simulate::World,
+    batch: usize,
+    rounds: usize,
+) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    for _ in 0..rounds {
+        let (_, out) = s.lease("w#1", batch, 0, &|_| true).unwrap();
+        let results: Vec<_> = out.iter().map(|a| simulated(world, a)).collect();
+        s.report("w#1", &results);
+        pairs.extend(boards(&out));
+    }
+    pairs
+}
+
+#[test]
+fn a_pool_pairs_close_members_most_keeps_every_member_played_and_never_ends() {
+    use tourney_stats::pool::simulate::World;
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("pool", 6, ""), State::Queued, vec![]);
+    // Six versions 120 Elo apart: a pair of neighbours tells more than one of a mismatch.
+    let mut world = World::new(vec![0.0, 120.0, 240.0, 360.0, 480.0, 600.0], 7);
+    let pairs = play_pool(&mut s, &mut world, 4, 100);
+    let t = s.tournament(1).unwrap();
+    assert_eq!((t.state, t.pairs_done()), (State::Running, 400));
+    assert!(t.has_work(), "a pool never ends by itself");
+    let between = |a: usize, b: usize| {
+        (pairs.iter())
+            .filter(|&&p| p == (a.min(b), a.max(b)))
+            .count()
+    };
+    // The top version is rated against its neighbours, not the versions far below it.
+    let (near, far) = (between(5, 4) + between(5, 3), between(5, 0) + between(5, 1));
+    assert!(near > 3 * far, "near {near}, far {far}");
+    // The floor: in every window of 48 pairs (8 a member) each member plays at least about
+    // a quarter of its even share (48 · 2 / 6 · 0.25 = 4).
+    for window in pairs.windows(48).skip(48) {
+        for k in 0..6 {
+            let played = window.iter().filter(|&&(i, j)| i == k || j == k).count();
+            assert!(played >= 3, "member {k} starved: {played} of 48");
+        }
+    }
+    // The ratings, relative to the first engine, in the true order.
+    let ratings = &pool(&s).ratings;
+    assert_eq!(ratings.elo[0], 0.0);
+    assert!(
+        ratings.elo.windows(2).all(|w| w[0] < w[1]),
+        "{:?}",
+        ratings.elo
+    );
+    assert!(ratings.worst_interval() < 80.0, "{:?}", ratings.interval);
+    // A budget ends it.
+    let mut capped = Scheduler::new(1000);
+    let budget = config("pool", 3, "pool = { max_pairs = 6 }");
+    capped.add(1, budget, State::Queued, vec![]);
+    play_pool(&mut capped, &mut world, 3, 2);
+    assert_eq!(capped.tournament(1).unwrap().state, State::Finished);
+}
+
+#[test]
+fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
+    use tourney_stats::pool::simulate::World;
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("pool", 4, ""), State::Queued, vec![]);
+    let mut world = World::new(vec![0.0, 30.0, 60.0, 250.0], 11);
+    // Reported out of order within each lease, as workers do.
+    for _ in 0..25 {
+        let (_, out) = s.lease("w#1", 5, 0, &|_| true).unwrap();
+        let mut results: Vec<_> = out.iter().map(|a| simulated(&mut world, a)).collect();
+        results.reverse();
+        s.report("w#1", &results);
+    }
+    let mut again = restarted(&s, 1);
+    assert_eq!(
+        pool(&again).ratings,
+        pool(&s).ratings,
+        "the same fit, bit for bit"
+    );
+    assert_eq!(pool(&again).counted(), 125);
+    // The next assignments are the same, lease after lease.
+    for _ in 0..4 {
+        let (_, before) = s.lease("w#1", 7, 0, &|_| true).unwrap();
+        let (_, after) = again.lease("w#1", 7, 0, &|_| true).unwrap();
+        assert_eq!(boards(&before), boards(&after));
+        assert_eq!(
+            before.iter().map(|a| a.pair).collect::<Vec<_>>(),
+            after.iter().map(|a| a.pair).collect::<Vec<_>>()
+        );
+        let results: Vec<_> = before.iter().map(|a| simulated(&mut world, a)).collect();
+        s.report("w#1", &results);
+        again.report("w#1", &results);
+        assert_eq!(pool(&again).ratings, pool(&s).ratings);
+    }
+    // Pairs out at a restart, past the last completed one, are handed out again under
+    // the same numbers, with the same engines.
+    let (_, out) = s.lease("w#1", 3, 0, &|_| true).unwrap();
+    let mut later = restarted(&s, 1);
+    let (_, next) = later.lease("w#1", 3, 0, &|_| true).unwrap();
+    assert_eq!(boards(&next), boards(&out));
+    assert_eq!(next[0].pair, out[0].pair);
+    assert_eq!(pool(&later).pending(), 3);
+}

@@ -14,11 +14,13 @@ use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
 mod dynamic;
 mod pairs;
+mod pool;
 mod share;
 mod tournament;
 
 pub use dynamic::Planner;
 pub(crate) use pairs::{Outcomes, PairSet};
+pub use pool::Pool;
 pub use share::{AUTHOR_SHARES, SHARE_HALF_LIFE_MS, Share, pair_core_seconds};
 pub use tournament::{Tournament, sprt_of};
 

@@ -287,13 +287,12 @@ impl Tournament {
         }
         if let Some(d) = &mut self.dynamic {
             // A grouped test: each take's SPRT along the same prefix, excluded and void
-            // pairs skipped.
+            // pairs skipped; a pool: its ratings.
             for p in self.sprt_through..self.prefix {
-                if let (Some((first, _)), false) =
-                    (self.done.engines(p), self.excluded.contains(&p))
-                {
-                    d.count_prefix(first, self.done.half_points(p));
-                }
+                let code = self.done.codes.get(p);
+                let counts = code & DONE != 0 && !self.excluded.contains(&p);
+                let outcome = counts.then(|| self.done.outcome(p, code, &self.config));
+                d.count_prefix(p, outcome.as_ref());
             }
             self.sprt_through = self.prefix;
         }
