@@ -155,11 +155,6 @@ pub fn password_matches(hash: &str, password: &str) -> bool {
 /// A hash checked against when no user has the name given (its password is random).
 const NO_USER_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$bm8tc3VjaC11c2VyLXNhbHQ$Vx0pWmC6NRwUQ7I2eykRh3R9K4XzsxJ1tkZ4Vn2dCUU";
 
-/// `bytes` in lowercase hex.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// `N` bytes from the kernel's random source.
 fn random_bytes<const N: usize>() -> Result<[u8; N], CoordinatorError> {
     let mut bytes = [0u8; N];
@@ -227,8 +222,8 @@ impl Coordinator {
         let Some(user) = user.filter(|_| matches) else {
             return Ok(None);
         };
-        let cookie = hex(&random_bytes::<32>()?);
-        let csrf = hex(&random_bytes::<32>()?);
+        let cookie = hex::encode(random_bytes::<32>()?);
+        let csrf = hex::encode(random_bytes::<32>()?);
         let now = tourney_model::unix_ms_now();
         let session = Session {
             user: user.name.clone(),
@@ -632,7 +627,7 @@ impl Coordinator {
         label: &str,
     ) -> Result<(String, String), CoordinatorError> {
         by.require_self_or_admin(user)?;
-        let secret = hex(&random_bytes::<24>()?);
+        let secret = hex::encode(random_bytes::<24>()?);
         let token = format!("{TOKEN_PREFIX}{secret}");
         let hash = tourney_model::sha256_hex(token.as_bytes());
         let id = hash[..8].to_string();

@@ -224,7 +224,7 @@ fn secret() -> String {
 
 /// Whether two secrets are equal, in time that depends only on their lengths.
 pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 impl Fleet {

@@ -5,22 +5,15 @@
 //! name other engines does not match; a result of a lease the coordinator no longer knows
 //! (it restarted, or the worker registered again) is believed on a matching ticket.
 
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use tourney_model::job::Identity;
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key` (at most 64 bytes).
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
 pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    let mut block = [0u8; 64];
-    block[..key.len()].copy_from_slice(key);
-    let inner = Sha256::new()
-        .chain_update(block.map(|b| b ^ 0x36))
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(block.map(|b| b ^ 0x5c))
-        .chain_update(inner)
-        .finalize()
-        .into()
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 /// What a ticket seals: a pair, who it was leased to, and its two engines (the first
@@ -60,10 +53,7 @@ impl Sealed<'_> {
             }
             field(b"end");
         }
-        hmac_sha256(key, &message)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::encode(hmac_sha256(key, &message))
     }
 
     /// Whether `ticket` is this pair's ticket under `key` (in time independent of where
@@ -78,19 +68,15 @@ mod tests {
     use super::*;
     use tourney_model::job::{Engine, EngineKind};
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
     #[test]
     fn hmac_is_rfc_4231s() {
         // RFC 4231, test cases 1 and 2.
         assert_eq!(
-            hex(&hmac_sha256(&[0x0b; 20], b"Hi There")),
+            hex::encode(hmac_sha256(&[0x0b; 20], b"Hi There")),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
         );
         assert_eq!(
-            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            hex::encode(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
     }

@@ -116,7 +116,7 @@ pub fn sha256_of_reader(reader: impl std::io::Read) -> std::io::Result<String> {
 
 /// `bytes` as lowercase hex (a digest as artifacts are named).
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 #[cfg(test)]

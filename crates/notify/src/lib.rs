@@ -26,7 +26,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
 
@@ -237,29 +237,18 @@ impl Target {
 
 /// HMAC-SHA256 of `message` with `key` (RFC 2104).
 pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let pad = |byte: u8| block.map(|b| b ^ byte);
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize()
-        .into()
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 /// The `X-Tourney-Signature-256` value of `body` under `secret`: `sha256=<hex>`.
 pub fn signature(secret: &str, body: &[u8]) -> String {
-    let mac = hmac_sha256(secret.as_bytes(), body);
-    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256={hex}")
+    format!(
+        "sha256={}",
+        hex::encode(hmac_sha256(secret.as_bytes(), body))
+    )
 }
 
 /// The notifier's metrics.

@@ -7,14 +7,13 @@ use super::*;
 
 #[test]
 fn hmac_matches_rfc_4231() {
-    let hex = |b: [u8; 32]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
     assert_eq!(
-        hex(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+        hex::encode(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     );
     // A key longer than a block is hashed first (RFC 4231, test case 6).
     assert_eq!(
-        hex(hmac_sha256(
+        hex::encode(hmac_sha256(
             &[0xaa; 131],
             b"Test Using Larger Than Block-Size Key - Hash Key First"
         )),
