@@ -180,7 +180,7 @@ enum Suite {
 /// SPRTs (each version against the one before, nElo [0, 2], then more pairs along the
 /// chain); it prints the games each needed, the widest interval, rating and rank errors and
 /// the ratios, then how long a fit and a choice of pairs take at 50 members and 100,000
-/// games. About 15 s with `--runs 3` on two cores.
+/// games. Under half a minute with `--runs 3` on two cores.
 #[derive(Args)]
 pub(crate) struct BenchArgs {
     /// The benchmark suite.

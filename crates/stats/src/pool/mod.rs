@@ -148,6 +148,11 @@ impl PoolSettings {
     ///
     /// A member without games is rated at the prior's mean (0 internal) with the prior's
     /// width. An anchor out of range is taken as the first member.
+    ///
+    /// A fit from `previous` ends where one from nothing ends to within about 1e-6 Elo, not
+    /// to the last bit: a coordinator that must choose the same pairs again after a restart
+    /// should start its fits the same way each time (from nothing: about 15 ms at 50
+    /// members and 100,000 games, against 1 ms from the last fit).
     pub fn rate(&self, table: &GameTable, previous: Option<&PoolRatings>) -> PoolRatings {
         let n = table.len();
         let model = Condensed::from_results(n, |i, j| table.results(i, j), self.virtual_draws);

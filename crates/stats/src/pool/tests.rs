@@ -117,6 +117,7 @@ fn intervals_cover_the_true_ratings_at_about_the_stated_rate() {
         }
     }
     let rate = covered as f64 / total as f64;
+    eprintln!("{covered} of {total} intervals cover the truth");
     assert!((0.9..=0.99).contains(&rate), "{covered} of {total}");
 }
 
