@@ -300,11 +300,6 @@ impl Fleet {
         self.workers.len()
     }
 
-    /// Distinct worker profiles kept.
-    pub fn profile_kinds(&self) -> usize {
-        self.profiles.len()
-    }
-
     /// Forgets every registration of the host `name` (blocked): their next calls are
     /// refused and their leases go to others when they expire.
     pub fn drop_host(&mut self, name: &str) {

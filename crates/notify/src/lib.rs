@@ -364,6 +364,12 @@ impl Notifier {
         self.hooks.iter().any(|h| wants(&h.settings, kind))
     }
 
+    /// Deliveries queued since it started (dropped ones included): what the caller decided
+    /// to send, whether or not it has gone yet.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Queues `body` for every webhook that wants `kind`; returns at once. A delivery that
     /// finds the queue full is dropped, logged and counted.
     pub fn send(&self, kind: EventKind, body: &serde_json::Value) {
