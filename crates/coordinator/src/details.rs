@@ -142,9 +142,14 @@ fn engine_text(engine: &EngineEntry, artifacts: &BTreeMap<String, String>) -> St
 
 /// How the figures are computed, and where that is explained.
 fn statistics_text(c: &TournamentConfig) -> String {
-    let mut text = "ratings by BayesElo's model (maximum likelihood, draws modelled; \
-                    intervals with the others held, BayesElo's exactdist)"
-        .to_string();
+    let mut text = if c.format == Format::Pool {
+        "ratings by BayesElo's model fitted jointly (posterior mode, draws modelled; 95 % \
+         intervals relative to the anchor, from the posterior covariance)"
+    } else {
+        "ratings by BayesElo's model (maximum likelihood, draws modelled; intervals with \
+         the others held, BayesElo's exactdist)"
+    }
+    .to_string();
     if let Some(s) = &c.sprt {
         text += &format!(
             "; SPRT: generalized likelihood ratio on pair results (pentanomial), {} model",

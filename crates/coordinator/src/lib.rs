@@ -55,6 +55,7 @@ mod progress;
 pub mod release;
 mod search;
 pub mod search_again;
+mod standings;
 mod state;
 mod ticket;
 mod tuning;

@@ -9,7 +9,7 @@ use tourney_model::{GameRecord, Termination};
 use tourney_report::{
     AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
 };
-use tourney_stats::{BayesElo, GameResult, GameTable};
+use tourney_stats::{GameResult, GameTable};
 
 use crate::metrics::TournamentGauges;
 use crate::scheduler::{TournamentId, sprt_of};
@@ -321,7 +321,7 @@ impl Coordinator {
         };
         drop(guard);
         let ratings = cached.unwrap_or_else(|| {
-            let ratings = BayesElo::default().rate(&game_table(&config, &outcomes));
+            let ratings = crate::standings::standings(&config, &outcomes);
             let cached = CachedRatings {
                 pairs: pairs_done,
                 at_ms: self.now_ms(),

@@ -21,6 +21,7 @@ mod tournament;
 pub use dynamic::Planner;
 pub(crate) use pairs::{Outcomes, PairSet};
 pub use pool::Pool;
+pub(crate) use pool::settings_of as pool_settings;
 pub use share::{AUTHOR_SHARES, SHARE_HALF_LIFE_MS, Share, pair_core_seconds};
 pub use tournament::{Tournament, sprt_of};
 
