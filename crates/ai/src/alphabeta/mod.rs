@@ -71,10 +71,10 @@ impl<W: Default> AbConfig<W> {
             GameKind::Amazons => (3, 10),
         };
         // Null moves: +16 ± 14 Elo in LOA at 20,000 nodes a move; in Amazons, whose pruned
-        // search decides most pairs by their opening, 0 ± 22 (bench/strength/README.md).
+        // search decides most pairs by their opening, 0 ± 22 (experiments/strength/raised/README.md).
         let null_move = game == GameKind::Loa;
         // Reverse futility pruning: +64 ± 27 Elo in LOA at 20,000 nodes a move
-        // (bench/strength/README.md).
+        // (experiments/strength/raised/README.md).
         let futility = if game == GameKind::Loa { 60 } else { 0 };
         // Aspiration windows: +37 ± 20 Elo in LOA at 20,000 nodes a move (the same file).
         let aspiration = if game == GameKind::Loa { 30 } else { 0 };

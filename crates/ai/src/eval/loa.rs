@@ -9,7 +9,7 @@ use super::{Heuristics, weights};
 weights! {
     /// Weights of the LOA evaluation (per unit of each feature). `concentration` sets the
     /// scale; the others were fitted by Texel tuning to 150,000 self-play positions with
-    /// the target mostly the engine's own score (bench/strength/texel-loa-lambda-verify.toml:
+    /// the target mostly the engine's own score (experiments/strength/raised/texel-loa-lambda-verify.toml:
     /// +25 Elo at 20,000 nodes a move over the SPSA-tuned 17, 13, 12, 65, 8, 17 and 23 of
     /// experiments/strength/spsa-loa.toml, themselves +122 over the hand-set weights).
     LoaWeights {

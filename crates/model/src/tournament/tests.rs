@@ -54,7 +54,7 @@ fn the_example_configs_parse() {
     let earlier = formats_in("experiments/strength");
     assert_eq!(earlier.len(), 18);
     assert!((earlier.iter()).all(|f| matches!(f, Format::Sprt | Format::Spsa | Format::Gauntlet)));
-    let round = formats_in("bench/strength");
+    let round = formats_in("experiments/strength/raised");
     assert_eq!(round.iter().filter(|&&f| f == Format::Sprt).count(), 12);
     assert_eq!(round.iter().filter(|&&f| f == Format::Datagen).count(), 2);
     assert_eq!(round.len(), 14);
