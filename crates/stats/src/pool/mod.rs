@@ -82,7 +82,7 @@ pub struct PoolSettings {
     pub power: f64,
     /// How many of the newest members (the highest numbers) weigh more (default 1).
     pub newest: usize,
-    /// How many of the top-rated members weigh more (default 3).
+    /// How many of the top-rated members (of those with games) weigh more (default 3).
     pub top: usize,
     /// How much wider the variances of the newest and top-rated members count (default
     /// 0.25: their intervals are aimed at about 0.9 of the others').
@@ -351,7 +351,8 @@ impl<'a> Planner<'a> {
         for b in base.iter_mut().skip(n.saturating_sub(settings.newest)) {
             *b = 1.0 + settings.emphasis;
         }
-        let mut order: Vec<usize> = (0..n).collect();
+        // The top-rated among the members with games: one without is rated by the prior.
+        let mut order: Vec<usize> = (0..n).filter(|&k| ratings.games[k] > 0).collect();
         order.sort_by(|&a, &b| ratings.elo[b].total_cmp(&ratings.elo[a]).then(a.cmp(&b)));
         for &k in order.iter().take(settings.top) {
             base[k] = 1.0 + settings.emphasis;

@@ -228,7 +228,8 @@ pub fn design_games(truth: &[f64], settings: &PoolSettings, target: f64) -> Desi
         anchor: a,
         elo: truth.iter().map(|t| t - truth[a]).collect(),
         interval: vec![0.0; n],
-        games: vec![0; n],
+        // Counted as played, so the top-rated weigh as the settings say.
+        games: vec![1; n],
         internal: truth.iter().map(|t| t / scale).collect(),
         covariance,
         advantage: ADVANTAGE,
