@@ -142,6 +142,15 @@ pub struct PoolRatings {
 const MAX_ITERATIONS: usize = 200;
 
 impl PoolSettings {
+    /// The recent pairs the floor looks at in a pool of `members`: [`PoolSettings::window`],
+    /// or 8 a member when it is 0.
+    pub fn floor_window(&self, members: usize) -> usize {
+        match self.window {
+            0 => 8 * members,
+            w => w,
+        }
+    }
+
     /// Rates the members of `table` (numbered as it numbers them: order of arrival, so the
     /// newest last). `previous`, the last rating of the same pool (possibly with fewer
     /// members), starts the fit near its end: the same answer in fewer iterations.
@@ -369,10 +378,7 @@ impl<'a> Planner<'a> {
     /// fills a window).
     pub(crate) fn starved(&self, recent: &[(usize, usize)]) -> Vec<usize> {
         let n = self.ratings.len();
-        let window = match self.settings.window {
-            0 => 8 * n,
-            w => w,
-        };
+        let window = self.settings.floor_window(n);
         if n < 2 || recent.len() < window || self.settings.floor <= 0.0 {
             return Vec::new();
         }
