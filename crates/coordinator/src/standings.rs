@@ -3,21 +3,20 @@
 //! [`PoolSettings::rate`]) with each engine's 95 % interval relative to the anchor, in the
 //! same [`RatingTable`] (one serialization, one printout).
 
-use tourney_model::tournament::{Format, PairOutcome, TournamentConfig};
+use tourney_model::tournament::{Format, TournamentConfig};
 use tourney_stats::normal::phi;
 use tourney_stats::{BayesElo, Bound, GameTable, PlayerRating, PoolRatings, RatingTable};
 
 use crate::scheduler::pool_settings;
-use crate::views::game_table;
 
-/// The standings of `config`'s tournament from its counted pairs `outcomes`.
-pub(crate) fn standings(config: &TournamentConfig, outcomes: &[PairOutcome]) -> RatingTable {
-    let table = game_table(config, outcomes);
+/// The standings of `config`'s tournament from the games of its counted pairs, `table`
+/// (its engines numbered as in the file).
+pub(crate) fn standings(config: &TournamentConfig, table: &GameTable) -> RatingTable {
     if config.format != Format::Pool {
-        return BayesElo::default().rate(&table);
+        return BayesElo::default().rate(table);
     }
-    let ratings = pool_settings(config).rate(&table, None);
-    pool_table(&table, &ratings)
+    let ratings = pool_settings(config).rate(table, None);
+    pool_table(table, &ratings)
 }
 
 /// A pool's ratings as a rating table, best first (engines without games last): each
@@ -86,6 +85,7 @@ pub(crate) fn pool_table(table: &GameTable, ratings: &PoolRatings) -> RatingTabl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tourney_model::tournament::PairOutcome;
 
     #[test]
     fn a_pools_standings_are_its_ratings_relative_to_its_anchor() {
@@ -113,7 +113,8 @@ mod tests {
                 }
             })
             .collect();
-        let table = standings(&config, &outcomes);
+        let games = crate::views::game_table(&config, &outcomes);
+        let table = standings(&config, &games);
         assert_eq!(table.method, "pool (bayeselo, relative to b)");
         let row = |name: &str| table.players.iter().find(|p| p.name == name).unwrap();
         let names: Vec<&str> = table.players.iter().map(|p| p.name.as_str()).collect();
@@ -133,6 +134,6 @@ mod tests {
         // Other formats keep BayesElo's table.
         let mut robin = config.clone();
         robin.format = Format::RoundRobin;
-        assert!(standings(&robin, &outcomes).method.starts_with("bayeselo"));
+        assert!(standings(&robin, &games).method.starts_with("bayeselo"));
     }
 }

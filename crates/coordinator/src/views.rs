@@ -321,7 +321,8 @@ impl Coordinator {
         };
         drop(guard);
         let ratings = cached.unwrap_or_else(|| {
-            let ratings = crate::standings::standings(&config, &outcomes);
+            let table = game_table(&config, &outcomes);
+            let ratings = crate::standings::standings(&config, &table);
             let cached = CachedRatings {
                 pairs: pairs_done,
                 at_ms: self.now_ms(),

@@ -61,7 +61,10 @@ impl Pool {
     /// The pool of `config`, with no pairs.
     pub(crate) fn new(config: &TournamentConfig) -> Pool {
         let settings = settings_of(config);
-        let empty = crate::views::game_table(config, &[]);
+        let mut empty = GameTable::new();
+        for engine in &config.engines {
+            empty.player(&engine.name);
+        }
         let n = empty.len();
         Pool {
             ratings: settings.rate(&empty, None),
