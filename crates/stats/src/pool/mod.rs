@@ -34,10 +34,11 @@
 //! intervals. A member without games has the prior's variance, far above any other, and
 //! is paired first. The greedy choice is a Frank–Wolfe step on that objective, whose
 //! gradient in the number of pairs of `(i, j)` is the gain's numerator, so repeated it
-//! approaches the best allocation of pairs (see [`simulate::design_games`]). This is the idea of
-//! KataGo's server (`rating_network_pairer.py`: pair networks whose ratings are close and
-//! uncertain), made exact as the expected variance reduction of the Bradley–Terry model's
-//! Fisher information, the criterion of sequential optimal design (A-optimality, greedy).
+//! approaches the best allocation of pairs (see [`simulate::design_games`]). This is the
+//! idea of KataGo's server (`rating_network_pairer.py`: pair networks whose ratings are
+//! close and uncertain), made exact as the expected variance reduction of the
+//! Bradley–Terry model's Fisher information, the criterion of sequential optimal design
+//! (A-optimality, greedy).
 //!
 //! A floor keeps every member played: when a member appears in fewer than
 //! [`PoolSettings::floor`] of an even share (`2 / members`) of the last
