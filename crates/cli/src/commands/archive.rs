@@ -1,12 +1,13 @@
 //! `tourney archive`: a finished tournament's games moved out of the store into files.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::{export, reply};
 use crate::support::local::AdminTarget;
 use crate::support::records::pgn_of_line;
 use crate::support::signals::Interrupted;
@@ -94,8 +95,8 @@ impl Drop for GzipFile {
 /// `tourney archive`: writes a finished tournament's games to gzipped JSON Lines and
 /// PGN-style files, reads the JSON Lines back, and only then has the coordinator remove
 /// the games from its store.
-pub(crate) fn archive(args: &ArchiveArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
+pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
+    crate::support::admin::block_on(async {
         // Stopped (Ctrl-C, SIGTERM), the archive under way is dropped with its partial
         // files; a part an earlier, killed archive left is replaced when it starts again.
         let stop = crate::support::signals::stop_signal();
@@ -108,18 +109,15 @@ pub(crate) fn archive(args: &ArchiveArgs) -> Result<()> {
             eprintln!("archive stopped: nothing removed from the store, no file left");
             Err(Interrupted.into())
         })
-    })
+    })??;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The work of `tourney archive`.
 async fn archive_games(args: &ArchiveArgs) -> Result<()> {
     use std::io::BufRead;
     let mut admin = args.client.admin().await?;
-    let status = admin
-        .status(pb::StatusRequest { id: args.id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+    let status = reply(admin.status(pb::StatusRequest { id: args.id })).await?;
     if !matches!(status.state.as_str(), "finished" | "cancelled") {
         bail!(
             "tournament {} is {}: only a finished or cancelled tournament is archived",
@@ -142,16 +140,12 @@ async fn archive_games(args: &ArchiveArgs) -> Result<()> {
         .expect("the template is valid")
         .progress_chars("=> "),
     );
-    let mut stream = admin
-        .export(pb::ExportRequest {
-            id: args.id,
-            ..Default::default()
-        })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+    let request = pb::ExportRequest {
+        id: args.id,
+        ..Default::default()
+    };
     let mut games = 0u64;
-    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+    export(&mut admin, request, |chunk| {
         for line in &chunk.lines {
             jsonl.write_all(line.as_bytes())?;
             jsonl.write_all(b"\n")?;
@@ -159,7 +153,9 @@ async fn archive_games(args: &ArchiveArgs) -> Result<()> {
         }
         games += chunk.lines.len() as u64;
         bar.set_position(games);
-    }
+        Ok(())
+    })
+    .await?;
     bar.finish_and_clear();
     let (jsonl_path, pgn_path) = (jsonl.path.clone(), pgn.path.clone());
     let sizes = (jsonl.finish()?, pgn.finish()?);
@@ -176,11 +172,7 @@ async fn archive_games(args: &ArchiveArgs) -> Result<()> {
             jsonl_path.display()
         );
     }
-    let answer = admin
-        .archive(pb::ArchiveRequest { id: args.id, games })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+    let answer = reply(admin.archive(pb::ArchiveRequest { id: args.id, games })).await?;
     println!(
         "tournament {}: {games} games archived to {} ({:.1} MiB) and {} ({:.1} MiB); the games of {} pairs removed from the store (its report and ratings stay)",
         args.id,

@@ -1,6 +1,8 @@
 //! `tourney clone`: a test submitted again, changed (fishtest's reschedule: a passed STC
 //! as its LTC), with the programs, data files, commits and openings it was played with.
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_model::TimeControl;
@@ -9,7 +11,7 @@ use tourney_model::tournament::TournamentConfig;
 use tourney_model::tournament::followup::{Changes, bound_preset, follow_up, preset_changes};
 use tourney_proto::v1 as pb;
 
-use crate::support::client::{Admin, status_error};
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Submit a test again, changed: a passed STC rescheduled as its LTC; prints the new id.
@@ -93,8 +95,8 @@ fn clock(text: &str) -> Result<String, String> {
 ///
 /// # Errors
 /// Neither has it (the message names both kinds), or the versions cannot be listed.
-pub(crate) async fn preset_of(
-    admin: &mut Admin,
+pub(crate) fn preset_of(
+    admin: &mut BlockingAdmin,
     text: &str,
     file: &str,
     name: &str,
@@ -102,10 +104,7 @@ pub(crate) async fn preset_of(
     let config = TournamentConfig::parse(text, file)?;
     let line = config.engines.first().and_then(|e| e.version.clone());
     if let Some(line) = &line {
-        let versions = (admin.list_versions(pb::ListVersionsRequest {}).await)
-            .map_err(status_error)?
-            .into_inner()
-            .versions;
+        let versions = admin.list_versions(pb::ListVersionsRequest {})?.versions;
         let spec = (versions.iter().find(|v| &v.name == line)).and_then(|v| v.presets.get(name));
         if let Some(spec) = spec {
             let mut changes =
@@ -131,66 +130,60 @@ pub(crate) async fn preset_of(
     })
 }
 
-pub(crate) fn clone(args: &CloneArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let id = args.id;
-        let got = (admin.get_file(pb::GetFileRequest { id }).await)
-            .map_err(status_error)
-            .with_context(|| format!("tourney clone {id}"))?
-            .into_inner();
-        let mut pins = std::collections::BTreeMap::<String, EngineFacts>::new();
-        for (engine, commit) in &got.commits {
-            pins.entry(engine.clone()).or_default().commit = Some(commit.clone());
-        }
-        for f in &got.files {
-            let files = &mut pins.entry(f.engine.clone()).or_default().files;
-            files.insert(f.name.clone(), f.sha256.clone());
-        }
-        let preset = match &args.preset {
-            Some(name) => preset_of(&mut admin, &got.config, &got.file, name).await?,
-            None => Changes::default(),
-        };
-        // A preset's book (an uploaded file) replaces the openings played.
-        let book = preset.book.is_some();
-        let changes = Changes {
-            name: args.name.clone(),
-            tc: args.tc.clone(),
-            no_move_limits: args.no_move_limits,
-            elo0: args.elo0,
-            elo1: args.elo1,
-            max_pairs: args.max_pairs,
-            priority: args.priority,
-            weight: args.weight,
-            openings_as_played: !args.print && !book && !got.openings.is_empty(),
-            pins: if args.print { pins } else { Default::default() },
-            ..Changes::default()
-        }
-        .over(preset);
-        let (text, notes) = follow_up(&got.config, &got.file, &changes)
-            .map_err(|e| anyhow::anyhow!("tourney clone {id}: {e}"))?;
-        for note in notes {
-            eprintln!("note: {note}");
-        }
-        if args.print {
-            print!("{text}");
-            return Ok(());
-        }
-        let request = pb::SubmitRequest {
-            config: text,
-            file: got.file.clone(),
-            openings: if book { String::new() } else { got.openings },
-            artifacts: got.artifacts,
-            files: got.files,
-            commits: got.commits,
-        };
-        let reply = (admin.submit(request).await)
-            .map_err(status_error)?
-            .into_inner();
-        for warning in &reply.warnings {
-            eprintln!("warning: {}: {warning}", got.file);
-        }
-        println!("{}", reply.id);
-        Ok(())
-    })
+pub(crate) fn run(args: &CloneArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let id = args.id;
+    let got = (admin.get_file(pb::GetFileRequest { id }))
+        .with_context(|| format!("tourney clone {id}"))?;
+    let mut pins = std::collections::BTreeMap::<String, EngineFacts>::new();
+    for (engine, commit) in &got.commits {
+        pins.entry(engine.clone()).or_default().commit = Some(commit.clone());
+    }
+    for f in &got.files {
+        let files = &mut pins.entry(f.engine.clone()).or_default().files;
+        files.insert(f.name.clone(), f.sha256.clone());
+    }
+    let preset = match &args.preset {
+        Some(name) => preset_of(&mut admin, &got.config, &got.file, name)?,
+        None => Changes::default(),
+    };
+    // A preset's book (an uploaded file) replaces the openings played.
+    let book = preset.book.is_some();
+    let changes = Changes {
+        name: args.name.clone(),
+        tc: args.tc.clone(),
+        no_move_limits: args.no_move_limits,
+        elo0: args.elo0,
+        elo1: args.elo1,
+        max_pairs: args.max_pairs,
+        priority: args.priority,
+        weight: args.weight,
+        openings_as_played: !args.print && !book && !got.openings.is_empty(),
+        pins: if args.print { pins } else { Default::default() },
+        ..Changes::default()
+    }
+    .over(preset);
+    let (text, notes) = follow_up(&got.config, &got.file, &changes)
+        .map_err(|e| anyhow::anyhow!("tourney clone {id}: {e}"))?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    if args.print {
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let request = pb::SubmitRequest {
+        config: text,
+        file: got.file.clone(),
+        openings: if book { String::new() } else { got.openings },
+        artifacts: got.artifacts,
+        files: got.files,
+        commits: got.commits,
+    };
+    let reply = admin.submit(request)?;
+    for warning in &reply.warnings {
+        eprintln!("warning: {}: {warning}", got.file);
+    }
+    println!("{}", reply.id);
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -403,7 +404,7 @@ fn reload_on_sighup(services: Vec<(&'static str, TokenSource, Tokens)>) {
     });
 }
 
-pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
+pub(crate) fn run(args: &CoordinatorArgs) -> Result<ExitCode> {
     raise_open_files();
     let setup = args.setup()?;
     let worker_source = TokenSource::of(&setup.worker_token_file, "TOURNEY_WORKER_TOKEN");
@@ -498,8 +499,9 @@ pub(crate) fn coordinator(args: &CoordinatorArgs) -> Result<()> {
             tracing::info!("stopping");
         })
         .await?;
-        Ok(())
-    })
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

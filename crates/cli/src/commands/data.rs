@@ -1,14 +1,15 @@
 //! `tourney data`: a data generation run's positions exported, and what they hold.
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use tokio_stream::StreamExt;
+
 use tourney_dataset::Stats;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// A data generation run's positions (`format = "datagen"`, docs/datagen.md).
@@ -71,33 +72,15 @@ struct StatsArgs {
     id: u64,
 }
 
-pub(crate) fn data(args: &DataArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
+pub(crate) fn run(args: &DataArgs) -> Result<ExitCode> {
     match &args.command {
-        DataCommand::Export(a) => runtime.block_on(export(a)),
-        DataCommand::Stats(a) => runtime.block_on(stats(a)),
+        DataCommand::Export(a) => export(a)?,
+        DataCommand::Stats(a) => stats(a)?,
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The run's data file, chunk by chunk, to `each`.
-async fn each_chunk(
-    client: &AdminTarget,
-    id: u64,
-    mut each: impl FnMut(Vec<u8>) -> Result<()>,
-) -> Result<()> {
-    let mut admin = client.admin().await?;
-    let mut stream = admin
-        .export_data(pb::ExportDataRequest { id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    while let Some(chunk) = stream.next().await {
-        each(chunk.map_err(status_error)?.data)?;
-    }
-    Ok(())
-}
-
-async fn export(args: &ExportArgs) -> Result<()> {
+fn export(args: &ExportArgs) -> Result<()> {
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -105,7 +88,8 @@ async fn export(args: &ExportArgs) -> Result<()> {
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let mut decoder = Decoder::default();
-    each_chunk(&args.client, args.id, |bytes| {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.export_data(args.id, |bytes| {
         match args.format {
             DataFormat::Binary => out.write_all(&bytes)?,
             DataFormat::Jsonl => decoder.feed(&bytes, |r| {
@@ -115,28 +99,22 @@ async fn export(args: &ExportArgs) -> Result<()> {
             })?,
         }
         Ok(())
-    })
-    .await?;
+    })?;
     out.flush()?;
     Ok(())
 }
 
-async fn stats(args: &StatsArgs) -> Result<()> {
-    let mut admin = args.client.admin().await?;
-    let summary = admin
-        .data_summary(pb::DataSummaryRequest { id: args.id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+fn stats(args: &StatsArgs) -> Result<()> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let summary = admin.data_summary(pb::DataSummaryRequest { id: args.id })?;
     let mut stats = Stats::default();
     let mut decoder = Decoder::default();
-    each_chunk(&args.client, args.id, |bytes| {
+    admin.export_data(args.id, |bytes| {
         decoder.feed(&bytes, |r| {
             stats.add(&r);
             Ok(())
         })
-    })
-    .await?;
+    })?;
     let skipped = tourney_dataset::Skipped {
         early: summary.early,
         captures: summary.captures,

@@ -1,5 +1,7 @@
 //! `tourney engine`: a built-in player served over the engine protocol.
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_ai::PlayerSpec;
@@ -39,7 +41,7 @@ pub(crate) struct EngineArgs {
     movetime: u64,
 }
 
-pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
+pub(crate) fn run(args: &EngineArgs) -> Result<ExitCode> {
     let stdin = std::io::stdin().lock();
     if !args.protocol.speaks_commands() {
         return tourney_runner::turn_server::serve(
@@ -50,7 +52,8 @@ pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
             stdin,
             &mut std::io::BufWriter::new(std::io::stdout().lock()),
         )
-        .context("serving the engine protocol");
+        .context("serving the engine protocol")
+        .map(|()| ExitCode::SUCCESS);
     }
     tourney_runner::engine_server::serve_dialect(
         &args.spec,
@@ -59,5 +62,6 @@ pub(crate) fn engine(args: &EngineArgs) -> Result<()> {
         stdin,
         Box::new(std::io::stdout()),
     )
-    .context("serving the engine protocol")
+    .context("serving the engine protocol")?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,10 +1,12 @@
 //! `tourney exclude`: a worker's results left out of a tournament's figures, or counted again.
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::Args;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Leave a worker's results out of a tournament's figures, or count them again.
@@ -32,30 +34,24 @@ pub(crate) struct ExcludeArgs {
     include: bool,
 }
 
-pub(crate) fn exclude(args: &ExcludeArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let answer = admin
-            .exclude_worker(pb::ExcludeWorkerRequest {
-                id: args.id,
-                worker: args.worker.clone(),
-                reason: args.reason.clone(),
-                include: args.include,
-            })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        println!(
-            "{} pairs of {} in tournament {} {}",
-            answer.pairs,
-            args.worker,
-            args.id,
-            if args.include {
-                "counted again"
-            } else {
-                "excluded"
-            }
-        );
-        Ok(())
-    })
+pub(crate) fn run(args: &ExcludeArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let answer = admin.exclude_worker(pb::ExcludeWorkerRequest {
+        id: args.id,
+        worker: args.worker.clone(),
+        reason: args.reason.clone(),
+        include: args.include,
+    })?;
+    println!(
+        "{} pairs of {} in tournament {} {}",
+        answer.pairs,
+        args.worker,
+        args.id,
+        if args.include {
+            "counted again"
+        } else {
+            "excluded"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,10 +1,12 @@
 //! `tourney export`: a tournament's games as JSON Lines or PGN-style text.
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 use crate::support::records::pgn_of_line;
 
@@ -66,34 +68,28 @@ fn moment(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}': expected 2026-12-01 or 2026-12-01T08:30 (UTC)"))
 }
 
-pub(crate) fn export(args: &ExportArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let (from_pair, to_pair) = args.pairs.unwrap_or((None, None));
-        let request = pb::ExportRequest {
-            id: args.id,
-            from_pair,
-            to_pair,
-            engine: args.engine.clone().unwrap_or_default(),
-            since_ms: args.since,
-        };
-        let mut stream = admin
-            .export(request)
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        use std::io::Write;
-        while let Some(chunk) = stream.message().await.map_err(status_error)? {
-            for line in &chunk.lines {
-                match args.format {
-                    ExportFormat::Jsonl => writeln!(out, "{line}")?,
-                    ExportFormat::Pgn => write!(out, "{}", pgn_of_line(line)?)?,
-                }
+pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let (from_pair, to_pair) = args.pairs.unwrap_or((None, None));
+    let request = pb::ExportRequest {
+        id: args.id,
+        from_pair,
+        to_pair,
+        engine: args.engine.clone().unwrap_or_default(),
+        since_ms: args.since,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    use std::io::Write;
+    admin.export(request, |chunk| {
+        for line in &chunk.lines {
+            match args.format {
+                ExportFormat::Jsonl => writeln!(out, "{line}")?,
+                ExportFormat::Pgn => write!(out, "{}", pgn_of_line(line)?)?,
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

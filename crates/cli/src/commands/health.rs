@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -28,12 +29,13 @@ pub(crate) struct HealthArgs {
 }
 
 /// Exits 0 when the service answers that it is serving, else 1 with the reason.
-pub(crate) fn health(args: &HealthArgs) -> Result<()> {
+pub(crate) fn run(args: &HealthArgs) -> Result<ExitCode> {
     let timeout = Duration::from_secs(args.timeout.max(1));
     match &args.http {
-        Some(url) => http_ok(url, timeout),
-        None => grpc_serving(&args.grpc, timeout),
+        Some(url) => http_ok(url, timeout)?,
+        None => grpc_serving(&args.grpc, timeout)?,
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn grpc_serving(url: &str, timeout: Duration) -> Result<()> {

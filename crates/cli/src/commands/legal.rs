@@ -1,6 +1,7 @@
 //! `tourney legal`: the legal moves of positions, one line each.
 
 use std::io::{BufRead, Write};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -35,8 +36,9 @@ fn legal_line<P: Position>(position: &P) -> String {
     moves.join(" ")
 }
 
-pub(crate) fn run(args: &LegalArgs) -> Result<()> {
-    with_position!(args.game, P => run_legal::<P>(args))
+pub(crate) fn run(args: &LegalArgs) -> Result<ExitCode> {
+    with_position!(args.game, P => run_legal::<P>(args))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_legal<P: Position>(args: &LegalArgs) -> Result<()> {

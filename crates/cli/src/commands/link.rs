@@ -1,10 +1,12 @@
 //! `tourney link`: a program or data file kept elsewhere, named by its sha256.
 
+use std::process::ExitCode;
+
 use anyhow::{Result, bail};
 use clap::Args;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Name a file kept elsewhere (an object store, a CDN) by its sha256 for workers to fetch.
@@ -26,21 +28,16 @@ pub(crate) struct LinkArgs {
     sha256: String,
 }
 
-pub(crate) fn link(args: &LinkArgs) -> Result<()> {
+pub(crate) fn run(args: &LinkArgs) -> Result<ExitCode> {
     let sha256 = args.sha256.to_ascii_lowercase();
     if !tourney_model::source::is_sha256(&sha256) {
         bail!("--sha256 '{}': expected 64 hex digits", args.sha256);
     }
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        admin
-            .link_artifact(pb::LinkArtifactRequest {
-                sha256: sha256.clone(),
-                url: args.url.clone(),
-            })
-            .await
-            .map_err(status_error)?;
-        println!("{sha256}");
-        Ok(())
-    })
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.link_artifact(pb::LinkArtifactRequest {
+        sha256: sha256.clone(),
+        url: args.url.clone(),
+    })?;
+    println!("{sha256}");
+    Ok(ExitCode::SUCCESS)
 }

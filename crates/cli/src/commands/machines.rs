@@ -1,11 +1,13 @@
 //! `tourney machines`: the fleet's hosts, blocked hosts and the lowest worker version.
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::Args;
 use tourney_model::Utc;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// List the worker hosts, block or unblock one, or set the lowest worker version accepted.
@@ -42,92 +44,80 @@ pub(crate) struct MachinesArgs {
     json: bool,
 }
 
-pub(crate) fn machines(args: &MachinesArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let block = (args.block.clone().zip(args.message.clone()))
-            .or_else(|| args.unblock.clone().map(|host| (host, String::new())));
-        if let Some((host, message)) = block {
-            admin
-                .block_host(pb::BlockHostRequest {
-                    host: host.clone(),
-                    message,
-                })
-                .await
-                .map_err(status_error)?;
-            eprintln!(
-                "{host} {}",
-                if args.block.is_some() {
-                    "blocked"
-                } else {
-                    "unblocked"
-                }
-            );
-            return Ok(());
-        }
-        if let Some(version) = &args.min_version {
-            admin
-                .set_min_worker_version(pb::SetMinWorkerVersionRequest {
-                    version: version.clone(),
-                })
-                .await
-                .map_err(status_error)?;
-            eprintln!(
-                "lowest worker version: {}",
-                if version.is_empty() { "any" } else { version }
-            );
-            return Ok(());
-        }
-        let listed = admin
-            .list_machines(pb::ListMachinesRequest {})
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        for m in &listed.machines {
-            let facts = m.facts.clone().unwrap_or_default();
-            if args.json {
-                let line = serde_json::json!({
-                    "host": m.host, "cpu_model": facts.cpu_model, "cores": facts.cores,
-                    "memory_mb": facts.memory_mb, "os": facts.os, "versions": m.versions,
-                    "registrations": m.registrations, "slots": m.slots, "games": m.games,
-                    "nodes": m.nodes, "last_seen_ms": m.last_seen_ms, "blocked": m.blocked,
-                    "gpus": m.gpus.iter().map(|g| serde_json::json!({
-                        "vendor": g.vendor, "model": g.model, "memory_mb": g.memory_mb,
-                    })).collect::<Vec<_>>(),
-                });
-                println!("{line}");
-                continue;
-            }
-            let seen = if m.last_seen_ms == 0 {
-                "-".to_string()
+pub(crate) fn run(args: &MachinesArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let block = (args.block.clone().zip(args.message.clone()))
+        .or_else(|| args.unblock.clone().map(|host| (host, String::new())));
+    if let Some((host, message)) = block {
+        admin.block_host(pb::BlockHostRequest {
+            host: host.clone(),
+            message,
+        })?;
+        eprintln!(
+            "{host} {}",
+            if args.block.is_some() {
+                "blocked"
             } else {
-                Utc::from_unix_ms(m.last_seen_ms).to_string()
-            };
-            println!(
-                "{:<24} {:>3} cores {:>7} MiB  {:<32}{} {:<10} {:>2} reg. {:>8} games  {seen}{}",
-                m.host,
-                facts.cores,
-                facts.memory_mb,
-                facts.cpu_model,
-                gpus_text(&m.gpus),
-                m.versions.join(","),
-                m.registrations,
-                m.games,
-                if m.blocked.is_empty() {
-                    String::new()
-                } else {
-                    format!("  BLOCKED: {}", m.blocked)
-                }
-            );
+                "unblocked"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(version) = &args.min_version {
+        admin.set_min_worker_version(pb::SetMinWorkerVersionRequest {
+            version: version.clone(),
+        })?;
+        eprintln!(
+            "lowest worker version: {}",
+            if version.is_empty() { "any" } else { version }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let listed = admin.list_machines(pb::ListMachinesRequest {})?;
+    for m in &listed.machines {
+        let facts = m.facts.clone().unwrap_or_default();
+        if args.json {
+            let line = serde_json::json!({
+                "host": m.host, "cpu_model": facts.cpu_model, "cores": facts.cores,
+                "memory_mb": facts.memory_mb, "os": facts.os, "versions": m.versions,
+                "registrations": m.registrations, "slots": m.slots, "games": m.games,
+                "nodes": m.nodes, "last_seen_ms": m.last_seen_ms, "blocked": m.blocked,
+                "gpus": m.gpus.iter().map(|g| serde_json::json!({
+                    "vendor": g.vendor, "model": g.model, "memory_mb": g.memory_mb,
+                })).collect::<Vec<_>>(),
+            });
+            println!("{line}");
+            continue;
         }
-        if !args.json && !listed.min_worker_version.is_empty() {
-            println!(
-                "lowest worker version accepted: {}",
-                listed.min_worker_version
-            );
-        }
-        Ok(())
-    })
+        let seen = if m.last_seen_ms == 0 {
+            "-".to_string()
+        } else {
+            Utc::from_unix_ms(m.last_seen_ms).to_string()
+        };
+        println!(
+            "{:<24} {:>3} cores {:>7} MiB  {:<32}{} {:<10} {:>2} reg. {:>8} games  {seen}{}",
+            m.host,
+            facts.cores,
+            facts.memory_mb,
+            facts.cpu_model,
+            gpus_text(&m.gpus),
+            m.versions.join(","),
+            m.registrations,
+            m.games,
+            if m.blocked.is_empty() {
+                String::new()
+            } else {
+                format!("  BLOCKED: {}", m.blocked)
+            }
+        );
+    }
+    if !args.json && !listed.min_worker_version.is_empty() {
+        println!(
+            "lowest worker version accepted: {}",
+            listed.min_worker_version
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A host's GPUs in a few words (`  GPUs: 2 × NVIDIA GeForce RTX 4090 24564 MiB`); empty

@@ -1,5 +1,7 @@
-//! One module per command of `tourney`: its arguments and what it does.
+//! One module per command of `tourney`: its arguments and `run`, which does it and says
+//! with which exit status it ends.
 
+pub(crate) mod approve;
 pub(crate) mod archive;
 pub(crate) mod cancel;
 pub(crate) mod check_engine;
@@ -7,12 +9,15 @@ pub(crate) mod clone;
 pub(crate) mod coordinator;
 pub(crate) mod data;
 pub(crate) mod engine;
+pub(crate) mod events;
 pub(crate) mod exclude;
 pub(crate) mod export;
 pub(crate) mod health;
 pub(crate) mod legal;
 pub(crate) mod link;
 pub(crate) mod machines;
+pub(crate) mod modify;
+pub(crate) mod note;
 pub(crate) mod openings;
 pub(crate) mod perft;
 pub(crate) mod play;
@@ -29,4 +34,5 @@ pub(crate) mod timeline;
 pub(crate) mod tune;
 pub(crate) mod user;
 pub(crate) mod version;
+pub(crate) mod whoami;
 pub(crate) mod worker;

@@ -1,35 +1,13 @@
-//! `tourney cancel`, `tourney approve`, `tourney modify` and `tourney note`: a tournament
-//! stopped, let start, given another share of the workers, or annotated.
+//! `tourney modify`: a test given another priority, weight or pair budget, or deleted
+//! from the lists.
+
+use std::process::ExitCode;
 
 use anyhow::Result;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
-use crate::support::local::{AdminTarget, TournamentArgs};
-
-pub(crate) fn cancel(args: &TournamentArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        admin
-            .cancel(pb::CancelRequest { id: args.id })
-            .await
-            .map_err(status_error)?;
-        println!("cancelled");
-        Ok(())
-    })
-}
-
-pub(crate) fn approve(args: &TournamentArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        admin
-            .approve(pb::ApproveRequest { id: args.id })
-            .await
-            .map_err(status_error)?;
-        println!("approved");
-        Ok(())
-    })
-}
+use crate::support::admin::BlockingAdmin;
+use crate::support::local::AdminTarget;
 
 /// Change a test's priority, weight or pair budget, or delete it from the lists.
 ///
@@ -64,55 +42,15 @@ pub(crate) struct ModifyArgs {
     restore: bool,
 }
 
-pub(crate) fn modify(args: &ModifyArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        admin
-            .modify(pb::ModifyRequest {
-                id: args.id,
-                priority: args.priority,
-                weight: args.weight,
-                max_pairs: args.max_pairs,
-                hidden: (args.delete || args.restore).then_some(args.delete),
-            })
-            .await
-            .map_err(status_error)?;
-        println!("modified");
-        Ok(())
-    })
-}
-
-/// Set a test's note and links, shown in its report.
-///
-/// The note is free text (at most 2,000 characters: what the patch does); links are
-/// http:// or https:// addresses (at most 10: the diff, the pull request). Allowed to its
-/// author, approvers and admins. Example: `tourney note 7 "Faster move ordering" --link
-/// https://github.com/me/engine/pull/12`.
-#[derive(clap::Args)]
-pub(crate) struct NoteArgs {
-    #[command(flatten)]
-    client: AdminTarget,
-    /// The tournament id.
-    id: u64,
-    /// The note ("" for none).
-    note: String,
-    /// A link (repeatable).
-    #[arg(long = "link", value_name = "URL")]
-    links: Vec<String>,
-}
-
-pub(crate) fn note(args: &NoteArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        admin
-            .annotate(pb::AnnotateRequest {
-                id: args.id,
-                note: args.note.clone(),
-                links: args.links.clone(),
-            })
-            .await
-            .map_err(status_error)?;
-        println!("noted");
-        Ok(())
-    })
+pub(crate) fn run(args: &ModifyArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.modify(pb::ModifyRequest {
+        id: args.id,
+        priority: args.priority,
+        weight: args.weight,
+        max_pairs: args.max_pairs,
+        hidden: (args.delete || args.restore).then_some(args.delete),
+    })?;
+    println!("modified");
+    Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -62,7 +63,7 @@ pub(crate) struct OpeningsArgs {
     output: Option<PathBuf>,
 }
 
-pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
+pub(crate) fn run(args: &OpeningsArgs) -> Result<ExitCode> {
     let suite = match (&args.from_games, args.game) {
         (Some(path), _) => {
             let text = if path.as_os_str() == "-" {
@@ -107,7 +108,7 @@ pub(crate) fn openings(args: &OpeningsArgs) -> Result<()> {
         }
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `--from-games` reads of an exported game.

@@ -1,6 +1,7 @@
 //! `tourney perft`: counts move sequences, to check a move generator.
 
 use std::io::Write;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -32,8 +33,9 @@ pub(crate) struct PerftArgs {
     divide: bool,
 }
 
-pub(crate) fn run(args: &PerftArgs) -> Result<()> {
-    with_position!(args.game, P => run_perft::<P>(args))
+pub(crate) fn run(args: &PerftArgs) -> Result<ExitCode> {
+    with_position!(args.game, P => run_perft::<P>(args))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_perft<P: Position>(args: &PerftArgs) -> Result<()> {

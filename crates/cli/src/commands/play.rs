@@ -1,5 +1,7 @@
 //! `tourney play`: one game between two players, shown as it goes, and its record.
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_ai::Heuristics;
@@ -145,9 +147,10 @@ fn contestant<P: Heuristics>(spec: &str) -> Result<Box<dyn Contestant<P>>> {
     }
 }
 
-pub(crate) fn play(args: &PlayArgs) -> Result<()> {
+pub(crate) fn run(args: &PlayArgs) -> Result<ExitCode> {
     let args = args.clone();
-    until_stopped(move || with_position!(args.game, P => play_game::<P>(&args)))
+    until_stopped(move || with_position!(args.game, P => play_game::<P>(&args)))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn play_game<P: Heuristics + Adjudicate>(args: &PlayArgs) -> Result<()> {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -142,7 +143,7 @@ fn read_jsonl(text: &str, path: &Path) -> Result<Games> {
     })
 }
 
-pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
+pub(crate) fn run(args: &RatingsArgs) -> Result<ExitCode> {
     let path = &args.file;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -217,5 +218,5 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<()> {
         }
         None => print!("{out}"),
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `tourney replay`: a stored game an engine lost by failing, played again against a local
 //! engine up to the failing ply, to see what the engine does there.
 
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -13,7 +14,6 @@ use tourney_runner::Contestant;
 use tourney_runner::dialect::Dialect;
 use tourney_runner::protocol::{Command, Go, parse_command};
 
-use crate::support::client::status_error;
 use crate::support::local::AdminTarget;
 
 /// Lines of the recorded transcript shown before the replay.
@@ -96,13 +96,13 @@ fn recorded_protocol(transcript: &[String]) -> Option<Dialect> {
 ///
 /// # Errors
 /// The game cannot be fetched or replayed, or the engine fails again (exit status 1).
-pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
+pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if args.game > 1 {
         bail!("game {}: a pair has games 0 and 1", args.game);
     }
     let args = args.clone();
     crate::support::engines::until_stopped(move || {
-        let (record, command) = tokio::runtime::Runtime::new()?.block_on(async {
+        let (record, command) = crate::support::admin::block_on(async {
             let record = fetch_game(&args).await?;
             let mover = with_position!(record.game, P => {
                 position_at::<P>(&record, args.ply).map(|(game, _)| game.position().turn())
@@ -113,9 +113,10 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<()> {
             };
             let command = engine_command(&args, side).await?;
             anyhow::Ok((record, command))
-        })?;
+        })??;
         with_position!(record.game, P => replay_game::<P>(&args, &record, &command))
-    })
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The game of `record` after its first `ply` moves (all of them by default), and that
@@ -221,15 +222,12 @@ async fn fetch_game(args: &ReplayArgs) -> Result<GameRecord> {
         engine: String::new(),
         since_ms: None,
     };
-    let mut stream = admin
-        .export(request)
-        .await
-        .map_err(status_error)?
-        .into_inner();
     let mut lines = Vec::new();
-    while let Some(chunk) = stream.message().await.map_err(status_error)? {
+    crate::support::admin::export(&mut admin, request, |chunk| {
         lines.extend(chunk.lines);
-    }
+        Ok(())
+    })
+    .await?;
     let line = lines.get(args.game).with_context(|| {
         format!(
             "tournament {} has no pair {} with a game {} (it has {} games there)",
@@ -291,58 +289,10 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &
         Color::White => &record.white,
         Color::Black => &record.black,
     };
-    say!(
-        "Tournament {}, pair {}, game {}: {} (White) vs {} (Black), {} by {}{}",
-        args.id,
-        args.pair,
-        args.game,
-        record.white.name,
-        record.black.name,
-        record.result,
-        record.termination,
-        record
-            .detail
-            .as_deref()
-            .map_or(String::new(), |d| format!(": {d}"))
-    );
-    if !record.termination.is_failure() {
-        say!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
-    }
+    say_recorded(args, record, side, ply);
     let recorded = &side.transcript;
-    if !recorded.is_empty() {
-        let from = recorded.len().saturating_sub(RECORDED_LINES_SHOWN);
-        say!(
-            "\nRecorded protocol of {} (last {} of {} lines; seconds since the game began, > sent, < received, ! stderr):",
-            side.name,
-            recorded.len() - from,
-            recorded.len()
-        );
-        for line in &recorded[from..] {
-            say!("  {line}");
-        }
-    } else if !side.stderr.is_empty() {
-        say!("\nRecorded stderr of {}:", side.name);
-        for line in &side.stderr {
-            say!("  {line}");
-        }
-    }
     let go = go_for(args, record, recorded)?;
-    let budget = [
-        go.movetime,
-        if mover == Color::White {
-            go.wtime
-        } else {
-            go.btime
-        },
-    ]
-    .into_iter()
-    .flatten()
-    .min()
-    .map(Duration::from_millis);
-    let wait = args.wait.map_or_else(
-        || budget.map_or(Duration::from_secs(60), |b| b + Duration::from_secs(1)),
-        Duration::from_secs_f64,
-    );
+    let (budget, wait) = time_budget(args, &go, mover);
     let protocol = (args.protocol)
         .or_else(|| recorded_protocol(recorded))
         .unwrap_or_default();
@@ -393,6 +343,73 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &
             took.as_secs_f64()
         ),
     }
+}
+
+/// Says which game is replayed and how it ended, and what was recorded of `side`'s engine
+/// (its protocol's last lines, or its stderr).
+fn say_recorded(
+    args: &ReplayArgs,
+    record: &GameRecord,
+    side: &tourney_model::PlayerRecord,
+    ply: usize,
+) {
+    let recorded = &side.transcript;
+    say!(
+        "Tournament {}, pair {}, game {}: {} (White) vs {} (Black), {} by {}{}",
+        args.id,
+        args.pair,
+        args.game,
+        record.white.name,
+        record.black.name,
+        record.result,
+        record.termination,
+        record
+            .detail
+            .as_deref()
+            .map_or(String::new(), |d| format!(": {d}"))
+    );
+    if !record.termination.is_failure() {
+        say!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
+    }
+    if !recorded.is_empty() {
+        let from = recorded.len().saturating_sub(RECORDED_LINES_SHOWN);
+        say!(
+            "\nRecorded protocol of {} (last {} of {} lines; seconds since the game began, > sent, < received, ! stderr):",
+            side.name,
+            recorded.len() - from,
+            recorded.len()
+        );
+        for line in &recorded[from..] {
+            say!("  {line}");
+        }
+    } else if !side.stderr.is_empty() {
+        say!("\nRecorded stderr of {}:", side.name);
+        for line in &side.stderr {
+            say!("  {line}");
+        }
+    }
+}
+
+/// The time the engine had for its move (`movetime`, or its clock), and how long it is
+/// waited for: `--wait`, else a second more than it had (60 s without a limit).
+fn time_budget(args: &ReplayArgs, go: &Go, mover: Color) -> (Option<Duration>, Duration) {
+    let budget = [
+        go.movetime,
+        if mover == Color::White {
+            go.wtime
+        } else {
+            go.btime
+        },
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .map(Duration::from_millis);
+    let wait = args.wait.map_or_else(
+        || budget.map_or(Duration::from_secs(60), |b| b + Duration::from_secs(1)),
+        Duration::from_secs_f64,
+    );
+    (budget, wait)
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! `tourney report`: a tournament's rating report as text, JSON, CSV or HTML.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use crate::support::client::fetch_report;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Report formats.
@@ -43,24 +44,23 @@ pub(crate) struct ReportArgs {
     output: Option<PathBuf>,
 }
 
-pub(crate) fn report(args: &ReportArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let format = match args.format {
-            ReportFormat::Text => "text",
-            ReportFormat::Json => "json",
-            ReportFormat::Csv => "csv",
-            ReportFormat::Html => "html",
-        };
-        let links = args.client.tournament_links();
-        let out = fetch_report(&mut admin, args.id, format, &links).await?;
-        // Names and notes come from others: no terminal control characters go out.
-        let out = tourney_model::printable(&out);
-        match &args.output {
-            Some(p) => std::fs::write(p, out.as_bytes())
-                .with_context(|| format!("writing {}", p.display()))?,
-            None => print!("{out}"),
+pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let format = match args.format {
+        ReportFormat::Text => "text",
+        ReportFormat::Json => "json",
+        ReportFormat::Csv => "csv",
+        ReportFormat::Html => "html",
+    };
+    let links = args.client.tournament_links();
+    let out = admin.report(args.id, format, &links)?;
+    // Names and notes come from others: no terminal control characters go out.
+    let out = tourney_model::printable(&out);
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, out.as_bytes()).with_context(|| format!("writing {}", p.display()))?
         }
-        Ok(())
-    })
+        None => print!("{out}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +15,8 @@ use tourney_proto::v1 as pb;
 use tourney_store::Store;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
-use crate::support::client::{fetch_report, read_tournament, status_error, submit_file};
+use crate::support::admin::reply;
+use crate::support::client::{Admin, ClientArgs, fetch_report, read_tournament, submit_text};
 use crate::support::host::cores;
 use crate::support::local::LocalCoordinator;
 use crate::support::local::{REPORT_FILE, report_path};
@@ -79,7 +81,7 @@ fn progress_message(s: &pb::TournamentStatus, started: Instant, games_at_start: 
     format!("{rate:.1} games/s  {tail}")
 }
 
-pub(crate) fn run(args: &RunArgs) -> Result<()> {
+pub(crate) fn run(args: &RunArgs) -> Result<ExitCode> {
     crate::support::host::raise_open_files();
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(async {
@@ -93,8 +95,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<()> {
         // The games under way are dropped, not waited for: they are played on resuming.
         runtime.shutdown_background();
     }
-    result
+    result.map(|()| ExitCode::SUCCESS)
 }
+
+/// The local workers of `run`, and how to stop them.
+type Workers = tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>;
 
 /// The coordinator and local workers in one process, talking over loopback exactly as a
 /// cluster does.
@@ -102,6 +107,40 @@ async fn run_embedded(
     args: &RunArgs,
     mut interrupted: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
+    let (local, existing, registry) = open_coordinator(args).await?;
+    eprintln!("Live dashboard: http://{}/", local.addr);
+    let mut admin = local.client.admin().await?;
+    let id = submit_or_resume(&mut admin, existing, &args.file).await?;
+    let (stop_workers, workers) = start_workers(args, &local.client, &registry);
+    let id = play(args, &mut admin, id, &workers, &mut interrupted).await?;
+    let _ = stop_workers.send(true);
+    let worker_result = workers.await;
+    // The workers have reported their last games: this status and the report below count
+    // the same games.
+    let status = reply(admin.status(pb::StatusRequest { id })).await?;
+    if status.state == "paused" {
+        local.stop().await;
+        bail!(
+            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
+             again: the tournament resumes where it stopped.",
+            status.pairs_done,
+            status.paused_reason
+        );
+    }
+    let printed = print_report(&mut admin, id, &status, &args.data).await;
+    local.stop().await;
+    if let Ok(Err(e)) = worker_result {
+        bail!("worker: {e}");
+    }
+    printed
+}
+
+/// The tournament file checked, the store of `--data` opened and its coordinator served
+/// on `--listen`; with the tournament the same file played there before (resumed), and
+/// the metrics registry it shares with the local workers.
+async fn open_coordinator(
+    args: &RunArgs,
+) -> Result<(LocalCoordinator, Option<u64>, prometheus::Registry)> {
     let text = read_tournament(&args.file)?.text;
     let store = Store::open_data_dir(&args.data, args.cache_mb)?;
     // The same file on the same data resumes its tournament.
@@ -124,28 +163,32 @@ async fn run_embedded(
         &registry,
     )?;
     let local = LocalCoordinator::start(coordinator, args.listen).await?;
-    eprintln!("Live dashboard: http://{}/", local.addr);
-    let client = local.client.clone();
-    let mut admin = client.admin().await?;
-    let id = match existing {
-        Some(id) => {
-            // Paused by a pair that could not be played: running again means it was fixed.
-            let state = admin
-                .status(pb::StatusRequest { id })
-                .await
-                .map_err(status_error)?
-                .into_inner()
-                .state;
-            if state == "paused" {
-                admin
-                    .resume(pb::ResumeRequest { id })
-                    .await
-                    .map_err(status_error)?;
-            }
-            id
-        }
-        None => submit_file(&mut admin, &args.file).await?,
+    Ok((local, existing, registry))
+}
+
+/// The tournament played: `existing` (resumed if paused), else `file` submitted.
+async fn submit_or_resume(
+    admin: &mut Admin,
+    existing: Option<u64>,
+    file: &std::path::Path,
+) -> Result<u64> {
+    let Some(id) = existing else {
+        return submit_text(admin, file, None).await;
     };
+    // Paused by a pair that could not be played: running again means it was fixed.
+    let state = reply(admin.status(pb::StatusRequest { id })).await?.state;
+    if state == "paused" {
+        reply(admin.resume(pb::ResumeRequest { id })).await?;
+    }
+    Ok(id)
+}
+
+/// The local workers started on the coordinator at `client`, until the sender turns true.
+fn start_workers(
+    args: &RunArgs,
+    client: &ClientArgs,
+    registry: &prometheus::Registry,
+) -> (tokio::sync::watch::Sender<bool>, Workers) {
     let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
     let worker = WorkerOptions {
         // Its GPUs, found as `tourney worker` finds them, for tests that require some.
@@ -172,91 +215,88 @@ async fn run_embedded(
     // What outside engines leave behind is this process's to end.
     tourney_runner::confine::adopt_orphans();
     let mut stopped = workers_stopped.clone();
-    let worker_metrics = WorkerMetrics::new(&registry);
+    let worker_metrics = WorkerMetrics::new(registry);
     let workers = tokio::spawn(tourney_worker::run(worker, worker_metrics, async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
-    let mut id = id;
+    (stop_workers, workers)
+}
+
+/// Follows tournament `id`, and a tuning run's verification SPRT after it, until it has
+/// ended, paused, or the workers stopped; the last one followed. Interrupted, prints the
+/// report of what is stored and ends in [`Interrupted`].
+async fn play(
+    args: &RunArgs,
+    admin: &mut Admin,
+    mut id: u64,
+    workers: &Workers,
+    interrupted: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<u64> {
     loop {
         let every = Duration::from_secs(args.progress_every.max(1));
-        let status = follow(&mut admin, id, &workers, &mut interrupted, every).await?;
+        let status = follow(admin, id, workers, interrupted, every).await?;
         if *interrupted.borrow() {
-            // The games under way are dropped with the process: never reported, they are
-            // leased again when the run resumes. Their outside engines go with them.
-            workers.abort();
-            tourney_runner::confine::end_engines();
-            let status = admin
-                .status(pb::StatusRequest { id })
-                .await
-                .map_err(status_error)?
-                .into_inner();
-            eprintln!(
-                "Interrupted: the games under way are dropped and will be played when the \
-                 run resumes. What is stored so far:"
-            );
-            print_report(&mut admin, id, &status, &args.data).await?;
-            eprintln!(
-                "Run the same command again to go on from here; meanwhile `tourney report \
-                 {id} --data {}` shows this report and `tourney export {id} --data {}` the \
-                 games.",
-                args.data.display(),
-                args.data.display()
-            );
-            return Err(Interrupted.into());
+            return Err(stop_interrupted(admin, id, workers, &args.data).await);
         }
         if status.state == "paused" || workers.is_finished() {
-            break;
+            return Ok(id);
         }
         // A tuning run that ended goes on with its verification SPRT, submitted by the
         // coordinator as the run ended.
-        let Some(verification) = verification_of(&mut admin, id).await? else {
-            break;
+        let Some(verification) = verification_of(admin, id).await? else {
+            return Ok(id);
         };
-        print_report(&mut admin, id, &status, &args.data).await?;
+        print_report(admin, id, &status, &args.data).await?;
         println!("\nVerification SPRT of tuning run {id}: tournament {verification}\n");
         id = verification;
     }
-    let _ = stop_workers.send(true);
-    let worker_result = workers.await;
-    // The workers have reported their last games: this status and the report below count
-    // the same games.
-    let status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    if status.state == "paused" {
-        local.stop().await;
-        bail!(
-            "tournament {id} paused after {} pairs: {}\nFix it and run the same command \
-             again: the tournament resumes where it stopped.",
-            status.pairs_done,
-            status.paused_reason
+}
+
+/// After the first stop signal: the games under way dropped, the report of what is stored
+/// printed with how to go on; [`Interrupted`], or the error on the way.
+async fn stop_interrupted(
+    admin: &mut Admin,
+    id: u64,
+    workers: &Workers,
+    data: &std::path::Path,
+) -> anyhow::Error {
+    // The games under way are dropped with the process: never reported, they are
+    // leased again when the run resumes. Their outside engines go with them.
+    workers.abort();
+    tourney_runner::confine::end_engines();
+    let reported = async {
+        let status = reply(admin.status(pb::StatusRequest { id })).await?;
+        eprintln!(
+            "Interrupted: the games under way are dropped and will be played when the \
+             run resumes. What is stored so far:"
         );
+        print_report(admin, id, &status, data).await?;
+        eprintln!(
+            "Run the same command again to go on from here; meanwhile `tourney report \
+             {id} --data {}` shows this report and `tourney export {id} --data {}` the \
+             games.",
+            data.display(),
+            data.display()
+        );
+        anyhow::Ok(())
+    };
+    match reported.await {
+        Ok(()) => Interrupted.into(),
+        Err(e) => e,
     }
-    let printed = print_report(&mut admin, id, &status, &args.data).await;
-    local.stop().await;
-    if let Ok(Err(e)) = worker_result {
-        bail!("worker: {e}");
-    }
-    printed
 }
 
 /// Shows tournament `id`'s progress until it is no longer queued or running (or the
 /// workers stopped, or the run is interrupted): a progress bar, or without a terminal a
 /// line every `plain_every`. Returns its last status.
 async fn follow(
-    admin: &mut crate::support::client::Admin,
+    admin: &mut Admin,
     id: u64,
-    workers: &tokio::task::JoinHandle<Result<tourney_worker::Ended, tourney_worker::WorkerError>>,
+    workers: &Workers,
     interrupted: &mut tokio::sync::watch::Receiver<bool>,
     plain_every: Duration,
 ) -> Result<pb::TournamentStatus> {
-    let mut status = admin
-        .status(pb::StatusRequest { id })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+    let mut status = reply(admin.status(pb::StatusRequest { id })).await?;
     let bar = ProgressBar::new(status.pairs_planned.unwrap_or(0));
     bar.set_style(
         ProgressStyle::with_template(
@@ -281,11 +321,7 @@ async fn follow(
             _ = tokio::time::sleep(Duration::from_millis(250)) => {}
             _ = interrupted.wait_for(|i| *i) => break,
         }
-        status = admin
-            .status(pb::StatusRequest { id })
-            .await
-            .map_err(status_error)?
-            .into_inner();
+        status = reply(admin.status(pb::StatusRequest { id })).await?;
         let message = progress_message(&status, started, games_at_start);
         bar.set_position(status.pairs_done);
         bar.set_message(message.clone());
@@ -332,10 +368,7 @@ fn interrupts() -> (
 
 /// The verification SPRT of tuning run `id`, if it has one: waits (up to 30 s) for the
 /// coordinator to submit it after the run finished.
-async fn verification_of(
-    admin: &mut crate::support::client::Admin,
-    id: u64,
-) -> Result<Option<u64>> {
+async fn verification_of(admin: &mut Admin, id: u64) -> Result<Option<u64>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let json = fetch_report(admin, id, "json", "").await?;
@@ -354,7 +387,7 @@ async fn verification_of(
 /// Prints tournament `id`'s report and a closing line, and writes its HTML report into
 /// the data directory.
 async fn print_report(
-    admin: &mut crate::support::client::Admin,
+    admin: &mut Admin,
     id: u64,
     status: &pb::TournamentStatus,
     data: &std::path::Path,

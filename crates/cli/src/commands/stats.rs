@@ -1,5 +1,7 @@
 //! `tourney stats`: the two-player summary and the SPRT calculator.
 
+use std::process::ExitCode;
+
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -94,9 +96,10 @@ impl CountsArgs {
     }
 }
 
-pub(crate) fn run(args: &StatsArgs) -> Result<()> {
+pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     if let Some(StatsCommand::Sprt(sprt)) = &args.command {
-        return run_sprt(sprt);
+        run_sprt(sprt)?;
+        return Ok(ExitCode::SUCCESS);
     }
     let summary = args.counts.summary()?;
     let cutechess = args
@@ -127,7 +130,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<()> {
             println!("cutechess: {}", c.printed());
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The summary in fastchess's style.

@@ -1,11 +1,13 @@
 //! `tourney status`: tournaments with their state, progress and standings.
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::Args;
 use tourney_proto::v1 as pb;
 use tourney_report::FormatProgress;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 use crate::support::status_json::{StatusJson, status_json};
 
@@ -133,59 +135,47 @@ fn verdict<'a>(state: &str, decision: &'a str) -> &'a str {
     }
 }
 
-pub(crate) fn status(args: &StatusArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let list = match args.id {
-            Some(id) => vec![
-                admin
-                    .status(pb::StatusRequest { id })
-                    .await
-                    .map_err(status_error)?
-                    .into_inner(),
-            ],
-            None => {
-                let wanted = if args.limit == 0 {
-                    usize::MAX
-                } else {
-                    args.limit
-                };
-                let mut all = Vec::new();
-                let mut page_token = String::new();
-                while all.len() < wanted {
-                    let page = admin
-                        .list(pb::ListRequest {
-                            page_size: (wanted - all.len()).min(1000) as u32,
-                            page_token,
-                        })
-                        .await
-                        .map_err(status_error)?
-                        .into_inner();
-                    all.extend(page.tournaments);
-                    if page.next_page_token.is_empty() {
-                        break;
-                    }
-                    page_token = page.next_page_token;
-                }
-                all
-            }
-        };
-        if args.json {
-            let json: Vec<StatusJson> = list.iter().map(status_json).collect();
-            let out = if args.id.is_some() {
-                serde_json::to_string_pretty(&json[0])?
+pub(crate) fn run(args: &StatusArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let list = match args.id {
+        Some(id) => vec![admin.status(pb::StatusRequest { id })?],
+        None => {
+            let wanted = if args.limit == 0 {
+                usize::MAX
             } else {
-                serde_json::to_string_pretty(&json)?
+                args.limit
             };
-            println!("{out}");
-        } else {
-            for s in &list {
-                say!("{}", status_line(s));
-                crate::commands::submit::say_build_log(s);
+            let mut all = Vec::new();
+            let mut page_token = String::new();
+            while all.len() < wanted {
+                let page = admin.list(pb::ListRequest {
+                    page_size: (wanted - all.len()).min(1000) as u32,
+                    page_token,
+                })?;
+                all.extend(page.tournaments);
+                if page.next_page_token.is_empty() {
+                    break;
+                }
+                page_token = page.next_page_token;
             }
+            all
         }
-        Ok(())
-    })
+    };
+    if args.json {
+        let json: Vec<StatusJson> = list.iter().map(status_json).collect();
+        let out = if args.id.is_some() {
+            serde_json::to_string_pretty(&json[0])?
+        } else {
+            serde_json::to_string_pretty(&json)?
+        };
+        println!("{out}");
+    } else {
+        for s in &list {
+            say!("{}", status_line(s));
+            crate::commands::submit::say_build_log(s);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `tourney store verify`: reads a data directory's store back and says what is damaged.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -33,7 +34,7 @@ enum StoreCommand {
     },
 }
 
-pub(crate) fn run(args: &StoreArgs) -> Result<()> {
+pub(crate) fn run(args: &StoreArgs) -> Result<ExitCode> {
     match &args.command {
         StoreCommand::Verify { data } => {
             let store = Store::open_data_dir(data, DEFAULT_CACHE_MB).with_context(|| {
@@ -63,7 +64,7 @@ pub(crate) fn run(args: &StoreArgs) -> Result<()> {
                     data.display()
                 );
             }
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

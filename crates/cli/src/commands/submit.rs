@@ -6,10 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tokio_stream::StreamExt;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::{Admin, status_error, submit_file, submit_text};
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 use crate::support::status_json::status_json;
 
@@ -52,37 +51,34 @@ pub(crate) struct SubmitArgs {
 }
 
 /// Submits the file, changed by `--preset` if given; its id.
-async fn send(admin: &mut Admin, args: &SubmitArgs) -> Result<u64> {
+fn send(admin: &mut BlockingAdmin, args: &SubmitArgs) -> Result<u64> {
     let Some(name) = &args.preset else {
-        return submit_file(admin, &args.file).await;
+        return admin.submit_file(&args.file, None);
     };
     let path = &args.file;
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {file}"))?;
-    let changes = crate::commands::clone::preset_of(admin, &text, &file, name).await?;
+    let changes = crate::commands::clone::preset_of(admin, &text, &file, name)?;
     let (text, notes) = tourney_model::tournament::followup::follow_up(&text, &file, &changes)
         .map_err(|e| anyhow::anyhow!("--preset {name}: {e}"))?;
     for note in notes {
         eprintln!("note: {note}");
     }
-    submit_text(admin, path, Some(text)).await
+    admin.submit_file(path, Some(text))
 }
 
 /// Exit status of a tournament that ended without a verdict for its user: paused,
 /// cancelled, undecided, or an error on the way.
 const NO_VERDICT: u8 = 2;
 
-pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
-    let runtime = tokio::runtime::Runtime::new()?;
+pub(crate) fn run(args: &SubmitArgs) -> Result<ExitCode> {
     if !args.wait {
-        return runtime.block_on(async {
-            let mut admin = args.client.admin().await?;
-            println!("{}", send(&mut admin, args).await?);
-            Ok(ExitCode::SUCCESS)
-        });
+        let mut admin = BlockingAdmin::connect(&args.client)?;
+        println!("{}", send(&mut admin, args)?);
+        return Ok(ExitCode::SUCCESS);
     }
     // Waiting, an error is "no verdict" (2), never to be read as H0 accepted (1).
-    match runtime.block_on(submit_and_wait(args)) {
+    match submit_and_wait(args) {
         Ok(status) => {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&status_json(&status))?);
@@ -100,18 +96,16 @@ pub(crate) fn submit(args: &SubmitArgs) -> Result<ExitCode> {
 }
 
 /// Submits the file, prints its id, and returns its status once it has ended or paused.
-async fn submit_and_wait(args: &SubmitArgs) -> Result<pb::TournamentStatus> {
-    let mut admin = args.client.admin().await?;
-    let id = send(&mut admin, args).await?;
+fn submit_and_wait(args: &SubmitArgs) -> Result<pb::TournamentStatus> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let id = send(&mut admin, args)?;
     println!("{id}");
-    let status = follow(&mut admin, id).await?;
+    let status = admin.watch_until(id, |s| has_stopped(&s.state))?;
     if status.state != "paused" {
         return Ok(status);
     }
     // Asked once more: a build log that paused it comes only with Status, to its author.
-    Ok((admin.status(pb::StatusRequest { id }).await)
-        .map(tonic::Response::into_inner)
-        .unwrap_or(status))
+    Ok(admin.status(pb::StatusRequest { id }).unwrap_or(status))
 }
 
 /// Prints the build log that paused tournament `status`, when the caller may read it.
@@ -127,32 +121,6 @@ pub(crate) fn say_build_log(status: &pb::TournamentStatus) {
 /// Whether a tournament in `state` is no longer played (it may resume from `paused`).
 fn has_stopped(state: &str) -> bool {
     matches!(state, "finished" | "cancelled" | "paused")
-}
-
-/// The status of tournament `id` once it has stopped, from the coordinator's stream of its
-/// changes (asked again if the stream ends first, as when the connection drops).
-async fn follow(admin: &mut Admin, id: u64) -> Result<pb::TournamentStatus> {
-    loop {
-        let mut updates = admin
-            .watch(pb::StatusRequest { id })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        while let Some(status) = updates.next().await {
-            let status = status.map_err(status_error)?;
-            if has_stopped(&status.state) {
-                return Ok(status);
-            }
-        }
-        let status = admin
-            .status(pb::StatusRequest { id })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        if has_stopped(&status.state) {
-            return Ok(status);
-        }
-    }
 }
 
 /// The exit status a stopped tournament gives `submit --wait`.

@@ -1,11 +1,13 @@
 //! `tourney timeline`: every engine version rated on one scale.
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result};
 use clap::Args;
 use tourney_proto::v1 as pb;
 use tourney_report::{TimelineReport, TimelineRow};
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Every engine version rated on one scale from all tournaments between versions.
@@ -34,47 +36,41 @@ pub(crate) struct TimelineArgs {
     html: Option<std::path::PathBuf>,
 }
 
-pub(crate) fn timeline(args: &TimelineArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let t = admin
-            .timeline(pb::TimelineRequest {
-                anchor: args.anchor.clone().unwrap_or_default(),
+pub(crate) fn run(args: &TimelineArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let t = admin.timeline(pb::TimelineRequest {
+        anchor: args.anchor.clone().unwrap_or_default(),
+    })?;
+    let report = TimelineReport {
+        anchor: t.anchor,
+        games: t.games,
+        rows: t
+            .entries
+            .into_iter()
+            .map(|e| {
+                let v = e.version.unwrap_or_default();
+                TimelineRow {
+                    plays: tourney_model::version::EngineVersion::from(v.clone()).describe(),
+                    name: v.name,
+                    parent: v.parent,
+                    elo: e.elo,
+                    plus: e.plus,
+                    minus: e.minus,
+                    games: e.games,
+                    score: e.score,
+                    tournaments: e.tournaments,
+                }
             })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        let report = TimelineReport {
-            anchor: t.anchor,
-            games: t.games,
-            rows: t
-                .entries
-                .into_iter()
-                .map(|e| {
-                    let v = e.version.unwrap_or_default();
-                    TimelineRow {
-                        plays: tourney_model::version::EngineVersion::from(v.clone()).describe(),
-                        name: v.name,
-                        parent: v.parent,
-                        elo: e.elo,
-                        plus: e.plus,
-                        minus: e.minus,
-                        games: e.games,
-                        score: e.score,
-                        tournaments: e.tournaments,
-                    }
-                })
-                .collect(),
-        };
-        if let Some(path) = &args.html {
-            std::fs::write(path, report.html(|id| args.client.tournament_link(id)))
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            print!("{}", tourney_model::printable(&report.text()));
-        }
-        Ok(())
-    })
+            .collect(),
+    };
+    if let Some(path) = &args.html {
+        std::fs::write(path, report.html(|id| args.client.tournament_link(id)))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", tourney_model::printable(&report.text()));
+    }
+    Ok(ExitCode::SUCCESS)
 }

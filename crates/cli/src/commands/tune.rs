@@ -10,6 +10,7 @@ use tourney_dataset::record::Packing;
 use tourney_rules::{Amazons, GameKind, Loa};
 use tourney_texel::{Settings, Split};
 
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Tune a built-in player's evaluation from data (docs/tuning.md says when to use which).
@@ -89,7 +90,7 @@ struct TexelArgs {
     client: AdminTarget,
 }
 
-pub(crate) fn tune(args: &TuneArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &TuneArgs) -> Result<ExitCode> {
     let TuneCommand::Texel(args) = &args.command;
     let files = data_files(&args.files)?;
     let game = first_game(&files)?;
@@ -119,10 +120,7 @@ pub(crate) fn tune(args: &TuneArgs) -> Result<ExitCode> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         println!("verify   {} (tourney submit {0})", path.display());
         if args.submit {
-            let id = tokio::runtime::Runtime::new()?.block_on(async {
-                let mut admin = args.client.admin().await?;
-                crate::support::client::submit_file(&mut admin, path).await
-            })?;
+            let id = BlockingAdmin::connect(&args.client)?.submit_file(path, None)?;
             println!("submitted {id}");
         }
     }

@@ -1,13 +1,14 @@
-//! `tourney user ...`, `tourney events` and `tourney whoami`: accounts on a coordinator.
+//! `tourney user ...`: the accounts on a coordinator.
 
 use std::io::BufRead;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use tourney_model::Utc;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::status_error;
+use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
 
 /// Manage the coordinator's users, their roles and personal tokens.
@@ -121,67 +122,30 @@ struct RevokeArgs {
     user: Option<String>,
 }
 
-/// The events log: who did what, and when.
-///
-/// Every action through the Admin service or the dashboard is recorded with its author:
-/// tests submitted, cancelled, resumed, archived; workers excluded; versions added; users
-/// and tokens made, changed, removed. The newest 100,000 are kept. Example: `tourney
-/// events --limit 20`.
-#[derive(Args)]
-pub(crate) struct EventsArgs {
-    #[command(flatten)]
-    client: AdminTarget,
-    /// How many, newest first (at most 1,000).
-    #[arg(long, default_value_t = 50)]
-    limit: u32,
-    /// Only events numbered below this one (to page back).
-    #[arg(long, default_value_t = 0)]
-    before: u64,
-    /// JSON lines for scripts.
-    #[arg(long)]
-    json: bool,
-}
-
-/// Who the coordinator takes the token for: a user and its role, or the operator.
-#[derive(Args)]
-pub(crate) struct WhoAmIArgs {
-    #[command(flatten)]
-    client: AdminTarget,
-}
-
-pub(crate) fn user(args: &UserArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        match &args.action {
-            UserAction::Add(a) => add(a).await,
-            UserAction::List(l) => list(&l.client).await,
-            UserAction::Set(s) => set(s).await,
-            UserAction::Remove(r) => {
-                let mut admin = r.client.admin().await?;
-                admin
-                    .remove_user(pb::RemoveUserRequest {
-                        name: r.name.clone(),
-                    })
-                    .await
-                    .map_err(status_error)?;
-                eprintln!("removed user {}", r.name);
-                Ok(())
-            }
-            UserAction::Token(t) => token(t).await,
-            UserAction::Tokens(t) => tokens(t).await,
-            UserAction::Revoke(r) => {
-                let mut admin = r.client.admin().await?;
-                admin
-                    .revoke_token(pb::RevokeTokenRequest {
-                        user: r.user.clone().unwrap_or_default(),
-                        id: r.id.clone(),
-                    })
-                    .await
-                    .map_err(status_error)?;
-                eprintln!("revoked token {}", r.id);
-                Ok(())
-            }
+pub(crate) fn run(args: &UserArgs) -> Result<ExitCode> {
+    match &args.action {
+        UserAction::Add(a) => add(a)?,
+        UserAction::List(l) => list(&l.client)?,
+        UserAction::Set(s) => set(s)?,
+        UserAction::Remove(r) => {
+            let mut admin = BlockingAdmin::connect(&r.client)?;
+            admin.remove_user(pb::RemoveUserRequest {
+                name: r.name.clone(),
+            })?;
+            eprintln!("removed user {}", r.name);
         }
-    })
+        UserAction::Token(t) => token(t)?,
+        UserAction::Tokens(t) => tokens(t)?,
+        UserAction::Revoke(r) => {
+            let mut admin = BlockingAdmin::connect(&r.client)?;
+            admin.revoke_token(pb::RevokeTokenRequest {
+                user: r.user.clone().unwrap_or_default(),
+                id: r.id.clone(),
+            })?;
+            eprintln!("revoked token {}", r.id);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// With `from_stdin`, the first line of stdin without its newline (a password); else
@@ -203,44 +167,33 @@ fn password_from_stdin(from_stdin: bool) -> Result<String> {
     Ok(password)
 }
 
-async fn add(args: &AddArgs) -> Result<()> {
+fn add(args: &AddArgs) -> Result<()> {
     let password = password_from_stdin(args.password_stdin)?;
-    let mut admin = args.client.admin().await?;
-    admin
-        .add_user(pb::AddUserRequest {
-            name: args.name.clone(),
-            role: args.role.clone(),
-            password,
-        })
-        .await
-        .map_err(status_error)?;
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.add_user(pb::AddUserRequest {
+        name: args.name.clone(),
+        role: args.role.clone(),
+        password,
+    })?;
     eprintln!("added user {} ({})", args.name, args.role);
     Ok(())
 }
 
-async fn set(args: &SetArgs) -> Result<()> {
+fn set(args: &SetArgs) -> Result<()> {
     let password = password_from_stdin(args.password_stdin)?;
-    let mut admin = args.client.admin().await?;
-    admin
-        .set_user(pb::SetUserRequest {
-            name: args.name.clone(),
-            role: args.role.clone().unwrap_or_default(),
-            password,
-        })
-        .await
-        .map_err(status_error)?;
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.set_user(pb::SetUserRequest {
+        name: args.name.clone(),
+        role: args.role.clone().unwrap_or_default(),
+        password,
+    })?;
     eprintln!("changed user {}", args.name);
     Ok(())
 }
 
-async fn list(client: &AdminTarget) -> Result<()> {
-    let mut admin = client.admin().await?;
-    let users = admin
-        .list_users(pb::ListUsersRequest {})
-        .await
-        .map_err(status_error)?
-        .into_inner()
-        .users;
+fn list(client: &AdminTarget) -> Result<()> {
+    let mut admin = BlockingAdmin::connect(client)?;
+    let users = admin.list_users(pb::ListUsersRequest {})?.users;
     println!(
         "{:<32} {:<9} {:>6} {:<8} created",
         "user", "role", "tokens", "password"
@@ -258,16 +211,12 @@ async fn list(client: &AdminTarget) -> Result<()> {
     Ok(())
 }
 
-async fn token(args: &TokenArgs) -> Result<()> {
-    let mut admin = args.client.admin().await?;
-    let made = admin
-        .create_token(pb::CreateTokenRequest {
-            user: args.name.clone().unwrap_or_default(),
-            label: args.label.clone(),
-        })
-        .await
-        .map_err(status_error)?
-        .into_inner();
+fn token(args: &TokenArgs) -> Result<()> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    let made = admin.create_token(pb::CreateTokenRequest {
+        user: args.name.clone().unwrap_or_default(),
+        label: args.label.clone(),
+    })?;
     eprintln!(
         "token {} made; it is shown this once (keep it in a file for --token-file):",
         made.id
@@ -276,15 +225,12 @@ async fn token(args: &TokenArgs) -> Result<()> {
     Ok(())
 }
 
-async fn tokens(args: &MaybeNameArgs) -> Result<()> {
-    let mut admin = args.client.admin().await?;
+fn tokens(args: &MaybeNameArgs) -> Result<()> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
     let tokens = admin
         .list_tokens(pb::ListTokensRequest {
             user: args.name.clone().unwrap_or_default(),
-        })
-        .await
-        .map_err(status_error)?
-        .into_inner()
+        })?
         .tokens;
     println!("{:<8} {:<24} created", "id", "label");
     for t in tokens {
@@ -296,57 +242,4 @@ async fn tokens(args: &MaybeNameArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-pub(crate) fn events(args: &EventsArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let events = admin
-            .list_events(pb::ListEventsRequest {
-                before: args.before,
-                limit: args.limit,
-            })
-            .await
-            .map_err(status_error)?
-            .into_inner()
-            .events;
-        for e in events {
-            if args.json {
-                let line = serde_json::json!({
-                    "seq": e.seq, "at_ms": e.at_ms, "who": e.who, "action": e.action,
-                    "subject": e.subject, "detail": e.detail,
-                });
-                println!("{line}");
-            } else {
-                println!(
-                    "{:>6} {} {:<16} {:<18} {:<20} {}",
-                    e.seq,
-                    Utc::from_unix_ms(e.at_ms),
-                    e.who,
-                    e.action,
-                    e.subject,
-                    e.detail
-                );
-            }
-        }
-        Ok(())
-    })
-}
-
-pub(crate) fn whoami(args: &WhoAmIArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let mut admin = args.client.admin().await?;
-        let me = admin
-            .who_am_i(pb::WhoAmIRequest {})
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        let what = if me.operator {
-            "the operator's token"
-        } else {
-            "a user"
-        };
-        println!("{} ({}, {what})", me.name, me.role);
-        Ok(())
-    })
 }

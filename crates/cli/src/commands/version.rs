@@ -1,12 +1,14 @@
 //! `tourney version add|list|show`: registered engine versions.
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use tourney_proto::v1 as pb;
 
-use crate::support::client::{program_path, status_error, upload};
+use crate::support::admin::BlockingAdmin;
+use crate::support::client::program_path;
 use crate::support::local::AdminTarget;
 
 /// Register engine versions, list them, and show one (`tourney version add|list|show`).
@@ -178,17 +180,16 @@ fn option_pair(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.to_string()))
 }
 
-pub(crate) fn version(args: &VersionArgs) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(async {
-        match &args.action {
-            VersionAction::Add(a) => add(a).await,
-            VersionAction::List(l) => list(l).await,
-            VersionAction::Show(s) => show(s).await,
-        }
-    })
+pub(crate) fn run(args: &VersionArgs) -> Result<ExitCode> {
+    match &args.action {
+        VersionAction::Add(a) => add(a)?,
+        VersionAction::List(l) => list(l)?,
+        VersionAction::Show(s) => show(s)?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-async fn add(args: &AddArgs) -> Result<()> {
+fn add(args: &AddArgs) -> Result<()> {
     let program = (args.command.as_deref())
         .filter(|_| args.program_url.is_none())
         .and_then(program_path);
@@ -208,10 +209,10 @@ async fn add(args: &AddArgs) -> Result<()> {
         }),
         _ => None,
     };
-    let mut admin = args.client.admin().await?;
+    let mut admin = BlockingAdmin::connect(&args.client)?;
     let mut artifact = String::new();
     if let Some(program) = program {
-        artifact = upload(&mut admin, Path::new(&program)).await?;
+        artifact = admin.upload(Path::new(&program))?;
     }
     if let (Some(url), Some(sha)) = (&args.program_url, &args.sha256) {
         admin
@@ -219,16 +220,13 @@ async fn add(args: &AddArgs) -> Result<()> {
                 sha256: sha.to_ascii_lowercase(),
                 url: url.clone(),
             })
-            .await
-            .map_err(status_error)
             .context("--program-url")?;
         artifact = sha.to_ascii_lowercase();
     }
     let mut files = std::collections::HashMap::new();
     for (name, path) in &args.files {
-        let sha = upload(&mut admin, Path::new(path))
-            .await
-            .with_context(|| format!("--file {name}={path}"))?;
+        let sha =
+            (admin.upload(Path::new(path))).with_context(|| format!("--file {name}={path}"))?;
         files.insert(name.clone(), sha);
     }
     let mut presets = std::collections::HashMap::new();
@@ -236,8 +234,7 @@ async fn add(args: &AddArgs) -> Result<()> {
         // A book given by path is uploaded, and named by its sha256.
         let spec = match book_path(spec) {
             Some(path) => {
-                let sha = upload(&mut admin, Path::new(path))
-                    .await
+                let sha = (admin.upload(Path::new(path)))
                     .with_context(|| format!("--preset {name}: book {path}"))?;
                 with_book(spec, &sha)
             }
@@ -269,30 +266,22 @@ async fn add(args: &AddArgs) -> Result<()> {
         protocol: args.protocol.clone().unwrap_or_default(),
         presets,
     };
-    admin
-        .add_version(pb::AddVersionRequest {
-            version: Some(version),
-            replace: args.replace,
-        })
-        .await
-        .map_err(status_error)?;
+    admin.add_version(pb::AddVersionRequest {
+        version: Some(version),
+        replace: args.replace,
+    })?;
     println!("version {} registered", args.name);
     Ok(())
 }
 
 /// Every registered version, with its workers' checks.
-async fn versions(client: &AdminTarget) -> Result<Vec<pb::EngineVersion>> {
-    let mut admin = client.admin().await?;
-    Ok(admin
-        .list_versions(pb::ListVersionsRequest {})
-        .await
-        .map_err(status_error)?
-        .into_inner()
-        .versions)
+fn versions(client: &AdminTarget) -> Result<Vec<pb::EngineVersion>> {
+    let mut admin = BlockingAdmin::connect(client)?;
+    Ok(admin.list_versions(pb::ListVersionsRequest {})?.versions)
 }
 
-async fn list(args: &ListArgs) -> Result<()> {
-    let versions = versions(&args.client).await?;
+fn list(args: &ListArgs) -> Result<()> {
+    let versions = versions(&args.client)?;
     if args.json {
         let all: Vec<tourney_model::version::EngineVersion> =
             versions.into_iter().map(Into::into).collect();
@@ -322,8 +311,8 @@ async fn list(args: &ListArgs) -> Result<()> {
     Ok(())
 }
 
-async fn show(args: &ShowArgs) -> Result<()> {
-    let versions = versions(&args.client).await?;
+fn show(args: &ShowArgs) -> Result<()> {
+    let versions = versions(&args.client)?;
     let Some(v) = versions.into_iter().find(|v| v.name == args.name) else {
         anyhow::bail!("no version '{}' (see `tourney version list`)", args.name);
     };

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -228,7 +229,7 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
     Ok(policy)
 }
 
-pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
+pub(crate) fn run(args: &WorkerArgs) -> Result<ExitCode> {
     // Its arguments as given, before a --token is blanked from them: the worker starts
     // again with them after it updates itself.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -338,14 +339,15 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<()> {
     {
         // The games under way are dropped, not waited for.
         runtime.shutdown_background();
-        return result.map(drop);
+        return result.map(|_| ExitCode::SUCCESS);
     }
     match (result?, update) {
         (tourney_worker::Ended::Updated { .. }, Some(update)) => {
             drop(runtime);
-            start_again(update.exe(), &argv, args.client.token.as_deref())
+            start_again(update.exe(), &argv, args.client.token.as_deref())?;
+            Ok(ExitCode::SUCCESS)
         }
-        _ => Ok(()),
+        _ => Ok(ExitCode::SUCCESS),
     }
 }
 

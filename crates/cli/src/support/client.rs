@@ -11,6 +11,8 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_worker::{TokenInterceptor, connect};
 
+use crate::support::admin::reply;
+
 pub(crate) type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
 >;
@@ -287,10 +289,7 @@ pub(crate) async fn upload(admin: &mut Admin, program: &Path) -> Result<String> 
     let request = pb::HasArtifactRequest {
         sha256: sha256.clone(),
     };
-    let present = (admin.has_artifact(request).await)
-        .map_err(status_error)?
-        .into_inner()
-        .present;
+    let present = reply(admin.has_artifact(request)).await?.present;
     if !present {
         let stored = send_file(admin, program).await?;
         if stored != sha256 {
@@ -341,12 +340,8 @@ async fn send_file(admin: &mut Admin, path: &Path) -> Result<String> {
     Ok(sent.into_inner().sha256)
 }
 
-/// Submits a tournament file through the admin API; returns its id.
-pub(crate) async fn submit_file(admin: &mut Admin, path: &Path) -> Result<u64> {
-    submit_text(admin, path, None).await
-}
-
-/// [`submit_file`] with `text` in place of the file's, when given.
+/// Submits a tournament file through the admin API, with `text` in place of the file's
+/// when given; returns its id.
 pub(crate) async fn submit_text(
     admin: &mut Admin,
     path: &Path,
@@ -389,15 +384,11 @@ pub(crate) async fn submit_text(
         files: uploaded,
         commits,
     };
-    let reply = admin
-        .submit(request)
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    for warning in &reply.warnings {
+    let submitted = reply(admin.submit(request)).await?;
+    for warning in &submitted.warnings {
         eprintln!("warning: {}: {warning}", path.display());
     }
-    Ok(reply.id)
+    Ok(submitted.id)
 }
 
 /// A tournament's report, rendered by the coordinator in `format`.
@@ -407,16 +398,12 @@ pub(crate) async fn fetch_report(
     format: &str,
     tournament_link: &str,
 ) -> Result<String> {
-    Ok(admin
-        .get_report(pb::GetReportRequest {
-            id,
-            format: format.into(),
-            tournament_link: tournament_link.into(),
-        })
-        .await
-        .map_err(status_error)?
-        .into_inner()
-        .content)
+    let request = pb::GetReportRequest {
+        id,
+        format: format.into(),
+        tournament_link: tournament_link.into(),
+    };
+    Ok(reply(admin.get_report(request)).await?.content)
 }
 
 /// Blanks every occurrence of `secret` in this process's command line (what

@@ -1,6 +1,7 @@
 //! Plumbing the commands share: reaching a coordinator, the embedded one, artifact hashes,
 //! signals, the host, records and engines started on the user's command.
 
+pub(crate) mod admin;
 pub(crate) mod artifact_hashes;
 pub(crate) mod client;
 pub(crate) mod engines;

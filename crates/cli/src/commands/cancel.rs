@@ -1,0 +1,16 @@
+//! `tourney cancel`: a tournament stopped.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use tourney_proto::v1 as pb;
+
+use crate::support::admin::BlockingAdmin;
+use crate::support::local::TournamentArgs;
+
+pub(crate) fn run(args: &TournamentArgs) -> Result<ExitCode> {
+    let mut admin = BlockingAdmin::connect(&args.client)?;
+    admin.cancel(pb::CancelRequest { id: args.id })?;
+    println!("cancelled");
+    Ok(ExitCode::SUCCESS)
+}
