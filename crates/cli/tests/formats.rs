@@ -1,7 +1,8 @@
 //! The formats that pair by results, end to end on a real coordinator and two worker
 //! processes: a 32-engine Swiss runs to its end, no pairing repeated, also through a
 //! coordinator killed and restarted mid-round; a knockout crowns its champion with the
-//! bracket in `status`; a grouped test accepts its better take.
+//! bracket in `status`; a grouped test accepts its better take; a rating pool rates its
+//! players relative to its anchor.
 
 mod common;
 
@@ -216,4 +217,47 @@ fn a_swiss_goes_on_exactly_through_a_coordinator_killed_in_the_middle_of_a_round
     }
     let _ = coordinator.kill();
     let _ = coordinator.wait();
+}
+
+#[test]
+fn a_pool_of_built_in_players_rates_them_relative_to_its_anchor() {
+    let text = "name = \"pool-test\"\ngame = \"loa\"\nformat = \"pool\"\n\
+        openings = { plies = 4, seed = 3 }\nlimits = { nodes = 300 }\n\
+        adjudication = { max_plies = 120 }\n\
+        [pool]\nanchor = \"depth1\"\nmax_pairs = 30\n\
+        [[engine]]\nname = \"depth1\"\nplayer = \"ab:depth=1\"\n\
+        [[engine]]\nname = \"depth2\"\nplayer = \"ab:depth=2\"\n\
+        [[engine]]\nname = \"random\"\nplayer = \"random\"\n";
+    let (end, games, view) = run_to_the_end(text);
+    // Its budget ends it; without one it would play on.
+    assert_eq!(end["pairs_done"], 30);
+    assert_eq!(games.len(), 60);
+    assert!(
+        end["progress"].is_null(),
+        "a pool's standings are its ratings"
+    );
+    let standings = end["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 3);
+    let row = |name: &str| {
+        (standings.iter())
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {standings:?}"))
+    };
+    let anchor = row("depth1");
+    assert_eq!(
+        (anchor["elo"].as_f64(), anchor["plus"].as_f64()),
+        (Some(0.0), Some(0.0))
+    );
+    // Every member played (the floor), each rated with a finite interval.
+    for p in standings {
+        assert!(p["games"].as_u64().unwrap() > 0, "{p}");
+        let plus = p["plus"].as_f64().unwrap();
+        assert!(plus.is_finite() && plus < 1000.0, "{p}");
+    }
+    assert_eq!(standings[2]["name"], "random", "{standings:?}");
+    assert!(row("random")["elo"].as_f64().unwrap() < 0.0);
+    // The report (on the dashboard's page) has the same ratings, and says how.
+    let ratings = &view["report"]["ratings"];
+    assert_eq!(ratings["method"], "pool (bayeselo, relative to depth1)");
+    assert_eq!(ratings["players"][0]["name"], standings[0]["name"]);
 }

@@ -102,6 +102,11 @@ fn status_line(s: &pb::TournamentStatus) -> String {
     if let Ok(progress) = serde_json::from_str::<FormatProgress>(&s.progress_json) {
         out += &format!("\n  {}", progress.text().trim_end().replace('\n', "\n  "));
     }
+    // A pool's ratings are relative to its anchor: the one rated 0 with no interval.
+    let anchor = (s.standings.iter()).find(|p| p.elo == 0.0 && p.plus == 0.0 && p.minus == 0.0);
+    if let Some(anchor) = anchor.filter(|_| s.format == "pool") {
+        out += &format!("\n  ratings relative to {} (95 % intervals)", anchor.name);
+    }
     for (rank, p) in s.standings.iter().enumerate() {
         if p.games == 0 {
             out += &format!("\n  {:>2}. {:<20} no games yet", rank + 1, p.name);
@@ -215,6 +220,19 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("+50/-60  0 games"), "{text}");
+        // A pool says what its ratings are relative to: the engine rated 0 with no interval.
+        let mut anchor = standing("anchor", 0.0, 6, "");
+        (anchor.plus, anchor.minus) = (0.0, 0.0);
+        let pool = pb::TournamentStatus {
+            format: "pool".into(),
+            standings: vec![standing("v2", 30.0, 6, ""), anchor],
+            ..status
+        };
+        let text = status_line(&pool);
+        assert!(
+            text.contains("ratings relative to anchor (95 % intervals)"),
+            "{text}"
+        );
     }
 
     #[test]
