@@ -22,12 +22,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
+use bytes::Bytes;
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
 
 /// Deliveries under way at once.
@@ -332,6 +330,7 @@ impl Notifier {
             let (sender, receiver) = mpsc::channel(settings.queue.max(1));
             tokio::spawn(dispatch(
                 receiver,
+                http_client(),
                 Arc::clone(&hooks),
                 metrics.clone(),
                 Arc::clone(&failures),
@@ -409,6 +408,7 @@ fn wants(hook: &Webhook, kind: EventKind) -> bool {
 /// Takes deliveries off the queue, at most [`IN_FLIGHT`] under way.
 async fn dispatch(
     mut receiver: mpsc::Receiver<Delivery>,
+    client: reqwest::Client,
     hooks: Arc<Vec<Hook>>,
     metrics: Metrics,
     failures: Failures,
@@ -418,11 +418,11 @@ async fn dispatch(
         let Ok(permit) = Arc::clone(&room).acquire_owned().await else {
             break;
         };
-        let (hooks, metrics) = (Arc::clone(&hooks), metrics.clone());
+        let (hooks, metrics, client) = (Arc::clone(&hooks), metrics.clone(), client.clone());
         let failures = Arc::clone(&failures);
         tokio::spawn(async move {
             let hook = &hooks[delivery.hook];
-            let result = deliver(hook, &delivery).await;
+            let result = deliver(&client, hook, &delivery).await;
             metrics.queued.dec();
             metrics.deliveries.with_label_values(&[result]).inc();
             if result == "failed" {
@@ -437,7 +437,7 @@ async fn dispatch(
 }
 
 /// Posts one delivery with its retries: `delivered` or `failed`.
-async fn deliver(hook: &Hook, delivery: &Delivery) -> &'static str {
+async fn deliver(client: &reqwest::Client, hook: &Hook, delivery: &Delivery) -> &'static str {
     let url = &hook.settings.url;
     let mut wait = Duration::from_millis(hook.settings.retry_ms);
     for attempt in 0..=hook.settings.retries {
@@ -446,7 +446,7 @@ async fn deliver(hook: &Hook, delivery: &Delivery) -> &'static str {
             wait = (wait * 2).min(MOST_BACKOFF);
         }
         let timeout = Duration::from_millis(hook.settings.timeout_ms);
-        let answer = tokio::time::timeout(timeout, post(hook, delivery))
+        let answer = tokio::time::timeout(timeout, post(client, hook, delivery))
             .await
             .unwrap_or_else(|_| Err(format!("no answer within {} ms", timeout.as_millis())));
         match answer {
@@ -471,63 +471,62 @@ async fn deliver(hook: &Hook, delivery: &Delivery) -> &'static str {
     "failed"
 }
 
-/// One attempt: the HTTP status of the answer.
-async fn post(hook: &Hook, delivery: &Delivery) -> Result<u16, String> {
-    let t = &hook.target;
-    let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port))
-        .await
-        .map_err(|e| format!("connecting to {}: {e}", t.authority))?;
-    if !t.tls {
-        return exchange(stream, hook, delivery).await;
-    }
-    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+/// The webhooks' HTTP client (reqwest): HTTP/1.1, TLS by rustls with the web's roots,
+/// redirects not followed (a receiver that moved says so with its status), a connection
+/// within 10 s.
+fn http_client() -> reqwest::Client {
+    let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .expect("ring supports the default protocol versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
-    let name = tokio_rustls::rustls::pki_types::ServerName::try_from(t.host.clone())
-        .map_err(|e| format!("{}: {e}", t.host))?;
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, stream)
-        .await
-        .map_err(|e| format!("TLS with {}: {e}", t.authority))?;
-    exchange(tls, hook, delivery).await
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("tourney/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("a client of these settings builds")
 }
 
-async fn exchange<S>(io: S, hook: &Hook, delivery: &Delivery) -> Result<u16, String>
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
-            .await
-            .map_err(|e| e.to_string())?;
-    tokio::spawn(connection);
-    let mut request = hyper::Request::post(hook.target.path.as_str())
-        .header("host", hook.target.authority.as_str())
+/// One attempt: the HTTP status of the answer.
+async fn post(client: &reqwest::Client, hook: &Hook, delivery: &Delivery) -> Result<u16, String> {
+    let mut request = client
+        .post(&hook.settings.url)
         .header("content-type", "application/json")
-        .header("user-agent", concat!("tourney/", env!("CARGO_PKG_VERSION")))
         .header("x-tourney-event", delivery.kind.name())
-        .header("x-tourney-delivery", delivery.id.as_str());
+        .header("x-tourney-delivery", delivery.id.as_str())
+        .body(delivery.body.clone());
     if let Some(secret) = &hook.settings.secret {
         request = request.header("x-tourney-signature-256", signature(secret, &delivery.body));
     }
-    let request = request
-        .body(Full::new(delivery.body.clone()))
-        .map_err(|e| e.to_string())?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut response = request.send().await.map_err(|e| {
+        let authority = &hook.target.authority;
+        format!("{authority}: {}", error_chain(&e))
+    })?;
     let status = response.status().as_u16();
     // Read (and drop) the answer, at most 64 KiB of it, so the connection ends cleanly.
-    let _ = http_body_util::Limited::new(response.into_body(), 64 << 10)
-        .collect()
-        .await;
+    let mut read = 0usize;
+    while read < 64 << 10
+        && let Ok(Some(chunk)) = response.chunk().await
+    {
+        read += chunk.len();
+    }
     Ok(status)
+}
+
+/// An error with its causes (`error sending request: connection refused`).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

@@ -9,13 +9,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-
 /// Redirects followed at most.
 const MAX_REDIRECTS: usize = 5;
 /// The longest a whole download may take.
@@ -39,10 +32,11 @@ pub(crate) enum DownloadError {
     },
 }
 
-/// An HTTP(S) client for artifacts.
+/// An HTTP(S) client for artifacts (reqwest: HTTP/1.1, TLS by rustls, at most
+/// [`MAX_REDIRECTS`] redirects followed, a connection within 10 s).
 #[derive(Clone)]
 pub(crate) struct Downloader {
-    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
+    client: reqwest::Client,
 }
 
 impl Downloader {
@@ -70,17 +64,13 @@ impl Downloader {
             .expect("ring supports the default protocol versions")
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(Duration::from_secs(10)));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        Downloader {
-            client: Client::builder(TokioExecutor::new()).build(https),
-        }
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .expect("a client of these settings builds");
+        Downloader { client }
     }
 
     /// The artifact of sha256 `sha` from `url` into the file `into`, at most `most` bytes,
@@ -119,75 +109,64 @@ impl Downloader {
     /// the whole file and the URL it came from.
     async fn follow(&self, url: &str, most: u64, into: &Path) -> Result<(String, String), String> {
         use sha2::Digest;
-        let mut url = url.to_string();
         let file_error = |e: std::io::Error| format!("{}: {e}", into.display());
-        for _ in 0..=MAX_REDIRECTS {
-            let (mut hasher, have) = hash_of(into).map_err(file_error)?;
-            let uri: hyper::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-            let mut request = hyper::Request::get(uri.clone());
-            if have > 0 {
-                request = request.header(hyper::header::RANGE, format!("bytes={have}-"));
-            }
-            let request = request
-                .body(Empty::new())
-                .map_err(|e| format!("{url}: {e}"))?;
-            let response =
-                (self.client.request(request).await).map_err(|e| format!("{url}: {e}"))?;
-            let status = response.status();
-            if status.is_redirection() {
-                let location = (response.headers().get(hyper::header::LOCATION))
-                    .and_then(|l| l.to_str().ok())
-                    .ok_or_else(|| format!("{url}: {status} without a Location"))?;
-                url = absolute(&uri, location);
-                continue;
-            }
-            // Nothing after what is there: it is whole (a fetch stopped before its rename).
-            if status == hyper::StatusCode::RANGE_NOT_SATISFIABLE && have > 0 {
-                return Ok((tourney_model::hex(&hasher.finalize()), url));
-            }
-            // The rest after what is there, or (a server without ranges) all of it.
-            let resumed = status == hyper::StatusCode::PARTIAL_CONTENT && have > 0;
-            if !status.is_success() {
-                return Err(format!("{url}: {status}"));
-            }
-            let mut done = if resumed { have } else { 0 };
-            if !resumed {
-                hasher = sha2::Sha256::new();
-            }
-            let declared = (response.headers().get(hyper::header::CONTENT_LENGTH))
-                .and_then(|l| l.to_str().ok()?.parse::<u64>().ok());
-            if declared.is_some_and(|n| done + n > most) {
-                return Err(format!(
-                    "{url}: {} bytes, more than {most}",
-                    done + declared.unwrap_or(0)
-                ));
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(resumed)
-                .write(true)
-                .truncate(!resumed)
-                .open(into)
-                .map_err(file_error)?;
-            let mut body = response.into_body();
-            while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| format!("{url}: {e}"))?;
-                if let Some(data) = frame.data_ref() {
-                    done += data.len() as u64;
-                    if done > most {
-                        drop(file);
-                        let _ = std::fs::remove_file(into);
-                        return Err(format!("{url}: more than {most} bytes"));
-                    }
-                    hasher.update(data);
-                    file.write_all(data).map_err(file_error)?;
-                }
-            }
-            file.flush().map_err(file_error)?;
-            return Ok((tourney_model::hex(&hasher.finalize()), url));
+        let (mut hasher, have) = hash_of(into).map_err(file_error)?;
+        let mut request = self.client.get(url);
+        if have > 0 {
+            request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
         }
-        Err(format!("{url}: more than {MAX_REDIRECTS} redirects"))
+        let mut response = (request.send().await).map_err(|e| format!("{url}: {}", causes(&e)))?;
+        let from = response.url().to_string();
+        let status = response.status();
+        // Nothing after what is there: it is whole (a fetch stopped before its rename).
+        if status == reqwest::StatusCode::RANGE_NOT_SATISFIABLE && have > 0 {
+            return Ok((tourney_model::hex(&hasher.finalize()), from));
+        }
+        if !status.is_success() {
+            return Err(format!("{from}: {status}"));
+        }
+        // The rest after what is there, or (a server without ranges) all of it.
+        let resumed = status == reqwest::StatusCode::PARTIAL_CONTENT && have > 0;
+        let mut done = if resumed { have } else { 0 };
+        if !resumed {
+            hasher = sha2::Sha256::new();
+        }
+        if let Some(n) = response.content_length()
+            && done + n > most
+        {
+            return Err(format!("{from}: {} bytes, more than {most}", done + n));
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(resumed)
+            .write(true)
+            .truncate(!resumed)
+            .open(into)
+            .map_err(file_error)?;
+        while let Some(data) = (response.chunk().await).map_err(|e| format!("{from}: {e}"))? {
+            done += data.len() as u64;
+            if done > most {
+                drop(file);
+                let _ = std::fs::remove_file(into);
+                return Err(format!("{from}: more than {most} bytes"));
+            }
+            hasher.update(&data);
+            file.write_all(&data).map_err(file_error)?;
+        }
+        file.flush().map_err(file_error)?;
+        Ok((tourney_model::hex(&hasher.finalize()), from))
     }
+}
+
+/// An error with its causes (`error sending request: connection refused`).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
 }
 
 /// The sha256 of the file at `path`, read in pieces (never whole in memory).
@@ -209,16 +188,6 @@ fn hash_of(path: &Path) -> std::io::Result<(sha2::Sha256, u64)> {
         Err(e) => return Err(e),
     };
     Ok((hasher, length))
-}
-
-/// `location` (absolute, or a path on `base`'s server) as an absolute URL.
-fn absolute(base: &hyper::Uri, location: &str) -> String {
-    if location.contains("://") {
-        return location.to_string();
-    }
-    let scheme = base.scheme_str().unwrap_or("http");
-    let authority = base.authority().map_or("", |a| a.as_str());
-    format!("{scheme}://{authority}{location}")
 }
 
 #[cfg(test)]
@@ -317,15 +286,5 @@ pub(crate) mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("404"), "{e}");
-    }
-
-    #[test]
-    fn a_relative_location_is_on_the_same_server() {
-        let base: hyper::Uri = "http://10.0.0.1:7070/artifacts/ab".parse().unwrap();
-        assert_eq!(absolute(&base, "/x/y"), "http://10.0.0.1:7070/x/y");
-        assert_eq!(
-            absolute(&base, "https://cdn.example/z"),
-            "https://cdn.example/z"
-        );
     }
 }
