@@ -339,4 +339,13 @@ fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
     assert_eq!(boards(&next), boards(&out));
     assert_eq!(next[0].pair, out[0].pair);
     assert_eq!(pool(&later).pending(), 3);
+    // Excluding a host's pairs refits without them; counting them again gives the fit back.
+    let (fit, counted) = (pool(&later).ratings.clone(), pool(&later).counted());
+    let played: Vec<u64> = (0..10).collect();
+    later.set_excluded(1, "w", true, &played);
+    assert_eq!(pool(&later).counted(), counted - 10);
+    assert_ne!(pool(&later).ratings, fit);
+    later.set_excluded(1, "w", false, &played);
+    assert_eq!(pool(&later).counted(), counted);
+    assert_eq!(pool(&later).ratings, fit);
 }

@@ -12,10 +12,12 @@
 //! in the fit yet (leased, or completed past the fit) counts as pending: its expected
 //! information is in the covariance the next pair is chosen with.
 //!
-//! Restart-exact: the fit depends only on the pairs of the prefix in pair order, the
-//! pending pairs are taken in pair order, and the floor's recent pairs are those handed
-//! out, in pair order; a restart reads the completed pairs back in that order, so the same
-//! completed pairs give the same next pairs.
+//! Restart-exact: the fit depends only on the pairs of the prefix in pair order (each fit
+//! starts from the one before, at the same counts, so a restart repeats the same chain of
+//! fits bit for bit, not just to the fit's tolerance), the pending pairs are taken in pair
+//! order, and the floor's recent pairs are those handed out, in pair order; a restart reads
+//! the completed pairs back in that order, so the same completed pairs give the same next
+//! pairs.
 
 use std::collections::BTreeMap;
 
@@ -68,10 +70,7 @@ impl Pool {
         let n = empty.len();
         Pool {
             ratings: settings.rate(&empty, None),
-            window: match settings.window {
-                0 => 8 * n,
-                w => w,
-            },
+            window: settings.floor_window(n),
             settings,
             table: empty.clone(),
             empty,
