@@ -261,3 +261,43 @@ fn a_pool_of_built_in_players_rates_them_relative_to_its_anchor() {
     assert_eq!(ratings["method"], "pool (bayeselo, relative to depth1)");
     assert_eq!(ratings["players"][0]["name"], standings[0]["name"]);
 }
+
+#[test]
+fn a_pool_goes_on_to_its_budget_through_a_coordinator_killed_while_pairs_are_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let path = dir.path().join("t.toml");
+    // Alpha-beta at 400 nodes: slow enough that the kill lands while pairs are out.
+    let text = file("pool", 4, "pool = { max_pairs = 40 }")
+        .replace("player = \"random\"", "player = \"ab\"")
+        .replace("nodes = 50", "nodes = 400");
+    std::fs::write(&path, text).unwrap();
+    let (mut coordinator, port) = start_coordinator(0, &data);
+    let id = submit(port, &path);
+    let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];
+    let before = wait_for(port, &id, "a few pairs", |s| {
+        s["pairs_done"].as_u64().unwrap() >= 10
+    });
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let (mut coordinator, _) = restart_coordinator(port, &data);
+    // What was done is read back; the pairs that were out are played again.
+    let after = status(port, &id);
+    assert!(after["pairs_done"].as_u64() >= before["pairs_done"].as_u64());
+    let end = wait_for(port, &id, "its budget", |s| s["state"] == "finished");
+    assert_eq!(end["pairs_done"], 40, "{end}");
+    let standings = end["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 4);
+    assert!(standings.iter().all(|p| p["games"].as_u64() > Some(0)));
+    let anchor = (standings.iter()).find(|p| p["name"] == "e00").unwrap();
+    assert_eq!(
+        (anchor["elo"].as_f64(), anchor["plus"].as_f64()),
+        (Some(0.0), Some(0.0))
+    );
+    for w in &mut workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
+}
