@@ -10,7 +10,9 @@
 //! fits cost `O(n²)` a pair amortized early and less as the pool grows (a 64-engine pool
 //! refits every 32 pairs at first, every 320 after 10 000). Every pair handed out and not
 //! in the fit yet (leased, or completed past the fit) counts as pending: its expected
-//! information is in the covariance the next pair is chosen with.
+//! information is in the covariance the next pair is chosen with. Choosing a pair costs
+//! `O((pending + n) n²)` (a rank-one update of the covariance for each pending pair, then
+//! the gain of every pairing): under 10⁶ operations for 100 pairs out among 64 engines.
 //!
 //! Restart-exact: the fit depends only on the pairs of the prefix in pair order (each fit
 //! starts from the one before, at the same counts, so a restart repeats the same chain of
