@@ -73,10 +73,17 @@ pub(crate) fn run(args: &MachinesArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    list(&mut admin, args.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lists the machines (one JSON object a line with `json`), and the lowest worker version
+/// accepted.
+fn list(admin: &mut BlockingAdmin, json: bool) -> Result<()> {
     let listed = admin.list_machines(pb::ListMachinesRequest {})?;
     for m in &listed.machines {
         let facts = m.facts.clone().unwrap_or_default();
-        if args.json {
+        if json {
             let line = serde_json::json!({
                 "host": m.host, "cpu_model": facts.cpu_model, "cores": facts.cores,
                 "memory_mb": facts.memory_mb, "os": facts.os, "versions": m.versions,
@@ -111,13 +118,13 @@ pub(crate) fn run(args: &MachinesArgs) -> Result<ExitCode> {
             }
         );
     }
-    if !args.json && !listed.min_worker_version.is_empty() {
+    if !json && !listed.min_worker_version.is_empty() {
         println!(
             "lowest worker version accepted: {}",
             listed.min_worker_version
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// A host's GPUs in a few words (`  GPUs: 2 × NVIDIA GeForce RTX 4090 24564 MiB`); empty

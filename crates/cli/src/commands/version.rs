@@ -223,25 +223,7 @@ fn add(args: &AddArgs) -> Result<()> {
             .context("--program-url")?;
         artifact = sha.to_ascii_lowercase();
     }
-    let mut files = std::collections::HashMap::new();
-    for (name, path) in &args.files {
-        let sha =
-            (admin.upload(Path::new(path))).with_context(|| format!("--file {name}={path}"))?;
-        files.insert(name.clone(), sha);
-    }
-    let mut presets = std::collections::HashMap::new();
-    for (name, spec) in &args.presets {
-        // A book given by path is uploaded, and named by its sha256.
-        let spec = match book_path(spec) {
-            Some(path) => {
-                let sha = (admin.upload(Path::new(path)))
-                    .with_context(|| format!("--preset {name}: book {path}"))?;
-                with_book(spec, &sha)
-            }
-            None => spec.clone(),
-        };
-        presets.insert(name.clone(), spec);
-    }
+    let (files, presets) = upload_files_and_books(&mut admin, args)?;
     if let Some(s) = &source {
         eprintln!(
             "{} at {}: commit {}",
@@ -272,6 +254,37 @@ fn add(args: &AddArgs) -> Result<()> {
     })?;
     println!("version {} registered", args.name);
     Ok(())
+}
+
+/// The `--file`s uploaded, by name, and the `--preset`s with a book given by path
+/// uploaded and named by its sha256.
+fn upload_files_and_books(
+    admin: &mut BlockingAdmin,
+    args: &AddArgs,
+) -> Result<(
+    std::collections::HashMap<String, String>,
+    std::collections::HashMap<String, String>,
+)> {
+    let mut files = std::collections::HashMap::new();
+    for (name, path) in &args.files {
+        let sha =
+            (admin.upload(Path::new(path))).with_context(|| format!("--file {name}={path}"))?;
+        files.insert(name.clone(), sha);
+    }
+    let mut presets = std::collections::HashMap::new();
+    for (name, spec) in &args.presets {
+        // A book given by path is uploaded, and named by its sha256.
+        let spec = match book_path(spec) {
+            Some(path) => {
+                let sha = (admin.upload(Path::new(path)))
+                    .with_context(|| format!("--preset {name}: book {path}"))?;
+                with_book(spec, &sha)
+            }
+            None => spec.clone(),
+        };
+        presets.insert(name.clone(), spec);
+    }
+    Ok((files, presets))
 }
 
 /// Every registered version, with its workers' checks.

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use tourney_proto::v1 as pb;
 
-use crate::support::client::{Admin, status_error};
+use crate::support::client::Admin;
 use crate::support::local::AdminTarget;
 
 /// A connected admin client with the runtime its calls (and, with `--data`, the
@@ -148,6 +148,17 @@ impl BlockingAdmin {
     /// Uploads a program or data file ([`crate::support::client::upload`]); its sha256.
     pub(crate) fn upload(&mut self, path: &Path) -> Result<String> {
         self.with(async |admin| crate::support::client::upload(admin, path).await)
+    }
+}
+
+/// A coordinator's refusal as users see it: its message, or for a token refused, how to
+/// give one.
+pub(crate) fn status_error(e: tonic::Status) -> anyhow::Error {
+    match e.code() {
+        tonic::Code::Unauthenticated => {
+            anyhow::anyhow!("the coordinator refused the token (set --token or TOURNEY_TOKEN)")
+        }
+        _ => anyhow::anyhow!("{}", e.message()),
     }
 }
 

@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_model::tournament::TournamentConfig;
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_worker::{TokenInterceptor, connect};
 
-use crate::support::admin::reply;
+use crate::support::admin::{reply, status_error};
 
 pub(crate) type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,
@@ -79,15 +79,6 @@ impl ClientArgs {
             TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN")?.as_deref()),
         )
         .max_decoding_message_size(64 << 20))
-    }
-}
-
-pub(crate) fn status_error(e: tonic::Status) -> anyhow::Error {
-    match e.code() {
-        tonic::Code::Unauthenticated => {
-            anyhow!("the coordinator refused the token (set --token or TOURNEY_TOKEN)")
-        }
-        _ => anyhow!("{}", e.message()),
     }
 }
 
