@@ -404,6 +404,50 @@ fn reload_on_sighup(services: Vec<(&'static str, TokenSource, Tokens)>) {
     });
 }
 
+/// The coordinator's settings from its command line (and file), with its webhooks read.
+fn settings(setup: &CoordinatorSetup, webhooks: tourney_notify::NotifySettings) -> Settings {
+    let lease_ms = setup.lease_seconds * 1000;
+    Settings {
+        lease_ms,
+        heartbeat_ms: (lease_ms / 6).max(500),
+        max_slots: setup.bounds.0,
+        max_pairs_per_lease: setup.bounds.1,
+        registrations_per_token: setup.bounds.2,
+        max_live_tournaments: setup.max_live_tournaments,
+        approval: setup.approval,
+        dashboard_login: setup.dashboard_login,
+        webhooks,
+        artifacts_url: setup.artifacts_url.clone(),
+        max_artifact_bytes: setup.max_artifact_bytes,
+        link_hosts: setup.link_hosts.clone(),
+        author_shares: setup.author_shares,
+        search_again_every: setup.search_again_every,
+        data_dir: Some(setup.data.clone()),
+        worker_release: setup.worker_release.clone(),
+        ..Settings::default()
+    }
+}
+
+/// The worker's and the admin's tokens read from files (not from the environment): the
+/// ones SIGHUP reads again.
+fn reloadable(
+    [worker_source, admin_source]: [Option<TokenSource>; 2],
+    [worker_tokens, admin_tokens]: [&Option<Tokens>; 2],
+) -> Vec<(&'static str, TokenSource, Tokens)> {
+    [
+        ("worker", worker_source, worker_tokens),
+        ("admin", admin_source, admin_tokens),
+    ]
+    .into_iter()
+    .filter_map(|(service, source, tokens)| match (source, tokens) {
+        (Some(source @ TokenSource::File(_)), Some(tokens)) => {
+            Some((service, source, tokens.clone()))
+        }
+        _ => None,
+    })
+    .collect()
+}
+
 pub(crate) fn run(args: &CoordinatorArgs) -> Result<ExitCode> {
     raise_open_files();
     let setup = args.setup()?;
@@ -428,28 +472,9 @@ pub(crate) fn run(args: &CoordinatorArgs) -> Result<ExitCode> {
     runtime.block_on(async {
         let stop = stop_signal();
         let store = Store::open_data_dir(&setup.data, setup.cache_mb)?;
-        let lease_ms = setup.lease_seconds * 1000;
         let coordinator = Coordinator::open(
             store,
-            Settings {
-                lease_ms,
-                heartbeat_ms: (lease_ms / 6).max(500),
-                max_slots: setup.bounds.0,
-                max_pairs_per_lease: setup.bounds.1,
-                registrations_per_token: setup.bounds.2,
-                max_live_tournaments: setup.max_live_tournaments,
-                approval: setup.approval,
-                dashboard_login: setup.dashboard_login,
-                webhooks,
-                artifacts_url: setup.artifacts_url.clone(),
-                max_artifact_bytes: setup.max_artifact_bytes,
-                link_hosts: setup.link_hosts.clone(),
-                author_shares: setup.author_shares,
-                search_again_every: setup.search_again_every,
-                data_dir: Some(setup.data.clone()),
-                worker_release: setup.worker_release.clone(),
-                ..Settings::default()
-            },
+            settings(&setup, webhooks),
             &prometheus::Registry::new(),
         )?;
         let tls = match &setup.tls {
@@ -459,19 +484,10 @@ pub(crate) fn run(args: &CoordinatorArgs) -> Result<ExitCode> {
             )),
             None => None,
         };
-        let reloadable: Vec<(&'static str, TokenSource, Tokens)> = [
-            ("worker", worker_source, &worker_tokens),
-            ("admin", admin_source, &admin_tokens),
-        ]
-        .into_iter()
-        .filter_map(|(service, source, tokens)| match (source, tokens) {
-            (Some(source @ TokenSource::File(_)), Some(tokens)) => {
-                Some((service, source, tokens.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-        reload_on_sighup(reloadable);
+        reload_on_sighup(reloadable(
+            [worker_source, admin_source],
+            [&worker_tokens, &admin_tokens],
+        ));
         let options = ServerOptions {
             worker_tokens,
             admin_tokens,

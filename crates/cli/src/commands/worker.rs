@@ -229,25 +229,13 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
     Ok(policy)
 }
 
-pub(crate) fn run(args: &WorkerArgs) -> Result<ExitCode> {
-    // Its arguments as given, before a --token is blanked from them: the worker starts
-    // again with them after it updates itself.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let engine_policy = confine_engines(args)?;
-    let update = match args.update {
-        true => tourney_worker::SelfUpdate::of_this_program()
-            .inspect_err(|why| {
-                tracing::warn!("--update: this worker cannot update itself: {why}");
-            })
-            .ok(),
-        false => None,
-    };
-    // Games run on their own threads; the async side only talks to the coordinator, so
-    // one thread is plenty and leaves every core to the games.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
+/// What the worker is, from its command line: its name, token (blanked from the command
+/// line), CPUs, GPUs and caches.
+fn worker_options(
+    args: &WorkerArgs,
+    engine_policy: EnginePolicy,
+    update: Option<tourney_worker::SelfUpdate>,
+) -> Result<WorkerOptions> {
     let name = args
         .name
         .clone()
@@ -273,7 +261,7 @@ pub(crate) fn run(args: &WorkerArgs) -> Result<ExitCode> {
     let offered = (args.cores)
         .unwrap_or_else(|| args.concurrency.unwrap_or(0).max(cores()))
         .max(1);
-    let options = WorkerOptions {
+    Ok(WorkerOptions {
         coordinator: args.client.coordinator.clone(),
         token,
         name,
@@ -296,43 +284,67 @@ pub(crate) fn run(args: &WorkerArgs) -> Result<ExitCode> {
             gpus,
             games_per_gpu: args.games_per_gpu.max(1),
         },
-        update: update.clone(),
+        update,
+    })
+}
+
+/// Plays for the coordinator until stopped: serves `--metrics`; the first stop signal
+/// finishes the games in progress, a second one ends in [`Interrupted`] at once.
+async fn play(args: &WorkerArgs, options: WorkerOptions) -> Result<tourney_worker::Ended> {
+    let stop = stop_signal();
+    let registry = prometheus::Registry::new();
+    let metrics = WorkerMetrics::new(&registry);
+    if let Some(addr) = args.metrics {
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("--metrics: listening on {addr}"))?;
+        tracing::info!(listen = %listener.local_addr()?, "metrics serving");
+        tokio::spawn(serve_metrics(listener, registry));
+    }
+    let (stopping, stopped) = tokio::sync::oneshot::channel();
+    let shutdown = async {
+        stop.await;
+        tracing::info!("stopping: finishing the games in progress (a second signal quits at once)");
+        let _ = stopping.send(stop_signal());
     };
-    let result = runtime.block_on(async {
-        let stop = stop_signal();
-        let registry = prometheus::Registry::new();
-        let metrics = WorkerMetrics::new(&registry);
-        if let Some(addr) = args.metrics {
-            let listener = TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("--metrics: listening on {addr}"))?;
-            tracing::info!(listen = %listener.local_addr()?, "metrics serving");
-            tokio::spawn(serve_metrics(listener, registry));
+    let quit = async {
+        match stopped.await {
+            Ok(again) => again.await,
+            Err(_) => std::future::pending().await,
         }
-        let (stopping, stopped) = tokio::sync::oneshot::channel();
-        let shutdown = async {
-            stop.await;
-            tracing::info!(
-                "stopping: finishing the games in progress (a second signal quits at once)"
-            );
-            let _ = stopping.send(stop_signal());
-        };
-        let quit = async {
-            match stopped.await {
-                Ok(again) => again.await,
-                Err(_) => std::future::pending().await,
-            }
-            tracing::warn!(
-                "quitting at once: the games in progress are dropped (the coordinator \
-                 leases them again when their leases expire) and their engines killed"
-            );
-            tourney_runner::confine::end_engines();
-        };
-        tokio::select! {
-            result = tourney_worker::run(options, metrics, shutdown) => Ok(result?),
-            () = quit => Err(Interrupted.into()),
-        }
-    });
+        tracing::warn!(
+            "quitting at once: the games in progress are dropped (the coordinator \
+             leases them again when their leases expire) and their engines killed"
+        );
+        tourney_runner::confine::end_engines();
+    };
+    tokio::select! {
+        result = tourney_worker::run(options, metrics, shutdown) => Ok(result?),
+        () = quit => Err(Interrupted.into()),
+    }
+}
+
+pub(crate) fn run(args: &WorkerArgs) -> Result<ExitCode> {
+    // Its arguments as given, before a --token is blanked from them: the worker starts
+    // again with them after it updates itself.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let engine_policy = confine_engines(args)?;
+    let update = match args.update {
+        true => tourney_worker::SelfUpdate::of_this_program()
+            .inspect_err(|why| {
+                tracing::warn!("--update: this worker cannot update itself: {why}");
+            })
+            .ok(),
+        false => None,
+    };
+    // Games run on their own threads; the async side only talks to the coordinator, so
+    // one thread is plenty and leaves every core to the games.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let options = worker_options(args, engine_policy, update.clone())?;
+    let result = runtime.block_on(play(args, options));
     if result
         .as_ref()
         .is_err_and(|e: &anyhow::Error| e.is::<Interrupted>())
