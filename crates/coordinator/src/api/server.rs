@@ -120,7 +120,22 @@ pub async fn serve(
         shutdown.await;
         let _ = closing_tx.send(true);
     };
-    let mut builder = Server::builder().accept_http1(true);
+    // One span a call: `grpc` (call = "Admin/Submit") or `http` (call = "GET /api/v1/…").
+    let mut builder = Server::builder().accept_http1(true).trace_fn(|request| {
+        let path = request.uri().path();
+        let grpc = (request.headers().get("content-type"))
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/grpc"));
+        match grpc {
+            true => tracing::debug_span!(
+                "grpc",
+                call = path.strip_prefix("/tourney.v1.").unwrap_or(path)
+            ),
+            false => {
+                tracing::debug_span!("http", call = %format_args!("{} {path}", request.method()))
+            }
+        }
+    });
     let secure = options.tls.is_some();
     if let Some((cert, key)) = options.tls {
         builder =

@@ -37,12 +37,6 @@ impl AdminService {
 
 #[tonic::async_trait]
 impl pb::admin_server::Admin for AdminService {
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/submit")
-    )]
     async fn submit(
         &self,
         request: Request<pb::SubmitRequest>,
@@ -74,7 +68,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::SubmitResponse { id, warnings }))
     }
 
-    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/list"))]
     async fn list(
         &self,
         request: Request<pb::ListRequest>,
@@ -97,12 +90,6 @@ impl pb::admin_server::Admin for AdminService {
         }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/status")
-    )]
     async fn status(
         &self,
         request: Request<pb::StatusRequest>,
@@ -120,7 +107,6 @@ impl pb::admin_server::Admin for AdminService {
 
     type WatchStream = Stream_<pb::TournamentStatus>;
 
-    #[tracing::instrument(level = "debug", name = "grpc", skip_all, fields(call = "Admin/watch"))]
     async fn watch(
         &self,
         request: Request<pb::StatusRequest>,
@@ -153,12 +139,6 @@ impl pb::admin_server::Admin for AdminService {
         )))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/cancel")
-    )]
     async fn cancel(
         &self,
         request: Request<pb::CancelRequest>,
@@ -177,12 +157,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::CancelResponse { cancelled }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/resume")
-    )]
     async fn resume(
         &self,
         request: Request<pb::ResumeRequest>,
@@ -200,12 +174,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ResumeResponse { resumed }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/exclude_worker")
-    )]
     async fn exclude_worker(
         &self,
         request: Request<pb::ExcludeWorkerRequest>,
@@ -229,12 +197,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ExcludeWorkerResponse { pairs }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/add_version")
-    )]
     async fn add_version(
         &self,
         request: Request<pb::AddVersionRequest>,
@@ -252,12 +214,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::AddVersionResponse {}))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/get_file")
-    )]
     async fn get_file(
         &self,
         request: Request<pb::GetFileRequest>,
@@ -290,12 +246,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(reply))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/list_versions")
-    )]
     async fn list_versions(
         &self,
         _: Request<pb::ListVersionsRequest>,
@@ -320,12 +270,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ListVersionsResponse { versions }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/timeline")
-    )]
     async fn timeline(
         &self,
         request: Request<pb::TimelineRequest>,
@@ -353,12 +297,6 @@ impl pb::admin_server::Admin for AdminService {
         }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/archive")
-    )]
     async fn archive(
         &self,
         request: Request<pb::ArchiveRequest>,
@@ -376,12 +314,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::ArchiveResponse { pairs }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/upload_artifact")
-    )]
     async fn upload_artifact(
         &self,
         request: Request<tonic::Streaming<pb::UploadArtifactRequest>>,
@@ -410,12 +342,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::UploadArtifactResponse { sha256 }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/has_artifact")
-    )]
     async fn has_artifact(
         &self,
         request: Request<pb::HasArtifactRequest>,
@@ -429,12 +355,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(pb::HasArtifactResponse { present }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/link_artifact")
-    )]
     async fn link_artifact(
         &self,
         request: Request<pb::LinkArtifactRequest>,
@@ -453,12 +373,6 @@ impl pb::admin_server::Admin for AdminService {
 
     type ExportDataStream = Stream_<pb::DataChunk>;
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/export_data")
-    )]
     async fn export_data(
         &self,
         request: Request<pb::ExportDataRequest>,
@@ -483,12 +397,6 @@ impl pb::admin_server::Admin for AdminService {
         )))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/data_summary")
-    )]
     async fn data_summary(
         &self,
         request: Request<pb::DataSummaryRequest>,
@@ -500,12 +408,6 @@ impl pb::admin_server::Admin for AdminService {
         Ok(Response::new(self.0.data_summary(id)?))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/export")
-    )]
     async fn export(
         &self,
         request: Request<pb::ExportRequest>,
@@ -548,12 +450,6 @@ impl pb::admin_server::Admin for AdminService {
         )))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Admin/get_report")
-    )]
     async fn get_report(
         &self,
         request: Request<pb::GetReportRequest>,

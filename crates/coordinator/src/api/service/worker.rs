@@ -61,12 +61,6 @@ fn must_update(name: &str, version: &str, lowest: &str, release: &Release) -> Gr
 
 #[tonic::async_trait]
 impl pb::worker_server::Worker for WorkerService {
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Worker/register")
-    )]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
@@ -139,12 +133,6 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Worker/lease")
-    )]
     async fn lease(
         &self,
         request: Request<pb::LeaseRequest>,
@@ -167,12 +155,6 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Worker/report")
-    )]
     async fn report(
         &self,
         request: Request<pb::ReportRequest>,
@@ -188,12 +170,6 @@ impl pb::worker_server::Worker for WorkerService {
             .map_err(|e| GrpcStatus::internal(format!("report not taken: {e}")))?
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Worker/heartbeat")
-    )]
     async fn heartbeat(
         &self,
         request: Request<pb::HeartbeatRequest>,
@@ -208,12 +184,6 @@ impl pb::worker_server::Worker for WorkerService {
         }))
     }
 
-    #[tracing::instrument(
-        level = "debug",
-        name = "grpc",
-        skip_all,
-        fields(call = "Worker/fetch_artifact")
-    )]
     async fn fetch_artifact(
         &self,
         request: Request<pb::FetchArtifactRequest>,
