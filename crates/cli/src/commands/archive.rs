@@ -113,9 +113,17 @@ pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The lines of the gzipped file at `path`, each read back.
+fn lines_read_back(path: &std::path::Path) -> Result<u64> {
+    use std::io::BufRead;
+    std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path)?))
+        .lines()
+        .try_fold(0u64, |n, line| line.map(|_| n + 1))
+        .with_context(|| format!("{} does not read back", path.display()))
+}
+
 /// The work of `tourney archive`.
 async fn archive_games(args: &ArchiveArgs) -> Result<()> {
-    use std::io::BufRead;
     let mut admin = args.client.admin().await?;
     let status = reply(admin.status(pb::StatusRequest { id: args.id })).await?;
     if !matches!(status.state.as_str(), "finished" | "cancelled") {
@@ -160,12 +168,7 @@ async fn archive_games(args: &ArchiveArgs) -> Result<()> {
     let (jsonl_path, pgn_path) = (jsonl.path.clone(), pgn.path.clone());
     let sizes = (jsonl.finish()?, pgn.finish()?);
     // What is on disk, read back, before anything is removed.
-    let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(
-        &jsonl_path,
-    )?))
-    .lines()
-    .try_fold(0u64, |n, line| line.map(|_| n + 1))
-    .with_context(|| format!("{} does not read back", jsonl_path.display()))?;
+    let lines = lines_read_back(&jsonl_path)?;
     if lines != games {
         bail!(
             "{} reads back {lines} games of {games}: nothing removed from the store",

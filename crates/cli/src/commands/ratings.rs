@@ -143,6 +143,30 @@ fn read_jsonl(text: &str, path: &Path) -> Result<Games> {
     })
 }
 
+/// The players of `table` rated by the method and options of `args`.
+fn rate(args: &RatingsArgs, table: &GameTable) -> tourney_stats::RatingTable {
+    match args.method {
+        Method::Bayeselo => BayesElo {
+            errors: match args.errors {
+                Errors::Exactdist => ErrorMethod::ExactDist,
+                Errors::Covariance => ErrorMethod::Covariance,
+            },
+            offset: args.offset.unwrap_or(0.0),
+            anchor: args.anchor.clone(),
+            fit_advantage: args.fit,
+            fit_drawelo: args.fit,
+            ..BayesElo::default()
+        }
+        .rate(table),
+        Method::Ordo => Ordo {
+            average: args.offset.unwrap_or(2300.0),
+            anchor: args.anchor.clone(),
+            ..Ordo::default()
+        }
+        .rate(table),
+    }
+}
+
 pub(crate) fn run(args: &RatingsArgs) -> Result<ExitCode> {
     let path = &args.file;
     let text =
@@ -164,26 +188,7 @@ pub(crate) fn run(args: &RatingsArgs) -> Result<ExitCode> {
     {
         bail!("--anchor '{anchor}' is not a player of {}", path.display());
     }
-    let ratings = match args.method {
-        Method::Bayeselo => BayesElo {
-            errors: match args.errors {
-                Errors::Exactdist => ErrorMethod::ExactDist,
-                Errors::Covariance => ErrorMethod::Covariance,
-            },
-            offset: args.offset.unwrap_or(0.0),
-            anchor: args.anchor.clone(),
-            fit_advantage: args.fit,
-            fit_drawelo: args.fit,
-            ..BayesElo::default()
-        }
-        .rate(&games.table),
-        Method::Ordo => Ordo {
-            average: args.offset.unwrap_or(2300.0),
-            anchor: args.anchor.clone(),
-            ..Ordo::default()
-        }
-        .rate(&games.table),
-    };
+    let ratings = rate(args, &games.table);
     let names: Vec<String> = ratings.players.iter().map(|p| p.name.clone()).collect();
     let mut terminations: Vec<(String, u64)> = games.terminations.into_iter().collect();
     terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
