@@ -161,7 +161,8 @@ fn summary_text(s: &Summary) -> String {
     out
 }
 
-fn run_sprt(args: &SprtArgs) -> Result<()> {
+/// The test `stats sprt` asks for: a preset's bounds, or `--elo0` and `--elo1`, checked.
+fn sprt_of(args: &SprtArgs) -> Result<Sprt> {
     let sprt = match &args.preset {
         Some(name) => Sprt {
             alpha: args.alpha,
@@ -182,6 +183,11 @@ fn run_sprt(args: &SprtArgs) -> Result<()> {
         }
     };
     sprt.validate().map_err(anyhow::Error::msg)?;
+    Ok(sprt)
+}
+
+fn run_sprt(args: &SprtArgs) -> Result<()> {
+    let sprt = sprt_of(args)?;
     let input = SprtInput {
         trinomial: args.counts.wdl,
         pentanomial: args.counts.penta,

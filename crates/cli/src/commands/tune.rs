@@ -201,6 +201,31 @@ fn first_game(files: &[PathBuf]) -> Result<GameKind> {
     game.with_context(|| format!("{}: no positions in it", files[0].display()))
 }
 
+/// The indices of the weights `--params` names (all but the first by default).
+fn tuned_weights<P: Heuristics>(params: &[String]) -> Result<Vec<usize>> {
+    if params.is_empty() {
+        return Ok((1..P::WEIGHTS.len()).collect());
+    }
+    (params.iter())
+        .map(|name| {
+            P::WEIGHTS.iter().position(|w| w == name).with_context(|| {
+                format!(
+                    "--params: {name} is not a weight of {} (its weights: {})",
+                    P::GAME,
+                    P::WEIGHTS.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// `--k` given as a number: a positive one.
+fn given_k(text: &str) -> Result<f64> {
+    (text.parse::<f64>().ok())
+        .filter(|k| *k > 0.0 && k.is_finite())
+        .with_context(|| format!("--k: auto or a positive number, not '{text}'"))
+}
+
 /// Fits `P`'s weights; the tuned spec and the start spec.
 fn texel<P: Heuristics + Packing>(args: &TexelArgs, files: &[PathBuf]) -> Result<(String, String)> {
     let spec: PlayerSpec = args.player.parse().map_err(anyhow::Error::msg)?;
@@ -210,21 +235,7 @@ fn texel<P: Heuristics + Packing>(args: &TexelArgs, files: &[PathBuf]) -> Result
         .into_iter()
         .map(f64::from)
         .collect();
-    let tuned: Vec<usize> = if args.params.is_empty() {
-        (1..P::WEIGHTS.len()).collect()
-    } else {
-        (args.params.iter())
-            .map(|name| {
-                P::WEIGHTS.iter().position(|w| w == name).with_context(|| {
-                    format!(
-                        "--params: {name} is not a weight of {} (its weights: {})",
-                        P::GAME,
-                        P::WEIGHTS.join(", ")
-                    )
-                })
-            })
-            .collect::<Result<_>>()?
-    };
+    let tuned = tuned_weights::<P>(&args.params)?;
     if !(0.0..=0.9).contains(&args.holdout) {
         bail!("--holdout: a share from 0 to 0.9, not {}", args.holdout);
     }
@@ -245,11 +256,7 @@ fn texel<P: Heuristics + Packing>(args: &TexelArgs, files: &[PathBuf]) -> Result
     }
     let k = match args.k.as_str() {
         "auto" => tourney_texel::fit_k(&split.train, &start, threads),
-        text => text
-            .parse::<f64>()
-            .ok()
-            .filter(|k| *k > 0.0 && k.is_finite())
-            .with_context(|| format!("--k: auto or a positive number, not '{text}'"))?,
+        text => given_k(text)?,
     };
     println!(
         "data     {} positions: {} to fit, {} held out; K {k:.4}; tuning {}",
