@@ -16,6 +16,8 @@ use crate::tournament::settings::MAX_NAME_CHARS;
 pub const MAX_NOTE_CHARS: usize = 500;
 /// The most options a version may set.
 pub const MAX_OPTIONS: usize = 64;
+// A preset sets as many options as a version.
+const _: () = assert!(MAX_OPTIONS == crate::tournament::followup::MAX_PRESET_OPTIONS);
 
 /// The most follow-up presets a version carries.
 pub const MAX_PRESETS: usize = 16;

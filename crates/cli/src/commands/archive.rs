@@ -7,9 +7,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_proto::v1 as pb;
 
-use crate::support::admin::{export, reply};
+use crate::support::admin::export;
 use crate::support::local::AdminTarget;
 use crate::support::records::pgn_of_line;
+use crate::support::refusal::reply;
 use crate::support::signals::Interrupted;
 
 /// Move a finished tournament's games out of the coordinator's store into files.

@@ -15,11 +15,11 @@ use tourney_proto::v1 as pb;
 use tourney_store::Store;
 use tourney_worker::{WorkerMetrics, WorkerOptions};
 
-use crate::support::admin::reply;
 use crate::support::client::{Admin, ClientArgs, fetch_report, read_tournament, submit_text};
 use crate::support::host::cores;
 use crate::support::local::LocalCoordinator;
 use crate::support::local::{REPORT_FILE, report_path};
+use crate::support::refusal::reply;
 use crate::support::signals::{Interrupted, stop_signal};
 
 /// Run a tournament on this machine: coordinator, workers and store in one process.

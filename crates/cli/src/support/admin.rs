@@ -9,6 +9,7 @@ use tourney_proto::v1 as pb;
 
 use crate::support::client::Admin;
 use crate::support::local::AdminTarget;
+use crate::support::refusal::{reply, status_error};
 
 /// A connected admin client with the runtime its calls (and, with `--data`, the
 /// coordinator opened in this process) run on.
@@ -149,26 +150,6 @@ impl BlockingAdmin {
     pub(crate) fn upload(&mut self, path: &Path) -> Result<String> {
         self.with(async |admin| crate::support::client::upload(admin, path).await)
     }
-}
-
-/// A coordinator's refusal as users see it: its message, or for a token refused, how to
-/// give one.
-pub(crate) fn status_error(e: tonic::Status) -> anyhow::Error {
-    match e.code() {
-        tonic::Code::Unauthenticated => {
-            anyhow::anyhow!("the coordinator refused the token (set --token or TOURNEY_TOKEN)")
-        }
-        _ => anyhow::anyhow!("{}", e.message()),
-    }
-}
-
-/// The reply of an Admin call, or its refusal as the error users see.
-pub(crate) async fn reply<T>(
-    call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-) -> Result<T> {
-    call.await
-        .map(tonic::Response::into_inner)
-        .map_err(status_error)
 }
 
 /// Runs `future` on a runtime of its own, for a command whose work is more than admin

@@ -11,7 +11,7 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_worker::{TokenInterceptor, connect};
 
-use crate::support::admin::{reply, status_error};
+use crate::support::refusal::{reply, status_error};
 
 pub(crate) type Admin = AdminClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, TokenInterceptor>,

@@ -9,6 +9,7 @@ pub(crate) mod git;
 pub(crate) mod host;
 pub(crate) mod local;
 pub(crate) mod records;
+pub(crate) mod refusal;
 pub(crate) mod signals;
 pub(crate) mod status_json;
 

@@ -58,8 +58,9 @@ pub const PRESET_KEYS: &[&str] = &[
 /// The longest preset, in characters.
 pub const MAX_PRESET_CHARS: usize = 2000;
 
-/// The most engine options (`option.NAME`) one preset sets.
-pub const MAX_PRESET_OPTIONS: usize = crate::version::MAX_OPTIONS;
+/// The most engine options (`option.NAME`) one preset sets: as many as a version sets
+/// ([`crate::version::MAX_OPTIONS`], checked there).
+pub const MAX_PRESET_OPTIONS: usize = 64;
 
 /// The longest engine option's name or value in a preset, in characters.
 pub const MAX_OPTION_CHARS: usize = 200;
