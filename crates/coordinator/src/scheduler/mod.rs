@@ -179,7 +179,6 @@ impl Scheduler {
             let Some(tid) = self.neediest(&weights, &candidates, now) else {
                 break;
             };
-            self.charge(tid, now);
             let t = self.tournaments.get_mut(&tid).expect("chosen from the map");
             let Some(pair) = t.take_pair() else { break };
             t.leased.insert(pair, id);

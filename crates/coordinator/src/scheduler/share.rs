@@ -1,19 +1,21 @@
-//! Shares of the fleet by core-time. Each pair leased is charged to its test at what it is
-//! expected to cost: its games' cores (the costliest side's threads) times their expected
-//! length (from the time control, the time per move, or the nodes per move), both games.
-//! What a test was given decays with a half-life of [`SHARE_HALF_LIFE_MS`], so it measures
-//! the last few minutes. The next pair goes, among the tests of the highest priority that
-//! the worker can play, to the one with the least given per unit of its effective weight:
+//! Shares of the fleet by core-time. What a test was given is the core-seconds its pairs
+//! out have held (a pair holds its games' cores, the costliest side's threads, while it is
+//! out), decaying with a half-life of [`SHARE_HALF_LIFE_MS`], so it measures the last few
+//! minutes. The next pair goes, among the tests of the highest priority that the worker
+//! can play, to the one with the least need per unit of its effective weight:
 //!
 //! ```text
 //! effective weight = weight × min(1, author_shares / Σ weights of its author's live tests)
-//! next test        = argmin  given(now) / effective weight
+//! need             = given(now) + cores held now × FILL_SECONDS
+//! next test        = argmin  need / effective weight
 //! ```
 //!
-//! so that over any window of a few minutes each test's share of the core-seconds handed
-//! out is its effective weight's share of the weights. A test is given, as it first gets a
-//! pair, as much per unit of weight as the least-served test has: it takes its share from
-//! its first minute, and never more (no catching up on the time it was not there).
+//! so that over any window of a few minutes each test's share of the core-seconds played
+//! is its effective weight's share of the weights: the cores held now count at once (a
+//! fleet filled from empty is shared by cores, however long each test's pairs are), and
+//! what they held since keeps the balance. A test is given, as it first gets a pair, as
+//! much per unit of weight as the least-served test has: it takes its share from its first
+//! minute, and never more (no catching up on the time it was not there).
 
 use std::collections::HashMap;
 
@@ -40,16 +42,26 @@ const NODES_PER_SECOND: f64 = 1_000_000.0;
 /// A move's cost when nothing says it (depth limits), in seconds.
 const UNKNOWN_SECONDS_A_MOVE: f64 = 0.05;
 
+/// How much a core held now weighs in a test's need, in seconds of holding it.
+const FILL_SECONDS: f64 = 60.0;
+
+/// The mean life of what a test was given (the half-life over ln 2), in seconds.
+fn mean_life_s() -> f64 {
+    SHARE_HALF_LIFE_MS as f64 / 1000.0 / std::f64::consts::LN_2
+}
+
 /// Whether a test takes part in the shares: active, with work or pairs out.
 fn is_live(t: &Tournament) -> bool {
     t.state.is_active() && (t.has_work() || !t.leased.is_empty())
 }
 
-/// What a test was given: core-seconds, decaying.
+/// What a test was given: the core-seconds its pairs out held, decaying.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Given {
     core_seconds: f64,
     at_ms: u64,
+    /// The cores it held at `at_ms` (taken to be held until it is looked at again).
+    held: f64,
     /// It was given its start (levelled with the least-served test).
     pub(super) started: bool,
 }
@@ -58,12 +70,15 @@ impl Given {
     /// What it was given, as of `now`.
     pub(super) fn at(&self, now: u64) -> f64 {
         let ago = now.saturating_sub(self.at_ms) as f64;
-        self.core_seconds * 0.5f64.powf(ago / SHARE_HALF_LIFE_MS as f64)
+        let kept = 0.5f64.powf(ago / SHARE_HALF_LIFE_MS as f64);
+        self.core_seconds * kept + self.held * mean_life_s() * (1.0 - kept)
     }
 
-    fn add(&mut self, now: u64, core_seconds: f64) {
-        self.core_seconds = self.at(now) + core_seconds;
-        self.at_ms = now;
+    /// Counts what it held until `now`, and that it holds `held` cores from now on.
+    fn hold(&mut self, now: u64, held: f64) {
+        self.core_seconds = self.at(now);
+        self.at_ms = now.max(self.at_ms);
+        self.held = held;
     }
 
     fn set(&mut self, now: u64, core_seconds: f64) {
@@ -73,13 +88,24 @@ impl Given {
     }
 }
 
-/// The expected cost of one pair of `config`'s games, in core-seconds.
-pub fn pair_core_seconds(config: &TournamentConfig) -> f64 {
-    let cores = f64::from(
+/// The cores one pair of `config`'s holds while it is out: its games' (the costliest
+/// side's threads, or what the test requires).
+pub(super) fn pair_cores(config: &TournamentConfig) -> f64 {
+    f64::from(
         config
             .cores_per_game()
             .max(config.requires.cores.unwrap_or(1)),
-    );
+    )
+}
+
+/// The cores test `t`'s pairs out hold now.
+fn held(t: &Tournament) -> f64 {
+    t.leased.len() as f64 * pair_cores(&t.config)
+}
+
+/// The expected cost of one pair of `config`'s games, in core-seconds.
+pub fn pair_core_seconds(config: &TournamentConfig) -> f64 {
+    let cores = pair_cores(config);
     let limits = &config.limits;
     let clocked = (limits.tc.as_deref())
         .and_then(|tc| tc.parse::<TimeControl>().ok())
@@ -152,6 +178,13 @@ impl Scheduler {
         let chosen: Vec<TournamentId> = (candidates.iter().copied())
             .filter(|id| self.tournaments[id].config.priority == top)
             .collect();
+        // What each live test held until now is counted before it is compared.
+        for id in weights.keys() {
+            if let Some(t) = self.tournaments.get_mut(id) {
+                let cores = held(t);
+                t.given.hold(now, cores);
+            }
+        }
         // The least given per unit of weight among those started, for those starting now.
         let least = (weights.keys())
             .filter_map(|id| self.tournaments.get(id))
@@ -167,17 +200,12 @@ impl Scheduler {
             }
         }
         chosen.into_iter().min_by(|a, b| {
-            let need = |id: &TournamentId| self.tournaments[id].given.at(now) / weight(id);
+            let need = |id: &TournamentId| {
+                let t = &self.tournaments[id];
+                (t.given.at(now) + held(t) * FILL_SECONDS) / weight(id)
+            };
             need(a).total_cmp(&need(b)).then(a.cmp(b))
         })
-    }
-
-    /// Charges test `id` with one pair leased at `now`.
-    pub(super) fn charge(&mut self, id: TournamentId, now: u64) {
-        if let Some(t) = self.tournaments.get_mut(&id) {
-            let cost = t.pair_cost;
-            t.given.add(now, cost);
-        }
     }
 
     /// Test `id`'s share of the fleet now and its target, while it is live: nothing is
@@ -213,8 +241,7 @@ impl Scheduler {
                     false => 0.0,
                 };
                 // A decaying sum holds the rate times the mean life (half-life / ln 2).
-                let mean_life_s = SHARE_HALF_LIFE_MS as f64 / 1000.0 / std::f64::consts::LN_2;
-                let pairs_per_hour = t.given.at(now) / mean_life_s / t.pair_cost * 3600.0;
+                let pairs_per_hour = t.given.at(now) / mean_life_s() / t.pair_cost * 3600.0;
                 let share = Share {
                     now: now_share,
                     target,

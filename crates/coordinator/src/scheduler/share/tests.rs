@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use tourney_model::tournament::{State, TournamentConfig};
+use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
 use super::*;
 
@@ -16,17 +16,66 @@ fn test_of(limits: &str, cores: u32) -> TournamentConfig {
     TournamentConfig::parse(&text, "t.toml").unwrap()
 }
 
-/// Leases one pair every 100 ms from `from` to `to` (ms): the core-seconds each test was
-/// leased in that time.
-fn lease_for(s: &mut Scheduler, from: u64, to: u64) -> BTreeMap<TournamentId, f64> {
-    let mut got = BTreeMap::new();
-    for now in (from..to).step_by(100) {
-        let (_, assignments) = s.lease("w#1", 1, now, &|_| true).unwrap();
-        for a in assignments {
-            *got.entry(a.tournament).or_insert(0.0) += s.tournaments[&a.tournament].pair_cost;
+/// A fleet of simulated workers, each of `cores` cores, playing pairs for their expected
+/// length (a leased pair holds its cores until it ends, then is reported).
+struct Fleet {
+    free: Vec<u32>,
+    /// Pairs in play: when they end, the worker, the test, the pair and its cores.
+    running: Vec<(u64, usize, TournamentId, u64, u32)>,
+    now: u64,
+}
+
+impl Fleet {
+    fn new(workers: usize, cores: u32) -> Fleet {
+        Fleet {
+            free: vec![cores; workers],
+            running: Vec::new(),
+            now: 0,
         }
     }
-    got
+
+    /// Plays until `to` (ms): the core-seconds each test played from `from` on.
+    fn play(&mut self, s: &mut Scheduler, from: u64, to: u64) -> BTreeMap<TournamentId, f64> {
+        let mut got = BTreeMap::new();
+        while self.now < to {
+            for (w, left) in self.free.iter_mut().enumerate() {
+                while *left > 0 {
+                    let room = *left;
+                    let fits = |c: &TournamentConfig| c.requires.cores.unwrap_or(1) <= room;
+                    let Some((_, jobs)) = s.lease(&format!("w{w}#1"), 1, self.now, &fits) else {
+                        break;
+                    };
+                    let t = &s.tournaments[&jobs[0].tournament];
+                    let cores = pair_cores(&t.config) as u32;
+                    let ms = (t.pair_cost / f64::from(cores) * 1000.0) as u64;
+                    *left -= cores;
+                    let end = self.now + ms.max(1);
+                    self.running.push((end, w, t.id, jobs[0].pair, cores));
+                    // What it plays within [from, to).
+                    let (start, stop) = (self.now.max(from), end.min(to));
+                    if stop > start {
+                        *got.entry(t.id).or_insert(0.0) +=
+                            f64::from(cores) * (stop - start) as f64 / 1000.0;
+                    }
+                }
+            }
+            self.running.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+            let Some((end, w, id, pair, cores)) = self.running.pop() else {
+                break;
+            };
+            self.now = end;
+            self.free[w] += cores;
+            let outcome = PairOutcome {
+                pair,
+                first: 0,
+                second: 1,
+                half_points: [1, 1],
+                white: [1, 0],
+            };
+            s.report(&format!("w{w}#1"), &[(id, outcome)]);
+        }
+        got
+    }
 }
 
 fn fractions(got: &BTreeMap<TournamentId, f64>) -> BTreeMap<TournamentId, f64> {
@@ -65,28 +114,32 @@ fn long_and_wide_tests_get_the_same_core_time_as_short_ones() {
             Vec::new(),
         );
     }
-    lease_for(&mut s, 0, 600_000);
-    let window = fractions(&lease_for(&mut s, 600_000, 1_200_000));
-    for (id, share) in &window {
-        assert!((share - 1.0 / 3.0).abs() < 0.03, "test {id}: {window:?}");
+    // From an empty fleet: the first window is shared as well as the next.
+    let mut fleet = Fleet::new(40, 8);
+    let first = fractions(&fleet.play(&mut s, 0, 600_000));
+    let played = fleet.play(&mut s, 600_000, 1_200_000);
+    let window = fractions(&played);
+    for shares in [&first, &window] {
+        for (id, share) in shares {
+            assert!(
+                (share - 1.0 / 3.0).abs() < 0.03,
+                "test {id}: {first:?} {window:?}"
+            );
+        }
     }
     let shares = s.shares(1_200_000);
     for share in shares.values() {
         assert!((share.target - 1.0 / 3.0).abs() < 1e-9, "{shares:?}");
         assert!((share.now - 1.0 / 3.0).abs() < 0.05, "{shares:?}");
     }
-    // A pair every 100 ms, a third to each: the short tests' rate in pairs an hour is
-    // their share of it by cost (within the decay's smoothing).
-    let pairs_an_hour = |id: TournamentId| {
-        let cost = s.tournaments[&id].pair_cost;
-        let all: f64 = (1..=3).map(|i| 1.0 / s.tournaments[&i].pair_cost).sum();
-        36_000.0 / cost / all
-    };
+    // Each test's rate in pairs an hour is the cores it held over its pair's cost.
     for id in 1..=3 {
+        let cost = s.tournaments[&id].pair_cost;
+        let measured = played[&id] / 600.0 / cost * 3600.0;
         let said = shares[&id].pairs_per_hour;
         assert!(
-            (said / pairs_an_hour(id) - 1.0).abs() < 0.1,
-            "{id}: {said} {shares:?}"
+            (said / measured - 1.0).abs() < 0.1,
+            "{id}: {said} against {measured}: {shares:?}"
         );
     }
 }
@@ -102,7 +155,8 @@ fn a_late_test_gets_its_share_from_its_first_minute_and_never_more() {
             Vec::new(),
         );
     }
-    lease_for(&mut s, 0, 3_600_000);
+    let mut fleet = Fleet::new(40, 8);
+    fleet.play(&mut s, 0, 3_600_000);
     s.add(
         3,
         test_of("{ tc = \"10+0.1\" }", 1),
@@ -110,9 +164,9 @@ fn a_late_test_gets_its_share_from_its_first_minute_and_never_more() {
         Vec::new(),
     );
     // Its first minute: a third, not everything until it caught up with an hour.
-    let first = fractions(&lease_for(&mut s, 3_600_000, 3_660_000));
+    let first = fractions(&fleet.play(&mut s, 3_600_000, 3_660_000));
     assert!((first[&3] - 1.0 / 3.0).abs() < 0.05, "{first:?}");
-    let later = fractions(&lease_for(&mut s, 3_660_000, 4_260_000));
+    let later = fractions(&fleet.play(&mut s, 3_660_000, 4_260_000));
     assert!((later[&3] - 1.0 / 3.0).abs() < 0.03, "{later:?}");
 }
 
@@ -135,8 +189,9 @@ fn one_author_s_many_tests_take_the_author_s_bound_together() {
         Vec::new(),
     );
     s.set_author(6, "other");
-    lease_for(&mut s, 0, 600_000);
-    let window = fractions(&lease_for(&mut s, 600_000, 1_200_000));
+    let mut fleet = Fleet::new(40, 8);
+    fleet.play(&mut s, 0, 600_000);
+    let window = fractions(&fleet.play(&mut s, 600_000, 1_200_000));
     // The author's five share two tests' worth; the other author has one: 2/3 and 1/3.
     let prolific: f64 = (1..=5).map(|id| window[&id]).sum();
     assert!((prolific - 2.0 / 3.0).abs() < 0.03, "{window:?}");
@@ -156,6 +211,6 @@ fn priority_comes_before_shares() {
         Vec::new(),
     );
     s.add(2, urgent, State::Queued, Vec::new());
-    let got = lease_for(&mut s, 0, 60_000);
+    let got = Fleet::new(40, 8).play(&mut s, 0, 60_000);
     assert_eq!(got.keys().collect::<Vec<_>>(), [&2]);
 }
