@@ -59,7 +59,8 @@ impl Fleet {
                     }
                 }
             }
-            self.running.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+            self.running
+                .sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
             let Some((end, w, id, pair, cores)) = self.running.pop() else {
                 break;
             };
