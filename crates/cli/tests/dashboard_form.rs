@@ -414,13 +414,16 @@ fn a_line_s_preset_fills_the_form_in_one_choice() {
     pick(&browser, "#f-line-preset", "ltc");
     let fields = browser.eval(
         "return Object.fromEntries(['#f-tc', '#f-elo0', '#f-elo1', '#f-preset', '#f-threads', \
-           '#f-options', '#f-openings-kind', '#f-openings-format', '#f-openings-order'] \
+           '#f-options', '#f-openings-kind', '#f-openings-format', '#f-openings-order', \
+           '#f-nodes', '#f-depth', '#f-movetime'] \
            .map((id) => [id, document.querySelector(id).value]));",
     );
+    // Its clock is the test's time: the form's default nodes a move are gone.
     assert_eq!(
         fields,
         json!({
-            "#f-tc": "60+0.6", "#f-elo0": "0.5", "#f-elo1": "2.5", "#f-preset": "0.5,2.5",
+            "#f-tc": "60+0.6", "#f-nodes": "", "#f-depth": "", "#f-movetime": "",
+            "#f-elo0": "0.5", "#f-elo1": "2.5", "#f-preset": "0.5,2.5",
             "#f-threads": "2", "#f-options": "Hash=64", "#f-openings-kind": "file",
             "#f-openings-format": "moves", "#f-openings-order": "random",
         })
@@ -428,7 +431,9 @@ fn a_line_s_preset_fills_the_form_in_one_choice() {
     let state = look(&browser, "line-preset");
     let preview = state["preview"].as_str().unwrap();
     assert!(
-        preview.contains(&format!("file = \"{sha}\"")) && preview.contains("threads = 2"),
+        preview.contains(&format!("file = \"{sha}\""))
+            && preview.contains("threads = 2")
+            && !preview.contains("nodes ="),
         "{preview}"
     );
     // The outside patch gets the option; the built-in base takes none.

@@ -212,6 +212,13 @@ function showLinePresets() {
 function applyLinePreset(p) {
   const set = (id, v) => { if (v !== null && v !== undefined) $(id).value = v; };
   set("#f-tc", p.tc); set("#f-nodes", p.nodes); set("#f-depth", p.depth); set("#f-movetime", p.movetime);
+  // A preset's clock is its test's time: the per-move limits it does not set are cleared
+  // (the form's default nodes would cut every move of an LTC short).
+  if (p.tc) {
+    for (const [id, v] of [["#f-nodes", p.nodes], ["#f-depth", p.depth], ["#f-movetime", p.movetime]]) {
+      if (v === null || v === undefined) $(id).value = "";
+    }
+  }
   set("#f-threads", p.threads);
   set("#f-elo0", p.elo0); set("#f-elo1", p.elo1); set("#f-max-pairs", p.max_pairs);
   set("#f-priority", p.priority); set("#f-weight", p.weight);
