@@ -114,6 +114,18 @@ pub fn sha256_of_reader(reader: impl std::io::Read) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
+/// An error with its causes, each after a colon (`error sending request: connection
+/// refused`): what a client library's error says only in its sources.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
 /// `bytes` as lowercase hex (a digest as artifacts are named).
 pub fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)

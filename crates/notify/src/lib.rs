@@ -505,7 +505,7 @@ async fn post(client: &reqwest::Client, hook: &Hook, delivery: &Delivery) -> Res
     }
     let mut response = request.send().await.map_err(|e| {
         let authority = &hook.target.authority;
-        format!("{authority}: {}", error_chain(&e))
+        format!("{authority}: {}", tourney_model::error_chain(&e))
     })?;
     let status = response.status().as_u16();
     // Read (and drop) the answer, at most 64 KiB of it, so the connection ends cleanly.
@@ -516,17 +516,6 @@ async fn post(client: &reqwest::Client, hook: &Hook, delivery: &Delivery) -> Res
         read += chunk.len();
     }
     Ok(status)
-}
-
-/// An error with its causes (`error sending request: connection refused`).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

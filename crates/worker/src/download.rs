@@ -115,7 +115,8 @@ impl Downloader {
         if have > 0 {
             request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
         }
-        let mut response = (request.send().await).map_err(|e| format!("{url}: {}", causes(&e)))?;
+        let mut response = (request.send().await)
+            .map_err(|e| format!("{url}: {}", tourney_model::error_chain(&e)))?;
         let from = response.url().to_string();
         let status = response.status();
         // Nothing after what is there: it is whole (a fetch stopped before its rename).
@@ -156,17 +157,6 @@ impl Downloader {
         file.flush().map_err(file_error)?;
         Ok((tourney_model::hex(&hasher.finalize()), from))
     }
-}
-
-/// An error with its causes (`error sending request: connection refused`).
-fn causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
-    }
-    text
 }
 
 /// The sha256 of the file at `path`, read in pieces (never whole in memory).

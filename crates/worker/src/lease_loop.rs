@@ -309,6 +309,7 @@ impl Worker {
         if !idle {
             return None;
         }
+        let version = updater.install_when_staged().await?;
         if !self.unreported.is_empty() {
             tracing::warn!(
                 results = self.unreported.len(),
@@ -316,7 +317,7 @@ impl Worker {
                  are played again"
             );
         }
-        updater.install_when_staged().await
+        Some(version)
     }
 
     /// Ends the engine processes kept for next pairs (`quit` first).
