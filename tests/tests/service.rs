@@ -1285,6 +1285,26 @@ async fn a_worker_whose_results_are_refused_is_barred_and_the_test_plays_on() {
         worker_id: broken.worker_id.clone(),
         max_pairs: 1,
     };
+    // Results of pairs it does not hold (a lease it never had, or one from before a
+    // restart) are refused without blame, however many.
+    let stale = |pair| pb::ReportRequest {
+        worker_id: broken.worker_id.clone(),
+        results: vec![pb::PairResult {
+            tournament: id,
+            pair,
+            half_points: vec![2, 2],
+            games_json: "not records".into(),
+            lease_id: 7,
+            games_lz4: Vec::new(),
+            ticket: "00".repeat(32),
+        }],
+        failures: Vec::new(),
+        checks: Vec::new(),
+    };
+    for pair in 0..2 * tourney_coordinator::REFUSALS_TO_BAR {
+        let ack = client.report(stale(pair)).await.unwrap().into_inner();
+        assert_eq!((ack.accepted, ack.rejected), (0, 1));
+    }
     // Records that do not fit, for the pair it holds, again and again.
     for refused in 1..=tourney_coordinator::REFUSALS_TO_BAR {
         let granted = client.lease(lease.clone()).await.unwrap().into_inner();

@@ -293,8 +293,9 @@ impl Coordinator {
     /// Notes a refused report: logged with the worker and the reason, counted by reason
     /// (`tourney_results_rejected_total`) and for the worker (the dashboard's workers).
     /// The pair, if `worker` holds it in `lease`, goes back to be played by any worker;
-    /// at [`REFUSALS_TO_BAR`] refusals in the tournament the worker (by name, all its
-    /// sessions) is barred from it: an event, the `suspect` webhook, and none of its pairs
+    /// at [`REFUSALS_TO_BAR`] refusals of results of its own leases (held, or sealed by
+    /// their tickets) in the tournament the worker (by name, all its sessions) is barred
+    /// from it: an event, the `suspect` webhook, and none of its pairs
     /// offered to it again. A refusal never pauses the tournament: the honest workers
     /// play on.
     pub fn refused(
@@ -313,10 +314,17 @@ impl Coordinator {
         let barred = {
             let mut inner = self.lock();
             inner.fleet.rejected(worker);
-            if inner.scheduler.holds(worker, lease, tournament, pair) {
+            let held = inner.scheduler.holds(worker, lease, tournament, pair);
+            if held {
                 inner.scheduler.give_back(tournament, pair);
             }
+            // Only a result of the worker's own lease counts against it: one it holds, or
+            // one its ticket proves it was given. A stale one (its lease expired, or was
+            // handed out before a restart and the pair's number given to other engines
+            // since) is refused without blame.
+            let blamed = held || refusal.sealed();
             let refusals = (inner.tournaments.get_mut(&tournament))
+                .filter(|_| blamed)
                 .map_or(0, |entry| entry.workers.rejected(worker));
             let bar = refusals == REFUSALS_TO_BAR && !inner.scheduler.is_unfit(tournament, worker);
             if bar {

@@ -341,6 +341,18 @@ impl Refusal {
         .chain(tourney_model::check::Rejection::KINDS)
     }
 
+    /// Whether the result passed its ticket before it was refused: the lease it names
+    /// was given to the worker that sent it, whether or not it still holds it.
+    pub fn sealed(&self) -> bool {
+        matches!(
+            self,
+            Refusal::Game(..)
+                | Refusal::HalfPoints
+                | Refusal::Scores(..)
+                | Refusal::SearchedAgain(..)
+        )
+    }
+
     /// A short name for counting: one of [`Refusal::kinds`].
     pub fn kind(&self) -> &'static str {
         match self {
