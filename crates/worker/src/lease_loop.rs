@@ -21,15 +21,9 @@ use crate::metrics::GaugeShare;
 use crate::update::Updater;
 use crate::{Ended, Session, WorkerError, WorkerMetrics, WorkerOptions, open_session, play};
 
-/// How long a report that failed waits before it is sent again.
-const REPORT_RETRY: Duration = Duration::from_secs(1);
+mod report;
 
-/// The smallest part a report is split into (a pair's games alone can take more: it goes
-/// alone).
-const MIN_PART_BYTES: usize = 256 << 10;
-
-/// The most results one report carries, whatever their size.
-const MAX_PART_RESULTS: usize = 4096;
+use report::FailedReport;
 
 /// The first wait after a failed connection, doubled at each failure up to
 /// [`MAX_BACKOFF`].
@@ -43,30 +37,6 @@ const IDLE_WAIT: Duration = Duration::from_millis(100);
 
 /// How often a worker taking a release looks whether it is ready to install.
 const UPDATE_POLL: Duration = Duration::from_millis(200);
-
-/// A report that failed: its status code, the wait the coordinator asked for, and the
-/// results it carried (sent again).
-type FailedReport = (tonic::Code, Option<Duration>, Vec<Outcome>);
-
-/// Takes the first results of `unreported` that fit in `bytes` decompressed (at least
-/// one), at most [`MAX_PART_RESULTS`]: one report's part.
-fn take_part(unreported: &mut Vec<Outcome>, bytes: usize) -> Vec<Outcome> {
-    let mut total = 0usize;
-    let mut n = 0;
-    for outcome in unreported.iter() {
-        let size = match outcome {
-            Outcome::Played(r) => r.games_size().unwrap_or(0),
-            Outcome::Failed(f) => f.reason.len(),
-            Outcome::Checked(_) => 0,
-        };
-        if n > 0 && (total.saturating_add(size) > bytes || n == MAX_PART_RESULTS) {
-            break;
-        }
-        total = total.saturating_add(size);
-        n += 1;
-    }
-    unreported.drain(..n).collect()
-}
 
 /// What a lease request came to.
 enum Leased {
@@ -218,16 +188,6 @@ impl Worker {
                 _ = &mut shutdown, if !self.stopping => self.stopping = true,
                 _ = tokio::time::sleep_until(wake) => {}
             }
-        }
-    }
-
-    /// Takes the outcome of a report that ended while the loop did not wait for it (no
-    /// session to wait with): a failed one's results are kept to send again.
-    async fn reap_report(&mut self) {
-        if let Some(task) = self.report_task.take_if(|t| t.is_finished())
-            && let Ok(Err(failed)) = task.await
-        {
-            self.report_failed(failed);
         }
     }
 
@@ -395,74 +355,6 @@ impl Worker {
         updater.is_refused()
     }
 
-    /// Sends what is finished, in the background: a report waits for the coordinator's
-    /// durable commit, and nothing else should wait with it. Reports go at most every
-    /// the coordinator's report cadence, so fast games share RPCs and commits.
-    fn report(&mut self) {
-        let Some(s) = &self.session else {
-            return;
-        };
-        if self.report_task.is_some() || self.unreported.is_empty() {
-            return;
-        }
-        self.next_report = Instant::now() + s.report_every;
-        let batch = take_part(&mut self.unreported, self.part_bytes);
-        let mut client = s.client.clone();
-        let worker_id = s.worker_id.clone();
-        let rejected = self.metrics.results_rejected.clone();
-        let unreported = self.metrics.results_unreported.clone();
-        self.report_task = Some(tokio::spawn(async move {
-            let mut request = pb::ReportRequest {
-                worker_id,
-                ..Default::default()
-            };
-            for outcome in &batch {
-                match outcome {
-                    Outcome::Played(r) => request.results.push(r.clone()),
-                    Outcome::Failed(f) => request.failures.push(f.clone()),
-                    Outcome::Checked(c) => request.checks.push(c.clone()),
-                }
-            }
-            match client.report(request).await {
-                Ok(reply) => {
-                    unreported.sub(batch.len() as i64);
-                    let reply = reply.into_inner();
-                    if reply.rejected > 0 {
-                        // Not sent again: the coordinator said why in its log, and offers
-                        // the pairs to other workers.
-                        rejected.inc_by(u64::from(reply.rejected));
-                        tracing::warn!(
-                            rejected = reply.rejected,
-                            accepted = reply.accepted,
-                            "the coordinator refused reported results (its log says why)"
-                        );
-                    }
-                    Ok(())
-                }
-                Err(e) => Err((e.code(), tourney_proto::retry_pushback(&e), batch)),
-            }
-        }));
-    }
-
-    /// A report that failed: its results are kept and sent again a little later (first,
-    /// in order); one turned away whole for its size goes again in smaller parts. The
-    /// session stays (a coordinator whose store fails answers, and takes the results once
-    /// it recovers; a lost connection shows in the next heartbeat), unless the report was
-    /// refused for it: a coordinator that restarted knows no earlier registration, so the
-    /// worker registers again (which says whether the token itself is refused).
-    fn report_failed(&mut self, (code, pushback, batch): FailedReport) {
-        if code == tonic::Code::Unauthenticated {
-            self.metrics.reconnects.inc();
-            self.session = None;
-        }
-        if code == tonic::Code::ResourceExhausted && pushback == Some(Duration::ZERO) {
-            self.part_bytes = (self.part_bytes / 2).max(MIN_PART_BYTES);
-        }
-        tracing::warn!(%code, pairs = batch.len(), "report failed: sent again later");
-        self.unreported.splice(0..0, batch);
-        self.next_report = Instant::now() + pushback.unwrap_or(REPORT_RETRY);
-    }
-
     /// Keeps the leases alive when a heartbeat is due, and drops those the coordinator
     /// ended. False when the call failed (the session is lost).
     async fn heartbeat(&mut self) -> bool {
@@ -622,113 +514,4 @@ pub(crate) fn jittered(wait: Duration) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn played(bytes: usize) -> Outcome {
-        Outcome::Played(pb::PairResult {
-            games_lz4: lz4_flex::compress_prepend_size(&vec![b' '; bytes]),
-            ..Default::default()
-        })
-    }
-
-    fn sizes(part: &[Outcome]) -> Vec<usize> {
-        part.iter()
-            .map(|o| match o {
-                Outcome::Played(r) => r.games_size().unwrap_or(0),
-                Outcome::Failed(_) | Outcome::Checked(_) => 0,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn reports_go_in_parts_within_the_budget_in_order() {
-        let mut unreported: Vec<Outcome> = [3, 4, 2, 9, 1].map(|k| played(k << 10)).into();
-        let part = take_part(&mut unreported, 8 << 10);
-        assert_eq!(sizes(&part), [3 << 10, 4 << 10]);
-        // One result larger than a part still goes, alone.
-        let part = take_part(&mut unreported, 2 << 10);
-        assert_eq!(sizes(&part), [2 << 10]);
-        let part = take_part(&mut unreported, 2 << 10);
-        assert_eq!(sizes(&part), [9 << 10]);
-        assert_eq!(sizes(&take_part(&mut unreported, 2 << 10)), [1 << 10]);
-        assert!(take_part(&mut unreported, 2 << 10).is_empty());
-        // Many small results: at most MAX_PART_RESULTS a report.
-        let mut many: Vec<Outcome> = (0..MAX_PART_RESULTS + 5).map(|_| played(10)).collect();
-        assert_eq!(take_part(&mut many, usize::MAX).len(), MAX_PART_RESULTS);
-        assert_eq!(many.len(), 5);
-    }
-
-    /// A worker for a coordinator nobody serves (port 1 refuses at once).
-    fn unreachable() -> Worker {
-        let options = WorkerOptions {
-            choices: crate::Choices::default(),
-            pinned: None,
-            update: None,
-            coordinator: "http://127.0.0.1:1".into(),
-            token: None,
-            name: "test".into(),
-            concurrency: 1,
-            cores: 1,
-            tls_ca: None,
-            cache_dir: std::env::temp_dir().join("tourney-lease-loop-test"),
-            cache_bytes: 1 << 30,
-            artifact_bytes: 1 << 30,
-            build_timeout: Duration::from_secs(600),
-            engine_policy: Default::default(),
-            exit_when_idle: None,
-        };
-        Worker::new(options, WorkerMetrics::new(&prometheus::Registry::new()))
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_worker_that_cannot_connect_backs_off_doubling_to_ten_seconds() {
-        let mut worker = unreachable();
-        let never = std::future::pending::<()>();
-        tokio::pin!(never);
-        let mut waits = Vec::new();
-        for _ in 0..9 {
-            let before = Instant::now();
-            assert!(!worker.keep_session(never.as_mut()).await.unwrap());
-            waits.push(before.elapsed());
-        }
-        // Each wait jittered between half its backoff and all of it.
-        let expected = [100, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000];
-        for (wait, ms) in waits.iter().zip(expected) {
-            let ms = Duration::from_millis(ms);
-            assert!(
-                *wait >= ms / 2 && *wait < ms + Duration::from_millis(50),
-                "{waits:?}"
-            );
-        }
-        assert!(!worker.stopping);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_shutdown_during_the_backoff_stops_the_worker_at_once() {
-        let started = Instant::now();
-        let shutdown = tokio::time::sleep(Duration::from_millis(250));
-        assert_eq!(unreachable().run(shutdown).await.unwrap(), Ended::Stopped);
-        // The third attempt's wait (400 ms) is cut short by the shutdown at 250 ms.
-        let took = started.elapsed();
-        assert!(
-            took >= Duration::from_millis(250) && took < Duration::from_millis(300),
-            "{took:?}"
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_worker_given_exit_when_idle_stops_once_no_work_came_for_that_long() {
-        let started = Instant::now();
-        let mut worker = unreachable();
-        worker.options.exit_when_idle = Some(Duration::from_secs(3));
-        let ended = worker.run(std::future::pending::<()>()).await.unwrap();
-        assert_eq!(ended, Ended::Stopped);
-        let took = started.elapsed();
-        // Idle from the start; noticed at the end of the backoff wait under way then.
-        assert!(
-            took >= Duration::from_secs(3) && took < Duration::from_secs(7),
-            "{took:?}"
-        );
-    }
-}
+mod tests;
