@@ -3,11 +3,10 @@
 
 use std::fmt::Write as _;
 
-use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::charts::svg;
 use crate::format::{anchor, escape, percent};
+use crate::version_chart::{VersionPoint, version_chart};
 
 /// One engine version on a regression timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -150,61 +149,16 @@ impl TimelineReport {
     /// Elo by version (oldest on the left) with 95 % intervals, as SVG (empty when no
     /// version has games).
     pub fn chart(&self) -> String {
-        let rated: Vec<(usize, &TimelineRow, f64)> = (self.rows.iter().enumerate())
-            .filter_map(|(i, r)| r.elo.map(|e| (i, r, e)))
+        let points: Vec<VersionPoint> = (self.rows.iter())
+            .map(|r| VersionPoint {
+                name: r.name.clone(),
+                date: String::new(),
+                elo: r.elo,
+                plus: r.plus,
+                minus: r.minus,
+            })
             .collect();
-        if rated.is_empty() {
-            return String::new();
-        }
-        let lo = rated
-            .iter()
-            .map(|(_, r, e)| e - r.minus)
-            .fold(f64::INFINITY, f64::min);
-        let hi = rated
-            .iter()
-            .map(|(_, r, e)| e + r.plus)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let pad = ((hi - lo) * 0.08).max(5.0);
-        let n = self.rows.len();
-        svg(860, 420, |root| {
-            let mut chart = ChartBuilder::on(root)
-                .caption("Elo by version, 95% intervals", ("sans-serif", 20))
-                .margin(14)
-                .x_label_area_size(60)
-                .y_label_area_size(60)
-                .build_cartesian_2d(-0.5..n as f64 - 0.5, lo - pad..hi + pad)?;
-            let label = |x: &f64| {
-                let i = x.round();
-                (i >= 0.0 && (i - x).abs() < 1e-6)
-                    .then(|| self.rows.get(i as usize).map(|r| r.name.clone()))
-                    .flatten()
-                    .unwrap_or_default()
-            };
-            chart
-                .configure_mesh()
-                .x_labels(n.min(30))
-                .x_label_formatter(&label)
-                .y_label_formatter(&|y| format!("{y:.0}"))
-                .label_style(("sans-serif", 13))
-                .y_desc("Elo")
-                .draw()?;
-            for (i, r, elo) in &rated {
-                let x = *i as f64;
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, elo - r.minus), (x, elo + r.plus)],
-                    BLUE.stroke_width(2),
-                )))?;
-            }
-            chart.draw_series(LineSeries::new(
-                rated.iter().map(|(i, _, e)| (*i as f64, *e)),
-                BLUE.mix(0.4),
-            ))?;
-            chart.draw_series(
-                rated
-                    .iter()
-                    .map(|(i, _, e)| Circle::new((*i as f64, *e), 4, BLUE.filled())),
-            )?;
-            Ok(())
-        })
+        let anchor = self.rows.iter().position(|r| r.name == self.anchor);
+        version_chart("Elo by version, 95% intervals", &points, anchor)
     }
 }
