@@ -50,7 +50,7 @@ function fillBody(table, rows) {
 }
 
 /** Shows a server-drawn chart (an HTML figure holding an SVG) as an image, so nothing in it
- * can run. */
+ * can run; its text alternative is the SVG's title and description where it has them. */
 function showChart(container, figure) {
   if (!figure) {
     container.replaceChildren();
@@ -69,7 +69,11 @@ function showChart(container, figure) {
     img = el("img", { alt: container.id.replace("chart-", "") + " chart" });
     container.replaceChildren(img);
   }
-  if (img.getAttribute("src") !== url) img.setAttribute("src", url);
+  if (img.getAttribute("src") === url) return;
+  img.setAttribute("src", url);
+  const said = new DOMParser().parseFromString(source, "image/svg+xml");
+  const text = ["title", "desc"].map((tag) => said.querySelector(`svg > ${tag}`)?.textContent).filter(Boolean);
+  if (text.length) img.setAttribute("alt", text.join(". "));
 }
 
 // ---- overview ------------------------------------------------------------------------
@@ -243,6 +247,8 @@ function renderDetail(t) {
     el("td", {}, p.los_next === null || p.los_next === undefined ? "" : percent(p.los_next)))));
   $("#rating-method").textContent = r.ratings.method;
   showChart($("#chart-standings"), t.charts.standings);
+  // A rating pool's ratings by version (the file's order), the best highlighted.
+  showChart($("#chart-pool"), t.charts.pool);
 
   const c = r.crosstable;
   $("#crosstable thead").replaceChildren(el("tr", {}, el("th"), c.names.map((n) => el("th", {}, n))));

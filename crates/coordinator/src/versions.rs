@@ -157,6 +157,15 @@ impl Coordinator {
         Some((status, report))
     }
 
+    /// When each of `names` was registered, Unix milliseconds (`None`: no name, or no
+    /// such version).
+    pub fn registered_ms(&self, names: &[Option<&str>]) -> Vec<Option<u64>> {
+        let inner = self.lock();
+        (names.iter())
+            .map(|name| Some(inner.versions.get((*name)?)?.created_ms))
+            .collect()
+    }
+
     /// Every registered version, oldest first.
     pub fn versions(&self) -> Vec<EngineVersion> {
         let mut all: Vec<EngineVersion> = self.lock().versions.values().cloned().collect();
