@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tourney_model::tournament::{PairOutcome, TournamentConfig};
+use tourney_model::tournament::{Format, PairOutcome, TournamentConfig};
 use tourney_model::{GameRecord, Termination};
 use tourney_report::{
     AdjudicationCheck, Crosstable, OpeningResult, Report, SprtReport, WorkersReport,
 };
 use tourney_stats::{GameResult, GameTable};
 
-use crate::metrics::TournamentGauges;
+use crate::metrics::{PoolEngine, TournamentGauges};
 use crate::scheduler::{TournamentId, sprt_of};
 use crate::state::Coordinator;
 use crate::types::{CachedRatings, ExportFilter};
@@ -180,6 +180,28 @@ fn opening_results(
     )
 }
 
+/// A rating pool's engines in the order they joined, rated as its standings rate them,
+/// while it has not ended (`None` for other formats, and once it has).
+fn pool_engines(s: &Status) -> Option<Vec<PoolEngine<'_>>> {
+    if s.config.format != Format::Pool || s.ended_ms.is_some() {
+        return None;
+    }
+    let rated = |name: &str| s.ratings.players.iter().find(|p| p.name == name);
+    Some(
+        (s.config.engines.iter())
+            .map(|e| {
+                let rating = rated(&e.name);
+                PoolEngine {
+                    name: &e.name,
+                    elo: rating.map_or(0.0, |p| p.elo),
+                    interval: rating.map_or(0.0, |p| p.plus.max(p.minus)),
+                    games: rating.map_or(0, |p| p.games),
+                }
+            })
+            .collect(),
+    )
+}
+
 impl Coordinator {
     /// Every metric in the Prometheus text format, gauges read from the current state.
     /// Tournaments that ended more than [`Settings::metrics_retention_ms`] ago have their
@@ -225,6 +247,7 @@ impl Coordinator {
                     .iter()
                     .map(|p| (p.name.as_str(), p.elo))
                     .collect(),
+                pool: pool_engines(s),
             })
             .collect();
         self.metrics.set_gauges(&self.workers(), &gauges);

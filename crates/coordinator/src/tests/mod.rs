@@ -21,6 +21,8 @@ mod exports;
 mod fleet;
 mod headers;
 mod lifecycle;
+mod pool_members;
+mod pool_ratings;
 mod reports;
 mod sources;
 mod tuning;
