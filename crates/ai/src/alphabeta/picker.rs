@@ -1,6 +1,12 @@
-//! The order in which a node's moves are searched.
+//! The order in which a node's moves are searched: the picker that hands them out best
+//! first, and the search's methods that fill it (TT move, captures, killers and history,
+//! or the evaluation's ranking of the positions they lead to).
 
 use std::cmp::Reverse;
+use std::time::Instant;
+
+use super::Search;
+use crate::eval::Heuristics;
 
 /// A move with its ordering score and its place in generation order.
 pub(super) type Scored<M> = (i64, u32, M);
@@ -160,6 +166,131 @@ impl<M: Copy + PartialEq> Iterator for MovePicker<M> {
                 Some(mv)
             }
         }
+    }
+}
+
+impl<P: Heuristics> Search<'_, P> {
+    /// Moves in search order, picked with [`Search::next_move`]: TT move, captures, killers,
+    /// then by history; or, from the `eval_order` depth up, TT move then by the evaluation
+    /// of the positions they lead to, only the best `prune` below the root. The picker holds
+    /// the ply's buffers; give them back with [`Search::give_back`].
+    pub(super) fn ordered_moves(
+        &mut self,
+        position: &P,
+        tt_move: Option<P::Move>,
+        ply: usize,
+        depth: u32,
+    ) -> MovePicker<P::Move> {
+        let buffers = std::mem::take(&mut self.player.move_lists[ply]);
+        let config = &self.player.config;
+        if config.eval_order > 0 && depth >= config.eval_order {
+            let keep = if ply > 0 && config.prune > 0 {
+                config.prune
+            } else {
+                usize::MAX
+            };
+            // A ranking runs without reading the clock (thousands of evaluations in Amazons,
+            // milliseconds): the search ends here if the last ones would not fit before the
+            // deadline. The caller sees `aborted` and discards this node.
+            let began = Instant::now();
+            if self
+                .deadline
+                .is_some_and(|d| began + self.player.ranking >= d)
+            {
+                self.aborted = true;
+                return MovePicker::sorted(buffers, |_| {});
+            }
+            // Every move evaluated, not a game's cheaper ranking: measured no faster to a
+            // depth, and its pruning unproven.
+            let (best, evaluated) = position.best_moves(&config.weights, usize::MAX);
+            // The estimate follows the longest recent ranking, and fades as moves get fewer.
+            let took = began.elapsed();
+            let ranking = &mut self.player.ranking;
+            *ranking = took.max(*ranking - *ranking / 16);
+            // Each of these cost an evaluation: the clock is read as often as for nodes.
+            self.work += evaluated;
+            let moves = tt_move.into_iter().chain(
+                best.into_iter()
+                    .map(|(_, mv)| mv)
+                    .filter(|&mv| Some(mv) != tt_move),
+            );
+            return MovePicker::sorted(buffers, |list| {
+                list.extend(moves.take(keep).map(|mv| (0, 0, mv)));
+            });
+        }
+        // In a game without captures the TT move and the killers are tried before the
+        // moves are generated: most nodes near Amazons' leaves are cut by a killer, and
+        // their thousands of moves are then never generated. (History read after the
+        // early moves' searches may order the rest otherwise; in LOA, whose moves are few,
+        // generation stays first and the order as it was.)
+        if P::CAPTURES {
+            let mut picker = MovePicker::deferred(buffers, [None; 3]);
+            self.generate(&mut picker, position, tt_move, ply);
+            return picker;
+        }
+        let mut early = [None; 3];
+        let mut tried = 0;
+        let killers = self.player.killers[ply];
+        for mv in tt_move.into_iter().chain(killers.into_iter().flatten()) {
+            if !early[..tried].contains(&Some(mv)) && position.is_legal(mv) {
+                early[tried] = Some(mv);
+                tried += 1;
+            }
+        }
+        MovePicker::deferred(buffers, early)
+    }
+
+    /// Generates the moves of `position`, `ply` plies from the root, into `picker`'s list,
+    /// less its early moves, scored to put the `tt_move` first, then captures, killers
+    /// and the rest by history.
+    pub(super) fn generate(
+        &self,
+        picker: &mut MovePicker<P::Move>,
+        position: &P,
+        tt_move: Option<P::Move>,
+        ply: usize,
+    ) {
+        let killers = self.player.killers[ply];
+        let list = &mut picker.list;
+        let early = &picker.early;
+        position.generate_moves(|mv| {
+            if early.contains(&Some(mv)) {
+                return;
+            }
+            let score = if Some(mv) == tt_move {
+                4 << 40
+            } else if position.is_capture(mv) {
+                3 << 40
+            } else if Some(mv) == killers[0] {
+                2 << 40
+            } else if Some(mv) == killers[1] {
+                1 << 40
+            } else {
+                self.player.history[P::move_index(mv)] as i64
+            };
+            list.push((score, list.len() as u32, mv));
+        });
+        picker.generated = true;
+    }
+
+    /// The next move of `picker` at `position`, `ply` plies from the root: its moves are
+    /// generated once those tried before generation are used up.
+    pub(super) fn next_move(
+        &self,
+        picker: &mut MovePicker<P::Move>,
+        position: &P,
+        ply: usize,
+    ) -> Option<P::Move> {
+        if picker.ungenerated() {
+            // The TT move, if any, was tried early.
+            self.generate(picker, position, None, ply);
+        }
+        picker.next()
+    }
+
+    /// Returns the buffers of `picker` to `ply` for the next node there.
+    pub(super) fn give_back(&mut self, picker: MovePicker<P::Move>, ply: usize) {
+        self.player.move_lists[ply] = picker.into_buffers();
     }
 }
 
