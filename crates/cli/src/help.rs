@@ -30,7 +30,7 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
         "Tests",
         &[
             "submit", "status", "report", "clone", "cancel", "resume", "approve", "modify", "note",
-            "export", "exclude", "archive", "version", "timeline",
+            "export", "exclude", "archive", "version", "timeline", "pool",
         ],
     ),
     (

@@ -50,7 +50,7 @@ use clap::{FromArgMatches, Parser, Subcommand};
 /// commands drive. `tourney <command> --help` explains each command.
 ///
 /// The admin commands (`submit`, `clone`, `status`, `report`, `export`, `archive`, `cancel`,
-/// `resume`, `exclude`, `replay`, `version`, `timeline`) reach a coordinator at
+/// `resume`, `exclude`, `replay`, `version`, `timeline`, `pool`) reach a coordinator at
 /// `--coordinator` (default `http://127.0.0.1:7070`) with `--token`, or with `--data DIR`
 /// open a stopped coordinator's (or `tourney run`'s) data directory in their own process:
 /// the same coordinator code over the same store, served on loopback behind a random
@@ -141,6 +141,7 @@ enum Command {
     #[command(name = "whoami")]
     WhoAmI(commands::whoami::WhoAmIArgs),
     Timeline(commands::timeline::TimelineArgs),
+    Pool(commands::pool::PoolArgs),
     Replay(commands::replay::ReplayArgs),
     /// Cancel a tournament.
     ///
@@ -230,6 +231,7 @@ fn main() -> ExitCode {
         Command::Events(args) => commands::events::run(&args),
         Command::WhoAmI(args) => commands::whoami::run(&args),
         Command::Timeline(args) => commands::timeline::run(&args),
+        Command::Pool(args) => commands::pool::run(&args),
         Command::Replay(args) => commands::replay::run(&args),
         Command::Cancel(args) => commands::cancel::run(&args),
         Command::Approve(args) => commands::approve::run(&args),

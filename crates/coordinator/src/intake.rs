@@ -281,6 +281,7 @@ impl Coordinator {
             links: Vec::new(),
             max_pairs: None,
             hidden: false,
+            pool_members: Vec::new(),
         };
         self.store.put_openings(id, &openings)?;
         self.store.put_tournament(&record)?;

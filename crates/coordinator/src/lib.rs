@@ -50,6 +50,7 @@ mod machines;
 mod notify;
 mod open;
 mod pair_map;
+mod pools;
 pub mod profiles;
 mod progress;
 pub mod release;

@@ -67,6 +67,9 @@ impl Coordinator {
             let parsed = TournamentConfig::parse(&record.config_text, &record.file)
                 .map_err(|e| e.to_string())
                 .and_then(|mut config| {
+                    for member in &record.pool_members {
+                        config.add_pool_member(member)?;
+                    }
                     config.resolve_versions(|name| versions.get(name).cloned())?;
                     config.apply_facts(&record.engines)?;
                     config.priority = record.priority.unwrap_or(config.priority);

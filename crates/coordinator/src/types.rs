@@ -275,6 +275,9 @@ pub enum CoordinatorError {
     /// The caller's role does not allow it (the message says which role would).
     #[error("{0}")]
     Forbidden(String),
+    /// What it names does not exist (the message says what).
+    #[error("{0}")]
+    NotFound(String),
 }
 
 impl From<tourney_model::tournament::ConfigError> for CoordinatorError {

@@ -81,6 +81,10 @@ pub struct TournamentRecord {
     /// Deleted from the lists (overview, search) by a person; its games and figures stay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
+    /// A rating pool's versions added while it ran, in the order they joined (after its
+    /// file's engines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pool_members: Vec<tourney_model::tournament::PoolMember>,
 }
 
 /// An operator's decision about one worker's results in a tournament: left out of every

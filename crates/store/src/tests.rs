@@ -6,6 +6,7 @@ use tourney_model::tournament::{PairOutcome, State};
 
 use super::*;
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 #[test]
 fn the_room_to_recover_scales_with_the_volume() {
@@ -51,6 +52,7 @@ fn record(id: u64) -> TournamentRecord {
         links: Vec::new(),
         max_pairs: None,
         hidden: false,
+        pool_members: Vec::new(),
     }
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod note;
 pub(crate) mod openings;
 pub(crate) mod perft;
 pub(crate) mod play;
+pub(crate) mod pool;
 pub(crate) mod ratings;
 pub(crate) mod replay;
 pub(crate) mod report;

@@ -42,7 +42,8 @@ enum VersionAction {
     /// Examples: `tourney version add ab-v2 --player ab:connectedness=80 --parent ab-v1`;
     /// `tourney version add mine-17 --command "./build/engine --uci" --option Hash=64`;
     /// `tourney version add mine-18 --git https://github.com/me/engine --commit main
-    /// --build "make -j" --binary build/engine --file nn.bin=nets/nn.bin --parent mine-17`.
+    /// --build "make -j" --binary build/engine --file nn.bin=nets/nn.bin --parent mine-17
+    /// --pool nightly` (registered, then rated in the running pool `nightly`).
     Add(Box<AddArgs>),
     /// List the registered versions, oldest first.
     List(ListArgs),
@@ -116,6 +117,10 @@ struct AddArgs {
     /// test): `--preset ltc=tc:60+0.6,elo0:0.5,elo1:2.5,option.Hash:64,book:uho.epd`.
     #[arg(long = "preset", value_name = "NAME=KEY:VALUE,...", value_parser = preset_pair)]
     presets: Vec<(String, String)>,
+    /// Once registered, add it to this rating pool (its id, or its name), as `tourney pool
+    /// add` does (repeatable).
+    #[arg(long = "pool", value_name = "POOL")]
+    pools: Vec<String>,
 }
 
 /// `NAME=KEY:VALUE,...`, checked (a book given by path as if uploaded).
@@ -253,6 +258,10 @@ fn add(args: &AddArgs) -> Result<()> {
         replace: args.replace,
     })?;
     println!("version {} registered", args.name);
+    for pool in &args.pools {
+        super::pool::add_to(&mut admin, pool, std::slice::from_ref(&args.name))
+            .with_context(|| format!("--pool {pool}"))?;
+    }
     Ok(())
 }
 

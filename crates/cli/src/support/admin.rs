@@ -63,6 +63,8 @@ impl BlockingAdmin {
         get_file(GetFileRequest) -> GetFileResponse;
         list_versions(ListVersionsRequest) -> ListVersionsResponse;
         timeline(TimelineRequest) -> TimelineResponse;
+        add_to_pool(AddToPoolRequest) -> AddToPoolResponse;
+        pool_best(PoolBestRequest) -> PoolBestResponse;
         who_am_i(WhoAmIRequest) -> WhoAmIResponse;
         add_user(AddUserRequest) -> AddUserResponse;
         list_users(ListUsersRequest) -> ListUsersResponse;

@@ -554,6 +554,7 @@ fn refuse(status: StatusCode, why: &str) -> Response {
 fn failed(e: CoordinatorError) -> Response {
     match e {
         CoordinatorError::Forbidden(why) => refuse(StatusCode::FORBIDDEN, &why),
+        CoordinatorError::NotFound(why) => refuse(StatusCode::NOT_FOUND, &why),
         CoordinatorError::Invalid(why) => refuse(StatusCode::BAD_REQUEST, &why),
         CoordinatorError::Exhausted(why) => refuse(StatusCode::TOO_MANY_REQUESTS, &why),
         other => {

@@ -139,6 +139,18 @@ impl Dynamic {
         }
     }
 
+    /// Adds engine `name` to a pool, a member from pair `from` on; returns whether the
+    /// format is a pool (no other format takes engines while it runs).
+    pub(super) fn join(&mut self, name: &str, from: u64) -> bool {
+        match &mut self.planner {
+            Planner::Pool(pool) => {
+                pool.join(name, from);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Counts a completed pair; `restored`: read back after a restart (handed out in an
     /// earlier run). A grouped test and a pool count their pairs along the prefix instead
     /// ([`Dynamic::count_prefix`]). Returns whether the pair fits the pairings: a pair

@@ -349,3 +349,63 @@ fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
     assert_eq!(pool(&later).counted(), counted);
     assert_eq!(pool(&later).ratings, fit);
 }
+
+#[test]
+fn a_version_joins_a_running_pool_when_the_pairs_before_it_are_counted_and_again_after_a_restart() {
+    use tourney_model::tournament::EngineEntry;
+    use tourney_stats::pool::simulate::World;
+    let member = |name: &str| EngineEntry {
+        name: name.into(),
+        player: Some("random".into()),
+        ..EngineEntry::default()
+    };
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("pool", 3, ""), State::Queued, vec![]);
+    let mut world = World::new(vec![0.0, 40.0, 80.0, 300.0, 20.0], 5);
+    play_pool(&mut s, &mut world, 4, 10);
+    // Three pairs out when e3 joins: it is a member from pair 43, once 40..43 are counted.
+    let (_, out) = s.lease("w#1", 3, 0, &|_| true).unwrap();
+    assert_eq!(s.join_pool(1, member("e3")), Some(43));
+    assert_eq!(pool(&s).ratings.len(), 3);
+    let (_, meanwhile) = s.lease("w#1", 6, 0, &|_| true).unwrap();
+    assert!(boards(&meanwhile).iter().all(|&(a, b)| a.max(b) < 3));
+    let results: Vec<_> = (out.iter().chain(&meanwhile))
+        .map(|a| simulated(&mut world, a))
+        .collect();
+    s.report("w#1", &results);
+    assert_eq!(pool(&s).ratings.len(), 4);
+    // The newcomer is paired (the floor and its wide interval see to it) and rated.
+    let pairs = play_pool(&mut s, &mut world, 4, 15);
+    assert!(pairs.iter().filter(|&&(a, b)| a == 3 || b == 3).count() >= 10);
+    assert!(pool(&s).ratings.elo[3] > pool(&s).ratings.elo[2]);
+    // A second joins with nothing out: a member at once.
+    assert_eq!(s.join_pool(1, member("e4")), Some(109));
+    assert_eq!(pool(&s).ratings.len(), 5);
+    play_pool(&mut s, &mut world, 4, 5);
+    // A restart admits each at the same point of the chain of fits: the same ratings, bit
+    // for bit, and the same next pairs.
+    let mut again = restarted(&s, 1);
+    assert_eq!(pool(&again).ratings, pool(&s).ratings);
+    for _ in 0..3 {
+        let (_, before) = s.lease("w#1", 5, 0, &|_| true).unwrap();
+        let (_, after) = again.lease("w#1", 5, 0, &|_| true).unwrap();
+        assert_eq!(boards(&before), boards(&after));
+        let results: Vec<_> = before.iter().map(|a| simulated(&mut world, a)).collect();
+        s.report("w#1", &results);
+        again.report("w#1", &results);
+        assert_eq!(pool(&again).ratings, pool(&s).ratings);
+    }
+    // Only a pool takes engines while it runs; an ended one takes none.
+    let mut other = Scheduler::new(1000);
+    other.add(
+        1,
+        config("round-robin", 3, "rounds = 1"),
+        State::Queued,
+        vec![],
+    );
+    other.add(2, config("swiss", 4, "rounds = 2"), State::Queued, vec![]);
+    assert_eq!(other.join_pool(2, member("e4")), None);
+    assert_eq!(other.join_pool(1, member("e3")), None);
+    assert!(s.cancel(1));
+    assert_eq!(s.join_pool(1, member("e5")), None);
+}

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+use tourney_model::tournament::{EngineEntry, PairOutcome, State, TournamentConfig};
 
 mod dynamic;
 mod pairs;
@@ -445,6 +445,13 @@ impl Scheduler {
             }
             _ => Ok(false),
         }
+    }
+
+    /// Adds `engine` to rating pool `id` while it has not ended, a member from its next
+    /// pair on; returns that pair (`None`: no such pool, or it has ended).
+    pub fn join_pool(&mut self, id: TournamentId, engine: EngineEntry) -> Option<u64> {
+        let t = (self.tournaments.get_mut(&id)).filter(|t| !t.state.has_ended())?;
+        t.join_pool(engine)
     }
 
     /// Notes that a data generation run has the positions it wants: it finishes (when

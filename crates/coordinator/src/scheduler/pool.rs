@@ -20,10 +20,15 @@
 //! order, and the floor's recent pairs are those handed out, in pair order; a restart reads
 //! the completed pairs back in that order, so the same completed pairs give the same next
 //! pairs.
+//!
+//! A version added while the pool runs ([`tourney_model::tournament::PoolMember`]) joins
+//! at the pool's next pair `J` then: it becomes a member, rated and paired, once every
+//! pair before `J` is counted, with a fit at that point. Where it joins in the chain of
+//! fits depends only on `J`, which is stored, so a restart admits it at the same point.
 
 use std::collections::BTreeMap;
 
-use tourney_model::tournament::{PairOutcome, TournamentConfig};
+use tourney_model::tournament::{MAX_ENGINES, PairOutcome, TournamentConfig};
 use tourney_stats::{GameResult, GameTable, PoolRatings, PoolSettings};
 
 /// How `config`'s pool is rated and paired: the rule's defaults, with its anchor and
@@ -43,43 +48,70 @@ pub(crate) fn settings_of(config: &TournamentConfig) -> PoolSettings {
 pub struct Pool {
     /// How it rates and pairs.
     pub settings: PoolSettings,
-    /// The games of the pairs counted: the completed prefix's, excluded pairs left out.
+    /// Every engine of the pool with the pair from which on it is a member (0 for the
+    /// file's; a version added while it ran joins at the pool's next pair then).
+    engines: Vec<(String, u64)>,
+    /// The games of the pairs counted (the completed prefix's, excluded pairs left out),
+    /// between the members so far: the engines joined by the pair counted next.
     table: GameTable,
-    /// The table with no games (what a reset starts from).
-    empty: GameTable,
     /// Pairs in `table`.
     counted: u64,
+    /// The pair counted next: every pair before it is counted (void and excluded ones
+    /// as nothing).
+    through: u64,
     /// `counted` at the last fit.
     rated_at: u64,
     /// The last fit.
     pub ratings: PoolRatings,
     /// Pairs handed out and not in `table`, by pair number.
     pending: BTreeMap<u64, (usize, usize)>,
-    /// The pairs handed out last, in pair order (at least the floor's window of them).
+    /// The pairs handed out last, in pair order: at least the floor's window of a pool
+    /// of [`MAX_ENGINES`] (the window grows as members join, and what is kept must not
+    /// depend on when they joined).
     recent: Vec<(usize, usize)>,
-    /// The floor's window, pairs.
-    window: usize,
 }
 
 impl Pool {
     /// The pool of `config`, with no pairs.
     pub(crate) fn new(config: &TournamentConfig) -> Pool {
         let settings = settings_of(config);
-        let mut empty = GameTable::new();
-        for engine in &config.engines {
-            empty.player(&engine.name);
-        }
-        let n = empty.len();
-        Pool {
+        let empty = GameTable::new();
+        let mut pool = Pool {
             ratings: settings.rate(&empty, None),
-            window: settings.floor_window(n),
             settings,
-            table: empty.clone(),
-            empty,
+            engines: (config.engines.iter())
+                .map(|e| (e.name.clone(), e.joins_at_pair))
+                .collect(),
+            table: empty,
             counted: 0,
+            through: 0,
             rated_at: 0,
             pending: BTreeMap::new(),
             recent: Vec::new(),
+        };
+        pool.admit();
+        pool
+    }
+
+    /// Adds engine `name` (the config's next), a member from pair `from` on: at once when
+    /// every pair before `from` is counted, else when they are.
+    pub(super) fn join(&mut self, name: &str, from: u64) {
+        self.engines.push((name.to_string(), from));
+        self.admit();
+    }
+
+    /// Makes members of the engines whose pair has come (in their order), and rates the
+    /// pool again with them: a new member is paired from the next pair handed out.
+    fn admit(&mut self) {
+        let before = self.table.len();
+        while let Some((name, _)) =
+            (self.engines.get(self.table.len())).filter(|(_, from)| *from <= self.through)
+        {
+            self.table.player(name);
+        }
+        if self.table.len() > before {
+            self.ratings = self.settings.rate(&self.table, Some(&self.ratings));
+            self.rated_at = self.counted;
         }
     }
 
@@ -101,7 +133,11 @@ impl Pool {
 
     /// Gives pair `pair` the next pairing by the rule (`None` with fewer than 2 engines).
     pub(super) fn assign(&mut self, pair: u64) -> Option<(usize, usize)> {
-        let pending: Vec<(usize, usize)> = self.pending.values().copied().collect();
+        let members = self.table.len();
+        let pending: Vec<(usize, usize)> = (self.pending.values())
+            .filter(|&&(a, b)| a.max(b) < members)
+            .copied()
+            .collect();
         let (first, second) = self
             .ratings
             .next_pair(&self.settings, &self.recent, &pending)?;
@@ -112,25 +148,33 @@ impl Pool {
     /// Pair `pair` between `first` and `second` was handed out (now, or in an earlier run
     /// when read back); returns whether they are engines of the pool.
     pub(super) fn handed(&mut self, pair: u64, first: usize, second: usize) -> bool {
-        let n = self.table.len();
+        let n = self.engines.len();
         if first >= n || second >= n || first == second {
             return false;
         }
         self.pending.insert(pair, (first, second));
         self.recent.push((first, second));
-        if self.recent.len() > 2 * self.window.max(1) {
-            self.recent.drain(..self.recent.len() - self.window);
+        let keep = self.settings.floor_window(MAX_ENGINES).max(1);
+        if self.recent.len() > 2 * keep {
+            self.recent.drain(..self.recent.len() - keep);
         }
         true
     }
 
-    /// Counts pair `pair` of the completed prefix: its games (`None`: void or excluded,
-    /// only no longer pending); refits when [`Pool::step`] more pairs are counted.
+    /// Counts pair `pair` of the completed prefix (the next one): its games (`None`: void
+    /// or excluded, only no longer pending); then admits the engines whose pair has come.
     pub(super) fn count(&mut self, pair: u64, outcome: Option<&PairOutcome>) {
         self.pending.remove(&pair);
-        let Some(o) = outcome else {
-            return;
-        };
+        self.through = pair + 1;
+        if let Some(o) = outcome {
+            self.add_games(o);
+        }
+        self.admit();
+    }
+
+    /// Adds a counted pair's two games to the table (none when an engine is not a member
+    /// yet); refits when [`Pool::step`] more pairs are counted.
+    fn add_games(&mut self, o: &PairOutcome) {
         let n = self.table.len();
         if o.first >= n || o.second >= n {
             return;
@@ -165,9 +209,11 @@ impl Pool {
     /// Forgets the counted pairs (an exclusion changed what counts): the prefix is counted
     /// again from its start.
     pub(super) fn reset(&mut self) {
-        self.table = self.empty.clone();
+        self.table = GameTable::new();
         self.counted = 0;
+        self.through = 0;
         self.rated_at = 0;
         self.ratings = self.settings.rate(&self.table, None);
+        self.admit();
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use tourney_model::tournament::{Format, PairOutcome, State, TournamentConfig};
+use tourney_model::tournament::{EngineEntry, Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{Sprt, SprtCounts, SprtStatus};
 
 use super::dynamic::{Dynamic, Planner};
@@ -159,6 +159,11 @@ impl Tournament {
         self.prefix
     }
 
+    /// The number the next new pair is handed out under.
+    pub fn next_pair(&self) -> u64 {
+        self.next_pair
+    }
+
     /// Pairs currently leased.
     pub fn pairs_leased(&self) -> usize {
         self.leased.len()
@@ -191,6 +196,18 @@ impl Tournament {
         }
         self.next_pair += 1;
         Some(self.next_pair - 1)
+    }
+
+    /// Adds `engine` to a rating pool, a member from its next pair on; returns that pair
+    /// (`None`: not a pool).
+    pub(super) fn join_pool(&mut self, mut engine: EngineEntry) -> Option<u64> {
+        let from = self.next_pair;
+        engine.joins_at_pair = from;
+        if !self.dynamic.as_mut()?.join(&engine.name, from) {
+            return None;
+        }
+        self.config.engines.push(engine);
+        Some(from)
     }
 
     /// Pairs that can be offered now: never handed out, or to be offered again.

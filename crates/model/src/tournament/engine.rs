@@ -58,6 +58,10 @@ pub struct EngineEntry {
     /// measured it (see [`crate::source::EngineFacts::nps`]); not a key of the file.
     #[serde(skip)]
     pub reference_nps: Option<u64>,
+    /// A rating pool's member added while it ran ([`super::pool::PoolMember`]): the pair
+    /// from which on it is in the pool (0 for the file's engines); not a key of the file.
+    #[serde(skip)]
+    pub joins_at_pair: u64,
     /// This engine's own clock or per-move limits, in place of the tournament's (time
     /// odds); the time margin stays the tournament's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

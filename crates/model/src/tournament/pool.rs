@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MAX_PAIRS, TournamentConfig};
+use super::{EngineEntry, MAX_ENGINES, MAX_PAIRS, TournamentConfig};
 
 /// The `[pool]` table of a `format = "pool"` tournament; every key is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -50,7 +50,66 @@ impl PoolConfig {
     }
 }
 
+/// A registered version added to a running pool (`tourney pool add`), kept with the
+/// tournament's record: a restart adds it again, from the same pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolMember {
+    /// The registered version: its name is the engine's.
+    pub version: String,
+    /// The pair from which on it is in the pool: the pool's next pair when it was added.
+    /// Its ratings count it from when every earlier pair is counted, so a restart rates
+    /// it from the same point.
+    pub from_pair: u64,
+    /// When it was added, Unix milliseconds.
+    pub added_ms: u64,
+    /// Who added it.
+    pub by: String,
+}
+
 impl TournamentConfig {
+    /// Adds `member` as a pool's last engine, named as its version (its player, command or
+    /// source filled in by [`TournamentConfig::resolve_versions`]).
+    ///
+    /// # Errors
+    /// Not a pool, a name an engine of it has, or the pool is full ([`MAX_ENGINES`]).
+    pub fn add_pool_member(&mut self, member: &PoolMember) -> Result<(), String> {
+        let name = &member.version;
+        if self.format != super::Format::Pool {
+            return Err(format!(
+                "'{}' is a {} tournament: versions join rating pools (format = \"pool\")",
+                self.name,
+                self.format.name()
+            ));
+        }
+        if self.engines.iter().any(|e| &e.name == name) {
+            return Err(format!(
+                "'{name}' is already an engine of pool '{}'",
+                self.name
+            ));
+        }
+        if self.engines.len() >= MAX_ENGINES {
+            return Err(format!(
+                "pool '{}' has {MAX_ENGINES} engines, the most a tournament has",
+                self.name
+            ));
+        }
+        if let Some(last) = self.engines.last()
+            && last.joins_at_pair > member.from_pair
+        {
+            return Err(format!(
+                "'{name}' joins at pair {}, before the last member (pair {})",
+                member.from_pair, last.joins_at_pair
+            ));
+        }
+        self.engines.push(EngineEntry {
+            name: name.clone(),
+            version: Some(name.clone()),
+            joins_at_pair: member.from_pair,
+            ..EngineEntry::default()
+        });
+        Ok(())
+    }
+
     /// A pool's settings (`None` for other formats); the defaults when it has no `[pool]`
     /// table.
     pub fn pool(&self) -> Option<PoolConfig> {

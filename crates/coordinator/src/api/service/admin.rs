@@ -12,7 +12,7 @@ use tourney_proto::v1 as pb;
 
 use tourney_model::account::Role;
 
-use super::accounts;
+use super::{accounts, versions};
 use crate::api::auth::principal;
 use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
 use crate::state::Coordinator;
@@ -201,17 +201,7 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::AddVersionRequest>,
     ) -> Result<Response<pb::AddVersionResponse>, GrpcStatus> {
-        let by = principal(&request);
-        by.require(Role::User)?;
-        let r = request.into_inner();
-        let version = r
-            .version
-            .ok_or_else(|| GrpcStatus::invalid_argument("version is missing"))?;
-        let name = version.name.clone();
-        self.0.add_version(version.into(), r.replace)?;
-        self.0
-            .record_event(&by, "version-added", &format!("version {name}"), "");
-        Ok(Response::new(pb::AddVersionResponse {}))
+        versions::add_version(&self.0, request)
     }
 
     async fn get_file(
@@ -248,53 +238,30 @@ impl pb::admin_server::Admin for AdminService {
 
     async fn list_versions(
         &self,
-        _: Request<pb::ListVersionsRequest>,
+        request: Request<pb::ListVersionsRequest>,
     ) -> Result<Response<pb::ListVersionsResponse>, GrpcStatus> {
-        let versions = (self.0.versions().iter())
-            .map(|v| {
-                let mut version = pb::EngineVersion::from(v);
-                version.checks = (self.0.version_checks(&v.name).into_iter())
-                    .map(|c| pb::VersionCheck {
-                        worker: c.worker,
-                        at_ms: c.at_ms,
-                        bench_nodes: c.bench_nodes,
-                        bench_nps: c.bench_nps,
-                        build_ms: c.build_ms,
-                        problem: c.problem,
-                        tournament: c.tournament,
-                    })
-                    .collect();
-                version
-            })
-            .collect();
-        Ok(Response::new(pb::ListVersionsResponse { versions }))
+        versions::list_versions(&self.0, request)
     }
 
     async fn timeline(
         &self,
         request: Request<pb::TimelineRequest>,
     ) -> Result<Response<pb::TimelineResponse>, GrpcStatus> {
-        let anchor = request.into_inner().anchor;
-        let timeline = self
-            .0
-            .timeline((!anchor.is_empty()).then_some(anchor.as_str()))?;
-        let report = timeline.report();
-        let entries = (timeline.entries.iter().zip(report.rows))
-            .map(|(e, row)| pb::TimelineEntry {
-                version: Some((&e.version).into()),
-                elo: row.elo,
-                plus: row.plus,
-                minus: row.minus,
-                games: row.games,
-                score: row.score,
-                tournaments: row.tournaments,
-            })
-            .collect();
-        Ok(Response::new(pb::TimelineResponse {
-            anchor: timeline.anchor.unwrap_or_default(),
-            entries,
-            games: timeline.games,
-        }))
+        versions::timeline(&self.0, request)
+    }
+
+    async fn add_to_pool(
+        &self,
+        request: Request<pb::AddToPoolRequest>,
+    ) -> Result<Response<pb::AddToPoolResponse>, GrpcStatus> {
+        versions::add_to_pool(&self.0, request).await
+    }
+
+    async fn pool_best(
+        &self,
+        request: Request<pb::PoolBestRequest>,
+    ) -> Result<Response<pb::PoolBestResponse>, GrpcStatus> {
+        versions::pool_best(&self.0, request)
     }
 
     async fn archive(

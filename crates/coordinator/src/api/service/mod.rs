@@ -3,6 +3,7 @@
 
 mod accounts;
 mod admin;
+mod versions;
 mod worker;
 
 pub use admin::{AdminService, MAX_LINK_TEMPLATE};
@@ -33,6 +34,7 @@ impl From<CoordinatorError> for GrpcStatus {
             CoordinatorError::Invalid(message) => GrpcStatus::invalid_argument(message),
             CoordinatorError::Exhausted(message) => GrpcStatus::resource_exhausted(message),
             CoordinatorError::Forbidden(message) => GrpcStatus::permission_denied(message),
+            CoordinatorError::NotFound(message) => GrpcStatus::not_found(message),
             CoordinatorError::Closed => GrpcStatus::unavailable("the coordinator is stopping"),
             CoordinatorError::Unavailable(why) => {
                 GrpcStatus::unavailable(format!("the store is unavailable: {why}"))

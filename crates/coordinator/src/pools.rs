@@ -1,0 +1,125 @@
+//! Rating pools as they run: registered versions added to a pool (`tourney pool add`,
+//! `tourney version add --pool`), a pool found by its name, and its best member.
+
+use std::sync::Arc;
+
+use tourney_model::tournament::{Format, PoolMember};
+use tourney_stats::PlayerRating;
+
+use crate::accounts::Principal;
+use crate::scheduler::TournamentId;
+use crate::state::Coordinator;
+use crate::types::CoordinatorError;
+
+impl Coordinator {
+    /// The rating pool `pool` names: its id, or its name (the newest pool of that name
+    /// that has not ended, else the newest of that name).
+    ///
+    /// # Errors
+    /// No pool has that id or name.
+    pub fn find_pool(&self, pool: &str) -> Result<TournamentId, CoordinatorError> {
+        let inner = self.lock();
+        let pools =
+            || (inner.tournaments.iter().rev()).filter(|(_, e)| e.config.format == Format::Pool);
+        let by_id = pool.parse::<TournamentId>().ok();
+        let found = (pools().find(|(id, _)| Some(**id) == by_id))
+            .or_else(|| {
+                pools().find(|(id, e)| {
+                    e.config.name == pool
+                        && (inner.scheduler.tournament(**id)).is_some_and(|t| !t.state.has_ended())
+                })
+            })
+            .or_else(|| pools().find(|(_, e)| e.config.name == pool));
+        found.map(|(id, _)| *id).ok_or_else(|| {
+            CoordinatorError::NotFound(format!("no rating pool with id or name '{pool}'"))
+        })
+    }
+
+    /// Adds registered version `version` to rating pool `id` for `by` (the pool's author,
+    /// an approver or an admin): stored with the pool before anything else sees it, a
+    /// member from the pool's next pair on. Returns that pair.
+    ///
+    /// # Errors
+    /// Not allowed, no such pool, it has ended, the version is unknown or already a
+    /// member, its player does not play the pool's game, the pool is full, or the store
+    /// failed.
+    pub async fn add_to_pool(
+        &self,
+        by: &Principal,
+        id: TournamentId,
+        version: &str,
+    ) -> Result<u64, CoordinatorError> {
+        by.require_owner(&self.author(id).unwrap_or_default())?;
+        let invalid = |why: String| CoordinatorError::Invalid(format!("pool {id}: {why}"));
+        let (record, from) = {
+            let mut guard = self.lock();
+            let inner = &mut *guard;
+            let (Some(t), Some(entry)) =
+                (inner.scheduler.tournament(id), inner.tournaments.get(&id))
+            else {
+                return Err(CoordinatorError::NotFound(format!("no tournament {id}")));
+            };
+            if t.state.has_ended() {
+                return Err(invalid(format!("it has ended ({})", t.state.name())));
+            }
+            if !inner.versions.contains_key(version) {
+                return Err(invalid(format!(
+                    "no version '{version}' (see `tourney version list`)"
+                )));
+            }
+            let member = PoolMember {
+                version: version.to_string(),
+                from_pair: t.next_pair(),
+                added_ms: tourney_model::unix_ms_now(),
+                by: by.name.clone(),
+            };
+            let mut config = (*entry.config).clone();
+            config.add_pool_member(&member).map_err(invalid)?;
+            let programs = (config.resolve_versions(|name| inner.versions.get(name).cloned()))
+                .map_err(invalid)?;
+            let record = &entry.record;
+            tourney_plan::check::check_players(&config, &record.config_text, &record.file)
+                .map_err(|e| invalid(format!("version '{version}': {e}")))?;
+            let mut artifacts = (*entry.artifacts).clone();
+            artifacts.extend(programs.into_iter().filter(|(name, _)| name == version));
+            let mut record = record.clone();
+            record.pool_members.push(member.clone());
+            record.artifacts = artifacts.clone();
+            record.state = t.state;
+            // Stored before the pool pairs it: a pair of it is never stored without it.
+            self.store.put_tournament(&record)?;
+            let engine = config.engines.last().cloned().expect("just added");
+            let from = (inner.scheduler.join_pool(id, engine)).expect("a pool that has not ended");
+            debug_assert_eq!(from, member.from_pair);
+            let entry = inner.tournaments.get_mut(&id).expect("checked above");
+            entry.settings = Arc::new(tourney_model::job::GameSettings::of(&config));
+            entry.config = Arc::new(config);
+            entry.artifacts = Arc::new(artifacts);
+            entry.record = record;
+            entry.ratings = None;
+            (inner.record(id), from)
+        };
+        self.save(record).await?;
+        self.record_event(
+            by,
+            "pool-joined",
+            &format!("tournament {id}"),
+            &format!("{version} from pair {from}"),
+        );
+        Ok(from)
+    }
+
+    /// The best member of pool `id` now: the highest rated of those that have played, by
+    /// its standings (`None` while none has played).
+    ///
+    /// # Errors
+    /// No pool `id`.
+    pub fn pool_best(&self, id: TournamentId) -> Result<Option<PlayerRating>, CoordinatorError> {
+        let status = (self.status(id))
+            .filter(|s| s.config.format == Format::Pool)
+            .ok_or_else(|| CoordinatorError::NotFound(format!("no rating pool {id}")))?;
+        Ok((status.ratings.players.into_iter())
+            .filter(|p| p.games > 0)
+            .max_by(|a, b| a.elo.total_cmp(&b.elo)))
+    }
+}

@@ -1,0 +1,134 @@
+//! Versions added to a running rating pool: stored with it, rated from the pair they
+//! joined at, again after a restart; refused with the reason where they cannot join.
+
+use std::collections::BTreeMap;
+
+use tourney_model::account::Role;
+use tourney_model::version::EngineVersion;
+
+use super::*;
+use crate::accounts::Principal;
+use crate::types::CoordinatorError;
+
+/// A pool of versions `v0` and `v1`, authored by `ann`, with a budget of 200 pairs.
+const POOL: &str = "name = \"nightly\"\ngame = \"loa\"\nformat = \"pool\"\n\
+                    openings = { plies = 2 }\nlimits = { nodes = 1, tc = \"10+0.1\" }\n\
+                    [pool]\nmax_pairs = 200\n\
+                    [[engine]]\nversion = \"v0\"\n[[engine]]\nversion = \"v1\"\n";
+
+fn ann() -> Principal {
+    Principal {
+        name: "ann".into(),
+        role: Role::User,
+        operator: false,
+    }
+}
+
+/// Leases and plays `rounds` leases of 4 pairs on `worker`, the engine with the higher
+/// version number winning both games (one pair in three split).
+async fn play(c: &Coordinator, worker: &str, rounds: usize) {
+    for _ in 0..rounds {
+        let (lease, jobs) = c.lease(worker, 4).unwrap();
+        let results = (jobs.iter())
+            .map(|job| {
+                let (a, b) = (job.first.name.as_str(), job.second.name.as_str());
+                let stronger = a.max(b);
+                let winners = if job.pair % 3 == 0 {
+                    [a, b]
+                } else {
+                    [stronger, stronger]
+                };
+                pair_won_by(c, worker, job, lease, winners, ["crash", "crash"])
+            })
+            .collect();
+        c.report(worker, results).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (id, ratings) = {
+        let c = Coordinator::open(
+            Store::open(dir.path()).unwrap(),
+            Settings::default(),
+            &Registry::new(),
+        )
+        .unwrap();
+        for i in 0..4 {
+            let version = EngineVersion {
+                name: format!("v{i}"),
+                player: Some(format!("random:seed={i}")),
+                ..Default::default()
+            };
+            c.add_version(version, false).unwrap();
+        }
+        let amazons = EngineVersion {
+            name: "amazons-only".into(),
+            player: Some("mcts:territory=5".into()),
+            ..Default::default()
+        };
+        c.add_version(amazons, false).unwrap();
+        let operator = Principal::operator("ops");
+        let id = (c.submit_as(
+            &ann(),
+            POOL,
+            "pool.toml",
+            "",
+            BTreeMap::new(),
+            BTreeMap::new(),
+        ))
+        .await
+        .unwrap();
+        c.approve(&operator, id).await.unwrap();
+        let worker = c.register("w", "test", 8, "t").unwrap().0;
+        play(&c, &worker, 5).await;
+        // Found by its name; joins at the next pair; rated once it has played.
+        assert_eq!(c.find_pool("nightly").unwrap(), id);
+        assert_eq!(c.find_pool(&id.to_string()).unwrap(), id);
+        assert_eq!(c.add_to_pool(&ann(), id, "v2").await.unwrap(), 20);
+        play(&c, &worker, 10).await;
+        assert_eq!(c.add_to_pool(&operator, id, "v3").await.unwrap(), 60);
+        play(&c, &worker, 15).await;
+        let status = c.status(id).unwrap();
+        let names: Vec<&str> = (status.config.engines.iter())
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(names, ["v0", "v1", "v2", "v3"]);
+        let best = c.pool_best(id).unwrap().unwrap();
+        assert_eq!(best.name, "v3", "{:?}", status.ratings);
+        // What cannot join, and why.
+        let refused = |e: CoordinatorError| e.to_string();
+        let bob = Principal {
+            name: "bob".into(),
+            ..ann()
+        };
+        for (by, version, why) in [
+            (&bob, "v0", "approver"),
+            (&ann(), "v9", "no version 'v9'"),
+            (&ann(), "v2", "already an engine"),
+            (&ann(), "amazons-only", "amazons-only"),
+        ] {
+            let e = refused(c.add_to_pool(by, id, version).await.unwrap_err());
+            assert!(e.contains(why), "{version}: {e}");
+        }
+        assert!(c.find_pool("weekly").is_err());
+        let ratings = c.status(id).unwrap().ratings;
+        // A match is no pool.
+        let other = c
+            .submit(&match_file(), "m.toml", "", BTreeMap::new())
+            .await
+            .unwrap();
+        let e = refused(c.add_to_pool(&operator, other, "v2").await.unwrap_err());
+        assert!(e.contains("rating pools"), "{e}");
+        (id, ratings)
+    };
+    // A restart reads the members back, each from its pair: the same standings.
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.config.engines.len(), 4);
+    assert_eq!(status.ratings.players, ratings.players);
+    assert!(c.cancel(id).await.unwrap());
+    let e = c.add_to_pool(&ann(), id, "v0").await.unwrap_err();
+    assert!(e.to_string().contains("ended"), "{e}");
+}
