@@ -1,5 +1,7 @@
 //! What can be wrong with the statistics' input.
 
+use tourney_model::tournament::MAX_TAKES;
+
 /// Input the statistics cannot use: counts that do not parse, an SPRT that is not one,
 /// results that are missing, a PGN file that does not read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -58,7 +60,7 @@ pub enum StatsError {
         message: String,
     },
     /// A grouped test of no takes, or of too many.
-    #[error("a grouped test has 1 to {max} takes, found {0}", max = crate::takes::MAX_TAKES)]
+    #[error("a grouped test has 1 to {max} takes, found {0}", max = MAX_TAKES)]
     Takes(usize),
     /// The BayesElo model without the W/D/L counts it needs for its draw rate.
     #[error("the BayesElo model needs W/D/L counts")]
