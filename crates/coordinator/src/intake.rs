@@ -14,7 +14,7 @@ use tourney_model::account::Role;
 use crate::accounts::Principal;
 use crate::scheduler::TournamentId;
 use crate::state::{Coordinator, Entry};
-use crate::types::{CoordinatorError, Unplayable};
+use crate::types::{CoordinatorError, Origin, Unplayable};
 
 /// The most openings generated for a tournament: one per pair up to this many. A suite
 /// of `plies` random plies holds 40 bytes or so an opening.
@@ -93,18 +93,6 @@ impl Coordinator {
         }
         String::from_utf8(bytes).map_err(|_| why("not UTF-8 text".into()))
     }
-}
-
-/// Where a submitted tournament comes from: who submitted it, whether it waits for an
-/// approver, and the tuning run whose verification SPRT it is.
-#[derive(Debug, Default)]
-pub struct Origin {
-    /// The tuning run it verifies.
-    pub tuned_by: Option<TournamentId>,
-    /// Who submitted it.
-    pub author: Option<String>,
-    /// It waits for an approver before anything is played.
-    pub pending: bool,
 }
 
 impl Coordinator {

@@ -70,12 +70,11 @@ mod tests;
 pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
 pub use commit::REFUSALS_TO_BAR;
 pub use downloads::{Download, GamesFormat, record_of_export_line};
-pub use intake::Origin;
 pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
 pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{
-    CoordinatorError, EngineCheck, ExportFilter, Finished, Reported, Settings, Status, Unplayable,
-    VersionCheck,
+    CoordinatorError, EngineCheck, ExportFilter, Finished, Origin, Reported, Settings, Status,
+    Unplayable, VersionCheck,
 };
 pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};

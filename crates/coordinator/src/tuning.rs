@@ -218,7 +218,7 @@ impl Coordinator {
         let Some(((text, file, suite, artifacts), author)) = made else {
             return Ok(None);
         };
-        let origin = crate::intake::Origin {
+        let origin = crate::Origin {
             tuned_by: Some(id),
             author,
             pending: false,

@@ -133,6 +133,18 @@ pub struct Unplayable<'a> {
     pub log: &'a str,
 }
 
+/// Where a submitted tournament comes from: who submitted it, whether it waits for an
+/// approver, and the tuning run whose verification SPRT it is.
+#[derive(Debug, Default)]
+pub struct Origin {
+    /// The tuning run it verifies.
+    pub tuned_by: Option<TournamentId>,
+    /// Who submitted it.
+    pub author: Option<String>,
+    /// It waits for an approver before anything is played.
+    pub pending: bool,
+}
+
 /// How many of the pairs holding repeated games a status lists.
 pub(crate) const DUPLICATE_PAIRS_LISTED: usize = 5;
 
