@@ -34,6 +34,7 @@ pub mod clock;
 pub mod details;
 pub mod fleet;
 pub mod metrics;
+pub mod pool_metrics;
 pub mod scheduler;
 pub mod workers;
 

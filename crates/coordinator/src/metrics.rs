@@ -2,11 +2,10 @@
 //! gauges refreshed from the coordinator's state on every scrape.
 //!
 //! Label sets are bounded: a tournament, a game, a result, a termination, an engine name,
-//! an RPC service; never a pair or a game. A rating pool's ratings are exported for at
-//! most [`POOLS_EXPORTED`] pools that have not ended and [`POOL_ENGINES_EXPORTED`] engines
-//! of each.
+//! an RPC service; never a pair or a game. A rating pool's ratings are bounded apart
+//! ([`crate::pool_metrics`]).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use prometheus::core::Collector;
@@ -17,6 +16,7 @@ use prometheus::{
 use tourney_model::{GameSummary, Termination};
 
 use crate::fleet::WorkerInfo;
+use crate::pool_metrics::{POOL_ENGINES_EXPORTED, POOLS_EXPORTED, PoolEngine, PoolGauges};
 
 /// Every coordinator metric, registered in one registry.
 pub struct CoordinatorMetrics {
@@ -79,23 +79,10 @@ pub struct CoordinatorMetrics {
     share_target: GaugeVec,
     elo: GaugeVec,
     tournament_info: IntGaugeVec,
-    pool_elo: GaugeVec,
-    pool_interval: GaugeVec,
-    pool_engines: IntGaugeVec,
+    pools: PoolGauges,
     /// The label sets of `games` per tournament, to remove them when it is forgotten.
     games_labels: Mutex<HashMap<u64, HashSet<[String; 4]>>>,
-    /// The engines whose pool ratings are exported, by tournament, to remove those that
-    /// leave the export.
-    pool_labels: Mutex<HashMap<String, BTreeSet<String>>>,
 }
-
-/// The most rating pools whose ratings are exported: the newest of those that have not
-/// ended.
-pub const POOLS_EXPORTED: usize = 8;
-
-/// The most engines of one pool whose ratings are exported: of those with games, the
-/// best-rated half and the newest half (the last to join).
-pub const POOL_ENGINES_EXPORTED: usize = 32;
 
 /// The values of `tourney_tournament_state`'s `state` label.
 const STATES: [&str; 5] = ["queued", "running", "finished", "cancelled", "paused"];
@@ -126,35 +113,6 @@ pub struct TournamentGauges<'a> {
     pub elo: Vec<(&'a str, f64)>,
     /// A rating pool's engines in the order they joined, while it has not ended.
     pub pool: Option<Vec<PoolEngine<'a>>>,
-}
-
-/// One engine of a rating pool, as its standings rate it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PoolEngine<'a> {
-    /// Its name.
-    pub name: &'a str,
-    /// Its rating relative to the pool's anchor.
-    pub elo: f64,
-    /// The half-width of its 95 % interval.
-    pub interval: f64,
-    /// Its games.
-    pub games: u64,
-}
-
-/// Which of a pool's `engines` (in the order they joined) are exported: of those with
-/// games, the [`POOL_ENGINES_EXPORTED`]` / 2` newest and as many best-rated, in order.
-fn exported_engines<'e, 'a>(engines: &'e [PoolEngine<'a>]) -> Vec<&'e PoolEngine<'a>> {
-    let half = POOL_ENGINES_EXPORTED / 2;
-    let played: Vec<usize> = (0..engines.len())
-        .filter(|&i| engines[i].games > 0)
-        .collect();
-    let mut best = played.clone();
-    best.sort_by(|&a, &b| engines[b].elo.total_cmp(&engines[a].elo).then(a.cmp(&b)));
-    let kept: BTreeSet<usize> = (played.iter().rev().take(half))
-        .chain(best.iter().take(half))
-        .copied()
-        .collect();
-    kept.into_iter().map(|i| &engines[i]).collect()
 }
 
 /// Registers a new metric (names and buckets here are constants, so failure is a bug).
@@ -427,27 +385,32 @@ impl CoordinatorMetrics {
                 "1 for each tournament, with its name, game and format (join on `tournament` for readable legends).",
                 &["tournament", "name", "game", "format"],
             ),
-            pool_elo: float_gauge_vec(
-                r,
-                "tourney_pool_rating_elo",
-                "A rating pool's rating of an engine relative to its anchor (the newest 8 pools \
-                 that have not ended; of each, the best-rated 16 and newest 16 engines with games).",
-                &["tournament", "engine"],
-            ),
-            pool_interval: float_gauge_vec(
-                r,
-                "tourney_pool_rating_interval_elo",
-                "Half-width of the 95% interval of tourney_pool_rating_elo (0 for the anchor).",
-                &["tournament", "engine"],
-            ),
-            pool_engines: gauge_vec(
-                r,
-                "tourney_pool_engines",
-                "Engines in a rating pool whose ratings are exported, exported or not.",
-                &["tournament"],
+            pools: PoolGauges::new(
+                float_gauge_vec(
+                    r,
+                    "tourney_pool_rating_elo",
+                    &format!(
+                        "A rating pool's rating of an engine relative to its anchor (the newest \
+                         {POOLS_EXPORTED} pools that have not ended; of each, the best-rated \
+                         {half} and newest {half} engines with games).",
+                        half = POOL_ENGINES_EXPORTED / 2
+                    ),
+                    &["tournament", "engine"],
+                ),
+                float_gauge_vec(
+                    r,
+                    "tourney_pool_rating_interval_elo",
+                    "Half-width of the 95% interval of tourney_pool_rating_elo (0 for the anchor).",
+                    &["tournament", "engine"],
+                ),
+                gauge_vec(
+                    r,
+                    "tourney_pool_engines",
+                    "Engines in a rating pool whose ratings are exported, exported or not.",
+                    &["tournament"],
+                ),
             ),
             games_labels: Mutex::default(),
-            pool_labels: Mutex::default(),
         }
     }
 
@@ -528,51 +491,11 @@ impl CoordinatorMetrics {
                 self.elo.with_label_values(&[id.as_str(), engine]).set(*elo);
             }
         }
-        self.set_pools(tournaments);
-    }
-
-    /// Sets the pool gauges of the newest [`POOLS_EXPORTED`] pools among `tournaments`
-    /// (those with [`TournamentGauges::pool`]) and removes every other pool series.
-    fn set_pools(&self, tournaments: &[TournamentGauges<'_>]) {
-        let mut pools: Vec<(u64, &[PoolEngine<'_>])> = (tournaments.iter())
-            .filter_map(|t| Some((t.id, t.pool.as_deref()?)))
-            .collect();
-        pools.sort_by_key(|&(id, _)| std::cmp::Reverse(id));
-        pools.truncate(POOLS_EXPORTED);
-        let mut exported = self
-            .pool_labels
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut now: HashMap<String, BTreeSet<String>> = HashMap::new();
-        for (id, engines) in pools {
-            let id = id.to_string();
-            self.pool_engines
-                .with_label_values(&[&id])
-                .set(engines.len() as i64);
-            let names = now.entry(id.clone()).or_default();
-            for engine in exported_engines(engines) {
-                let labels = [id.as_str(), engine.name];
-                self.pool_elo.with_label_values(&labels).set(engine.elo);
-                self.pool_interval
-                    .with_label_values(&labels)
-                    .set(engine.interval);
-                names.insert(engine.name.to_string());
-            }
-        }
-        for (id, names) in exported.iter() {
-            let kept = now.get(id);
-            if kept.is_none() {
-                let _ = self.pool_engines.remove_label_values(&[id]);
-            }
-            for name in names
-                .iter()
-                .filter(|n| kept.is_none_or(|k| !k.contains(*n)))
-            {
-                let _ = self.pool_elo.remove_label_values(&[id, name]);
-                let _ = self.pool_interval.remove_label_values(&[id, name]);
-            }
-        }
-        *exported = now;
+        self.pools.set(
+            (tournaments.iter())
+                .filter_map(|t| Some((t.id, t.pool.as_deref()?)))
+                .collect(),
+        );
     }
 
     /// Exports `tourney_games_total` of a tournament seen for the first time at 0 for every

@@ -11,7 +11,8 @@ use tourney_report::{
 };
 use tourney_stats::{GameResult, GameTable};
 
-use crate::metrics::{PoolEngine, TournamentGauges};
+use crate::metrics::TournamentGauges;
+use crate::pool_metrics::PoolEngine;
 use crate::scheduler::{TournamentId, sprt_of};
 use crate::state::Coordinator;
 use crate::types::{CachedRatings, ExportFilter};

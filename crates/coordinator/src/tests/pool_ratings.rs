@@ -6,9 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use prometheus::Registry;
 
 use super::*;
-use crate::metrics::{
-    CoordinatorMetrics, POOL_ENGINES_EXPORTED, POOLS_EXPORTED, PoolEngine, TournamentGauges,
-};
+use crate::metrics::{CoordinatorMetrics, TournamentGauges};
+use crate::pool_metrics::{POOL_ENGINES_EXPORTED, POOLS_EXPORTED, PoolEngine};
 
 /// A pool of `n` random players `v0`, `v1`, … at one node a move, `v1` its anchor.
 fn pool_file(n: usize) -> String {
