@@ -1,12 +1,35 @@
-//! The source layout ARCHITECTURE.md promises: no source file over 800 lines outside the
+//! The source layout ARCHITECTURE.md promises: no source file over 600 lines outside the
 //! tests, and no two files of a crate importing each other, directly or round a circle (a
-//! file may use what its parent module defines: a folder is one unit with its `mod.rs`).
+//! file may use what its parent module defines: a folder is one unit with its `mod.rs`; a
+//! name a module re-exports with `pub use` leads to the file that defines it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The longest a source file other than tests may be, in lines.
-const MAX_LINES: usize = 800;
+const MAX_LINES: usize = 600;
+
+/// Files still over [`MAX_LINES`], being split under issue 62: each may have up to
+/// [`MAX_LONG_LINES`] meanwhile. No file joins this list.
+const LONG_FILES: [&str; 5] = [
+    "crates/coordinator/src/accounts.rs",
+    "crates/coordinator/src/api/service/admin.rs",
+    "crates/coordinator/src/fleet.rs",
+    "crates/coordinator/src/intake.rs",
+    "crates/coordinator/src/views.rs",
+];
+
+/// The longest a file of [`LONG_FILES`] may be, in lines (the limit before issue 62).
+const MAX_LONG_LINES: usize = 800;
+
+/// Imports that close a circle the finder saw once it followed `pub use`, left to the
+/// files' owners: (crate source folder, importing module, imported module). Each is being
+/// fixed under issue 62; no import joins this list.
+const KNOWN_CIRCLES: [(&str, &str, &str); 1] = [(
+    "crates/coordinator/src",
+    "scheduler::share",
+    "scheduler::tournament",
+)];
 
 /// The repository's root.
 fn root() -> PathBuf {
@@ -75,65 +98,183 @@ fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// The module paths after `prefix` in `code`: `crate::a::b::Thing` gives `a::b`, and a
-/// group `crate::{a::X, b}` gives `a` and `b` (lower-case segments only: modules, not
-/// types).
-fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
-    let segments = |text: &'a str| -> Vec<&'a str> {
-        text.split("::")
-            .map(|s| {
-                let s = s.trim();
-                s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .next()
-                    .unwrap_or("")
-            })
-            .take_while(|s| s.starts_with(|c: char| c.is_ascii_lowercase()))
-            .collect()
-    };
-    let mut paths = Vec::new();
-    for (at, _) in code.match_indices(prefix) {
-        let rest = &code[at + prefix.len()..];
-        match rest.strip_prefix('{') {
-            Some(group) => {
-                let group = group.split('}').next().unwrap_or_default();
-                paths.extend(group.split(',').map(segments));
-            }
-            None => paths.push(segments(rest)),
-        }
+/// The paths of the use tree at the start of `text`, each with the name it brings in (its
+/// last segment, or its alias): `a::{b::X, c as d}` gives `a::b::X` as `X` and `a::c` as
+/// `d`. A path in code (`a::f(x)`) reads as a tree of one path.
+fn use_paths(text: &str) -> Vec<(Vec<&str>, &str)> {
+    fn skip_space(text: &str, at: &mut usize) {
+        *at += text[*at..].len() - text[*at..].trim_start().len();
     }
-    paths
+    fn ident<'a>(text: &'a str, at: &mut usize) -> &'a str {
+        let rest = &text[*at..];
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        *at += len;
+        &rest[..len]
+    }
+    fn tree<'a>(
+        text: &'a str,
+        at: &mut usize,
+        prefix: &mut Vec<&'a str>,
+        found: &mut Vec<(Vec<&'a str>, &'a str)>,
+    ) {
+        let depth = prefix.len();
+        loop {
+            skip_space(text, at);
+            if text[*at..].starts_with('{') {
+                *at += 1;
+                loop {
+                    tree(text, at, prefix, found);
+                    skip_space(text, at);
+                    if text[*at..].starts_with(',') {
+                        *at += 1;
+                        skip_space(text, at);
+                    }
+                    if text[*at..].starts_with('}') {
+                        *at += 1;
+                        break;
+                    }
+                    if text[*at..].is_empty() || text[*at..].starts_with(';') {
+                        break;
+                    }
+                }
+                prefix.truncate(depth);
+                return;
+            }
+            let segment = ident(text, at);
+            if segment.is_empty() {
+                break;
+            }
+            prefix.push(segment);
+            if text[*at..].starts_with("::") {
+                *at += 2;
+            } else {
+                break;
+            }
+        }
+        let mut name = prefix.last().copied().unwrap_or_default();
+        let mut after = *at;
+        skip_space(text, &mut after);
+        if let Some(rest) = text[after..].strip_prefix("as ") {
+            after = text.len() - rest.len();
+            skip_space(text, &mut after);
+            name = ident(text, &mut after);
+            *at = after;
+        }
+        if prefix.len() > depth {
+            found.push((prefix.clone(), name));
+        }
+        prefix.truncate(depth);
+    }
+    let mut found = Vec::new();
+    tree(text, &mut 0, &mut Vec::new(), &mut found);
+    found
 }
 
-/// Which modules each module imports from (its ancestors left out).
+/// The paths after each `prefix` in `code`: `crate::a::b::Thing` gives `a::b::Thing`, and
+/// a group `crate::{a::X, b}` gives `a::X` and `b`.
+fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
+    code.match_indices(prefix)
+        .filter(|(at, _)| {
+            !code[..*at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+        })
+        .flat_map(|(at, _)| use_paths(&code[at + prefix.len()..]))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// The module `path` starts with, read from `base`: the longest prefix that names one of
+/// `modules` (`base` itself when none does), with how many segments it took.
+fn module_of<'a>(
+    modules: &'a BTreeMap<String, String>,
+    base: &str,
+    path: &[&str],
+) -> Option<(&'a str, usize)> {
+    (0..=path.len()).rev().find_map(|n| {
+        let joined = path[..n].join("::");
+        let candidate = match (base.is_empty(), joined.is_empty()) {
+            (true, _) => joined,
+            (false, true) => base.to_string(),
+            (false, false) => format!("{base}::{joined}"),
+        };
+        modules
+            .get_key_value(&candidate)
+            .map(|(key, _)| (key.as_str(), n))
+    })
+}
+
+/// The parent of module `name` (the root's is itself).
+fn parent_of(name: &str) -> &str {
+    name.rsplit_once("::").map_or("", |(p, _)| p)
+}
+
+/// What each module re-exports with `pub use` (or `pub(crate) use`, ...): (module, name)
+/// to (the module the path leads to, its name there).
+fn reexports(modules: &BTreeMap<String, String>) -> BTreeMap<(&str, &str), (&str, &str)> {
+    let mut found = BTreeMap::new();
+    for (name, code) in modules {
+        let statements = code.match_indices("pub").filter_map(|(at, _)| {
+            let rest = code[at + 3..].trim_start();
+            let rest = match rest.strip_prefix('(') {
+                Some(scoped) => scoped.split_once(')')?.1.trim_start(),
+                None => rest,
+            };
+            rest.strip_prefix("use ")
+        });
+        for statement in statements {
+            for (path, exported) in use_paths(statement) {
+                let (base, path) = match path.split_first() {
+                    Some((&"crate", rest)) => ("", rest),
+                    Some((&"self", rest)) => (name.as_str(), rest),
+                    Some((&"super", rest)) => (parent_of(name), rest),
+                    _ => (name.as_str(), &path[..]),
+                };
+                if let Some((module, n)) = module_of(modules, base, path)
+                    && n + 1 == path.len()
+                    && (n > 0 || module != name)
+                {
+                    found.insert((name.as_str(), exported), (module, path[n]));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Which modules each module imports from (its ancestors left out); a name a module
+/// re-exports counts as an import from the module that defines it.
 fn imports(modules: &BTreeMap<String, String>) -> BTreeMap<&str, BTreeSet<&str>> {
     let ancestor =
         |of: &str, module: &str| module.is_empty() || of.starts_with(&format!("{module}::"));
+    let reexported = reexports(modules);
     modules
         .iter()
         .map(|(name, code)| {
-            let parent = name.rsplit_once("::").map_or("", |(p, _)| p);
             let mut targets = BTreeSet::new();
             let mut add = |path: Vec<&str>, base: &str| {
-                for n in (1..=path.len()).rev() {
-                    let joined = path[..n].join("::");
-                    let candidate = if base.is_empty() {
-                        joined
-                    } else {
-                        format!("{base}::{joined}")
-                    };
-                    if let Some((key, _)) = modules.get_key_value(&candidate) {
-                        if key != name && !ancestor(name, key) {
-                            targets.insert(key.as_str());
+                let Some((mut key, n)) = module_of(modules, base, &path) else {
+                    return;
+                };
+                if let Some(&first) = path.get(n) {
+                    let mut seen = BTreeSet::new();
+                    let mut item = first;
+                    while let Some(&(module, original)) = reexported.get(&(key, item)) {
+                        if !seen.insert((module, original)) {
+                            break;
                         }
-                        return;
+                        (key, item) = (module, original);
                     }
+                }
+                if key != name && !ancestor(name, key) {
+                    targets.insert(key);
                 }
             };
             for path in paths_after(code, "crate::") {
                 add(path, "");
             }
             for path in paths_after(code, "super::") {
-                add(path, parent);
+                add(path, parent_of(name));
             }
             (name.as_str(), targets)
         })
@@ -185,21 +326,32 @@ fn crate_sources() -> Vec<PathBuf> {
 
 #[test]
 fn no_file_of_a_crate_imports_one_that_imports_it() {
+    let mut circles = Vec::new();
     for src in crate_sources() {
         let modules = modules(&src);
         assert!(!modules.is_empty(), "no sources read in {}", src.display());
-        if let Some(found) = circle(&imports(&modules)) {
-            panic!(
-                "{}: the files import each other: {}",
-                src.display(),
-                found.join(" -> ")
-            );
+        let mut graph = imports(&modules);
+        let folder = src.strip_prefix(root()).unwrap_or(&src);
+        for (known, from, to) in KNOWN_CIRCLES {
+            if folder == Path::new(known)
+                && let Some(targets) = graph.get_mut(from)
+            {
+                targets.remove(to);
+            }
+        }
+        if let Some(found) = circle(&graph) {
+            circles.push(format!("{}: {}", src.display(), found.join(" -> ")));
         }
     }
+    assert!(
+        circles.is_empty(),
+        "files that import each other:\n{}",
+        circles.join("\n")
+    );
 }
 
 #[test]
-fn no_source_file_outside_the_tests_is_over_800_lines() {
+fn no_source_file_outside_the_tests_is_over_600_lines() {
     let mut long = Vec::new();
     for src in crate_sources() {
         let mut files = Vec::new();
@@ -208,17 +360,18 @@ fn no_source_file_outside_the_tests_is_over_800_lines() {
             if is_test(&src, &file) {
                 continue;
             }
+            let relative = file.strip_prefix(root()).unwrap_or(&file);
+            let most = match LONG_FILES.iter().any(|f| relative == Path::new(f)) {
+                true => MAX_LONG_LINES,
+                false => MAX_LINES,
+            };
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
-            if lines > MAX_LINES {
-                long.push(format!("{}: {lines} lines", file.display()));
+            if lines > most {
+                long.push(format!("{}: {lines} lines, over {most}", file.display()));
             }
         }
     }
-    assert!(
-        long.is_empty(),
-        "over {MAX_LINES} lines:\n{}",
-        long.join("\n")
-    );
+    assert!(long.is_empty(), "too long:\n{}", long.join("\n"));
 }
 
 #[test]
@@ -239,5 +392,37 @@ fn the_circle_finder_sees_a_circle_and_allows_a_parent() {
         circle(&imports(&without)),
         None,
         "a child may use its parent"
+    );
+}
+
+#[test]
+fn the_circle_finder_follows_a_reexport() {
+    let modules = |b: &str| -> BTreeMap<String, String> {
+        [
+            (
+                "",
+                "mod a; mod b; pub use a::{Origin, inner::Kind as Sort};",
+            ),
+            ("a", "pub use crate::b::Thing;"),
+            ("a::inner", "pub struct Kind; use crate::b::Thing;"),
+            ("b", b),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    };
+    let origin = modules("use crate::Origin;");
+    let found = circle(&imports(&origin)).expect("b uses a's Origin");
+    assert!(found.contains(&"a") && found.contains(&"b"), "{found:?}");
+    let sort = modules("use crate::{\n    Sort,\n};");
+    let found = circle(&imports(&sort)).expect("b uses a::inner's Kind, renamed at the root");
+    assert!(
+        found.contains(&"a::inner") && found.contains(&"b"),
+        "{found:?}"
+    );
+    assert_eq!(
+        circle(&imports(&modules("use crate::Thing;"))),
+        None,
+        "a name the root does not re-export is no import"
     );
 }
