@@ -407,6 +407,7 @@ impl Coordinator {
         let mut changed_states = Vec::new();
         let mut ended = Vec::new();
         let mut suspect = Vec::new();
+        let gates;
         {
             let mut inner = self.lock();
             // The store decides which of two racing results for a pair is the first.
@@ -440,6 +441,7 @@ impl Coordinator {
                 }
             }
             let (scheduler_ack, mut changed) = inner.scheduler.report(worker, &applied);
+            gates = crate::pools::untold_gates(&mut inner, applied.iter().map(|a| a.0));
             for &tid in &reached {
                 if inner.scheduler.reach_target(tid) && !changed.contains(&tid) {
                     changed.push(tid);
@@ -514,6 +516,7 @@ impl Coordinator {
         for id in suspect {
             self.notify(crate::notify::Event::Suspect(id));
         }
+        self.tell_gates(gates);
         for id in ended {
             // A tuning run that ended is checked by an SPRT of its own.
             if let Err(e) = self.verify_tuning(id).await {

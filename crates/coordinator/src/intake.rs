@@ -290,6 +290,7 @@ impl Coordinator {
             tuning: Default::default(),
             verifying: false,
             suspects_told: 0,
+            gates_told: 0,
         };
         inner.tournaments.insert(id, entry);
         drop(inner);

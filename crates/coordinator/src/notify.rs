@@ -30,6 +30,8 @@ pub(crate) enum Event {
         worker: String,
         reason: String,
     },
+    /// A rating pool's gate decided (what, in words).
+    Gate { id: TournamentId, verdict: String },
 }
 
 impl Event {
@@ -53,6 +55,9 @@ fn body(kind: EventKind, s: &pb::TournamentStatus, reason: &str, link: &str) -> 
             "tourney: a build failed, tournament {} ({}) paused",
             s.id, s.name
         );
+    }
+    if kind == EventKind::Gate {
+        text = format!("tourney: pool {} ({}): {reason}", s.id, s.name);
     }
     if kind == EventKind::Suspect {
         text = format!(
@@ -119,6 +124,7 @@ impl Coordinator {
                 barred = format!("worker {worker} barred, its results refused: {reason}");
                 (*id, barred.as_str(), vec![EventKind::Suspect])
             }
+            Event::Gate { id, verdict } => (*id, verdict.as_str(), vec![EventKind::Gate]),
         };
         if !kinds.iter().any(|k| self.notifier.wants(*k)) {
             return;

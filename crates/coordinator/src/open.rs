@@ -113,6 +113,7 @@ impl Coordinator {
                 tuning: Default::default(),
                 verifying: false,
                 suspects_told: 0,
+                gates_told: crate::pools::gate_decisions(&scheduler, record.id).len(),
                 record,
             };
             tournaments.insert(entry.record.id, entry);

@@ -7,8 +7,8 @@ use tourney_model::tournament::{Format, PoolMember};
 use tourney_stats::PlayerRating;
 
 use crate::accounts::Principal;
-use crate::scheduler::TournamentId;
-use crate::state::Coordinator;
+use crate::scheduler::{GateDecision, Planner, Scheduler, TournamentId};
+use crate::state::{Coordinator, Inner};
 use crate::types::CoordinatorError;
 
 impl Coordinator {
@@ -109,17 +109,90 @@ impl Coordinator {
         Ok(from)
     }
 
-    /// The best member of pool `id` now: the highest rated of those that have played, by
-    /// its standings (`None` while none has played).
+    /// The best member of pool `id` now, with its standing: with a gate the one its gates
+    /// promoted last (the anchor before any), else the highest rated of those that have
+    /// played (`None` while none has).
     ///
     /// # Errors
     /// No pool `id`.
     pub fn pool_best(&self, id: TournamentId) -> Result<Option<PlayerRating>, CoordinatorError> {
+        let gated = {
+            let inner = self.lock();
+            let gate = |t: &crate::scheduler::Tournament| match t.planner() {
+                Some(Planner::Pool(pool)) => pool.gate().map(|g| g.best),
+                _ => None,
+            };
+            (inner.scheduler.tournament(id).and_then(gate)).and_then(|best| {
+                Some(
+                    inner
+                        .tournaments
+                        .get(&id)?
+                        .config
+                        .engines
+                        .get(best)?
+                        .name
+                        .clone(),
+                )
+            })
+        };
         let status = (self.status(id))
             .filter(|s| s.config.format == Format::Pool)
             .ok_or_else(|| CoordinatorError::NotFound(format!("no rating pool {id}")))?;
-        Ok((status.ratings.players.into_iter())
-            .filter(|p| p.games > 0)
-            .max_by(|a, b| a.elo.total_cmp(&b.elo)))
+        let players = status.ratings.players.into_iter();
+        Ok(match gated {
+            Some(best) => players.into_iter().find(|p| p.name == best),
+            None => (players.filter(|p| p.games > 0)).max_by(|a, b| a.elo.total_cmp(&b.elo)),
+        })
     }
+
+    /// Records and tells the webhooks each gate decision in `verdicts`, by pool.
+    pub(crate) fn tell_gates(&self, verdicts: Vec<(TournamentId, String)>) {
+        let coordinator = Principal::operator("coordinator");
+        for (id, verdict) in verdicts {
+            tracing::info!(tournament = id, %verdict, "pool gate decided");
+            self.record_event(
+                &coordinator,
+                "pool-gate",
+                &format!("tournament {id}"),
+                &verdict,
+            );
+            self.notify(crate::notify::Event::Gate { id, verdict });
+        }
+    }
+}
+
+/// The gate decisions of tournament `id` so far (none but for a gated pool).
+pub(crate) fn gate_decisions(scheduler: &Scheduler, id: TournamentId) -> &[GateDecision] {
+    match scheduler.tournament(id).and_then(|t| t.planner()) {
+        Some(Planner::Pool(pool)) => pool.gate().map_or(&[], |g| &g.decisions),
+        _ => &[],
+    }
+}
+
+/// The gate decisions not told yet of the tournaments in `ids`, in words, by pool; now
+/// marked told.
+pub(crate) fn untold_gates(
+    inner: &mut Inner,
+    ids: impl IntoIterator<Item = TournamentId>,
+) -> Vec<(TournamentId, String)> {
+    let mut verdicts = Vec::new();
+    for id in ids {
+        let decisions = gate_decisions(&inner.scheduler, id);
+        let Some(entry) = inner.tournaments.get_mut(&id) else {
+            continue;
+        };
+        let name = |i: usize| (entry.config.engines.get(i)).map_or("?", |e| e.name.as_str());
+        for d in decisions.iter().skip(entry.gates_told) {
+            let (candidate, against) = (name(d.candidate), name(d.against));
+            let verdict = if d.promoted {
+                format!("{candidate} promoted, the pool's best over {against}")
+            } else {
+                format!("{candidate} refused: not better than {against}")
+            };
+            let sprt = format!("(gate SPRT: LLR {:.2} after {} pairs)", d.llr, d.pairs);
+            verdicts.push((id, format!("{verdict} {sprt}")));
+        }
+        entry.gates_told = decisions.len();
+    }
+    verdicts
 }

@@ -5,10 +5,10 @@ use tourney_model::tournament::TournamentConfig;
 use tourney_stats::takes::{Dropped, TakeState, Verdict};
 
 use crate::scheduler::Planner;
-use tourney_report::{FormatProgress, MatchProgress, SwissLine, TakeProgress};
+use tourney_report::{FormatProgress, GateLine, MatchProgress, SwissLine, TakeProgress};
 
-/// The progress of a tournament whose pairings are made by `planner` (`None` for a pool:
-/// its standings are its ratings).
+/// The progress of a tournament whose pairings are made by `planner` (`None` for a pool
+/// without a gate: its standings are its ratings).
 pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> Option<FormatProgress> {
     let name =
         |i: usize| (config.engines.get(i)).map_or_else(|| format!("#{i}"), |e| e.name.clone());
@@ -77,6 +77,30 @@ pub(crate) fn progress(config: &TournamentConfig, planner: &Planner) -> Option<F
                 })
                 .collect(),
         },
-        Planner::Pool(_) => return None,
+        Planner::Pool(pool) => {
+            let gate = pool.gate()?;
+            let (lower, upper) = gate.bounds();
+            let decided = gate.decisions.iter().map(|d| GateLine {
+                candidate: name(d.candidate),
+                against: name(d.against),
+                pairs: d.pairs,
+                llr: d.llr,
+                state: if d.promoted { "promoted" } else { "refused" }.into(),
+                decided_at: Some(d.at_pair),
+            });
+            let open = gate.open.iter().map(|g| GateLine {
+                candidate: name(g.candidate),
+                against: name(g.against),
+                pairs: g.counts.pairs,
+                llr: g.status.map_or(0.0, |s| s.llr),
+                state: "playing".into(),
+                decided_at: None,
+            });
+            FormatProgress::Pool {
+                best: name(gate.best),
+                bounds: [lower, upper],
+                gates: decided.chain(open).collect(),
+            }
+        }
     })
 }

@@ -52,6 +52,8 @@ pub(crate) struct Entry {
     pub(crate) verifying: bool,
     /// The suspect workers webhooks were told of.
     pub(crate) suspects_told: u64,
+    /// A rating pool's gate decisions told (as events and to webhooks).
+    pub(crate) gates_told: usize,
 }
 
 /// Everything behind the coordinator's lock.

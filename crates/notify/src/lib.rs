@@ -15,7 +15,7 @@
 //! [[webhook]]
 //! url = "https://hooks.slack.com/services/T000/B000/XXXX"
 //! secret_file = "/run/secrets/tourney-hook"   # or secret = "..."
-//! events = ["finished", "sprt", "paused", "suspect", "build_failed"]
+//! events = ["finished", "sprt", "paused", "suspect", "build_failed", "gate"]
 //! ```
 
 use std::path::PathBuf;
@@ -49,16 +49,19 @@ pub enum EventKind {
     Suspect,
     /// An engine's build from source failed.
     BuildFailed,
+    /// A rating pool's gate decided: a version promoted to the pool's best, or refused.
+    Gate,
 }
 
 impl EventKind {
     /// Every kind.
-    pub const ALL: [EventKind; 5] = [
+    pub const ALL: [EventKind; 6] = [
         EventKind::Finished,
         EventKind::Sprt,
         EventKind::Paused,
         EventKind::Suspect,
         EventKind::BuildFailed,
+        EventKind::Gate,
     ];
 
     /// Its name, as the settings and the `X-Tourney-Event` header write it.
@@ -69,6 +72,7 @@ impl EventKind {
             EventKind::Paused => "paused",
             EventKind::Suspect => "suspect",
             EventKind::BuildFailed => "build_failed",
+            EventKind::Gate => "gate",
         }
     }
 }

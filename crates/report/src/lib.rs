@@ -22,7 +22,9 @@ mod tuning;
 mod version_chart;
 
 pub use charts::{elo_chart, llr_chart, pentanomial_chart};
-pub use progress::{FormatProgress, MatchProgress, ProgressTable, SwissLine, TakeProgress};
+pub use progress::{
+    FormatProgress, GateLine, MatchProgress, ProgressTable, SwissLine, TakeProgress,
+};
 pub use timeline::{TimelineReport, TimelineRow};
 pub use tuning::{SpsaParamRow, SpsaPoint, SpsaReport};
 pub use version_chart::{VersionPoint, version_chart};

@@ -35,6 +35,32 @@ pub enum FormatProgress {
         /// The standings, best first.
         standings: Vec<SwissLine>,
     },
+    /// A rating pool with a gate.
+    Pool {
+        /// The best member now.
+        best: String,
+        /// Its gates' SPRT bounds (lower, upper).
+        bounds: [f64; 2],
+        /// Each gate decided, in order, then the one being played.
+        gates: Vec<GateLine>,
+    },
+}
+
+/// One gate of a pool: a candidate's SPRT against the best.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateLine {
+    /// The candidate.
+    pub candidate: String,
+    /// The best it plays, or played, against.
+    pub against: String,
+    /// Pairs its SPRT counted.
+    pub pairs: u64,
+    /// Its LLR.
+    pub llr: f64,
+    /// `playing`, `promoted` or `refused`.
+    pub state: String,
+    /// The pair whose count decided it.
+    pub decided_at: Option<u64>,
 }
 
 /// One take of a grouped test.
@@ -204,6 +230,29 @@ impl FormatProgress {
                             l.buchholz.to_string(),
                             format!("{:.2}", l.sonneborn_berger),
                             l.byes.to_string(),
+                        ]
+                    })
+                    .collect(),
+            },
+            FormatProgress::Pool {
+                best,
+                bounds,
+                gates,
+            } => ProgressTable {
+                title: format!(
+                    "Gated pool: best {best} (each gate's bounds [{:.2}, {:.2}])",
+                    bounds[0], bounds[1]
+                ),
+                header: vec!["Candidate", "Against", "Pairs", "LLR", "Verdict", "At pair"],
+                rows: (gates.iter())
+                    .map(|g| {
+                        vec![
+                            g.candidate.clone(),
+                            g.against.clone(),
+                            g.pairs.to_string(),
+                            format!("{:.2}", g.llr),
+                            g.state.clone(),
+                            g.decided_at.map_or(String::new(), |p| p.to_string()),
                         ]
                     })
                     .collect(),

@@ -29,10 +29,12 @@ enum PoolAction {
     ///
     /// Example: `tourney pool add nightly mine-18 mine-19`.
     Add(AddArgs),
-    /// Print the pool's best member now: the highest rated of those that have played.
+    /// Print the pool's best member now: with a gate (`[pool] gate`), the one its gates
+    /// promoted last (the anchor before any); without, the highest rated of those that
+    /// have played.
     ///
     /// For scripts: the name alone on stdout (a version's name), or with `--json` its
-    /// rating too. Fails while no member has played.
+    /// rating too. Fails while no member has played (without a gate).
     ///
     /// Example: `tourney pool best nightly`.
     Best(BestArgs),

@@ -9,30 +9,14 @@
 //! when it stopped are void (their results are refused, their engines are not known), and
 //! their matches are handed out again under new numbers.
 
-use tourney_model::tournament::{Format, PairOutcome, SprtModel, SprtSettings, TournamentConfig};
+use tourney_model::tournament::{Format, PairOutcome, TournamentConfig};
 use tourney_plan::knockout::Bracket;
 use tourney_plan::swiss::Swiss;
 use tourney_stats::takes::{Group, Takes, Verdict};
-use tourney_stats::{EloModel, Sprt};
 
 use super::pool::Pool;
+use super::sprt::sprt_from;
 use crate::pair_map::PairMap;
-
-/// The SPRT of a file's `sprt` table (an SPRT's, or each take's of a grouped test before
-/// its correction).
-pub(super) fn sprt_from(s: &SprtSettings) -> Sprt {
-    Sprt {
-        elo0: s.elo0,
-        elo1: s.elo1,
-        alpha: s.alpha,
-        beta: s.beta,
-        model: match s.model {
-            SprtModel::Normalized => EloModel::Normalized,
-            SprtModel::Logistic => EloModel::Logistic,
-            SprtModel::BayesElo => EloModel::BayesElo,
-        },
-    }
-}
 
 /// What makes the pairings.
 #[derive(Debug, Clone)]

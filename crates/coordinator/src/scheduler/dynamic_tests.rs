@@ -409,3 +409,44 @@ fn a_version_joins_a_running_pool_when_the_pairs_before_it_are_counted_and_again
     assert!(s.cancel(1));
     assert_eq!(s.join_pool(1, member("e5")), None);
 }
+
+#[test]
+fn a_gated_pool_promotes_a_stronger_version_refuses_a_weaker_one_and_restarts_the_same() {
+    use tourney_model::tournament::EngineEntry;
+    use tourney_stats::pool::simulate::World;
+    let member = |name: &str| EngineEntry {
+        name: name.into(),
+        player: Some("random".into()),
+        ..EngineEntry::default()
+    };
+    let gate = "pool = { gate = { sprt = { elo0 = 0, elo1 = 60, model = \"logistic\" } } }";
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("pool", 2, gate), State::Queued, vec![]);
+    let mut world = World::new(vec![0.0, 250.0, -200.0, 500.0], 3);
+    let gate_of = |s: &Scheduler| pool(s).gate().unwrap().clone();
+    // e1 plays its gate against the anchor, pair after pair, and passes.
+    assert_eq!(gate_of(&s).wants(), Some((1, 0)));
+    let pairs = play_pool(&mut s, &mut world, 2, 40);
+    let g = gate_of(&s);
+    assert_eq!((g.best, g.decisions.len()), (1, 1), "{g:?}");
+    let decided = g.decisions[0].pairs as usize;
+    assert!(pairs[..decided].iter().all(|&p| p == (1, 0)));
+    // A weaker version is refused, a stronger one promoted, each against the best then.
+    s.join_pool(1, member("e2"));
+    play_pool(&mut s, &mut world, 2, 60);
+    s.join_pool(1, member("e3"));
+    play_pool(&mut s, &mut world, 2, 60);
+    let g = gate_of(&s);
+    let verdicts: Vec<_> = (g.decisions.iter())
+        .map(|d| (d.candidate, d.against, d.promoted))
+        .collect();
+    assert_eq!(verdicts, [(1, 0, true), (2, 1, false), (3, 1, true)]);
+    assert_eq!((g.best, g.open.clone()), (3, None));
+    // After the gates, every member is paired in the pool again.
+    let after = play_pool(&mut s, &mut world, 4, 30);
+    assert!((0..4).all(|k| after.iter().any(|&(a, b)| a == k || b == k)));
+    // A restart decides the same gates at the same pairs.
+    let again = restarted(&s, 1);
+    assert_eq!(gate_of(&again).decisions, gate_of(&s).decisions);
+    assert_eq!(gate_of(&again).best, 3);
+}

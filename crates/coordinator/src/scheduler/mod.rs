@@ -13,12 +13,15 @@ use std::collections::{BTreeMap, HashMap};
 use tourney_model::tournament::{EngineEntry, PairOutcome, State, TournamentConfig};
 
 mod dynamic;
+mod gate;
 mod pairs;
 mod pool;
 mod share;
+mod sprt;
 mod tournament;
 
 pub use dynamic::Planner;
+pub use gate::{Gate, GateDecision, OpenGate};
 pub(crate) use pairs::{Outcomes, PairSet};
 pub use pool::Pool;
 pub(crate) use pool::settings_of as pool_settings;

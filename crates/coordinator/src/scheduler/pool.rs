@@ -31,6 +31,8 @@ use std::collections::BTreeMap;
 use tourney_model::tournament::{MAX_ENGINES, PairOutcome, TournamentConfig};
 use tourney_stats::{GameResult, GameTable, PoolRatings, PoolSettings};
 
+use super::gate::Gate;
+
 /// How `config`'s pool is rated and paired: the rule's defaults, with its anchor and
 /// floor.
 pub(crate) fn settings_of(config: &TournamentConfig) -> PoolSettings {
@@ -69,6 +71,8 @@ pub struct Pool {
     /// of [`MAX_ENGINES`] (the window grows as members join, and what is kept must not
     /// depend on when they joined).
     recent: Vec<(usize, usize)>,
+    /// Its gate, with `[pool.gate]`.
+    gate: Option<Gate>,
 }
 
 impl Pool {
@@ -88,6 +92,8 @@ impl Pool {
             rated_at: 0,
             pending: BTreeMap::new(),
             recent: Vec::new(),
+            gate: (config.pool.as_ref().and_then(|p| p.gate.as_ref()))
+                .map(|g| Gate::new(&g.sprt, config.pool_anchor())),
         };
         pool.admit();
         pool
@@ -113,6 +119,14 @@ impl Pool {
             self.ratings = self.settings.rate(&self.table, Some(&self.ratings));
             self.rated_at = self.counted;
         }
+        if let Some(gate) = &mut self.gate {
+            gate.open_next(self.table.len());
+        }
+    }
+
+    /// Its gate, with `[pool.gate]`.
+    pub fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
     }
 
     /// Pairs the fit counts.
@@ -133,6 +147,11 @@ impl Pool {
 
     /// Gives pair `pair` the next pairing by the rule (`None` with fewer than 2 engines).
     pub(super) fn assign(&mut self, pair: u64) -> Option<(usize, usize)> {
+        // While a gate is open, its two engines play.
+        if let Some((candidate, best)) = self.gate.as_ref().and_then(Gate::wants) {
+            self.handed(pair, candidate, best);
+            return Some((candidate, best));
+        }
         let members = self.table.len();
         let pending: Vec<(usize, usize)> = (self.pending.values())
             .filter(|&&(a, b)| a.max(b) < members)
@@ -168,6 +187,9 @@ impl Pool {
         self.through = pair + 1;
         if let Some(o) = outcome {
             self.add_games(o);
+            if let Some(gate) = &mut self.gate {
+                gate.count(pair, o, self.table.len());
+            }
         }
         self.admit();
     }
@@ -214,6 +236,9 @@ impl Pool {
         self.through = 0;
         self.rated_at = 0;
         self.ratings = self.settings.rate(&self.table, None);
+        if let Some(gate) = &mut self.gate {
+            gate.reset();
+        }
         self.admit();
     }
 }

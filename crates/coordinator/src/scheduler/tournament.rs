@@ -65,7 +65,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
         .sprt
         .as_ref()
         .filter(|_| config.format == Format::Sprt)?;
-    Some(super::dynamic::sprt_from(s))
+    Some(super::sprt::sprt_from(s))
 }
 
 impl Tournament {

@@ -132,3 +132,75 @@ async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart()
     let e = c.add_to_pool(&ann(), id, "v0").await.unwrap_err();
     assert!(e.to_string().contains("ended"), "{e}");
 }
+
+#[tokio::test]
+async fn a_gated_pool_promotes_the_stronger_version_and_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let gated = POOL.replace(
+        "[pool]\n",
+        "[pool]\ngate = { sprt = { elo0 = 0, elo1 = 100, model = \"logistic\" } }\n",
+    );
+    let gate_events = |c: &Coordinator| -> Vec<String> {
+        let mut events: Vec<String> = (c.events(0, 1000).unwrap().into_iter())
+            .filter(|e| e.action == "pool-gate")
+            .map(|e| e.detail)
+            .collect();
+        events.reverse();
+        events
+    };
+    let id = {
+        let c = Coordinator::open(
+            Store::open(dir.path()).unwrap(),
+            Settings::default(),
+            &Registry::new(),
+        )
+        .unwrap();
+        // Higher names win: "a-weak" loses to every v.
+        for (i, name) in ["v0", "v1", "a-weak", "v3"].iter().enumerate() {
+            let version = EngineVersion {
+                name: name.to_string(),
+                player: Some(format!("random:seed={i}")),
+                ..Default::default()
+            };
+            c.add_version(version, false).unwrap();
+        }
+        let operator = Principal::operator("ops");
+        let id = c
+            .submit_as(
+                &operator,
+                &gated,
+                "pool.toml",
+                "",
+                BTreeMap::new(),
+                BTreeMap::new(),
+            )
+            .await
+            .unwrap();
+        let worker = c.register("w", "test", 8, "t").unwrap().0;
+        // Before any gate decides, the anchor is the best.
+        assert_eq!(c.pool_best(id).unwrap().unwrap().name, "v0");
+        play(&c, &worker, 10).await;
+        assert_eq!(c.pool_best(id).unwrap().unwrap().name, "v1");
+        c.add_to_pool(&operator, id, "a-weak").await.unwrap();
+        play(&c, &worker, 10).await;
+        c.add_to_pool(&operator, id, "v3").await.unwrap();
+        play(&c, &worker, 10).await;
+        assert_eq!(c.pool_best(id).unwrap().unwrap().name, "v3");
+        let events = gate_events(&c);
+        assert_eq!(events.len(), 3, "{events:?}");
+        assert!(events[0].starts_with("v1 promoted, the pool's best over v0"));
+        assert!(events[1].starts_with("a-weak refused: not better than v1"));
+        assert!(events[2].starts_with("v3 promoted, the pool's best over v1"));
+        // Status and report show the gates.
+        let table = c.status(id).unwrap().progress.unwrap().table();
+        assert!(table.title.starts_with("Gated pool: best v3"), "{table:?}");
+        assert_eq!(table.rows.len(), 3);
+        id
+    };
+    // A restart decides the same gates again, and tells nobody again.
+    let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
+    assert_eq!(c.pool_best(id).unwrap().unwrap().name, "v3");
+    let worker = c.register("w", "test", 8, "t").unwrap().0;
+    play(&c, &worker, 2).await;
+    assert_eq!(gate_events(&c).len(), 3);
+}

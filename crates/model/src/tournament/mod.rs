@@ -42,7 +42,7 @@ pub use engine::EngineEntry;
 pub use error::{ConfigError, parse_toml};
 pub use fleet::Unmet;
 pub use outcome::{PairOutcome, State};
-pub use pool::{PoolConfig, PoolMember};
+pub use pool::{PoolConfig, PoolGate, PoolMember};
 pub use settings::{
     AdjudicationSettings, ClockScale, DatagenOpenings, DatagenSettings, EngineLimits, EngineLogs,
     Format, LimitSettings, MAX_DATAGEN_FILE_MB, MAX_DATAGEN_POSITIONS, MAX_ENGINES, MAX_NAME_CHARS,

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{EngineEntry, MAX_ENGINES, MAX_PAIRS, TournamentConfig};
+use super::validate::sprt_problem;
+use super::{EngineEntry, MAX_ENGINES, MAX_PAIRS, SprtSettings, TournamentConfig};
 
 /// The `[pool]` table of a `format = "pool"` tournament; every key is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,21 @@ pub struct PoolConfig {
     /// A budget: the pool stops after this many pairs (default: it never stops by itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pairs: Option<u64>,
+    /// Gating: each member after the first best plays an SPRT against the pool's best
+    /// before it is paired in the pool, and becomes the best when it passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<PoolGate>,
+}
+
+/// `[pool.gate]`: the SPRT each new member plays against the pool's best (the anchor at
+/// first). Accepting H1 makes it the best; H0, or `max_pairs` undecided, leaves the best
+/// as it is. Either way it is then paired in the pool like any member.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolGate {
+    /// The SPRT, as an `sprt` test's table (`elo0`, `elo1`, `alpha`, `beta`, `model`,
+    /// `max_pairs`).
+    pub sprt: SprtSettings,
 }
 
 impl PoolConfig {
@@ -40,6 +56,9 @@ impl PoolConfig {
             && !(0.0..=1.0).contains(&floor)
         {
             return Some(("floor", format!("must be 0 to 1, found {floor}")));
+        }
+        if let Some((key, message)) = (self.gate.as_ref()).and_then(|g| sprt_problem(&g.sprt)) {
+            return Some(("gate", format!("sprt.{key}: {message}")));
         }
         match self.max_pairs {
             Some(p) if !(1..=MAX_PAIRS).contains(&p) => {

@@ -31,7 +31,7 @@ fn top(key: &str, message: String) -> Result<(), Problem> {
 }
 
 /// What is wrong with an SPRT's settings, as (key, message).
-fn sprt_problem(sprt: &SprtSettings) -> Option<(&'static str, String)> {
+pub(super) fn sprt_problem(sprt: &SprtSettings) -> Option<(&'static str, String)> {
     if sprt.elo0.is_nan() || sprt.elo1.is_nan() || sprt.elo0 >= sprt.elo1 {
         return Some((
             "elo1",
