@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::format::{anchor, escape, percent};
-use crate::version_chart::{VersionPoint, version_chart};
+use crate::version_chart::{VersionPoint, best_rated, version_chart};
 
 /// One engine version on a regression timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -159,6 +159,7 @@ impl TimelineReport {
             })
             .collect();
         let anchor = self.rows.iter().position(|r| r.name == self.anchor);
-        version_chart("Elo by version, 95% intervals", &points, anchor)
+        let best = best_rated(&points);
+        version_chart("Elo by version, 95% intervals", &points, anchor, best)
     }
 }

@@ -62,14 +62,20 @@ pub(crate) struct Geometry {
     pub labelled: Vec<usize>,
 }
 
-/// The chart of `points` titled `title`, `anchor` (an index) rated 0; an HTML figure with
-/// an inline SVG, or empty when no version has a rating.
-pub fn version_chart(title: &str, points: &[VersionPoint], anchor: Option<usize>) -> String {
-    draw(title, points, anchor).0
+/// The chart of `points` titled `title`, `anchor` rated 0 and `best` highlighted (indices
+/// of `points`; see [`best_rated`]); an HTML figure with an inline SVG, or empty when no
+/// version has a rating.
+pub fn version_chart(
+    title: &str,
+    points: &[VersionPoint],
+    anchor: Option<usize>,
+    best: Option<usize>,
+) -> String {
+    draw(title, points, anchor, best).0
 }
 
-/// The best rated version: the highest rating, the first of equals.
-fn best_of(points: &[VersionPoint]) -> Option<usize> {
+/// The best rated of `points`: the highest rating, the first of equals.
+pub(crate) fn best_rated(points: &[VersionPoint]) -> Option<usize> {
     (points.iter().enumerate())
         .filter_map(|(i, p)| p.elo.map(|e| (i, e)))
         .fold(None, |best: Option<(usize, f64)>, (i, e)| match best {
@@ -132,6 +138,7 @@ pub(crate) fn draw(
     title: &str,
     points: &[VersionPoint],
     anchor: Option<usize>,
+    best: Option<usize>,
 ) -> (String, Geometry) {
     let rated: Vec<(usize, &VersionPoint, f64)> = (points.iter().enumerate())
         .filter_map(|(i, p)| p.elo.map(|e| (i, p, e)))
@@ -139,7 +146,6 @@ pub(crate) fn draw(
     if rated.is_empty() {
         return (String::new(), Geometry::default());
     }
-    let best = best_of(points);
     let lo = (rated.iter())
         .map(|(_, p, e)| e - p.minus)
         .fold(0.0, f64::min);
@@ -300,7 +306,7 @@ mod tests {
             point("v4", Some(-40.0), 25.0),
             point("v5", Some(120.0), 30.0),
         ];
-        let (svg, g) = draw("Pool", &points, Some(0));
+        let (svg, g) = draw("Pool", &points, Some(0), best_rated(&points));
         // One mark per rated version, left to right in the given order.
         let order: Vec<usize> = g.marks.iter().map(|m| m.index).collect();
         assert_eq!(order, [0, 1, 3, 4]);
@@ -345,12 +351,12 @@ mod tests {
         let points: Vec<VersionPoint> = (0..64)
             .map(|i| point(&format!("engine-{i:03}"), Some(i as f64), 10.0))
             .collect();
-        let (_, g) = draw("Pool", &points, Some(0));
+        let (_, g) = draw("Pool", &points, Some(0), best_rated(&points));
         assert_eq!(g.marks.len(), 64);
         let step = g.labelled[1];
         assert!(step > 1 && g.labelled.len() < 64, "{:?}", g.labelled);
         assert!(g.labelled.windows(2).all(|w| w[1] - w[0] == step));
         let unrated = [point("a", None, 0.0)];
-        assert_eq!(draw("Pool", &unrated, None).0, "");
+        assert_eq!(draw("Pool", &unrated, None, None).0, "");
     }
 }

@@ -14,7 +14,8 @@ use crate::types::Status;
 const TITLE: &str = "Ratings by version, 95% intervals";
 
 /// Tournament `status`'s chart of ratings by version if it is a rating pool (an HTML
-/// figure; empty before its first game), else `None`.
+/// figure; empty before its first game), else `None`. The best highlighted is the pool's
+/// best, as `tourney pool best` names it.
 pub(super) fn pool_chart(c: &Coordinator, status: &Status) -> Option<String> {
     let config = &status.config;
     if config.format != Format::Pool {
@@ -37,5 +38,13 @@ pub(super) fn pool_chart(c: &Coordinator, status: &Status) -> Option<String> {
             }
         })
         .collect();
-    Some(version_chart(TITLE, &points, Some(config.pool_anchor())))
+    // The pool's best as `tourney pool best` names it.
+    let best = (c.pool_best(status.id).ok().flatten())
+        .and_then(|best| config.engines.iter().position(|e| e.name == best.name));
+    Some(version_chart(
+        TITLE,
+        &points,
+        Some(config.pool_anchor()),
+        best,
+    ))
 }
