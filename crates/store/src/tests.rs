@@ -7,7 +7,6 @@ use tourney_model::tournament::{PairOutcome, State};
 use super::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::path::Path;
 
 #[test]
 fn the_room_to_recover_scales_with_the_volume() {
