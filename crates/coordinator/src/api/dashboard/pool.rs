@@ -1,7 +1,7 @@
 //! A rating pool's chart on its page: each engine's rating against version, in the order
-//! the engines joined the pool (the file's order), each labelled by its name and, for a
-//! registered version, the day it was registered; drawn by tourney-report's
-//! [`version_chart`], as the version timeline is.
+//! the engines joined the pool (the file's engines, then the versions added), each
+//! labelled by its name and, for a registered version, the day it was registered; drawn by
+//! tourney-report's [`version_chart`], as the version timeline is.
 
 use tourney_model::Utc;
 use tourney_model::tournament::Format;
