@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use tourney_tests::http::get;
 use tourney_tests::wait;
 
 /// A gated pool of `base` (alpha-beta at 20 nodes a move) and `weak` (random moves); the
@@ -95,6 +96,16 @@ fn a_gated_pool_takes_versions_as_they_come_and_survives_sigkill_with_the_same_r
         assert_eq!(after[key], before[key], "{key}");
     }
     assert_eq!(admin(port, &["pool", "best", &id]).trim(), "stronger");
+    // The promotion is a verdict on the dashboard's Verdicts list, in its line.
+    let (code, body) = get(&format!("127.0.0.1:{port}"), "/api/v1/verdicts").unwrap();
+    assert!(code.contains("200"), "{code} {body}");
+    let lines: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let verdict = &lines[0]["verdicts"][0];
+    assert_eq!(
+        (&verdict["patch"], &verdict["base"]),
+        (&"stronger".into(), &"base".into())
+    );
+    assert_eq!(verdict["name"], "nightly", "{lines}");
 
     // On, with a weaker version added after the restart: refused against the new best.
     let mut workers = [start_worker(port, "w1"), start_worker(port, "w2")];

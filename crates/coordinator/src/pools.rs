@@ -145,6 +145,25 @@ impl Coordinator {
         })
     }
 
+    /// The rating pools not deleted from the lists, newest first.
+    pub(crate) fn listed_pools(&self) -> Vec<TournamentId> {
+        let inner = self.lock();
+        (inner.tournaments.iter().rev())
+            .filter(|(_, e)| e.config.format == Format::Pool && !e.record.hidden)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// The promotions by pool `id`'s gate, newest first: the candidate, the best it
+    /// replaced, and the pairs its SPRT counted.
+    pub(crate) fn promotions(&self, id: TournamentId) -> Vec<(usize, usize, u64)> {
+        let inner = self.lock();
+        (gate_decisions(&inner.scheduler, id).iter().rev())
+            .filter(|d| d.promoted)
+            .map(|d| (d.candidate, d.against, d.pairs))
+            .collect()
+    }
+
     /// Records and tells the webhooks each gate decision in `verdicts`, by pool.
     pub(crate) fn tell_gates(&self, verdicts: Vec<(TournamentId, String)>) {
         let coordinator = Principal::operator("coordinator");

@@ -112,8 +112,8 @@ fn accepted(status: &crate::Status) -> Option<(usize, usize)> {
     }
 }
 
-/// The accepted SPRTs and grouped tests' accepted takes (at most [`MAX_VERDICTS`], the
-/// newest), by engine line.
+/// The accepted SPRTs, grouped tests' accepted takes and the versions rating pools' gates
+/// promoted (at most [`MAX_VERDICTS`], the newest), by engine line.
 pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
     let parents: BTreeMap<String, Option<String>> = (c.versions().into_iter())
         .map(|v| (v.name, v.parent))
@@ -133,39 +133,48 @@ pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
     let mut kept = 0;
     let mut ids = c.finished_of_format(Format::Sprt);
     ids.extend(c.finished_of_format(Format::Takes));
+    ids.extend(c.listed_pools());
     ids.sort_unstable_by(|a, b| b.cmp(a));
     for id in ids {
         if kept == MAX_VERDICTS {
             break;
         }
         let Some(status) = c.status(id) else { continue };
-        let Some((p, b)) =
-            accepted(&status).filter(|&(p, b)| p.max(b) < status.config.engines.len())
-        else {
-            continue;
+        // A pool's promotions at its gate, newest first; another test's acceptance.
+        let found: Vec<(usize, usize, u64)> = match status.config.format {
+            Format::Pool => c.promotions(id),
+            _ => accepted(&status)
+                .map(|(p, b)| (p, b, status.pairs_done))
+                .into_iter()
+                .collect(),
         };
-        let label = |i: usize| {
-            let e = &status.config.engines[i];
-            e.version.clone().unwrap_or_else(|| e.name.clone())
-        };
-        let (patch, base) = (label(p), label(b));
-        let players = &status.ratings.players;
-        let named = |i: usize| {
-            players
-                .iter()
-                .find(|x| x.name == status.config.engines[i].name)
-        };
-        let elo = named(p).zip(named(b)).map(|(a, b)| a.elo - b.elo);
-        lines.entry(root(&patch)).or_default().push(Verdict {
-            id,
-            name: status.config.name.clone(),
-            patch,
-            base,
-            elo,
-            pairs: status.pairs_done,
-            ended_ms: status.ended_ms,
-        });
-        kept += 1;
+        for (p, b, pairs) in found {
+            if kept == MAX_VERDICTS || p.max(b) >= status.config.engines.len() {
+                break;
+            }
+            let label = |i: usize| {
+                let e = &status.config.engines[i];
+                e.version.clone().unwrap_or_else(|| e.name.clone())
+            };
+            let (patch, base) = (label(p), label(b));
+            let players = &status.ratings.players;
+            let named = |i: usize| {
+                players
+                    .iter()
+                    .find(|x| x.name == status.config.engines[i].name)
+            };
+            let elo = named(p).zip(named(b)).map(|(a, b)| a.elo - b.elo);
+            lines.entry(root(&patch)).or_default().push(Verdict {
+                id,
+                name: status.config.name.clone(),
+                patch,
+                base,
+                elo,
+                pairs,
+                ended_ms: status.ended_ms,
+            });
+            kept += 1;
+        }
     }
     lines
         .into_iter()

@@ -5,8 +5,8 @@
 //!   dialog), `/dashboard/app.css`: its assets.
 //! - `GET /api/v1/versions`: the registered engine versions (name, parent, note, kind, and
 //!   their presets, each as registered and as what it sets), for the New test form.
-//! - `GET /api/v1/verdicts`: the accepted SPRTs and grouped tests' accepted takes, by engine
-//!   line (the patch's oldest ancestor version), newest first.
+//! - `GET /api/v1/verdicts`: the accepted SPRTs, grouped tests' accepted takes and pools'
+//!   promotions, by engine line (the patch's oldest ancestor version), newest first.
 //! - `GET /api/v1/overview`: tournaments with progress, fleet throughput and its history,
 //!   the workers table and the most recent games.
 //! - `GET /api/v1/events`: the overview again as server-sent events (`event: overview`),
