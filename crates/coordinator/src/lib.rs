@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod accounts;
+pub mod actions;
 pub mod api;
 pub mod cadence;
 pub mod clock;
@@ -46,6 +47,7 @@ mod downloads;
 mod history;
 mod intake;
 mod leasing;
+mod lifecycle;
 mod links;
 mod machines;
 mod notify;

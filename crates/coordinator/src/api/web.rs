@@ -457,7 +457,7 @@ async fn act(
                     "expected {\"priority\": N, \"weight\": W, \"max_pairs\": N} (any of them)",
                 );
             };
-            let change = crate::accounts::Modification {
+            let change = crate::actions::Modification {
                 priority: c.priority,
                 weight: c.weight,
                 max_pairs: c.max_pairs,

@@ -9,7 +9,8 @@ use tourney_model::account::Role;
 use tourney_model::tournament::State;
 
 use super::{coordinator, match_file, reopen};
-use crate::accounts::{Modification, Principal};
+use crate::accounts::Principal;
+use crate::actions::Modification;
 use crate::state::Coordinator;
 use crate::types::Settings;
 

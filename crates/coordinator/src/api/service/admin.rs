@@ -12,17 +12,13 @@ use tourney_proto::v1 as pb;
 
 use tourney_model::account::Role;
 
-use super::{accounts, versions};
+use super::{accounts, reports, versions};
 use crate::api::auth::principal;
-use crate::api::dashboard::{TOURNAMENT_PAGE, tournament_link};
 use crate::state::Coordinator;
 use crate::types::CoordinatorError;
 
 /// The admin service.
 pub struct AdminService(pub Arc<Coordinator>);
-
-/// The longest address template a report request may give for its links.
-pub const MAX_LINK_TEMPLATE: usize = 1024;
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, GrpcStatus>> + Send>>;
 
@@ -379,88 +375,15 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         request: Request<pb::ExportRequest>,
     ) -> Result<Response<Self::ExportStream>, GrpcStatus> {
-        let r = request.into_inner();
-        let id = r.id;
-        if self.0.status(id).is_none() {
-            return Err(GrpcStatus::not_found(format!("no tournament {id}")));
-        }
-        let filter = crate::ExportFilter {
-            pairs: (r.from_pair.is_some() || r.to_pair.is_some())
-                .then(|| (r.from_pair.unwrap_or(0), r.to_pair.unwrap_or(u64::MAX))),
-            engine: (!r.engine.is_empty()).then_some(r.engine),
-            since_ms: r.since_ms,
-        };
-        // Read page by page on a blocking thread, at most a few pages ahead of the client.
-        let (pages, stream) = tokio::sync::mpsc::channel(4);
-        let c = Arc::clone(&self.0);
-        tokio::task::spawn_blocking(move || {
-            let mut from = 0;
-            loop {
-                let (chunk, next) = match c.export_page(id, &filter, from) {
-                    Ok((lines, next)) => (Ok(pb::ExportChunk { lines }), next),
-                    Err(e) => (Err(GrpcStatus::from(e)), None),
-                };
-                let more = next.is_some() && chunk.is_ok();
-                // A page the filters emptied is not sent, unless it is the last.
-                let skip = more && chunk.as_ref().is_ok_and(|c| c.lines.is_empty());
-                if !skip && pages.blocking_send(chunk).is_err() {
-                    return;
-                }
-                if !more {
-                    return;
-                }
-                from = next.unwrap_or_default();
-            }
-        });
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(stream),
-        )))
+        let pages = reports::export(&self.0, request.into_inner())?;
+        Ok(Response::new(Box::pin(pages)))
     }
 
     async fn get_report(
         &self,
         request: Request<pb::GetReportRequest>,
     ) -> Result<Response<pb::GetReportResponse>, GrpcStatus> {
-        let pb::GetReportRequest {
-            id,
-            format,
-            tournament_link: link_template,
-        } = request.into_inner();
-        if !matches!(format.as_str(), "text" | "json" | "csv" | "html") {
-            return Err(GrpcStatus::invalid_argument(format!(
-                "format '{format}': expected text, json, csv or html"
-            )));
-        }
-        if link_template.len() > MAX_LINK_TEMPLATE
-            || !(link_template.is_empty() || link_template.contains("{id}"))
-        {
-            return Err(GrpcStatus::invalid_argument(format!(
-                "tournament_link: expected an address with {{id}} in it, of at most \
-                 {MAX_LINK_TEMPLATE} bytes (got {} bytes)",
-                link_template.len()
-            )));
-        }
-        let (_, report) = self
-            .0
-            .report_with_timeline(id)
-            .ok_or_else(|| GrpcStatus::not_found(format!("no tournament {id}")))?;
-        let content = match format.as_str() {
-            "text" => report.text(),
-            "csv" => report.csv(),
-            "html" => {
-                let template = match link_template.as_str() {
-                    "" => TOURNAMENT_PAGE,
-                    given => given,
-                };
-                report.html(|t| Some(tournament_link(template, t)))
-            }
-            _ => {
-                serde_json::to_string_pretty(&report)
-                    .map_err(|e| GrpcStatus::internal(e.to_string()))?
-                    + "\n"
-            }
-        };
-        Ok(Response::new(pb::GetReportResponse { content }))
+        reports::get_report(&self.0, request.into_inner()).map(Response::new)
     }
 
     async fn approve(
@@ -489,7 +412,7 @@ impl pb::admin_server::Admin for AdminService {
         if let Some(hidden) = r.hidden {
             self.0.hide_as(&by, r.id, hidden).await?;
         }
-        let change = crate::accounts::Modification {
+        let change = crate::actions::Modification {
             priority: r.priority,
             weight: r.weight,
             max_pairs: r.max_pairs,

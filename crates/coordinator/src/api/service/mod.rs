@@ -3,10 +3,12 @@
 
 mod accounts;
 mod admin;
+mod reports;
 mod versions;
 mod worker;
 
-pub use admin::{AdminService, MAX_LINK_TEMPLATE};
+pub use admin::AdminService;
+pub use reports::MAX_LINK_TEMPLATE;
 pub use worker::{SESSION_HEADER, WorkerService};
 
 use tonic::Status as GrpcStatus;
