@@ -19,15 +19,6 @@ const LONG_FILES: [&str; 2] = [
 /// The longest a file of [`LONG_FILES`] may be, in lines (the limit before issue 62).
 const MAX_LONG_LINES: usize = 800;
 
-/// Imports that close a circle the finder saw once it followed `pub use`, left to the
-/// files' owners: (crate source folder, importing module, imported module). Each is being
-/// fixed under issue 62; no import joins this list.
-const KNOWN_CIRCLES: [(&str, &str, &str); 1] = [(
-    "crates/coordinator/src",
-    "scheduler::share",
-    "scheduler::tournament",
-)];
-
 /// The repository's root.
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -327,15 +318,7 @@ fn no_file_of_a_crate_imports_one_that_imports_it() {
     for src in crate_sources() {
         let modules = modules(&src);
         assert!(!modules.is_empty(), "no sources read in {}", src.display());
-        let mut graph = imports(&modules);
-        let folder = src.strip_prefix(root()).unwrap_or(&src);
-        for (known, from, to) in KNOWN_CIRCLES {
-            if folder == Path::new(known)
-                && let Some(targets) = graph.get_mut(from)
-            {
-                targets.remove(to);
-            }
-        }
+        let graph = imports(&modules);
         if let Some(found) = circle(&graph) {
             circles.push(format!("{}: {}", src.display(), found.join(" -> ")));
         }

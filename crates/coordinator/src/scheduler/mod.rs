@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use tourney_model::tournament::{EngineEntry, PairOutcome, State, TournamentConfig};
 
+mod cost;
 mod dynamic;
 mod gate;
 mod pairs;
@@ -20,12 +21,13 @@ mod share;
 mod sprt;
 mod tournament;
 
+pub use cost::{SHARE_HALF_LIFE_MS, pair_core_seconds};
 pub use dynamic::Planner;
 pub use gate::{Gate, GateDecision, OpenGate};
 pub(crate) use pairs::{Outcomes, PairSet};
 pub use pool::Pool;
 pub(crate) use pool::settings_of as pool_settings;
-pub use share::{AUTHOR_SHARES, SHARE_HALF_LIFE_MS, Share, pair_core_seconds};
+pub use share::{AUTHOR_SHARES, Share};
 pub use tournament::{Tournament, sprt_of};
 
 /// A tournament's number.

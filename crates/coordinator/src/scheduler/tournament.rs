@@ -52,7 +52,7 @@ pub struct Tournament {
     /// skipped by the prefix.
     pub(super) void: PairSet,
     /// The core-time it was given lately ([`super::share`]).
-    pub(super) given: super::share::Given,
+    pub(super) given: super::cost::Given,
     /// Who submitted it (its tests share the author's bound; empty: unknown).
     pub(super) author: String,
     /// What one of its pairs is expected to cost, in core-seconds.
@@ -71,7 +71,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
 impl Tournament {
     /// A new tournament, queued.
     pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
-        let pair_cost = super::share::pair_core_seconds(&config);
+        let pair_cost = super::cost::pair_core_seconds(&config);
         Tournament {
             id,
             dynamic: Dynamic::of(&config),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
 use super::*;
+use crate::scheduler::pair_core_seconds;
 
 /// A match of two built-in players under `limits` (TOML), threads `threads`.
 fn test_of(limits: &str, cores: u32) -> TournamentConfig {
