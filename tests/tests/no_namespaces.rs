@@ -136,15 +136,28 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     let dir = tempfile::tempdir().unwrap();
     let mark = format!("71{}", std::process::id() % 100_000);
     let script = dir.path().join("engine.sh");
-    // At `isready` it starts a daemon of its own session and looks for the token in its
-    // worker's environment (its parent, or an ancestor) and reports what it read.
+    // The worker's own files: a token file, where engines are not lent anything.
+    let worker_files = tempfile::tempdir().unwrap();
+    let token_file = worker_files.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let (in_tmp, beside) = (
+        std::path::PathBuf::from(format!("/tmp/tourney-fenced-{mark}")),
+        std::env::temp_dir().join(format!("tourney-beside-{mark}")),
+    );
+    // At `isready` it starts a daemon of its own session, looks for the token in its
+    // worker's environment (its parent, or an ancestor) and in the worker's token file,
+    // reports what it read, and writes outside its working directory.
     std::fs::write(
         &script,
         format!(
             "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    ugi) echo ugiok ;;\n    \
              isready) setsid sleep {mark} </dev/null >/dev/null 2>&1 &\n      \
              for p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do tr '\\0' ' ' < /proc/$p/environ >&2; done\n      \
-             echo readyok ;;\n    bench) echo 'bench nodes 1 nps 1' ;;\n    quit) exit 0 ;;\n  esac\ndone\n"
+             cat {token} >&2; touch {in_tmp} {beside} 2>/dev/null\n      \
+             echo readyok ;;\n    bench) echo 'bench nodes 1 nps 1' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+            token = token_file.display(),
+            in_tmp = in_tmp.display(),
+            beside = beside.display(),
         ),
     )
     .unwrap();
@@ -154,7 +167,25 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     let bench = engine.bench(tourney_rules::GameKind::Loa, Duration::from_secs(10));
     assert_eq!(bench.unwrap(), Some((1, 1)));
     let said = Contestant::<tourney_rules::Loa>::stderr_tail(&engine).join("\n");
-    assert!(!said.contains(TOKEN), "{said}");
+    // Where the kernel has Landlock, the engine reads none of the worker's files and writes
+    // nothing outside its working directory; the environment is closed either way.
+    match confine::file_fence() {
+        Ok(_) => {
+            assert!(!said.contains(TOKEN), "{said}");
+            assert!(
+                !in_tmp.exists() && !beside.exists(),
+                "it wrote outside: {said}"
+            );
+        }
+        Err(why) => {
+            eprintln!("no file fence here ({why}): only the environment is checked");
+            assert!(
+                !said.contains(&format!("TOURNEY_WORKER_TOKEN={TOKEN}")),
+                "{said}"
+            );
+            let _ = (std::fs::remove_file(&in_tmp), std::fs::remove_file(&beside));
+        }
+    }
     drop(engine);
     // Its daemon, adopted by this process, is killed and reaped.
     let until = Instant::now() + Duration::from_secs(5);
@@ -181,6 +212,20 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     assert_ne!(net, "reached", "the engine reached the host: {said}");
     assert!(net.contains("denied"), "refused by the filter: {net}");
     drop(engine);
+
+    // The docs' Python engine starts and answers behind the fence: the interpreter, its
+    // libraries and its script are lent to it.
+    if std::path::Path::new("/usr/bin/python3").exists() {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/python/random_loa.py")
+            .canonicalize()
+            .unwrap();
+        let config = EngineConfig::new(&format!("python3 {}", script.display()));
+        let mut engine = ExternalEngine::new(config);
+        let answered = engine.bench(tourney_rules::GameKind::Loa, Duration::from_secs(20));
+        let said = Contestant::<tourney_rules::Loa>::stderr_tail(&engine).join("\n");
+        assert_eq!(answered.ok(), Some(None), "{said}");
+    }
 
     // A build from source, confined the same way: its daemon dies with it, it reads no
     // token, and its private home and temporary directory are gone afterwards.

@@ -225,8 +225,12 @@ pub(crate) fn command(
     dir: &Path,
     keep: Option<&Path>,
 ) -> Command {
-    let mut command = Command::new(absolute(program));
-    command.args(args.iter().map(|a| absolute(a)));
+    let (program, args): (OsString, Vec<OsString>) = (
+        absolute(program),
+        args.iter().map(|a| absolute(a)).collect(),
+    );
+    let mut command = Command::new(&program);
+    command.args(&args);
     command.env_clear().current_dir(dir);
     let passed = PASSED
         .iter()
@@ -252,6 +256,11 @@ pub(crate) fn command(
     let contained = (containment(run_as).is_ok())
         .then(|| Containment::plan(run_as, limits.file_size_mb, dir, keep).ok())
         .flatten();
+    // Without a mount namespace of their own, a Landlock fence keeps engines (not builds,
+    // which need their toolchains) to their own files.
+    let fence = (contained.is_none() && keep.is_none())
+        .then(|| fence::FileFence::new(dir, &program, &args))
+        .flatten();
     command.env("HOME", dir).env("TMPDIR", dir);
     // RLIMIT_NPROC counts every task of the user: an engine running as the worker's user
     // may add `processes` to what that user runs already; a contained one has two waiting
@@ -264,8 +273,8 @@ pub(crate) fn command(
     };
     let cpus = cpu_set(&policy.cpus);
     // SAFETY: between fork and exec only async-signal-safe calls are made (setsid,
-    // sched_setaffinity, setrlimit, unshare, setgroups, setgid, setuid, prctl), on values
-    // computed before the fork.
+    // sched_setaffinity, setrlimit, unshare, setgroups, setgid, setuid, prctl,
+    // landlock_restrict_self), on values computed before the fork.
     unsafe {
         command.pre_exec(move || {
             let fail = || Err(std::io::Error::last_os_error());
@@ -319,6 +328,9 @@ pub(crate) fn command(
                     || libc::setuid(uid) != 0)
             {
                 return fail();
+            }
+            if let Some(fence) = &fence {
+                fence.install()?;
             }
             match &seal {
                 Some(seal) => seal.install(),
@@ -466,9 +478,11 @@ pub(crate) fn limit_hit(
 }
 
 mod contain;
+mod fence;
 mod processes;
 mod seal;
 
+pub use fence::file_fence;
 use processes::spawn;
 pub use processes::{adopt_orphans, end_engines, end_orphans};
 pub(crate) use processes::{cpu_seconds_used, forget_engine, kill_group, start_engine};

@@ -167,7 +167,8 @@ fn user_ids(user: &str) -> Result<(u32, u32)> {
 /// How this worker confines outside engines; says in the log what it cannot do.
 fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
     use tourney_runner::confine::{
-        adopt_orphans, clean_stale_work_dirs, containment, network_isolation, network_seal,
+        adopt_orphans, clean_stale_work_dirs, containment, file_fence, network_isolation,
+        network_seal,
     };
     let run_as = args.engine_user.as_deref().map(user_ids).transpose()?;
     if run_as.is_some_and(|(uid, _)| uid == 0) && !args.allow_root_engines {
@@ -196,17 +197,25 @@ fn confine_engines(args: &WorkerArgs) -> Result<EnginePolicy> {
     }
     let reaper = adopt_orphans();
     if let Err(why) = containment(run_as) {
+        let files = match file_fence() {
+            Ok(_) => {
+                "a Landlock fence lets them write only their working directory and \
+                      read only the system's files, their program's and their data files"
+            }
+            Err(_) => "they can read and write what the worker's user can (no Landlock here)",
+        };
         if reaper {
             tracing::warn!(
                 reason = %why,
+                files,
                 "outside engines cannot get PID and mount namespaces here: they run in \
                  process groups of their own; what they start with setsid is adopted by the \
-                 worker and killed within half a second; they share /tmp and see the host's \
-                 processes"
+                 worker and killed within half a second; they see the host's processes"
             );
         } else {
             tracing::warn!(
                 reason = %why,
+                files,
                 "outside engines cannot get PID and mount namespaces here: they run in \
                  process groups of their own, and what they start with setsid may outlive them"
             );
