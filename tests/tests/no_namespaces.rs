@@ -154,6 +154,7 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
              isready) setsid sleep {mark} </dev/null >/dev/null 2>&1 &\n      \
              for p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do tr '\\0' ' ' < /proc/$p/environ >&2; done\n      \
              cat {token} >&2; touch {in_tmp} {beside} 2>/dev/null\n      \
+             if kill -0 $PPID 2>/dev/null; then echo 'signal: reached' >&2; else echo 'signal: refused' >&2; fi\n      \
              echo readyok ;;\n    bench) echo 'bench nodes 1 nps 1' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
             token = token_file.display(),
             in_tmp = in_tmp.display(),
@@ -170,12 +171,15 @@ fn without_namespaces_an_engine_leaves_nothing_running_and_reads_no_token() {
     // Where the kernel has Landlock, the engine reads none of the worker's files and writes
     // nothing outside its working directory; the environment is closed either way.
     match confine::file_fence() {
-        Ok(_) => {
+        Ok(abi) => {
             assert!(!said.contains(TOKEN), "{said}");
             assert!(
                 !in_tmp.exists() && !beside.exists(),
                 "it wrote outside: {said}"
             );
+            // From ABI 6 it cannot signal its worker (kill it) either.
+            let signal = if *abi >= 6 { "refused" } else { "reached" };
+            assert!(said.contains(&format!("signal: {signal}")), "{said}");
         }
         Err(why) => {
             eprintln!("no file fence here ({why}): only the environment is checked");

@@ -8,7 +8,9 @@
 //! else of the host is open to it: not the worker's cache or files, not `/tmp`, not its
 //! opponent's working directory. Landlock needs no privilege once `no_new_privs` is set,
 //! which the default profiles allow; a domain of its own also keeps it from tracing (or
-//! reading the memory of) processes outside it, its opponent included.
+//! reading the memory of) processes outside it, its opponent included, and from Linux
+//! 6.12 (ABI 6) from signalling them (killing its worker) or reaching their abstract
+//! Unix sockets.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -36,6 +38,9 @@ const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
 /// ABI 5 adds `IOCTL_DEV`.
 const IOCTL_DEV: u64 = 1 << 15;
+/// ABI 6 scopes signals and abstract Unix sockets to the domain
+/// (`LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL`).
+const SCOPED: u64 = 0b11;
 /// The rights a rule on a file (not a directory) may give.
 const FILE_RIGHTS: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
 
@@ -138,16 +143,14 @@ impl FileFence {
 
     /// A ruleset that handles every right `abi` knows and allows none.
     fn empty(abi: u32) -> Option<FileFence> {
-        let attr: [u64; 1] = [handled(abi)];
-        // SAFETY: the attribute is 8 readable bytes, its size given.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                attr.as_ptr(),
-                std::mem::size_of_val(&attr),
-                0u32,
-            )
-        };
+        // `struct landlock_ruleset_attr`: the file rights, the network ones (none
+        // handled), and from ABI 6 the scopes: no signal to, and no abstract socket of, a
+        // process outside (its worker, its opponent).
+        let attr: [u64; 3] = [handled(abi), 0, SCOPED];
+        let size = if abi >= 6 { 24 } else { 8 };
+        // SAFETY: the attribute is `size` readable bytes.
+        let fd =
+            unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, attr.as_ptr(), size, 0u32) };
         // SAFETY: a descriptor the call just made, ours alone.
         (fd >= 0).then(|| FileFence {
             ruleset: unsafe { OwnedFd::from_raw_fd(fd as i32) },
