@@ -589,7 +589,7 @@ function renderActions(t) {
   $("#action-modify").onclick = async () => {
     const change = { priority: Number($("#share-priority").value), weight: Number($("#share-weight").value) };
     const budget = Number($("#share-budget").value);
-    if (budgeted && budget && budget !== t.max_pairs) change.max_pairs = budget;
+    if (budgeted && budget && budget !== t.max_pairs) change.pair_budget = budget;
     const done = await act(`/api/v1/tournaments/${t.id}/modify`, change);
     if (!done.error) for (const id of Object.keys(fields)) delete $(id).dataset.edited;
     $("#action-result").textContent = done.error ?? done.done;

@@ -42,7 +42,7 @@ pub struct Modification {
     /// Its weight: its share of the workers among tests of its priority.
     pub weight: Option<f64>,
     /// Its pair budget: the most pairs it may play.
-    pub max_pairs: Option<u64>,
+    pub pair_budget: Option<u64>,
 }
 
 /// The longest note of a test, in characters.
@@ -130,7 +130,7 @@ impl Coordinator {
         let Modification {
             priority,
             weight,
-            max_pairs,
+            pair_budget,
         } = change;
         by.require_owner(&self.author(id).unwrap_or_default())?;
         if priority.is_some_and(|p| p.unsigned_abs() > MAX_PRIORITY) {
@@ -151,7 +151,7 @@ impl Coordinator {
             let mut config = (*entry.config).clone();
             config.priority = priority.unwrap_or(config.priority);
             config.weight = weight.unwrap_or(config.weight);
-            if let Some(pairs) = max_pairs {
+            if let Some(pairs) = pair_budget {
                 config
                     .set_pair_budget(pairs)
                     .map_err(CoordinatorError::Invalid)?;
@@ -172,8 +172,8 @@ impl Coordinator {
             };
             (entry.record.priority, entry.record.weight) =
                 (Some(config.priority), Some(config.weight));
-            if max_pairs.is_some() {
-                entry.record.max_pairs = max_pairs;
+            if pair_budget.is_some() {
+                entry.record.pair_budget = pair_budget;
             }
             entry.config = std::sync::Arc::new(config);
             inner.record(id)
@@ -183,7 +183,7 @@ impl Coordinator {
         let detail = [
             priority.map(|p| format!("priority {p}")),
             weight.map(|w| format!("weight {w}")),
-            max_pairs.map(|n| format!("pair budget {n}")),
+            pair_budget.map(|n| format!("pair budget {n}")),
         ];
         let detail: Vec<String> = detail.into_iter().flatten().collect();
         self.record_event(

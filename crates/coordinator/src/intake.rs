@@ -264,7 +264,7 @@ impl Coordinator {
             weight: None,
             note: String::new(),
             links: Vec::new(),
-            max_pairs: None,
+            pair_budget: None,
             hidden: false,
             pool_members: Vec::new(),
         };

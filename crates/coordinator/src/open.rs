@@ -74,7 +74,7 @@ impl Coordinator {
                     config.apply_facts(&record.engines)?;
                     config.priority = record.priority.unwrap_or(config.priority);
                     config.weight = record.weight.unwrap_or(config.weight);
-                    if let Some(pairs) = record.max_pairs {
+                    if let Some(pairs) = record.pair_budget {
                         config.set_pair_budget(pairs)?;
                     }
                     Ok(config)

@@ -77,7 +77,8 @@ pub struct TournamentRecord {
     /// Its pair budget as changed after submission (in place of its file's `pairs` or
     /// `sprt.max_pairs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pairs: Option<u64>,
+    #[serde(rename = "max_pairs")]
+    pub pair_budget: Option<u64>,
     /// Deleted from the lists (overview, search) by a person; its games and figures stay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,

@@ -50,7 +50,7 @@ fn record(id: u64) -> TournamentRecord {
         weight: None,
         note: String::new(),
         links: Vec::new(),
-        max_pairs: None,
+        pair_budget: None,
         hidden: false,
         pool_members: Vec::new(),
     }

@@ -32,7 +32,7 @@ use crate::support::local::AdminTarget;
 /// else the SPRT bounds the dashboard's form names
 /// so (`stc` [0, 2], `ltc` [0.5, 2.5], `nonreg` [-1.75, 0.25], normalized Elo); the other
 /// flags change what it sets (`--elo0`/`--elo1` one bound).
-/// `--max-pairs` is an SPRT's or grouped test's `sprt.max_pairs` or a match's `pairs`. A
+/// `--pair-budget` (or `--max-pairs`) is an SPRT's or grouped test's `sprt.max_pairs` or a match's `pairs`. A
 /// changed file keeps its keys but not its comments or layout; with no flag (and no
 /// openings file) the text is the original. An openings file becomes the suite as played
 /// (`format = "positions"`, `order = "sequential"`, no `offset`), sent with the clone.
@@ -70,8 +70,8 @@ pub(crate) struct CloneArgs {
     #[arg(long, allow_hyphen_values = true)]
     elo1: Option<f64>,
     /// The pair budget: an SPRT's `sprt.max_pairs`, a match's `pairs`.
-    #[arg(long, value_name = "PAIRS")]
-    max_pairs: Option<u64>,
+    #[arg(long = "pair-budget", visible_alias = "max-pairs", value_name = "PAIRS")]
+    pair_budget: Option<u64>,
     /// Its priority (higher first).
     #[arg(long, allow_hyphen_values = true)]
     priority: Option<i32>,
@@ -155,7 +155,7 @@ pub(crate) fn run(args: &CloneArgs) -> Result<ExitCode> {
         no_move_limits: args.no_move_limits,
         elo0: args.elo0,
         elo1: args.elo1,
-        max_pairs: args.max_pairs,
+        pair_budget: args.pair_budget,
         priority: args.priority,
         weight: args.weight,
         openings_as_played: !args.print && !book && !got.openings.is_empty(),

@@ -428,7 +428,8 @@ struct Annotation {
 struct Changes {
     priority: Option<i32>,
     weight: Option<f64>,
-    max_pairs: Option<u64>,
+    #[serde(alias = "max_pairs")]
+    pair_budget: Option<u64>,
 }
 
 /// A tournament action of the logged-in user (`modify` takes [`Changes`] as its body).
@@ -454,13 +455,13 @@ async fn act(
             let Ok(c) = serde_json::from_slice::<Changes>(&body) else {
                 return refuse(
                     StatusCode::BAD_REQUEST,
-                    "expected {\"priority\": N, \"weight\": W, \"max_pairs\": N} (any of them)",
+                    "expected {\"priority\": N, \"weight\": W, \"pair_budget\": N} (any of them)",
                 );
             };
             let change = crate::actions::Modification {
                 priority: c.priority,
                 weight: c.weight,
-                max_pairs: c.max_pairs,
+                pair_budget: c.pair_budget,
             };
             (coordinator.modify_as(&by, id, change).await, "modified")
         }

@@ -19,7 +19,7 @@ fn share(priority: Option<i32>, weight: Option<f64>) -> Modification {
     Modification {
         priority,
         weight,
-        max_pairs: None,
+        pair_budget: None,
     }
 }
 
@@ -121,7 +121,7 @@ async fn a_pair_budget_changes_within_bounds_and_a_deleted_test_leaves_the_lists
     let dir = tempfile::tempdir().unwrap();
     let operator = Principal::operator("ops");
     let budget = |pairs| Modification {
-        max_pairs: Some(pairs),
+        pair_budget: Some(pairs),
         ..Default::default()
     };
     let id = {

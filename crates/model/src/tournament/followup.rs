@@ -141,7 +141,7 @@ fn preset_pair(changes: &mut Changes, key: &str, value: &str) -> Result<(), Stri
         }
         "elo0" => changes.elo0 = Some(value.parse().map_err(|e| bad(&e))?),
         "elo1" => changes.elo1 = Some(value.parse().map_err(|e| bad(&e))?),
-        "max_pairs" => changes.max_pairs = Some(value.parse().map_err(|e| bad(&e))?),
+        "max_pairs" => changes.pair_budget = Some(value.parse().map_err(|e| bad(&e))?),
         "priority" => changes.priority = Some(value.parse().map_err(|e| bad(&e))?),
         "weight" => changes.weight = Some(value.parse().map_err(|e| bad(&e))?),
         "book" => {
@@ -214,7 +214,7 @@ pub struct Changes {
     /// `sprt.elo1`.
     pub elo1: Option<f64>,
     /// The pair budget: an SPRT's (or grouped test's) `sprt.max_pairs`, a match's `pairs`.
-    pub max_pairs: Option<u64>,
+    pub pair_budget: Option<u64>,
     /// `priority`.
     pub priority: Option<i32>,
     /// `weight`.
@@ -263,7 +263,7 @@ impl Changes {
             threads: self.threads.or(preset.threads),
             elo0: self.elo0.or(preset.elo0),
             elo1: self.elo1.or(preset.elo1),
-            max_pairs: self.max_pairs.or(preset.max_pairs),
+            pair_budget: self.pair_budget.or(preset.pair_budget),
             priority: self.priority.or(preset.priority),
             weight: self.weight.or(preset.weight),
             book: self.book.clone().or(preset.book),
@@ -352,7 +352,7 @@ pub fn follow_up(
             }
         }
     }
-    if let Some(pairs) = changes.max_pairs {
+    if let Some(pairs) = changes.pair_budget {
         let pairs = Value::Integer(i64::try_from(pairs).map_err(|_| "--max-pairs: too many")?);
         match config.format {
             Format::Sprt | Format::Takes => {

@@ -415,7 +415,7 @@ impl pb::admin_server::Admin for AdminService {
         let change = crate::actions::Modification {
             priority: r.priority,
             weight: r.weight,
-            max_pairs: r.max_pairs,
+            pair_budget: r.pair_budget,
         };
         if change == Default::default() {
             return Ok(Response::new(pb::ModifyResponse {}));

@@ -39,7 +39,7 @@ fn a_reschedule_at_ltc_changes_the_clock_and_the_bounds() {
         no_move_limits: true,
         elo0: Some(elo0),
         elo1: Some(elo1),
-        max_pairs: Some(5000),
+        pair_budget: Some(5000),
         priority: Some(2),
         weight: Some(1.5),
         openings_as_played: true,
@@ -83,7 +83,7 @@ fn a_change_the_format_has_no_place_for_is_refused() {
     let e = follow_up(robin, "r.toml", &bounds).unwrap_err();
     assert!(e.contains("round-robin has no sprt table"), "{e}");
     let pairs = Changes {
-        max_pairs: Some(10),
+        pair_budget: Some(10),
         ..Default::default()
     };
     let e = follow_up(robin, "r.toml", &pairs).unwrap_err();
@@ -103,7 +103,7 @@ fn a_registered_preset_reads_as_changes() {
     let ltc = preset_changes("tc:60+0.6, elo0:0.5,elo1:2.5,max_pairs:40000").unwrap();
     assert_eq!(ltc.tc.as_deref(), Some("60+0.6"));
     assert_eq!(
-        (ltc.elo0, ltc.elo1, ltc.max_pairs),
+        (ltc.elo0, ltc.elo1, ltc.pair_budget),
         (Some(0.5), Some(2.5), Some(40000))
     );
     for (bad, says) in [
