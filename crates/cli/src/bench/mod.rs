@@ -1,24 +1,9 @@
 //! `tourney bench`: the benchmark suites, each printing the figures it measures.
 
-mod affinity;
-mod artifacts;
-mod cluster;
-mod coordinator;
-mod datagen;
-mod flood;
+mod fleet;
+mod games;
 pub(crate) mod harness;
-mod outside;
-mod pages;
-mod pool;
-mod rules;
-mod search;
-mod selfplay;
-mod share;
-mod source;
-mod store;
-mod takes;
-mod time;
-mod validate;
+mod stats;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -281,6 +266,9 @@ pub(crate) struct BenchArgs {
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
+    use fleet::{artifacts, cluster, coordinator, flood, pages, share, source, store};
+    use games::{affinity, datagen, outside, rules, search, selfplay, time, validate};
+    use stats::{pool, takes};
     match args.suite {
         Suite::Rules => rules::rules(args),
         Suite::Coordinator => {
@@ -291,17 +279,17 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         Suite::Source => source::source()?,
         Suite::Artifacts => artifacts::artifacts(args.fetchers, args.mib)?,
         Suite::Affinity => affinity::affinity(args.slots, args.seconds, args.rounds)?,
-        Suite::Time => crate::bench::time::time(args.movetime, args.clock_ms, args.moves)?,
-        Suite::Outside => crate::bench::outside::outside(
+        Suite::Time => time::time(args.movetime, args.clock_ms, args.moves)?,
+        Suite::Outside => outside::outside(
             args.pairs,
             args.slots,
             args.max_plies,
             args.game,
             args.protocol,
         )?,
-        Suite::Store => crate::bench::store::store(args.pairs)?,
+        Suite::Store => store::store(args.pairs)?,
         Suite::Pages => pages::pages(args.tournaments)?,
-        Suite::Flood => crate::bench::flood::flood(args.reports, args.report_mb, args.streams)?,
+        Suite::Flood => flood::flood(args.reports, args.report_mb, args.streams)?,
         Suite::Takes => takes::takes(args)?,
         Suite::Share => share::share()?,
         Suite::Pool => pool::pool(args)?,

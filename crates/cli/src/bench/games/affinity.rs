@@ -47,7 +47,7 @@ fn spread(speeds: &[f64]) -> (f64, f64, f64) {
 }
 
 /// Runs the benchmark: `games` at once (0: one a unit), `rounds` times each way.
-pub(super) fn affinity(games: usize, seconds: f64, rounds: usize) -> Result<()> {
+pub(crate) fn affinity(games: usize, seconds: f64, rounds: usize) -> Result<()> {
     let allowed = affinity::allowed();
     let units = affinity::units(
         &Affinity::Auto,

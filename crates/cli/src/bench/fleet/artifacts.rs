@@ -12,12 +12,12 @@ use std::time::Instant;
 use anyhow::Result;
 use tourney_worker::{Fetcher, TokenInterceptor, connect};
 
-use super::harness::{coordinator_process, metric, status_value};
+use crate::bench::harness::{coordinator_process, metric, status_value};
 
 /// The most bytes the run with a cache per worker may write (it is skipped past it).
 const PER_WORKER_BYTES: u64 = 4 << 30;
 
-pub(super) fn artifacts(fetchers: usize, mib: u64) -> Result<()> {
+pub(crate) fn artifacts(fetchers: usize, mib: u64) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let dir = tempfile::tempdir()?;
