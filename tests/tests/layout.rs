@@ -9,13 +9,6 @@ use std::path::{Path, PathBuf};
 /// The longest a source file other than tests may be, in lines.
 const MAX_LINES: usize = 600;
 
-/// Files still over [`MAX_LINES`], being split under issue 62: each may have up to
-/// [`MAX_LONG_LINES`] meanwhile. No file joins this list.
-const LONG_FILES: [&str; 1] = ["crates/coordinator/src/views.rs"];
-
-/// The longest a file of [`LONG_FILES`] may be, in lines (the limit before issue 62).
-const MAX_LONG_LINES: usize = 800;
-
 /// The repository's root.
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -337,14 +330,9 @@ fn no_source_file_outside_the_tests_is_over_600_lines() {
             if is_test(&src, &file) {
                 continue;
             }
-            let relative = file.strip_prefix(root()).unwrap_or(&file);
-            let most = match LONG_FILES.iter().any(|f| relative == Path::new(f)) {
-                true => MAX_LONG_LINES,
-                false => MAX_LINES,
-            };
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
-            if lines > most {
-                long.push(format!("{}: {lines} lines, over {most}", file.display()));
+            if lines > MAX_LINES {
+                long.push(format!("{}: {lines} lines, over {MAX_LINES}", file.display()));
             }
         }
     }

@@ -105,7 +105,7 @@ async fn an_export_comes_in_pages_of_about_a_mebibyte_in_pair_order() {
     let (first, next) = c.export_page(id, &all, 0).unwrap();
     let bytes: usize = first.iter().map(String::len).sum();
     assert!(
-        next.is_some() && bytes >= crate::views::EXPORT_PAGE_BYTES,
+        next.is_some() && bytes >= crate::views::exports::EXPORT_PAGE_BYTES,
         "{bytes} bytes, then {next:?}"
     );
     let lines = exported(&c, id, &all);
@@ -147,7 +147,7 @@ async fn a_download_comes_a_page_at_a_time_as_pgn_or_jsonl_plain_or_gzip() {
     let jsonl = pieces(&c, download(crate::GamesFormat::Jsonl, false));
     assert!(jsonl.len() > 1, "more than one page");
     assert!(
-        (jsonl.iter()).all(|p| p.len() < crate::views::EXPORT_PAGE_BYTES * 3 / 2),
+        (jsonl.iter()).all(|p| p.len() < crate::views::exports::EXPORT_PAGE_BYTES * 3 / 2),
         "pieces of about a page"
     );
     let text = String::from_utf8(jsonl.concat()).unwrap();
