@@ -9,10 +9,11 @@
 //! - `state`: the [`Coordinator`]: scheduler, tournaments and workers behind one lock,
 //!   beside the store; opened by `open` (what a restart reads back). Its work is split by
 //!   job into `intake` (submit, cancel, pause, resume), `leasing` (leases, heartbeats,
-//!   expiry), `commit` (the group commit that makes every acknowledged result durable),
-//!   `views` (status, reports, exports), `tuning` (SPSA runs), `datagen` (data generation
-//!   runs' positions), `versions` (engine versions and the timeline) and `history` (what a
-//!   restart reads of a tournament's pairs).
+//!   expiry), `registration` (a worker registered in one call), `reporting` (a worker's
+//!   report taken whole), `commit` (the group commit that makes every acknowledged result
+//!   durable), `views` (status, reports, exports), `tuning` (SPSA runs), `datagen` (data
+//!   generation runs' positions), `versions` (engine versions and the timeline) and
+//!   `history` (what a restart reads of a tournament's pairs).
 //! - `datasets`: data generation runs' data files beside the store, their summaries, and
 //!   their rebuilding from the stored games.
 //! - [`fleet`]: the live worker list, throughput and recent games; [`workers`]: each
@@ -56,7 +57,9 @@ mod pair_map;
 mod pools;
 pub mod profiles;
 mod progress;
+mod registration;
 pub mod release;
+mod reporting;
 mod search;
 pub mod search_again;
 mod standings;
@@ -74,6 +77,8 @@ pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
 pub use commit::REFUSALS_TO_BAR;
 pub use downloads::{Download, GamesFormat, record_of_export_line};
 pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
+pub use registration::{Registered, Registration, Welcome};
+pub use reporting::{Failure, Report, ReportedResult};
 pub use search::{MAX_PAGE, Search};
 pub use state::Coordinator;
 pub use types::{

@@ -376,3 +376,134 @@ async fn a_report_whose_worker_goes_away_while_it_commits_is_still_counted() {
     assert_eq!(c.status(id).unwrap().pairs_done, 1);
     assert!(c.is_done(id, job.pair));
 }
+
+/// `job`'s result with `games_json`, as a report carries it under `lease`.
+fn carried(job: &PairJob, lease: LeaseId, games_json: Option<String>) -> crate::ReportedResult {
+    crate::ReportedResult {
+        tournament: job.tournament,
+        pair: job.pair,
+        lease,
+        half_points: vec![2, 2],
+        games_json,
+        ticket: job.ticket.clone(),
+    }
+}
+
+/// A report of `results` alone.
+fn report_of(results: Vec<crate::ReportedResult>) -> crate::Report {
+    crate::Report {
+        results,
+        ..Default::default()
+    }
+}
+
+/// The results refused for `reason` so far.
+fn refused_for(c: &Coordinator, reason: &str) -> u64 {
+    (c.metrics().results_rejected)
+        .with_label_values(&[reason])
+        .get()
+}
+
+#[tokio::test]
+async fn an_honest_report_is_taken_once_and_its_repeat_acknowledged_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let honest = || {
+        let games = won_by_a_json(&jobs[0], ["crash", "crash"]);
+        report_of(vec![carried(&jobs[0], lease, Some(games))])
+    };
+    let ack = c.take_report(&worker, honest()).await.unwrap();
+    assert_eq!((ack.accepted, ack.duplicates, ack.rejected), (1, 0, 0));
+    assert_eq!(c.status(id).unwrap().pairs_done, 1);
+    let again = c.take_report(&worker, honest()).await.unwrap();
+    assert_eq!(
+        (again.accepted, again.duplicates, again.rejected),
+        (0, 1, 0)
+    );
+    assert_eq!(c.status(id).unwrap().pairs_done, 1);
+}
+
+#[tokio::test]
+async fn forged_reports_are_refused_by_reason_and_bar_their_worker_at_the_third() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    // Games that could not be read off the wire: refused as records, and counted.
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let unread = report_of(vec![carried(&jobs[0], lease, None)]);
+    let ack = c.take_report(&worker, unread).await.unwrap();
+    assert_eq!((ack.accepted, ack.rejected), (0, 1));
+    assert_eq!(refused_for(&c, "records"), 1);
+    assert!(!c.lock().scheduler.is_unfit(id, &worker));
+    // Played with another spec than the one leased: each refused and its pair given back,
+    // the worker barred at its third refusal and offered nothing more.
+    for n in 1..=crate::REFUSALS_TO_BAR - 1 {
+        let (lease, jobs) = c.lease(&worker, 1).expect("not barred yet");
+        let games = won_by_a_json(&jobs[0], ["crash", "crash"])
+            .replace(r#""spec":"random:seed=2""#, r#""spec":"random:seed=9""#);
+        let forged = report_of(vec![carried(&jobs[0], lease, Some(games))]);
+        let ack = c.take_report(&worker, forged).await.unwrap();
+        assert_eq!((ack.accepted, ack.rejected), (0, 1));
+        assert_eq!(refused_for(&c, "ticket"), n);
+        let barred = n + 1 == crate::REFUSALS_TO_BAR;
+        assert_eq!(c.lock().scheduler.is_unfit(id, &worker), barred, "{n}");
+    }
+    assert!(c.lease(&worker, 1).is_none());
+    assert_eq!(c.status(id).unwrap().pairs_done, 0);
+}
+
+#[tokio::test]
+async fn results_of_another_workers_lease_are_refused_without_barring() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let holder = c.register("w", "test", 1, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&holder, 1).unwrap();
+    // Another host's report of that pair on its ticket: not its own lease, so no blame.
+    let stale = c.register("x", "test", 1, "t").unwrap().0;
+    for n in 1..=crate::REFUSALS_TO_BAR + 1 {
+        let games = won_by_a_json(&jobs[0], ["crash", "crash"]);
+        let report = report_of(vec![carried(&jobs[0], lease, Some(games))]);
+        let ack = c.take_report(&stale, report).await.unwrap();
+        assert_eq!((ack.accepted, ack.rejected), (0, 1));
+        assert_eq!(refused_for(&c, "not-held"), n);
+    }
+    assert!(!c.lock().scheduler.is_unfit(id, &stale));
+    assert!(c.lease(&stale, 1).is_some(), "still offered pairs");
+    assert_eq!(c.status(id).unwrap().pairs_done, 0);
+}
+
+#[tokio::test]
+async fn a_reported_build_failure_pauses_the_test_and_one_of_a_pair_not_held_is_ignored() {
+    use tourney_model::tournament::State;
+    let dir = tempfile::tempdir().unwrap();
+    let (c, id) = coordinator(&dir, 60_000).await;
+    let worker = c.register("w", "test", 1, "t").unwrap().0;
+    let (lease, jobs) = c.lease(&worker, 1).unwrap();
+    let failure = |pair: u64| crate::Failure {
+        tournament: id,
+        pair,
+        lease,
+        engine: "a".into(),
+        engine_fault: true,
+        reason: "the build failed".into(),
+        log: "cc: error".into(),
+    };
+    let failed = |pair| crate::Report {
+        failures: vec![failure(pair)],
+        ..Default::default()
+    };
+    let ack = c
+        .take_report(&worker, failed(jobs[0].pair + 1))
+        .await
+        .unwrap();
+    assert_eq!((ack.accepted, ack.duplicates, ack.rejected), (0, 0, 0));
+    assert_eq!(c.status(id).unwrap().state, State::Running);
+    c.take_report(&worker, failed(jobs[0].pair)).await.unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.state, State::Paused);
+    let reason = status.paused_reason.unwrap();
+    assert!(reason.contains("engine a could not play"), "{reason}");
+    assert!(reason.contains("the build failed"), "{reason}");
+}

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod admin;
+mod convert;
 mod reports;
 mod versions;
 mod worker;
