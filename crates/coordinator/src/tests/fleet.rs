@@ -1,5 +1,6 @@
 //! Workers that can say no: leasing by a tournament's `[requires]`, labels and noisiness,
-//! and the eligible-worker counts `status` shows.
+//! the eligible-worker counts `status` shows, and a worker's profile checked as it
+//! registers.
 
 use std::collections::BTreeMap;
 
@@ -99,4 +100,41 @@ async fn only_and_avoid_noisy_turn_tests_down() {
     let (_, jobs) = c.lease(&only_smp, 100).unwrap();
     assert!(jobs.iter().all(|j| j.tournament == noisy), "{jobs:?}");
     assert_eq!(c.status(noisy).unwrap().eligibility.workers, 1);
+}
+
+#[tokio::test]
+async fn a_registration_in_one_call_checks_its_profile_and_notes_its_machine() {
+    let c = on_temporary_store();
+    let registration = |labels: &[&str]| crate::Registration {
+        name: "box".into(),
+        version: "0.1.0".into(),
+        slots: 1,
+        token: "t".into(),
+        host: crate::fleet::HostFacts {
+            cpu_model: "Ryzen 9".into(),
+            cores: 16,
+            ..Default::default()
+        },
+        profile: ProfileClaim {
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let refused = c.enroll(registration(&["Not A Label"])).await.unwrap_err();
+    assert!(
+        matches!(refused, crate::CoordinatorError::Invalid(_)),
+        "{refused}"
+    );
+    assert!(c.machines().is_empty(), "nothing registered");
+    let crate::Registered::Worker(welcome) = c.enroll(registration(&["fast"])).await.unwrap()
+    else {
+        panic!("not registered");
+    };
+    assert!(c.session_is(&welcome.worker_id, &welcome.session, "t"));
+    assert_eq!(welcome.lease_ms, crate::Settings::default().lease_ms);
+    assert!(welcome.release.is_none(), "it does not update itself");
+    assert_eq!(c.machines()[0].facts.cpu_model, "Ryzen 9");
+    let profile = c.lock().fleet.profile(&welcome.worker_id).unwrap();
+    assert!(profile.labels.contains("fast"), "{:?}", profile.labels);
 }
