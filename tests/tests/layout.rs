@@ -332,7 +332,10 @@ fn no_source_file_outside_the_tests_is_over_600_lines() {
             }
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
             if lines > MAX_LINES {
-                long.push(format!("{}: {lines} lines, over {MAX_LINES}", file.display()));
+                long.push(format!(
+                    "{}: {lines} lines, over {MAX_LINES}",
+                    file.display()
+                ));
             }
         }
     }

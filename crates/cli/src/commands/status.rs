@@ -9,7 +9,7 @@ use tourney_report::FormatProgress;
 
 use crate::support::admin::BlockingAdmin;
 use crate::support::local::AdminTarget;
-use crate::support::status_json::{StatusJson, status_json};
+use crate::support::status_json::status_json;
 
 /// Show tournaments with their standings (`--json` for scripts).
 ///
@@ -17,6 +17,18 @@ use crate::support::status_json::{StatusJson, status_json};
 /// page at a time), with state, progress and standings: Elo with its bound mark (`>` or `<`
 /// for a 100 % or 0 % score), +/−, games, score, draws and LOS to the next; a player
 /// without games is listed last as "no games yet".
+///
+/// `--json` prints each tournament's status as the coordinator's status view: the keys of
+/// a tournament on the dashboard (`/api/v1/overview`'s `tournaments`), among them `id`,
+/// `name`, `game`, `format`, `state`, `author`, `priority`, `weight`, `max_pairs`,
+/// `pairs_done`, `pairs_planned` (null while an SPRT is open), `pairs_leased` (pairs out
+/// now), `games`, `openings` (and `openings_note`), `pairs_excluded`, `suspect_workers`,
+/// `eligible_workers` (and `unrunnable`), `paused_reason`, a data generation run's
+/// `positions` and `positions_wanted`, `sprt` (LLR, bounds, decision and settings),
+/// `leader`, with `standings` and `progress`; `share` is the part of the fleet's
+/// core-time it has now (0 to 1, beside `share_target` and `pairs_per_hour`; the dashboard
+/// has the three under `share`), the SPRT's `llr`, `lower_bound`, `upper_bound` and
+/// `decision` are also at the top, and `paused_log` is there for those who may read it.
 #[derive(Args)]
 pub(crate) struct StatusArgs {
     #[command(flatten)]
@@ -167,7 +179,7 @@ pub(crate) fn run(args: &StatusArgs) -> Result<ExitCode> {
         }
     };
     if args.json {
-        let json: Vec<StatusJson> = list.iter().map(status_json).collect();
+        let json: Vec<serde_json::Value> = list.iter().map(status_json).collect::<Result<_>>()?;
         let out = if args.id.is_some() {
             serde_json::to_string_pretty(&json[0])?
         } else {

@@ -81,7 +81,13 @@ pub(crate) fn run(args: &SubmitArgs) -> Result<ExitCode> {
     match submit_and_wait(args) {
         Ok(status) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&status_json(&status))?);
+                match status_json(&status) {
+                    Ok(json) => println!("{json:#}"),
+                    Err(e) => {
+                        eprintln!("error: {e:#}");
+                        return Ok(ExitCode::from(NO_VERDICT));
+                    }
+                }
             } else {
                 say!("{}", status.summary_line());
                 say_build_log(&status);

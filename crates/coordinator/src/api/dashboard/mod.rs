@@ -35,7 +35,6 @@ use axum::routing::get;
 use serde::Serialize;
 use tokio::sync::watch;
 use tourney_report::{Report, elo_chart, llr_chart, pentanomial_chart};
-use tourney_rules::GameKind;
 
 mod feed;
 mod games;
@@ -46,9 +45,10 @@ mod pool;
 pub(crate) use feed::client_address;
 pub use pair::{PairView, pair_of};
 
+use crate::api::view::StatusView;
 use crate::fleet::{RecentGame, Throughput};
 use crate::state::Coordinator;
-use crate::types::{CoordinatorError, Status};
+use crate::types::CoordinatorError;
 
 const INDEX_HTML: &str = include_str!("../../../assets/index.html");
 const APP_JS: &str = include_str!("../../../assets/app.js");
@@ -244,71 +244,6 @@ fn busy(why: String) -> Response {
         .into_response()
 }
 
-/// A tournament in a list: what it is and how far it got.
-#[derive(Debug, Serialize)]
-pub struct TournamentSummary {
-    id: u64,
-    name: String,
-    #[serde(with = "tourney_model::game_kind")]
-    game: GameKind,
-    format: &'static str,
-    state: &'static str,
-    pairs_done: u64,
-    pairs_planned: Option<u64>,
-    /// The most pairs it may play (an SPRT's budget; a planned tournament's pairs).
-    max_pairs: u64,
-    pairs_leased: u64,
-    games: u64,
-    leader: Option<Leader>,
-    sprt: Option<tourney_stats::SprtStatus>,
-    paused_reason: Option<String>,
-    priority: i32,
-    weight: f64,
-    /// Its share of the fleet's core-time now and its target, while it is live.
-    share: Option<crate::scheduler::Share>,
-    /// Connected workers that can take its pairs, while it is active.
-    eligible_workers: u64,
-    /// Why none can, while none can.
-    unrunnable: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Leader {
-    name: String,
-    elo: f64,
-}
-
-fn summary_of(s: &Status) -> TournamentSummary {
-    TournamentSummary {
-        id: s.id,
-        name: s.config.name.clone(),
-        game: s.config.game,
-        format: s.config.format.name(),
-        state: s.state_name(),
-        pairs_done: s.pairs_done,
-        pairs_planned: s.pairs_planned(),
-        max_pairs: s.config.max_pairs(),
-        pairs_leased: s.pairs_leased,
-        games: 2 * s.pairs_done,
-        leader: s
-            .ratings
-            .players
-            .first()
-            .filter(|_| s.pairs_done > 0)
-            .map(|p| Leader {
-                name: p.name.clone(),
-                elo: p.elo,
-            }),
-        sprt: s.sprt,
-        paused_reason: s.paused_reason.clone(),
-        priority: s.config.priority,
-        weight: s.config.weight,
-        share: s.share,
-        eligible_workers: s.eligibility.workers,
-        unrunnable: s.eligibility.unmet.clone(),
-    }
-}
-
 /// A worker as the table shows it.
 #[derive(Debug, Serialize)]
 struct WorkerRow {
@@ -353,7 +288,7 @@ pub struct Overview {
     history: Vec<f64>,
     history_bucket_s: u64,
     /// The most recent tournaments (at most [`TOURNAMENTS_LISTED`]), newest first.
-    tournaments: Vec<TournamentSummary>,
+    tournaments: Vec<StatusView>,
     /// All tournaments in the store (older ones through the API's pages).
     tournaments_total: usize,
     workers: Vec<WorkerRow>,
@@ -362,11 +297,11 @@ pub struct Overview {
 
 /// The overview of everything the coordinator runs.
 pub fn overview_of(c: &Coordinator) -> Overview {
-    let tournaments: Vec<TournamentSummary> = c
+    let tournaments: Vec<StatusView> = c
         .page(None, TOURNAMENTS_LISTED)
         .0
         .iter()
-        .map(summary_of)
+        .map(StatusView::listed)
         .collect();
     let now = c.now_ms();
     let workers = c.workers();
@@ -419,8 +354,9 @@ struct Charts {
 /// One tournament in detail.
 #[derive(Debug, Serialize)]
 pub struct TournamentView {
+    /// Its status, but for its progress, which is the report's and the table below.
     #[serde(flatten)]
-    summary: TournamentSummary,
+    status: StatusView,
     /// A grouped test's takes, a knockout's bracket or a Swiss's standings, as a table.
     progress: Option<tourney_report::ProgressTable>,
     report: Report,
@@ -448,7 +384,7 @@ fn search_page(c: &Coordinator, query: &str) -> serde_json::Value {
     }
     let (page, next) = c.search(&search, after, size);
     serde_json::json!({
-        "tournaments": page.iter().map(summary_of).collect::<Vec<_>>(),
+        "tournaments": page.iter().map(StatusView::listed).collect::<Vec<_>>(),
         "next": next,
     })
 }
@@ -503,9 +439,11 @@ pub fn tournament_of(c: &Coordinator, id: u64) -> Option<TournamentView> {
         spsa: report.spsa.as_ref().map_or_else(Vec::new, |s| s.charts()),
         pool: pool::pool_chart(c, &status),
     };
+    let mut view = StatusView::of(&status);
+    let progress = view.progress.take().map(|p| p.table());
     Some(TournamentView {
-        summary: summary_of(&status),
-        progress: report.progress.as_ref().map(|p| p.table()),
+        status: view,
+        progress,
         report,
         charts,
     })

@@ -13,20 +13,8 @@ pub use reports::MAX_LINK_TEMPLATE;
 pub use worker::{SESSION_HEADER, WorkerService};
 
 use tonic::Status as GrpcStatus;
-use tourney_model::tournament::SprtModel;
-use tourney_proto::v1 as pb;
-use tourney_stats::Bound;
 
-use crate::types::{CoordinatorError, Status};
-
-/// `>` for a rating that is a lower bound, `<` for an upper bound, else empty.
-pub fn bound_mark(bound: Option<Bound>) -> &'static str {
-    match bound {
-        Some(Bound::AtLeast) => ">",
-        Some(Bound::AtMost) => "<",
-        None => "",
-    }
-}
+use crate::types::CoordinatorError;
 
 /// The one place where coordinator errors become gRPC statuses: a bad tournament file is
 /// INVALID_ARGUMENT with its message; a failed store or commit is logged here and answered
@@ -50,81 +38,6 @@ impl From<CoordinatorError> for GrpcStatus {
     }
 }
 
-/// A status as the API gives it.
-impl From<&Status> for pb::TournamentStatus {
-    fn from(s: &Status) -> Self {
-        pb::TournamentStatus {
-            id: s.id,
-            name: s.config.name.clone(),
-            game: s.config.game.to_string(),
-            format: s.config.format.name().to_string(),
-            state: s.state_name().to_string(),
-            pairs_done: s.pairs_done,
-            pairs_planned: s.pairs_planned(),
-            games: 2 * s.pairs_done,
-            standings: s
-                .ratings
-                .players
-                .iter()
-                .map(|p| pb::Standing {
-                    name: p.name.clone(),
-                    elo: p.elo,
-                    plus: p.plus,
-                    minus: p.minus,
-                    games: p.games,
-                    score: p.score,
-                    draws: p.draws,
-                    los_next: p.los_next,
-                    bound: bound_mark(p.bound).into(),
-                })
-                .collect(),
-            sprt: s.sprt.map(|sprt| pb::SprtState {
-                llr: sprt.llr,
-                lower_bound: sprt.lower_bound,
-                upper_bound: sprt.upper_bound,
-                decision: sprt.decision.to_string(),
-                elo0: s.config.sprt.as_ref().map_or(0.0, |x| x.elo0),
-                elo1: s.config.sprt.as_ref().map_or(0.0, |x| x.elo1),
-                alpha: s.config.sprt.as_ref().map_or(0.05, |x| x.alpha),
-                beta: s.config.sprt.as_ref().map_or(0.05, |x| x.beta),
-                model: s
-                    .config
-                    .sprt
-                    .as_ref()
-                    .map_or(SprtModel::default(), |x| x.model)
-                    .to_string(),
-            }),
-            pairs_leased: s.pairs_leased,
-            paused_reason: s.paused_reason.clone().unwrap_or_default(),
-            // Only for those who may read it: the Status call adds it.
-            paused_log: String::new(),
-            share: s.share.map_or(0.0, |x| x.now),
-            share_target: s.share.map_or(0.0, |x| x.target),
-            pairs_per_hour: s.share.map_or(0.0, |x| x.pairs_per_hour),
-            openings: s.openings,
-            openings_note: s.openings_note().unwrap_or_default(),
-            pairs_excluded: s.pairs_excluded,
-            suspect_workers: s.suspect_workers,
-            author: s.author.clone().unwrap_or_default(),
-            priority: s.config.priority,
-            weight: s.config.weight,
-            max_pairs: s.config.max_pairs(),
-            eligible_workers: s.eligibility.workers,
-            unrunnable: s.eligibility.unmet.clone().unwrap_or_default(),
-            data: s
-                .positions
-                .map(|(positions, target)| pb::DataProgress { positions, target }),
-            takes_verdict: match &s.progress {
-                Some(tourney_report::FormatProgress::Takes { verdict, .. }) => verdict.clone(),
-                _ => String::new(),
-            },
-            progress_json: (s.progress.as_ref())
-                .and_then(|p| serde_json::to_string(p).ok())
-                .unwrap_or_default(),
-        }
-    }
-}
-
 pub use tourney_proto::{MAX_GAMES_JSON, MAX_REPORT_JSON, RETRY_PUSHBACK};
 
 /// A pair result's games JSON, plain or decompressed (`None`: the compressed form is
@@ -144,6 +57,7 @@ pub fn games_json(plain: String, lz4: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tourney_proto::v1 as pb;
 
     #[test]
     fn games_arrive_plain_or_compressed_and_corrupt_or_oversized_ones_are_refused() {
