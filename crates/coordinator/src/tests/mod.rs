@@ -25,6 +25,7 @@ mod pool_members;
 mod pool_ratings;
 mod reports;
 mod sources;
+mod status_view;
 mod tuning;
 mod versions;
 mod workers;
