@@ -20,7 +20,8 @@ use crate::support::status_json::status_json;
 ///
 /// `--json` prints each tournament's status as the coordinator's status view: the keys of
 /// a tournament on the dashboard (`/api/v1/overview`'s `tournaments`), among them `id`,
-/// `name`, `game`, `format`, `state`, `author`, `priority`, `weight`, `max_pairs`,
+/// `name`, `game`, `format`, `state`, `created_ms` (when it was submitted, Unix ms),
+/// `author`, `priority`, `weight`, `max_pairs`,
 /// `pairs_done`, `pairs_planned` (null while an SPRT is open), `pairs_leased` (pairs out
 /// now), `games`, `openings` (and `openings_note`), `pairs_excluded`, `suspect_workers`,
 /// `eligible_workers` (and `unrunnable`), `paused_reason`, a data generation run's

@@ -30,6 +30,8 @@ pub struct StatusView {
     pub format: &'static str,
     /// `pending`, `queued`, `running`, `paused`, `finished` or `cancelled`.
     pub state: &'static str,
+    /// When it was submitted, Unix milliseconds.
+    pub created_ms: u64,
     /// Who submitted it (empty before accounts).
     pub author: String,
     /// Its scheduling priority (higher first).
@@ -155,6 +157,7 @@ impl StatusView {
             game: config.game,
             format: config.format.name(),
             state: s.state_name(),
+            created_ms: s.created_ms,
             author: s.author.clone().unwrap_or_default(),
             priority: config.priority,
             weight: config.weight,

@@ -12,7 +12,8 @@ async fn the_dashboard_and_the_grpc_status_show_one_view() {
     let worker = c.register("w", "test", 4, "t").unwrap().0;
     lease_and_win(&c, &worker, 2).await;
     c.lease(&worker, 1).unwrap();
-    let grpc = pb::TournamentStatus::from(&c.status(id).unwrap());
+    let status = c.status(id).unwrap();
+    let grpc = pb::TournamentStatus::from(&status);
     let view: serde_json::Value = serde_json::from_str(&grpc.view_json).unwrap();
     assert_eq!(
         (view["id"].as_u64(), view["state"].as_str()),
