@@ -70,7 +70,11 @@ pub(crate) struct CloneArgs {
     #[arg(long, allow_hyphen_values = true)]
     elo1: Option<f64>,
     /// The pair budget: an SPRT's `sprt.max_pairs`, a match's `pairs`.
-    #[arg(long = "pair-budget", visible_alias = "max-pairs", value_name = "PAIRS")]
+    #[arg(
+        long = "pair-budget",
+        visible_alias = "max-pairs",
+        value_name = "PAIRS"
+    )]
     pair_budget: Option<u64>,
     /// Its priority (higher first).
     #[arg(long, allow_hyphen_values = true)]

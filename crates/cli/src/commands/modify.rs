@@ -31,7 +31,11 @@ pub(crate) struct ModifyArgs {
     weight: Option<f64>,
     /// The new pair budget: an SPRT's most pairs, a match's pairs (at least the pairs
     /// handed out already).
-    #[arg(long = "pair-budget", visible_alias = "max-pairs", value_name = "PAIRS")]
+    #[arg(
+        long = "pair-budget",
+        visible_alias = "max-pairs",
+        value_name = "PAIRS"
+    )]
     pair_budget: Option<u64>,
     /// Delete an ended test from the lists (the dashboard's, searches); its games, figures
     /// and page stay.
