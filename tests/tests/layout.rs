@@ -342,6 +342,34 @@ fn no_source_file_outside_the_tests_is_over_600_lines() {
     assert!(long.is_empty(), "too long:\n{}", long.join("\n"));
 }
 
+/// The most source files a folder of a crate's `src` holds side by side: more is a folder
+/// whose parts want names. A CLI's `commands/` (one file per command, as cargo's) is the
+/// exception.
+const MAX_FILES_IN_A_FOLDER: usize = 15;
+
+#[test]
+fn no_source_folder_holds_more_than_15_files_side_by_side() {
+    let mut crowded = Vec::new();
+    for src in crate_sources() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut by_folder: BTreeMap<&Path, usize> = BTreeMap::new();
+        for file in &files {
+            *by_folder.entry(file.parent().unwrap()).or_default() += 1;
+        }
+        for (folder, n) in by_folder {
+            if n > MAX_FILES_IN_A_FOLDER && !folder.ends_with("commands") {
+                crowded.push(format!("{}: {n} files", folder.display()));
+            }
+        }
+    }
+    assert!(
+        crowded.is_empty(),
+        "crowded folders:\n{}",
+        crowded.join("\n")
+    );
+}
+
 #[test]
 fn the_circle_finder_sees_a_circle_and_allows_a_parent() {
     let modules: BTreeMap<String, String> = [

@@ -29,60 +29,36 @@
 #![deny(missing_docs)]
 
 pub mod accounts;
-pub mod actions;
 pub mod api;
-pub mod cadence;
 pub mod clock;
-pub mod details;
 pub mod fleet;
 pub mod metrics;
 pub mod pool_metrics;
 pub mod scheduler;
-pub mod workers;
+pub mod tournaments;
 
-mod checks;
-mod commit;
-mod datagen;
-mod datasets;
-mod downloads;
-mod history;
-mod intake;
-mod leasing;
-mod lifecycle;
 mod links;
-mod machines;
 mod notify;
 mod open;
 mod pair_map;
-mod pools;
-pub mod profiles;
-mod progress;
-mod registration;
-pub mod release;
-mod reporting;
-mod search;
-pub mod search_again;
-mod standings;
 mod state;
 mod ticket;
-mod tuning;
 mod types;
-mod versions;
 mod views;
 
 #[cfg(test)]
 mod tests;
 
-pub use checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
-pub use commit::REFUSALS_TO_BAR;
-pub use downloads::{Download, GamesFormat, record_of_export_line};
-pub use machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
-pub use registration::{Registered, Registration, Welcome};
-pub use reporting::{Failure, Report, ReportedResult};
-pub use search::{MAX_PAGE, Search};
+pub use fleet::checks::{MAX_CHECKS_PER_VERSION, MAX_REASON_BYTES};
+pub use fleet::machines::{BENCHES_SHOWN, HostBench, MAX_BLOCKED, Machine};
+pub use fleet::registration::{Registered, Registration, Welcome};
 pub use state::Coordinator;
+pub use tournaments::commit::REFUSALS_TO_BAR;
+pub use tournaments::reporting::{Failure, Report, ReportedResult};
+pub use tournaments::versions::{MAX_VERSIONS, Timeline, TimelineEntry};
 pub use types::{
     CoordinatorError, EngineCheck, ExportFilter, Finished, Origin, Reported, Settings, Status,
     Unplayable, VersionCheck,
 };
-pub use versions::{MAX_VERSIONS, Timeline, TimelineEntry};
+pub use views::downloads::{Download, GamesFormat, record_of_export_line};
+pub use views::search::{MAX_PAGE, Search};

@@ -12,13 +12,13 @@ use tourney_model::version::EngineVersion;
 use tourney_store::{Store, StoreError};
 
 use crate::clock::{Clock, SystemClock};
-use crate::commit::committer;
 use crate::fleet::Fleet;
-use crate::history::Restored;
 use crate::metrics::CoordinatorMetrics;
 use crate::scheduler::{Scheduler, TournamentId};
 use crate::state::REPORTS_IN_FLIGHT;
 use crate::state::{Coordinator, Entry, Inner};
+use crate::tournaments::commit::committer;
+use crate::tournaments::history::Restored;
 use crate::types::{Settings, StoreFault};
 
 impl Coordinator {
@@ -113,7 +113,7 @@ impl Coordinator {
                 tuning: Default::default(),
                 verifying: false,
                 suspects_told: 0,
-                gates_told: crate::pools::gate_decisions(&scheduler, record.id).len(),
+                gates_told: crate::tournaments::pools::gate_decisions(&scheduler, record.id).len(),
                 record,
             };
             tournaments.insert(entry.record.id, entry);
@@ -127,19 +127,17 @@ impl Coordinator {
             metrics.commit_latency.clone(),
             Arc::clone(&fault),
         ));
-        let datasets =
-            crate::datasets::DataSets::new(settings.data_dir.as_deref()).map_err(|e| {
-                StoreError::DataDir {
-                    path: settings
-                        .data_dir
-                        .as_ref()
-                        .map_or("<temporary>".into(), |d| d.display().to_string()),
-                    reason: format!("cannot make the data sets' directory: {e}"),
-                }
+        let datasets = crate::tournaments::datasets::DataSets::new(settings.data_dir.as_deref())
+            .map_err(|e| StoreError::DataDir {
+                path: settings
+                    .data_dir
+                    .as_ref()
+                    .map_or("<temporary>".into(), |d| d.display().to_string()),
+                reason: format!("cannot make the data sets' directory: {e}"),
             })?;
-        let lease_budget = crate::cadence::Budget::new(settings.leases_per_second);
-        let register_budget = crate::cadence::Budget::new(settings.registrations_per_second);
-        let releases = crate::release::Releases::new(settings.worker_release.clone());
+        let lease_budget = crate::fleet::cadence::Budget::new(settings.leases_per_second);
+        let register_budget = crate::fleet::cadence::Budget::new(settings.registrations_per_second);
+        let releases = crate::fleet::release::Releases::new(settings.worker_release.clone());
         let coordinator = Arc::new(Coordinator {
             inner: Mutex::new(Inner {
                 scheduler,
@@ -235,7 +233,8 @@ impl Coordinator {
             if !t.state.has_ended() || entry.games.is_folded() {
                 return;
             }
-            let bytes = crate::history::summary(t.outcomes(), &entry.workers, &entry.games);
+            let bytes =
+                crate::tournaments::history::summary(t.outcomes(), &entry.workers, &entry.games);
             (bytes, t.pairs_done())
         };
         let stored = self.store.put_summary(id, covers, &bytes);

@@ -13,16 +13,16 @@ use tourney_model::version::EngineVersion;
 use tourney_store::{OpeningSuite, Store, TournamentRecord};
 
 use crate::clock::Clock;
+use crate::fleet::workers::WorkerBook;
 use crate::fleet::{
     Fleet, RecentGame, RegistrationError, RegistrationLimits, Throughput, WorkerInfo,
 };
-use crate::history::Duplicates;
 use crate::metrics::CoordinatorMetrics;
 use crate::scheduler::{LeaseId, Scheduler, TournamentId};
+use crate::tournaments::history::Duplicates;
 use crate::types::CachedRatings;
 use crate::types::CommitJob;
 use crate::types::{CoordinatorError, Settings, StoreFault};
-use crate::workers::WorkerBook;
 
 /// What the coordinator keeps of one tournament, beside the scheduler's view of it (its
 /// state, pairs and leases).
@@ -64,7 +64,7 @@ pub(crate) struct Inner {
     pub(crate) fleet: Fleet,
     /// Registered engine versions by name.
     pub(crate) versions: BTreeMap<String, EngineVersion>,
-    /// Workers' last checks of each version ([`crate::checks`]).
+    /// Workers' last checks of each version ([`crate::fleet::checks`]).
     pub(crate) version_checks: crate::types::VersionChecks,
 }
 
@@ -102,13 +102,13 @@ pub struct Coordinator {
     /// Posts events to the webhooks.
     pub(crate) notifier: tourney_notify::Notifier,
     /// Leases granted a second ([`Settings::leases_per_second`]).
-    pub(crate) lease_budget: Mutex<crate::cadence::Budget>,
+    pub(crate) lease_budget: Mutex<crate::fleet::cadence::Budget>,
     /// Registrations a second ([`Settings::registrations_per_second`]).
-    pub(crate) register_budget: Mutex<crate::cadence::Budget>,
+    pub(crate) register_budget: Mutex<crate::fleet::cadence::Budget>,
     /// Data generation runs' data sets ([`Settings::data_dir`]).
-    pub(crate) datasets: crate::datasets::DataSets,
+    pub(crate) datasets: crate::tournaments::datasets::DataSets,
     /// The release offered to workers that update themselves ([`Settings::worker_release`]).
-    pub(crate) releases: crate::release::Releases,
+    pub(crate) releases: crate::fleet::release::Releases,
 }
 
 /// The most decompressed report bytes all reports together may hold at once: a report
@@ -297,9 +297,9 @@ impl Coordinator {
     }
 
     /// How often workers should beat and report now: stretched with the fleet.
-    pub fn cadence(&self) -> crate::cadence::Cadence {
+    pub fn cadence(&self) -> crate::fleet::cadence::Cadence {
         let workers = self.lock().fleet.registered() as u64;
-        crate::cadence::cadence(workers, self.settings.heartbeat_ms, self.settings.lease_ms)
+        crate::fleet::cadence::cadence(workers, self.settings.heartbeat_ms, self.settings.lease_ms)
     }
 
     /// Takes a `call` (`lease` or `register`) from its budget of calls a second, or says

@@ -79,13 +79,13 @@ pub struct Settings {
     /// builds.
     pub webhooks: tourney_notify::NotifySettings,
     /// Data generation pairs of built-in players searched again by the coordinator: one in
-    /// this many, on average (0: none; [`crate::search_again`]).
+    /// this many, on average (0: none; [`crate::tournaments::search_again`]).
     pub search_again_every: u8,
     /// The data directory: data generation runs write their data files to its
     /// `positions/<id>/`. `None`: a temporary directory, removed with the coordinator.
     pub data_dir: Option<std::path::PathBuf>,
     /// The program offered to workers that update themselves (`tourney worker --update`;
-    /// [`crate::release`]); `None`: none is offered.
+    /// [`crate::fleet::release`]); `None`: none is offered.
     pub worker_release: Option<std::path::PathBuf>,
 }
 
@@ -112,7 +112,7 @@ impl Default for Settings {
             leases_per_second: 50_000,
             registrations_per_second: 2_000,
             webhooks: Default::default(),
-            search_again_every: crate::search_again::SAMPLE_EVERY,
+            search_again_every: crate::tournaments::search_again::SAMPLE_EVERY,
             data_dir: None,
             worker_release: None,
         }
@@ -215,7 +215,7 @@ pub struct Status {
     pub author: Option<String>,
     /// How many connected workers can take its pairs, while it is active (else 0), and
     /// why none can when none can.
-    pub eligibility: crate::profiles::Eligibility,
+    pub eligibility: crate::fleet::profiles::Eligibility,
     /// A data generation run's positions kept so far, and wanted.
     pub positions: Option<(u64, u64)>,
     /// How a format that pairs by results stands (takes, knockout, Swiss).
@@ -335,7 +335,7 @@ pub enum Refusal {
     #[error("game {0}: {1}")]
     Scores(usize, String),
     /// A sampled data generation game of built-in players, searched again by the
-    /// coordinator, is not what the players make ([`crate::search_again`]).
+    /// coordinator, is not what the players make ([`crate::tournaments::search_again`]).
     #[error("game {0}: {1}")]
     SearchedAgain(usize, String),
 }

@@ -293,7 +293,7 @@ impl CoordinatorArgs {
             },
             search_again_every: (self.search_again_every)
                 .or(file.search_again_every)
-                .unwrap_or(tourney_coordinator::search_again::SAMPLE_EVERY),
+                .unwrap_or(tourney_coordinator::tournaments::search_again::SAMPLE_EVERY),
             worker_release: match (&self.worker_release, &file.worker_release) {
                 (Some(flag), _) => worker_release(flag, Path::new(""))?,
                 (None, Some(key)) => worker_release(key, &base)?,

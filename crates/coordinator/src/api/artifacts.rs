@@ -4,7 +4,7 @@
 //! gets `304`); an artifact linked to an external URL (`LinkArtifact`) is a `308` redirect
 //! there, cached as long. Whoever knows a hash may fetch it, as with a capability URL: the
 //! hashes are given only in leases and to admin clients, and workers check what they get.
-//! The release offered to workers that update themselves ([`crate::release`]) is served
+//! The release offered to workers that update themselves ([`crate::fleet::release`]) is served
 //! the same way, from its own file.
 //!
 //! Content is streamed from its file a piece at a time (a few pieces ahead of the client),

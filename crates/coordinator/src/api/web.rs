@@ -458,7 +458,7 @@ async fn act(
                     "expected {\"priority\": N, \"weight\": W, \"pair_budget\": N} (any of them)",
                 );
             };
-            let change = crate::actions::Modification {
+            let change = crate::tournaments::actions::Modification {
                 priority: c.priority,
                 weight: c.weight,
                 pair_budget: c.pair_budget,

@@ -10,8 +10,8 @@ use tourney_model::tournament::State;
 
 use super::{coordinator, match_file, reopen};
 use crate::accounts::Principal;
-use crate::actions::Modification;
 use crate::state::Coordinator;
+use crate::tournaments::actions::Modification;
 use crate::types::Settings;
 
 /// A change of priority and/or weight.

@@ -476,9 +476,11 @@ async fn an_ended_tournament_restarts_from_its_summary_with_the_same_report() {
     assert!(store.summary(id).unwrap().is_some(), "written as it ended");
     // The summary holds what the digests say.
     let config = TournamentConfig::parse(&a_file(48), "odd.toml").unwrap();
-    let [digests, summary] = [false, true]
-        .map(|ended| crate::history::Restored::read(&store, id, &config, ended).unwrap());
-    let done = |r: &crate::history::Restored| r.done.outcomes(&config).collect::<Vec<_>>();
+    let [digests, summary] = [false, true].map(|ended| {
+        crate::tournaments::history::Restored::read(&store, id, &config, ended).unwrap()
+    });
+    let done =
+        |r: &crate::tournaments::history::Restored| r.done.outcomes(&config).collect::<Vec<_>>();
     assert_eq!(done(&digests), done(&summary));
     assert_eq!(done(&digests).len(), 48);
     assert_eq!(
@@ -530,7 +532,7 @@ async fn games_let_go_of_are_read_back_before_more_are_counted() {
     lease_and_win(&c, &worker, 1).await;
     assert!(!c.lock().tournaments[&id].games.is_folded());
     // What counting every game from the start finds.
-    let mut kept = crate::history::Duplicates::default();
+    let mut kept = crate::tournaments::history::Duplicates::default();
     for d in store.digests(id).unwrap() {
         kept.count(
             d.outcome.pair,

@@ -134,7 +134,7 @@ fn repeated_games_are_counted_in_pair_order_whatever_order_they_come_in() {
     };
     let pair = || [game("a").fingerprint(), game("b").fingerprint()];
     for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
-        let mut d = crate::history::Duplicates::default();
+        let mut d = crate::tournaments::history::Duplicates::default();
         for p in order {
             d.count(p, &pair());
         }

@@ -2,6 +2,9 @@
 //! while a tournament runs), reports and the metrics text; stored games and exports in
 //! `exports.rs`.
 
+pub(crate) mod details;
+pub(crate) mod downloads;
+pub(crate) mod search;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -339,16 +342,17 @@ impl Coordinator {
         let workers = entry.workers.assess(&record.excluded_workers());
         let suspect_workers = workers.suspects;
         let author = record.author.clone();
-        let progress = (t.planner()).and_then(|p| crate::progress::progress(&config, p));
+        let progress =
+            (t.planner()).and_then(|p| crate::tournaments::progress::progress(&config, p));
         let eligibility = if t.state.is_active() {
             (inner.fleet).eligibility(&config, self.now_ms(), self.settings.lease_ms)
         } else {
-            crate::profiles::Eligibility::default()
+            crate::fleet::profiles::Eligibility::default()
         };
         drop(guard);
         let ratings = cached.unwrap_or_else(|| {
             let table = game_table(&config, &outcomes);
-            let ratings = crate::standings::standings(&config, &table);
+            let ratings = crate::tournaments::standings::standings(&config, &table);
             let cached = CachedRatings {
                 pairs: pairs_done,
                 at_ms: self.now_ms(),
@@ -430,14 +434,14 @@ impl Coordinator {
                 .collect();
             let now_ms = tourney_model::unix_ms_now();
             let hosts = (workers.workers.iter()).map(|w| w.worker.clone()).collect();
-            let input = crate::details::DetailsInput {
+            let input = crate::views::details::DetailsInput {
                 openings: entry.openings.len(),
                 openings_used: openings_used(&entry.config, &outcomes, entry.openings.len()),
                 artifacts: &entry.artifacts,
                 hosts,
                 now_ms,
             };
-            let mut details = crate::details::details(&status, &input);
+            let mut details = crate::views::details::details(&status, &input);
             if let Some(author) = &entry.record.author {
                 let by = match &entry.record.approved_by {
                     Some(approver) => format!("{author}, approved by {approver}"),
@@ -460,7 +464,7 @@ impl Coordinator {
             inner.tournaments.get_mut(&id),
             inner.scheduler.tournament(id),
         ) {
-            report.spsa = crate::tuning::report(entry, t);
+            report.spsa = crate::tournaments::tuning::report(entry, t);
             for o in &mut report.openings {
                 o.position = (entry.openings.get(o.index as usize))
                     .unwrap_or_default()

@@ -348,7 +348,7 @@ impl pb::admin_server::Admin for AdminService {
         // Read on a blocking thread, at most a few chunks ahead of the client.
         let (chunks, stream) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
-            crate::datasets::read_chunks(&files, |chunk| {
+            crate::tournaments::datasets::read_chunks(&files, |chunk| {
                 let chunk = chunk
                     .map(|data| pb::DataChunk { data })
                     .map_err(|e| GrpcStatus::internal(format!("reading the data files: {e}")));
@@ -412,7 +412,7 @@ impl pb::admin_server::Admin for AdminService {
         if let Some(hidden) = r.hidden {
             self.0.hide_as(&by, r.id, hidden).await?;
         }
-        let change = crate::actions::Modification {
+        let change = crate::tournaments::actions::Modification {
             priority: r.priority,
             weight: r.weight,
             pair_budget: r.pair_budget,

@@ -11,10 +11,10 @@ use tourney_proto::v1 as pb;
 
 use super::games_json;
 use crate::fleet::HostFacts;
-use crate::registration::{Registration, Welcome};
-use crate::release::Release;
-use crate::reporting::{Failure, Report, ReportedResult};
+use crate::fleet::registration::{Registration, Welcome};
+use crate::fleet::release::Release;
 use crate::scheduler::ReportAck;
+use crate::tournaments::reporting::{Failure, Report, ReportedResult};
 use crate::types::EngineCheck;
 
 /// Registration request `r`, made with the token named `token` (its GPUs bounded to

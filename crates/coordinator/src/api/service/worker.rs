@@ -10,10 +10,10 @@ use tourney_proto::{MAX_REPORT_JSON, RETRY_PUSHBACK};
 
 use super::convert;
 use crate::api::auth::token_name;
-use crate::registration::Registered;
-use crate::release::Release;
-use crate::reporting::Report;
+use crate::fleet::registration::Registered;
+use crate::fleet::release::Release;
 use crate::state::Coordinator;
+use crate::tournaments::reporting::Report;
 use crate::types::CoordinatorError;
 
 /// The worker service.

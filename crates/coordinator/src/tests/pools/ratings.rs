@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use prometheus::Registry;
 
-use super::*;
 use crate::metrics::{CoordinatorMetrics, TournamentGauges};
 use crate::pool_metrics::{POOL_ENGINES_EXPORTED, POOLS_EXPORTED, PoolEngine};
+use crate::tests::*;
 
 /// A pool of `n` random players `v0`, `v1`, … at one node a move, `v1` its anchor.
 fn pool_file(n: usize) -> String {

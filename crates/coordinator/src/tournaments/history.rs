@@ -11,8 +11,8 @@ use tourney_model::tournament::TournamentConfig;
 use tourney_rules::{Position, with_position};
 use tourney_store::{PairDigest, Store, StoreError};
 
+use crate::fleet::workers::WorkerBook;
 use crate::scheduler::Outcomes;
-use crate::workers::WorkerBook;
 
 /// The games of a tournament as fingerprints, and those that repeat a game of an earlier
 /// pair (in pair order, whatever order the results came in).

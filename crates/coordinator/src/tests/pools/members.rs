@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use tourney_model::account::Role;
 use tourney_model::version::EngineVersion;
 
-use super::*;
 use crate::accounts::Principal;
+use crate::tests::*;
 use crate::types::CoordinatorError;
 
 /// A pool of versions `v0` and `v1`, authored by `ann`, with a budget of 200 pairs.

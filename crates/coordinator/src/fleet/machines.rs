@@ -108,7 +108,7 @@ impl Coordinator {
 
     /// The release offered to workers of `platform` that update themselves (blocking: it
     /// is read from its file the first time), if there is one.
-    pub fn worker_release(&self, platform: &str) -> Option<crate::release::Release> {
+    pub fn worker_release(&self, platform: &str) -> Option<crate::fleet::release::Release> {
         (self.releases.get())
             .filter(|r| r.platform == platform)
             .cloned()

@@ -1,5 +1,5 @@
 //! Data generation runs (`format = "datagen"`): their checked games' positions, the data
-//! sets they go to ([`crate::datasets`]), and what the API gives of them.
+//! sets they go to ([`crate::tournaments::datasets`]), and what the API gives of them.
 
 use std::path::PathBuf;
 

@@ -14,11 +14,10 @@ use tourney_rules::Color;
 use tourney_store::{PairDigest, PairRecord, Store};
 
 use crate::accounts::Principal;
-
 use crate::scheduler::{ReportAck, TournamentId};
-use crate::search_again;
 use crate::state::{Coordinator, Inner};
 use crate::ticket::Sealed;
+use crate::tournaments::{datagen, pools, search_again};
 use crate::types::{CommitJob, Refusal, Reported};
 use crate::types::{CoordinatorError, Finished, StoreFault};
 
@@ -265,7 +264,7 @@ impl Coordinator {
                         verdict.map_err(|e| Refusal::SearchedAgain(g, e))?;
                     }
                 }
-                Some(crate::datagen::extract(d, r.pair, &records).map_err(Refusal::Records)?)
+                Some(datagen::extract(d, r.pair, &records).map_err(Refusal::Records)?)
             }
             None => None,
         };
@@ -441,7 +440,7 @@ impl Coordinator {
                 }
             }
             let (scheduler_ack, mut changed) = inner.scheduler.report(worker, &applied);
-            gates = crate::pools::untold_gates(&mut inner, applied.iter().map(|a| a.0));
+            gates = pools::untold_gates(&mut inner, applied.iter().map(|a| a.0));
             for &tid in &reached {
                 if inner.scheduler.reach_target(tid) && !changed.contains(&tid) {
                     changed.push(tid);

@@ -15,7 +15,7 @@ use tourney_model::{Utc, hms};
 use crate::types::Status;
 
 /// What the details of a tournament are made from, beyond its status.
-pub struct DetailsInput<'a> {
+pub(crate) struct DetailsInput<'a> {
     /// The size of its openings suite.
     pub openings: usize,
     /// The openings its counted pairs were played from.
@@ -32,7 +32,7 @@ pub struct DetailsInput<'a> {
 const HOSTS_NAMED: usize = 12;
 
 /// The labelled lines of a tournament's details: everything that decides a result.
-pub fn details(status: &Status, input: &DetailsInput<'_>) -> Vec<(String, String)> {
+pub(crate) fn details(status: &Status, input: &DetailsInput<'_>) -> Vec<(String, String)> {
     let c = &status.config;
     let mut out = vec![
         ("Game".to_string(), game_text(c)),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tourney_model::fleet::ProfileClaim;
 
 use crate::fleet::HostFacts;
-use crate::release::Release;
+use crate::fleet::release::Release;
 use crate::state::Coordinator;
 use crate::types::CoordinatorError;
 

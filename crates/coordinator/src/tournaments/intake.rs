@@ -1,5 +1,5 @@
 //! Intake: tournaments submitted (checked, their opening suite made, stored before they
-//! are scheduled). What happens to them afterwards is in [`crate::lifecycle`].
+//! are scheduled). What happens to them afterwards is in [`crate::tournaments::lifecycle`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

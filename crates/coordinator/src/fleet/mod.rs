@@ -2,6 +2,15 @@
 //! heard from, throughput over time, and the most recent games. No I/O; times are the
 //! coordinator's clock in milliseconds.
 
+pub mod cadence;
+pub(crate) mod checks;
+pub(crate) mod leasing;
+pub(crate) mod machines;
+pub mod profiles;
+pub(crate) mod registration;
+pub mod release;
+pub mod workers;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -10,7 +19,7 @@ use tourney_model::fleet::{ProfileClaim, WorkerProfile};
 use tourney_model::tournament::TournamentConfig;
 use tourney_model::{GameKind, GameResult, GameSummary};
 
-use crate::profiles::{Eligibility, Profiles, eligibility};
+use crate::fleet::profiles::{Eligibility, Profiles, eligibility};
 
 /// How long throughput samples are kept (the dashboard's chart spans this).
 const HISTORY_MS: u64 = 300_000;

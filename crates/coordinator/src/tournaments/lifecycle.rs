@@ -122,7 +122,7 @@ impl Coordinator {
             reason,
             log,
         } = failure;
-        let reason = tourney_model::printable(&crate::checks::bounded(reason)).into_owned();
+        let reason = tourney_model::printable(&crate::fleet::checks::bounded(reason)).into_owned();
         let reason = match engine {
             "" => format!("pair {pair} could not be played on worker {worker}: {reason}"),
             engine => format!("engine {engine} could not play on worker {worker}: {reason}"),
@@ -137,7 +137,7 @@ impl Coordinator {
             if !inner.scheduler.unfit(id, worker, pair) {
                 return Ok(());
             }
-            crate::checks::note_problem(&mut inner, worker, id, engine, &reason, now);
+            crate::fleet::checks::note_problem(&mut inner, worker, id, engine, &reason, now);
             // A broken host (a missing library, say) does not stop the others: the pair
             // goes to them. With none left that can play it, or an engine no host can
             // play, the tournament waits for a fix.
@@ -160,8 +160,9 @@ impl Coordinator {
                 return Ok(());
             };
             entry.record.paused_reason = Some(reason.clone());
-            entry.record.paused_log = (!log.is_empty())
-                .then(|| tourney_model::printable(&crate::checks::bounded(log)).into_owned());
+            entry.record.paused_log = (!log.is_empty()).then(|| {
+                tourney_model::printable(&crate::fleet::checks::bounded(log)).into_owned()
+            });
             inner.record(id)
         };
         tracing::warn!(tournament = id, pair, %worker, %reason, "tournament paused");
@@ -241,7 +242,7 @@ impl Coordinator {
 
     /// Leaves `worker`'s results in tournament `id` out of every figure (`excluded`), or
     /// counts them again, for `reason`. The decision is recorded with its time in the
-    /// tournament's record (at most [`MAX_EXCLUSIONS`](crate::workers::MAX_EXCLUSIONS) decisions). An excluded worker's
+    /// tournament's record (at most [`MAX_EXCLUSIONS`](crate::fleet::workers::MAX_EXCLUSIONS) decisions). An excluded worker's
     /// host is offered no more of the tournament's pairs; its pairs stay stored and done
     /// (they are not played again), and the SPRT is run again over what counts, so a
     /// tournament it decided may run on, or one finish. Returns the number of pairs
@@ -260,7 +261,7 @@ impl Coordinator {
     ) -> Result<Option<u64>, CoordinatorError> {
         let worker = crate::scheduler::host(worker.trim());
         let reason = reason.trim();
-        let most = crate::workers::MAX_REASON_CHARS;
+        let most = crate::fleet::workers::MAX_REASON_CHARS;
         if reason.is_empty() || reason.chars().count() > most {
             return Err(CoordinatorError::Invalid(format!(
                 "reason: say why in 1 to {most} characters"
@@ -283,7 +284,7 @@ impl Coordinator {
                     if excluded { "excluded" } else { "counted" }
                 )));
             }
-            let most = crate::workers::MAX_EXCLUSIONS;
+            let most = crate::fleet::workers::MAX_EXCLUSIONS;
             if entry.record.exclusions.len() >= most {
                 return Err(CoordinatorError::Invalid(format!(
                     "tournament {id} already has {most} exclusion decisions"

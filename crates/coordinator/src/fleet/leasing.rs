@@ -61,7 +61,8 @@ impl Coordinator {
                 ];
                 let scheduled = inner.scheduler.tournament(a.tournament).expect("leased");
                 // A tuning run's sides play with the values of their perturbation.
-                let [first, second] = crate::tuning::engines_of(t, scheduled, a.pair, engines);
+                let [first, second] =
+                    crate::tournaments::tuning::engines_of(t, scheduled, a.pair, engines);
                 let ticket = crate::ticket::Sealed {
                     tournament: a.tournament,
                     pair: a.pair,
