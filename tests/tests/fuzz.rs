@@ -115,7 +115,7 @@ proptest! {
         ))
         .unwrap();
         match TournamentConfig::parse(&mutate(&base, at, cut, &insert), "fuzz.toml") {
-            Ok(config) => prop_assert!(config.max_pairs() <= tourney_model::tournament::MAX_PAIRS),
+            Ok(config) => prop_assert!(config.pair_budget() <= tourney_model::tournament::MAX_PAIRS),
             Err(e) => prop_assert!(e.to_string().starts_with("fuzz.toml"), "{}", e),
         }
     }

@@ -161,7 +161,7 @@ impl StatusView {
             author: s.author.clone().unwrap_or_default(),
             priority: config.priority,
             weight: config.weight,
-            max_pairs: config.max_pairs(),
+            max_pairs: config.pair_budget(),
             pairs_done: s.pairs_done,
             pairs_planned: s.pairs_planned(),
             pairs_leased: s.pairs_leased,

@@ -130,7 +130,7 @@ impl Tournament {
     /// The pair numbers it may use: its most pairs, and as many more as are void (numbers
     /// out when the coordinator stopped, of a format that pairs by results).
     pub fn pair_limit(&self) -> u64 {
-        self.config.max_pairs().saturating_add(self.void.len())
+        self.config.pair_budget().saturating_add(self.void.len())
     }
 
     /// A format's pairings made as results come in: a grouped test's SPRTs, a bracket, a

@@ -136,7 +136,7 @@ async fn a_pair_budget_changes_within_bounds_and_a_deleted_test_leaves_the_lists
         );
         assert!(c.modify_as(&operator, id, budget(0)).await.is_err());
         assert!(c.modify_as(&operator, id, budget(40)).await.unwrap());
-        assert_eq!(c.status(id).unwrap().config.max_pairs(), 40);
+        assert_eq!(c.status(id).unwrap().config.pair_budget(), 40);
         // A round robin's length is its rounds.
         let rr = match_file().replace("format = \"match\"", "format = \"round-robin\"\nrounds = 2");
         let rr = rr.replace("pairs = ", "# pairs = ");
@@ -157,7 +157,7 @@ async fn a_pair_budget_changes_within_bounds_and_a_deleted_test_leaves_the_lists
         id
     };
     let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();
-    assert_eq!(c.status(id).unwrap().config.max_pairs(), 40, "kept");
+    assert_eq!(c.status(id).unwrap().config.pair_budget(), 40, "kept");
     let listed = |c: &Coordinator| c.page(None, 50).0.iter().any(|s| s.id == id);
     let found = |c: &Coordinator| {
         let search = crate::Search {

@@ -202,7 +202,7 @@ fn format_text(c: &TournamentConfig) -> String {
             "knockout: {} pair(s) a match, up to {} tie-break pair(s), at most {} pairs",
             c.match_pairs(),
             c.tiebreak_pairs.unwrap_or(1),
-            c.max_pairs()
+            c.pair_budget()
         ),
         Format::Takes => c.sprt.as_ref().map_or_else(String::new, |s| {
             format!(

@@ -311,8 +311,8 @@ impl TournamentConfig {
         }
     }
 
-    /// The most pairs the tournament can play.
-    pub fn max_pairs(&self) -> u64 {
+    /// Its pair budget: the most pairs the tournament can play.
+    pub fn pair_budget(&self) -> u64 {
         self.planned_pairs().unwrap_or_else(|| match self.format {
             Format::Datagen => self.datagen.as_ref().map_or(0, DatagenSettings::max_pairs),
             // Never ends by itself: its budget, or as many pairs as any test may play.
@@ -419,9 +419,9 @@ impl TournamentConfig {
     /// run from its suite (none when its engine makes them).
     pub fn openings_wanted(&self) -> u64 {
         match self.datagen().map(|d| d.openings) {
-            Some(DatagenOpenings::Suite) => self.max_pairs().saturating_mul(2),
+            Some(DatagenOpenings::Suite) => self.pair_budget().saturating_mul(2),
             Some(DatagenOpenings::Engine) => 0,
-            None => self.max_pairs(),
+            None => self.pair_budget(),
         }
     }
 

@@ -28,7 +28,7 @@ fn the_issue_example_parses() {
     assert_eq!(c.format, Format::Sprt);
     assert_eq!(c.rules_text(), "double-connection=mover-wins");
     assert_eq!(c.planned_pairs(), None);
-    assert_eq!(c.max_pairs(), 20000);
+    assert_eq!(c.pair_budget(), 20000);
     assert_eq!(c.engines[1].command.as_deref(), Some("./engines/v1"));
 }
 
@@ -131,7 +131,7 @@ fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
         (8, true, true, true)
     );
     assert_eq!(d.openings, DatagenOpenings::Suite);
-    assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 1000));
+    assert_eq!((c.planned_pairs(), c.pair_budget()), (None, 1000));
     assert_eq!(c.pairing(7), Some((0, 1, 7)));
     assert_eq!(c.pair_openings(7), [14, 15]);
     assert_eq!(c.openings_wanted(), 2000, "two a pair");
@@ -151,7 +151,7 @@ fn a_datagen_file_plays_one_engine_against_itself_each_opening_once() {
     );
     let c = TournamentConfig::parse(&engine, "t.toml").unwrap();
     assert_eq!(c.datagen().unwrap().openings, DatagenOpenings::Engine);
-    assert_eq!(c.max_pairs(), 3);
+    assert_eq!(c.pair_budget(), 3);
     assert_eq!(c.openings_wanted(), 0, "the engine makes them");
 }
 
@@ -204,7 +204,7 @@ fn an_spsa_file_tunes_one_engine_against_itself() {
     assert_eq!(c.engines[1].version.as_deref(), Some("v3"));
     // Tuned sides are not the version itself: they stay off its timeline.
     assert_eq!(c.versions(), [None, None]);
-    assert_eq!((c.planned_pairs(), c.max_pairs()), (Some(100), 100));
+    assert_eq!((c.planned_pairs(), c.pair_budget()), (Some(100), 100));
     assert_eq!(c.pairing(7), Some((0, 1, 7)));
     let s = c.spsa.as_ref().unwrap();
     assert_eq!((s.alpha, s.gamma, s.params.len()), (0.602, 0.101, 1));
@@ -505,7 +505,7 @@ fn the_formats_that_pair_by_results_check_their_keys() {
     )
     .unwrap();
     assert_eq!(
-        (knockout.planned_pairs(), knockout.max_pairs()),
+        (knockout.planned_pairs(), knockout.pair_budget()),
         (None, 4 * 5)
     );
     let takes = TournamentConfig::parse(
@@ -517,11 +517,11 @@ fn the_formats_that_pair_by_results_check_their_keys() {
         "g.toml",
     )
     .unwrap();
-    assert_eq!((takes.planned_pairs(), takes.max_pairs()), (None, 3000));
+    assert_eq!((takes.planned_pairs(), takes.pair_budget()), (None, 3000));
     // Its budget changes as an SPRT's; a Swiss's rounds do not.
     let mut takes = takes;
     takes.set_pair_budget(5000).unwrap();
-    assert_eq!(takes.max_pairs(), 5000);
+    assert_eq!(takes.pair_budget(), 5000);
     let mut swiss = swiss;
     assert!(swiss.set_pair_budget(5000).unwrap_err().contains("swiss"));
     for (text, key) in [
@@ -744,14 +744,17 @@ fn a_pool_is_open_ended_and_checks_its_table() {
     .unwrap();
     assert_eq!(c.format, Format::Pool);
     assert!(c.format.is_dynamic());
-    assert_eq!((c.planned_pairs(), c.max_pairs()), (None, 400));
+    assert_eq!((c.planned_pairs(), c.pair_budget()), (None, 400));
     assert_eq!((c.pool_anchor(), c.pairing(3)), (0, None));
     // Without a [pool] table: the first engine anchors it, and it never ends by itself.
     let mut open = TournamentConfig::parse(&with_engines("pool", 3, ""), "p.toml").unwrap();
-    assert_eq!((open.planned_pairs(), open.max_pairs()), (None, MAX_PAIRS));
+    assert_eq!(
+        (open.planned_pairs(), open.pair_budget()),
+        (None, MAX_PAIRS)
+    );
     assert_eq!(open.pool(), Some(PoolConfig::default()));
     open.set_pair_budget(50).unwrap();
-    assert_eq!(open.max_pairs(), 50);
+    assert_eq!(open.pair_budget(), 50);
     let named = with_engines("pool", 3, "pool = { anchor = \"e2\", floor = 0.5 }");
     let named = TournamentConfig::parse(&named, "p.toml").unwrap();
     assert_eq!(named.pool_anchor(), 2);

@@ -441,7 +441,7 @@ impl TournamentConfig {
                 ));
             }
         }
-        if self.max_pairs() > MAX_PAIRS {
+        if self.pair_budget() > MAX_PAIRS {
             let key = match self.format {
                 Format::Match => "pairs",
                 Format::Sprt | Format::Takes => "sprt.max_pairs",
@@ -454,7 +454,7 @@ impl TournamentConfig {
                 key,
                 format!(
                     "{} pairs planned; at most {MAX_PAIRS} (a billion pairs: years of play)",
-                    self.max_pairs()
+                    self.pair_budget()
                 ),
             );
         }
