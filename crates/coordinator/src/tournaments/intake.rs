@@ -104,7 +104,7 @@ impl Coordinator {
         openings_text: &str,
         artifacts: BTreeMap<String, String>,
     ) -> Result<TournamentId, CoordinatorError> {
-        self.submit_linked(
+        self.submit_with(
             text,
             file,
             openings_text,
@@ -117,26 +117,12 @@ impl Coordinator {
 
     /// [`Coordinator::submit`] with what the submitter resolved of its engines (`facts`,
     /// by engine name): the commits of engines built from source and the sha256 of their
-    /// uploaded data files.
+    /// uploaded data files, and where it comes from (its author, whether it waits for an
+    /// approver, the tuning run whose verification SPRT it is).
     ///
     /// # Errors
     /// As [`Coordinator::submit`]; also a commit not resolved or a data file not uploaded.
     pub async fn submit_with(
-        &self,
-        text: &str,
-        file: &str,
-        openings_text: &str,
-        artifacts: BTreeMap<String, String>,
-        facts: BTreeMap<String, EngineFacts>,
-        origin: Origin,
-    ) -> Result<TournamentId, CoordinatorError> {
-        self.submit_linked(text, file, openings_text, artifacts, facts, origin)
-            .await
-    }
-
-    /// [`Coordinator::submit`], of a tuning run's verification SPRT when `tuned_by` names
-    /// the run.
-    pub(crate) async fn submit_linked(
         &self,
         text: &str,
         file: &str,

@@ -224,7 +224,7 @@ impl Coordinator {
             pending: false,
         };
         let submitted = self
-            .submit_linked(&text, &file, &suite, artifacts, BTreeMap::new(), origin)
+            .submit_with(&text, &file, &suite, artifacts, BTreeMap::new(), origin)
             .await;
         let record = {
             let mut inner = self.lock();
