@@ -92,20 +92,17 @@ impl Coordinator {
             };
             let restored = Restored::read(&store, record.id, &config, true)?;
             let workers = restored.workers;
-            scheduler.add(
-                record.id,
-                config.clone(),
-                record.state,
-                restored.done.outcomes(&config),
-            );
+            let settings = Arc::new(GameSettings::of(&config));
+            let config = Arc::new(config);
+            let completed = restored.done.outcomes(&config);
+            scheduler.add(record.id, Arc::clone(&config), record.state, completed);
             scheduler.set_author(record.id, record.author.as_deref().unwrap_or_default());
             for host in record.excluded_workers().keys() {
                 scheduler.set_excluded(record.id, host, true, &workers.pairs_of(host));
             }
             let entry = Entry {
                 openings: store.openings(record.id)?,
-                settings: Arc::new(GameSettings::of(&config)),
-                config: Arc::new(config),
+                settings,
                 artifacts: Arc::new(record.artifacts.clone()),
                 ratings: None,
                 workers,
@@ -194,10 +191,10 @@ impl Coordinator {
         // first) gets it now.
         let pending: Vec<TournamentId> = {
             let inner = coordinator.lock();
-            (inner.tournaments.iter())
-                .filter(|(_, e)| e.record.verification.is_none())
-                .filter(|(_, e)| e.config.spsa.as_ref().is_some_and(|s| s.verify.is_some()))
-                .map(|(&id, _)| id)
+            (inner.with_configs())
+                .filter(|(_, e, _)| e.record.verification.is_none())
+                .filter(|(_, _, c)| c.spsa.as_ref().is_some_and(|s| s.verify.is_some()))
+                .map(|(id, _, _)| id)
                 .collect()
         };
         if !pending.is_empty() {

@@ -25,15 +25,13 @@ use crate::types::CommitJob;
 use crate::types::{CoordinatorError, Settings, StoreFault};
 
 /// What the coordinator keeps of one tournament, beside the scheduler's view of it (its
-/// state, pairs and leases).
+/// settings, state, pairs and leases: [`Inner::config`] reads its settings there).
 pub(crate) struct Entry {
     /// Its stored record. The `state` in it is not kept up to date here: the scheduler's is
     /// the one, written in by [`Inner::record`] whenever the record is saved.
     pub(crate) record: TournamentRecord,
     /// Its opening suite, fixed at submission.
     pub(crate) openings: OpeningSuite,
-    /// Its file.
-    pub(crate) config: Arc<TournamentConfig>,
     /// How its games are played (from its file).
     pub(crate) settings: Arc<GameSettings>,
     /// Uploaded programs' sha256 by engine name.
@@ -75,6 +73,18 @@ impl Inner {
         let mut record = self.tournaments.get(&id)?.record.clone();
         record.state = state;
         Some(record)
+    }
+
+    /// Tournament `id`'s settings: the scheduler's, the one copy.
+    pub(crate) fn config(&self, id: TournamentId) -> Option<&Arc<TournamentConfig>> {
+        self.scheduler.config(id)
+    }
+
+    /// The tournaments with their settings, oldest first.
+    pub(crate) fn with_configs(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (TournamentId, &Entry, &Arc<TournamentConfig>)> {
+        (self.tournaments.iter()).filter_map(|(id, e)| Some((*id, e, self.scheduler.config(*id)?)))
     }
 }
 

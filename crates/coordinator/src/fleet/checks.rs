@@ -4,8 +4,6 @@
 //! or version gave none); a registered version takes it too, and keeps each worker's last
 //! check (`tourney version show`).
 
-use std::sync::Arc;
-
 use crate::scheduler::{TournamentId, host};
 use crate::state::{Coordinator, Inner};
 use crate::types::{CoordinatorError, EngineCheck, VersionCheck};
@@ -35,8 +33,8 @@ pub(crate) fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
 /// Keeps `check` with the version engine `engine` of tournament `id` is, if it is one:
 /// in place of that worker host's earlier check for the tournament.
 fn keep(inner: &mut Inner, id: TournamentId, engine: &str, check: VersionCheck) {
-    let Some(version) = (inner.tournaments.get(&id))
-        .and_then(|e| e.config.engines.iter().find(|e| e.name == engine))
+    let Some(version) = (inner.config(id))
+        .and_then(|c| c.engines.iter().find(|e| e.name == engine))
         .and_then(|e| e.version.clone())
     else {
         return;
@@ -90,41 +88,40 @@ impl Coordinator {
             let mut inner = self.lock();
             let inner = &mut *inner;
             let id = check.tournament;
-            let Some(entry) = inner.tournaments.get_mut(&id) else {
+            let (Some(entry), Some(config)) =
+                (inner.tournaments.get_mut(&id), inner.scheduler.config(id))
+            else {
                 return Ok(());
             };
-            let Some(index) = (entry.config.engines.iter())
-                .position(|e| e.name == check.engine && e.player.is_none())
+            let Some(index) =
+                (config.engines.iter()).position(|e| e.name == check.engine && e.player.is_none())
             else {
                 return Ok(());
             };
             // What the first worker to measure the engine found: its signature (unless
             // one was expected) and its speed there, the reference for scaled clocks.
-            let engine = &entry.config.engines[index];
+            let engine = &config.engines[index];
+            let version_name = engine.version.clone();
             let learnt = check.bench_nodes.filter(|_| engine.bench.is_none());
             let speed = (check.bench_nps > 0 && check.bench_nodes.is_some())
                 .then_some(check.bench_nps)
                 .filter(|_| engine.reference_nps.is_none());
             let changed = learnt.is_some() || speed.is_some();
             if changed {
-                let mut config = (*entry.config).clone();
                 let facts = entry
                     .record
                     .engines
                     .entry(check.engine.clone())
                     .or_default();
                 if let Some(nodes) = learnt {
-                    config.engines[index].bench = Some(nodes);
                     facts.bench = Some(nodes);
                     tracing::info!(tournament = id, engine = %check.engine, nodes, %worker, "bench signature taken from the first worker that measured it");
                 }
                 if let Some(nps) = speed {
-                    config.engines[index].reference_nps = Some(nps);
                     facts.nps = Some(nps);
                 }
-                entry.config = Arc::new(config);
+                inner.scheduler.learn_engine(id, index, learnt, speed);
             }
-            let version_name = entry.config.engines[index].version.clone();
             let version = match (
                 learnt,
                 version_name.and_then(|v| inner.versions.get_mut(&v)),

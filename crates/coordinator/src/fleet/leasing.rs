@@ -42,12 +42,14 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 let t = inner.tournaments.get_mut(&a.tournament).expect("leased");
+                let scheduled = inner.scheduler.tournament(a.tournament).expect("leased");
+                let config = &scheduled.config;
                 let suite = |index: u64| {
                     let index = index % t.openings.len().max(1) as u64;
                     let text = t.openings.line(index as usize).unwrap_or_default();
                     (text.to_string(), index)
                 };
-                let [game0, game1] = t.config.pair_openings(a.pair);
+                let [game0, game1] = config.pair_openings(a.pair);
                 let ((opening, opening_index), second_opening) = if t.settings.engine_openings {
                     ((String::new(), 0), None)
                 } else if game0 == game1 {
@@ -56,10 +58,9 @@ impl Coordinator {
                     (suite(game0), Some(suite(game1)))
                 };
                 let engines = [
-                    Engine::of(&t.config, a.first, &t.artifacts),
-                    Engine::of(&t.config, a.second, &t.artifacts),
+                    Engine::of(config, a.first, &t.artifacts),
+                    Engine::of(config, a.second, &t.artifacts),
                 ];
-                let scheduled = inner.scheduler.tournament(a.tournament).expect("leased");
                 // A tuning run's sides play with the values of their perturbation.
                 let [first, second] =
                     crate::tournaments::tuning::engines_of(t, scheduled, a.pair, engines);
@@ -80,9 +81,9 @@ impl Coordinator {
                     opening,
                     opening_index,
                     second_opening,
-                    seed: t.config.pair_seed(a.pair),
+                    seed: config.pair_seed(a.pair),
                     ticket,
-                    gpus: t.config.requires.gpu_need(),
+                    gpus: config.requires.gpu_need(),
                 }
             })
             .collect();

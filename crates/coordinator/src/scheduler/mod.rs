@@ -9,6 +9,7 @@
 //! completed pairs in pair-index order, so quickly finished pairs cannot bias it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use tourney_model::tournament::{EngineEntry, PairOutcome, State, TournamentConfig};
 
@@ -127,11 +128,11 @@ impl Scheduler {
     pub fn add(
         &mut self,
         id: TournamentId,
-        config: TournamentConfig,
+        config: impl Into<Arc<TournamentConfig>>,
         state: State,
         completed: impl IntoIterator<Item = PairOutcome>,
     ) {
-        let mut t = Tournament::new(id, config);
+        let mut t = Tournament::new(id, config.into());
         t.state = state;
         t.restore(completed);
         self.tournaments.insert(id, t);
@@ -143,7 +144,7 @@ impl Scheduler {
     }
 
     /// All tournaments, oldest first.
-    pub fn tournaments(&self) -> impl Iterator<Item = &Tournament> {
+    pub fn tournaments(&self) -> impl DoubleEndedIterator<Item = &Tournament> {
         self.tournaments.values()
     }
 
@@ -422,8 +423,9 @@ impl Scheduler {
     pub fn set_share(&mut self, id: TournamentId, priority: i32, weight: f64) -> bool {
         match self.tournaments.get_mut(&id) {
             Some(t) if !t.state.has_ended() => {
-                t.config.priority = priority;
-                t.config.weight = weight;
+                let config = Arc::make_mut(&mut t.config);
+                config.priority = priority;
+                config.weight = weight;
                 true
             }
             _ => false,
@@ -444,12 +446,35 @@ impl Scheduler {
                         t.next_pair
                     ));
                 }
-                t.config.set_pair_budget(pairs)?;
+                Arc::make_mut(&mut t.config).set_pair_budget(pairs)?;
                 t.update_state();
                 Ok(true)
             }
             _ => Ok(false),
         }
+    }
+
+    /// Notes what a worker measured of engine `engine` (an index into tournament `id`'s
+    /// engines): its bench signature and its speed, the reference for scaled clocks.
+    pub fn learn_engine(
+        &mut self,
+        id: TournamentId,
+        engine: usize,
+        bench: Option<u64>,
+        nps: Option<u64>,
+    ) {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return;
+        };
+        if let Some(entry) = Arc::make_mut(&mut t.config).engines.get_mut(engine) {
+            entry.bench = bench.or(entry.bench);
+            entry.reference_nps = nps.or(entry.reference_nps);
+        }
+    }
+
+    /// The settings of tournament `id` (see [`Tournament::config`]).
+    pub fn config(&self, id: TournamentId) -> Option<&Arc<TournamentConfig>> {
+        self.tournaments.get(&id).map(|t| &t.config)
     }
 
     /// Adds `engine` to rating pool `id` while it has not ended, a member from its next

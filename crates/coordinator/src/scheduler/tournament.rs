@@ -2,6 +2,7 @@
 //! longest prefix of completed pairs, and whether it is done.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use tourney_model::tournament::{EngineEntry, Format, PairOutcome, State, TournamentConfig};
 use tourney_stats::{Sprt, SprtCounts, SprtStatus};
@@ -15,8 +16,10 @@ use super::{Assignment, LeaseId, Outcomes, PairSet, TournamentId};
 pub struct Tournament {
     /// Its number.
     pub id: TournamentId,
-    /// The file it was submitted with.
-    pub config: TournamentConfig,
+    /// Its settings: the file it was submitted with, as changed since (priority, weight,
+    /// pair budget, pool members, engines' measured facts). The one copy: the coordinator
+    /// reads it here, and a change makes a new one (readers keep the one they took).
+    pub config: Arc<TournamentConfig>,
     /// Where it is.
     pub state: State,
     /// Pairs never handed out are `next_pair..`.
@@ -70,7 +73,7 @@ pub fn sprt_of(config: &TournamentConfig) -> Option<Sprt> {
 
 impl Tournament {
     /// A new tournament, queued.
-    pub fn new(id: TournamentId, config: TournamentConfig) -> Self {
+    pub fn new(id: TournamentId, config: Arc<TournamentConfig>) -> Self {
         let pair_cost = super::cost::pair_core_seconds(&config);
         Tournament {
             id,
@@ -206,7 +209,7 @@ impl Tournament {
         if !self.dynamic.as_mut()?.join(&engine.name, from) {
             return None;
         }
-        self.config.engines.push(engine);
+        Arc::make_mut(&mut self.config).engines.push(engine);
         Some(from)
     }
 

@@ -145,37 +145,30 @@ impl Coordinator {
         }
         let record = {
             let mut inner = self.lock();
-            let Some(entry) = inner.tournaments.get(&id) else {
+            let Some(config) = inner.config(id) else {
                 return Ok(false);
             };
-            let mut config = (*entry.config).clone();
-            config.priority = priority.unwrap_or(config.priority);
-            config.weight = weight.unwrap_or(config.weight);
+            let priority = priority.unwrap_or(config.priority);
+            let weight = weight.unwrap_or(config.weight);
+            // The scheduler's settings are the one copy; the record notes the changes, for
+            // a restart to apply to the file again.
             if let Some(pairs) = pair_budget {
-                config
-                    .set_pair_budget(pairs)
-                    .map_err(CoordinatorError::Invalid)?;
                 match inner.scheduler.set_pair_budget(id, pairs) {
                     Ok(true) => {}
                     Ok(false) => return Ok(false),
                     Err(why) => return Err(CoordinatorError::Invalid(why)),
                 }
             }
-            if !inner
-                .scheduler
-                .set_share(id, config.priority, config.weight)
-            {
+            if !inner.scheduler.set_share(id, priority, weight) {
                 return Ok(false);
             }
             let Some(entry) = inner.tournaments.get_mut(&id) else {
                 return Ok(false);
             };
-            (entry.record.priority, entry.record.weight) =
-                (Some(config.priority), Some(config.weight));
+            (entry.record.priority, entry.record.weight) = (Some(priority), Some(weight));
             if pair_budget.is_some() {
                 entry.record.pair_budget = pair_budget;
             }
-            entry.config = std::sync::Arc::new(config);
             inner.record(id)
         };
         self.save(record).await?;
@@ -296,7 +289,7 @@ impl Coordinator {
         let entry = inner.tournaments.get(&id)?;
         let record = &entry.record;
         let mut openings = String::new();
-        if entry.config.openings.file.is_some() {
+        if inner.config(id)?.openings.file.is_some() {
             for line in (0..entry.openings.len()).filter_map(|i| entry.openings.get(i)) {
                 openings.push_str(line);
                 openings.push('\n');

@@ -105,23 +105,23 @@ impl Coordinator {
                 .ok_or(Refusal::NotHeld)?;
             // The engines it was handed out with (a pair of a format whose pairings are
             // made as results come in is known only once handed out, in this run).
-            let (first, second, _) = (inner.scheduler.tournament(r.tournament))
+            let scheduled = (inner.scheduler.tournament(r.tournament))
                 .filter(|t| r.pair < t.pair_limit())
-                .and_then(|t| t.pairing(r.pair))
                 .ok_or(Refusal::NotHeld)?;
+            let (first, second, _) = scheduled.pairing(r.pair).ok_or(Refusal::NotHeld)?;
             let held = inner.scheduler.holds(worker, r.lease, r.tournament, r.pair);
             let suite = &entry.openings;
             // Engine-made openings (`genfens`) are the games' own starts, which the rules
             // check; suite openings are the suite's.
             let openings = (!entry.settings.engine_openings).then(|| {
-                entry.config.pair_openings(r.pair).map(|index| {
+                scheduled.config.pair_openings(r.pair).map(|index| {
                     (suite.get((index % suite.len().max(1) as u64) as usize))
                         .unwrap_or_default()
                         .to_string()
                 })
             });
             (
-                Arc::clone(&entry.config),
+                Arc::clone(&scheduled.config),
                 Arc::clone(&entry.settings),
                 openings,
                 held,

@@ -46,11 +46,10 @@ impl crate::state::Coordinator {
     pub(crate) fn open_dataset(&self, id: TournamentId) -> Result<(), tourney_store::StoreError> {
         let (config, done) = {
             let inner = self.lock();
-            let Some(entry) = inner.tournaments.get(&id) else {
+            let Some(t) = inner.scheduler.tournament(id) else {
                 return Ok(());
             };
-            let done = inner.scheduler.tournament(id).map_or(0, |t| t.pairs_done());
-            (std::sync::Arc::clone(&entry.config), done)
+            (std::sync::Arc::clone(&t.config), t.pairs_done())
         };
         let Some(d) = config.datagen() else {
             return Ok(());
@@ -119,8 +118,8 @@ impl crate::state::Coordinator {
         for (id, pairs) in by_run {
             let config = {
                 let inner = self.lock();
-                match inner.tournaments.get(&id) {
-                    Some(entry) => std::sync::Arc::clone(&entry.config),
+                match inner.config(id) {
+                    Some(config) => std::sync::Arc::clone(config),
                     None => continue,
                 }
             };
@@ -189,8 +188,8 @@ impl crate::state::Coordinator {
     /// The positions run `id` wants.
     fn datagen_of(&self, id: TournamentId) -> Result<u64, crate::types::CoordinatorError> {
         let inner = self.lock();
-        (inner.tournaments.get(&id))
-            .and_then(|e| e.config.datagen().map(|d| d.positions))
+        (inner.config(id))
+            .and_then(|c| c.datagen().map(|d| d.positions))
             .ok_or_else(|| {
                 crate::types::CoordinatorError::Invalid(format!(
                     "tournament {id} is not a data generation run (format = \"datagen\")"

@@ -258,14 +258,14 @@ impl Coordinator {
         self.store.put_tournament(&record)?;
         self.store.flush().await?;
         let mut inner = self.lock();
-        inner.scheduler.add(id, config.clone(), state, Vec::new());
+        let settings = Arc::new(tourney_model::job::GameSettings::of(&config));
+        inner.scheduler.add(id, config, state, Vec::new());
         let author = record.author.as_deref().unwrap_or_default();
         inner.scheduler.set_author(id, author);
         let entry = Entry {
             record,
             openings,
-            settings: Arc::new(tourney_model::job::GameSettings::of(&config)),
-            config: Arc::new(config),
+            settings,
             artifacts: Arc::new(artifacts),
             ratings: None,
             workers: Default::default(),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use tourney_model::tournament::{Format, PoolMember};
+use tourney_model::tournament::{Format, PoolMember, TournamentConfig};
 use tourney_stats::PlayerRating;
 
 use crate::accounts::Principal;
@@ -20,17 +20,12 @@ impl Coordinator {
     pub fn find_pool(&self, pool: &str) -> Result<TournamentId, CoordinatorError> {
         let inner = self.lock();
         let pools =
-            || (inner.tournaments.iter().rev()).filter(|(_, e)| e.config.format == Format::Pool);
+            || (inner.scheduler.tournaments().rev()).filter(|t| t.config.format == Format::Pool);
         let by_id = pool.parse::<TournamentId>().ok();
-        let found = (pools().find(|(id, _)| Some(**id) == by_id))
-            .or_else(|| {
-                pools().find(|(id, e)| {
-                    e.config.name == pool
-                        && (inner.scheduler.tournament(**id)).is_some_and(|t| !t.state.has_ended())
-                })
-            })
-            .or_else(|| pools().find(|(_, e)| e.config.name == pool));
-        found.map(|(id, _)| *id).ok_or_else(|| {
+        let found = (pools().find(|t| Some(t.id) == by_id))
+            .or_else(|| pools().find(|t| t.config.name == pool && !t.state.has_ended()))
+            .or_else(|| pools().find(|t| t.config.name == pool));
+        found.map(|t| t.id).ok_or_else(|| {
             CoordinatorError::NotFound(format!("no rating pool with id or name '{pool}'"))
         })
     }
@@ -73,7 +68,7 @@ impl Coordinator {
                 added_ms: tourney_model::unix_ms_now(),
                 by: by.name.clone(),
             };
-            let mut config = (*entry.config).clone();
+            let mut config = TournamentConfig::clone(&t.config);
             config.add_pool_member(&member).map_err(invalid)?;
             let programs = (config.resolve_versions(|name| inner.versions.get(name).cloned()))
                 .map_err(invalid)?;
@@ -93,7 +88,6 @@ impl Coordinator {
             debug_assert_eq!(from, member.from_pair);
             let entry = inner.tournaments.get_mut(&id).expect("checked above");
             entry.settings = Arc::new(tourney_model::job::GameSettings::of(&config));
-            entry.config = Arc::new(config);
             entry.artifacts = Arc::new(artifacts);
             entry.record = record;
             entry.ratings = None;
@@ -122,18 +116,8 @@ impl Coordinator {
                 Some(Planner::Pool(pool)) => pool.gate().map(|g| g.best),
                 _ => None,
             };
-            (inner.scheduler.tournament(id).and_then(gate)).and_then(|best| {
-                Some(
-                    inner
-                        .tournaments
-                        .get(&id)?
-                        .config
-                        .engines
-                        .get(best)?
-                        .name
-                        .clone(),
-                )
-            })
+            let t = inner.scheduler.tournament(id);
+            (t.and_then(gate)).and_then(|best| Some(t?.config.engines.get(best)?.name.clone()))
         };
         let status = (self.status(id))
             .filter(|s| s.config.format == Format::Pool)
@@ -148,9 +132,9 @@ impl Coordinator {
     /// The rating pools not deleted from the lists, newest first.
     pub(crate) fn listed_pools(&self) -> Vec<TournamentId> {
         let inner = self.lock();
-        (inner.tournaments.iter().rev())
-            .filter(|(_, e)| e.config.format == Format::Pool && !e.record.hidden)
-            .map(|(&id, _)| id)
+        (inner.with_configs().rev())
+            .filter(|(_, e, c)| c.format == Format::Pool && !e.record.hidden)
+            .map(|(id, _, _)| id)
             .collect()
     }
 
@@ -197,10 +181,12 @@ pub(crate) fn untold_gates(
     let mut verdicts = Vec::new();
     for id in ids {
         let decisions = gate_decisions(&inner.scheduler, id);
-        let Some(entry) = inner.tournaments.get_mut(&id) else {
+        let (Some(entry), Some(config)) =
+            (inner.tournaments.get_mut(&id), inner.scheduler.config(id))
+        else {
             continue;
         };
-        let name = |i: usize| (entry.config.engines.get(i)).map_or("?", |e| e.name.as_str());
+        let name = |i: usize| (config.engines.get(i)).map_or("?", |e| e.name.as_str());
         for d in decisions.iter().skip(entry.gates_told) {
             let (candidate, against) = (name(d.candidate), name(d.against));
             let verdict = if d.promoted {

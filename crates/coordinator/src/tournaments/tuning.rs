@@ -35,7 +35,7 @@ pub(crate) fn engines_of(
     pair: u64,
     engines: [Engine; 2],
 ) -> [Engine; 2] {
-    let config = std::sync::Arc::clone(&entry.config);
+    let config = std::sync::Arc::clone(&t.config);
     let Some(s) = settings_of(&config) else {
         return engines;
     };
@@ -90,7 +90,7 @@ fn result_text(base: &EngineEntry, values: &[(&str, i64)]) -> String {
 
 /// The report's tuning section of a run, or `None` for other formats.
 pub(crate) fn report(entry: &mut Entry, t: &Tournament) -> Option<SpsaReport> {
-    let config = std::sync::Arc::clone(&entry.config);
+    let config = std::sync::Arc::clone(&t.config);
     let s = settings_of(&config)?;
     let theta = entry.tuning.current(s, t).to_vec();
     let through = entry.tuning.through;
@@ -128,7 +128,7 @@ fn verification_of(
     entry: &mut Entry,
     t: &Tournament,
 ) -> Option<(String, String, String, BTreeMap<String, String>)> {
-    let config = std::sync::Arc::clone(&entry.config);
+    let config = std::sync::Arc::clone(&t.config);
     let s = settings_of(&config)?;
     let verify = s.verify.clone()?;
     let tuned = spsa::named(s, entry.tuning.current(s, t));

@@ -115,10 +115,8 @@ impl Coordinator {
             return Err(invalid(format!("no parent version '{parent}'")));
         }
         if inner.versions.contains_key(&version.name) {
-            let used = inner
-                .tournaments
-                .values()
-                .find(|e| e.config.versions().contains(&Some(version.name.as_str())));
+            let used = (inner.scheduler.tournaments())
+                .find(|t| t.config.versions().contains(&Some(version.name.as_str())));
             match (replace, used) {
                 (false, _) => {
                     return Err(invalid(
@@ -127,10 +125,10 @@ impl Coordinator {
                             .into(),
                     ));
                 }
-                (true, Some(entry)) => {
+                (true, Some(t)) => {
                     return Err(invalid(format!(
                         "has played (tournament {}): a version that has played never changes",
-                        entry.record.id
+                        t.id
                     )));
                 }
                 (true, None) => {}
@@ -181,18 +179,9 @@ impl Coordinator {
     pub fn timeline(&self, anchor: Option<&str>) -> Result<Timeline, CoordinatorError> {
         let played: Vec<_> = {
             let inner = self.lock();
-            inner
-                .tournaments
-                .values()
-                .filter(|e| e.config.versions().iter().flatten().count() >= 2)
-                .filter_map(|e| {
-                    let t = inner.scheduler.tournament(e.record.id)?;
-                    Some((
-                        e.record.id,
-                        e.config.clone(),
-                        t.counted().collect::<Vec<_>>(),
-                    ))
-                })
+            (inner.scheduler.tournaments())
+                .filter(|t| t.config.versions().iter().flatten().count() >= 2)
+                .map(|t| (t.id, t.config.clone(), t.counted().collect::<Vec<_>>()))
                 .collect()
         };
         let mut table = GameTable::new();

@@ -311,7 +311,7 @@ impl Coordinator {
         let share = inner.scheduler.share_of(id, self.now_ms());
         let t = inner.scheduler.tournament(id)?;
         let entry = inner.tournaments.get(&id)?;
-        let config = Arc::clone(&entry.config);
+        let config = Arc::clone(&t.config);
         let (state, pairs_done, pairs_leased, sprt, prefix, pairs_excluded) = (
             t.state,
             t.pairs_done(),
@@ -400,6 +400,7 @@ impl Coordinator {
         let (terminations, engine_failures, details, check) = {
             let inner = self.lock();
             let entry = inner.tournaments.get(&id)?;
+            let config = inner.config(id)?;
             let exclusions = entry.record.excluded_workers();
             let excluded = |host: &str| exclusions.contains_key(host);
             let mut terminations: Vec<(String, u64)> = entry
@@ -410,7 +411,7 @@ impl Coordinator {
                 .collect();
             terminations.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             let [agreed, overturned] = entry.workers.played_on(&excluded);
-            let share = entry.config.adjudication.play_on;
+            let share = config.adjudication.play_on;
             let adjudicated = (terminations.iter())
                 .find(|(t, _)| t == Termination::Adjudication.name())
                 .map_or(0, |(_, n)| *n);
@@ -425,18 +426,14 @@ impl Coordinator {
                 .engine_failures(&excluded)
                 .into_iter()
                 .map(|((engine, t), n)| {
-                    (
-                        entry.config.engines[engine].name.clone(),
-                        t.name().to_string(),
-                        n,
-                    )
+                    (config.engines[engine].name.clone(), t.name().to_string(), n)
                 })
                 .collect();
             let now_ms = tourney_model::unix_ms_now();
             let hosts = (workers.workers.iter()).map(|w| w.worker.clone()).collect();
             let input = crate::views::details::DetailsInput {
                 openings: entry.openings.len(),
-                openings_used: openings_used(&entry.config, &outcomes, entry.openings.len()),
+                openings_used: openings_used(config, &outcomes, entry.openings.len()),
                 artifacts: &entry.artifacts,
                 hosts,
                 now_ms,

@@ -73,10 +73,9 @@ impl Coordinator {
         let state = (!search.state.is_empty()).then(|| search.state.to_ascii_lowercase());
         let candidates: Vec<TournamentId> = {
             let inner = self.lock();
-            (inner.tournaments.iter().rev())
-                .filter(|&(&id, e)| after.is_none_or(|a| id < a) && !e.record.hidden)
-                .filter(|(_, e)| {
-                    let config = &e.config;
+            (inner.with_configs().rev())
+                .filter(|&(id, e, _)| after.is_none_or(|a| id < a) && !e.record.hidden)
+                .filter(|(_, e, config)| {
                     let record = &e.record;
                     let engine = search.engine.as_str();
                     (q.is_empty() || config.name.to_lowercase().contains(&q))
@@ -89,13 +88,13 @@ impl Coordinator {
                         && record.created_ms >= search.since_ms
                         && (search.until_ms == 0 || record.created_ms < search.until_ms)
                 })
-                .filter(|&(&id, _)| {
+                .filter(|&(id, _, _)| {
                     let now = inner.scheduler.tournament(id).map(|t| t.state);
                     state
                         .as_deref()
                         .is_none_or(|s| now.map(State::name) == Some(s))
                 })
-                .map(|(&id, _)| id)
+                .map(|(id, _, _)| id)
                 .collect()
         };
         let mut page = Vec::with_capacity(size);

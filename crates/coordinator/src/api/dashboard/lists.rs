@@ -187,12 +187,12 @@ impl Coordinator {
     /// from the lists.
     pub(crate) fn finished_of_format(&self, format: Format) -> Vec<u64> {
         let inner = self.lock();
-        (inner.tournaments.iter().rev())
-            .filter(|(_, e)| e.config.format == format && !e.record.hidden)
-            .filter(|&(&id, _)| {
+        (inner.with_configs().rev())
+            .filter(|(_, e, c)| c.format == format && !e.record.hidden)
+            .filter(|&(id, _, _)| {
                 inner.scheduler.tournament(id).map(|t| t.state) == Some(State::Finished)
             })
-            .map(|(&id, _)| id)
+            .map(|(id, _, _)| id)
             .collect()
     }
 }
