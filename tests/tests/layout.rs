@@ -342,23 +342,38 @@ fn no_source_file_outside_the_tests_is_over_600_lines() {
     assert!(long.is_empty(), "too long:\n{}", long.join("\n"));
 }
 
-/// The most source files a folder of a crate's `src` holds side by side: more is a folder
-/// whose parts want names. A CLI's `commands/` (one file per command, as cargo's) is the
+/// The most source files a folder holds side by side, in a crate's `src` and among its
+/// integration tests (where each file is a test binary of its own): more is a folder whose
+/// parts want names. A CLI's `commands/` (one file per command, as cargo's) is the
 /// exception.
 const MAX_FILES_IN_A_FOLDER: usize = 15;
 
+/// Every folder of integration tests: each crate's `tests`, and `tests/tests`.
+fn test_folders() -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tests"))
+        .filter(|tests| tests.is_dir())
+        .collect();
+    folders.push(root().join("tests/tests"));
+    folders.sort();
+    folders
+}
+
 #[test]
-fn no_source_folder_holds_more_than_15_files_side_by_side() {
+fn no_source_or_test_folder_holds_more_than_15_files_side_by_side() {
     let mut crowded = Vec::new();
-    for src in crate_sources() {
+    let sources = crate_sources().into_iter().map(|src| (src, true));
+    for (dir, commands_aside) in sources.chain(test_folders().into_iter().map(|t| (t, false))) {
         let mut files = Vec::new();
-        rust_files(&src, &mut files);
+        rust_files(&dir, &mut files);
         let mut by_folder: BTreeMap<&Path, usize> = BTreeMap::new();
         for file in &files {
             *by_folder.entry(file.parent().unwrap()).or_default() += 1;
         }
         for (folder, n) in by_folder {
-            if n > MAX_FILES_IN_A_FOLDER && !folder.ends_with("commands") {
+            if n > MAX_FILES_IN_A_FOLDER && !(commands_aside && folder.ends_with("commands")) {
                 crowded.push(format!("{}: {n} files", folder.display()));
             }
         }

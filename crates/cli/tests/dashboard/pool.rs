@@ -4,14 +4,13 @@
 //! redrawn as pairs arrive, and the ratings on `/metrics` while the pool runs and not
 //! once it is cancelled.
 
-mod common;
-
-use common::*;
 use serde_json::Value;
 use tourney_tests::http::get;
 use tourney_tests::process::Reaped;
 use tourney_tests::wait;
 use tourney_tests::webdriver::Browser;
+
+use crate::common::*;
 
 /// The versions, oldest first, and what each plays.
 const VERSIONS: [(&str, &str); 6] = [

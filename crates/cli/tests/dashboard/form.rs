@@ -11,16 +11,14 @@
 //! options, book) and the test submits with them.
 //! (The test page's Stop confirmation is checked in `accounts.rs`.)
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::Command;
-
-use common::*;
 
 use serde_json::{Value, json};
 use tourney_tests::process::{Reaped, output_with_stdin};
 use tourney_tests::webdriver::Browser;
+
+use crate::common::*;
 
 /// The form's parts that come and go, by id: each is either rendered (a non-empty box,
 /// visible) or not rendered at all.
