@@ -234,3 +234,98 @@ fn the_crate_picture_is_the_workspace() {
         );
     }
 }
+
+/// The source files and folders under `dir` (tests aside), as paths relative to `dir`.
+fn coordinator_parts(dir: &Path, prefix: &str, parts: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if path.is_dir() {
+            if name == "tests" {
+                continue;
+            }
+            let before = parts.len();
+            coordinator_parts(&path, &format!("{prefix}{name}/"), parts);
+            // A folder that holds only tests (`scheduler/share/`) is a test.
+            if parts.len() > before {
+                parts.push(format!("{prefix}{name}/"));
+            }
+        } else if name.ends_with(".rs")
+            && !name.ends_with("tests.rs")
+            && name != "mod.rs"
+            && name != "lib.rs"
+        {
+            parts.push(format!("{prefix}{name}"));
+        }
+    }
+}
+
+#[test]
+fn the_coordinator_picture_is_its_source_tree() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let picture = text
+        .split("```text")
+        .nth(2)
+        .and_then(|rest| rest.split("```").next())
+        .expect("ARCHITECTURE.md pictures the coordinator in its second ```text block");
+    let words_of = |text: &'static str| -> BTreeSet<&'static str> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || "_./".contains(c)))
+            .map(|w| w.trim_end_matches(['.', ',']))
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let picture: &'static str = String::leak(picture.to_string());
+    let words = words_of(picture);
+    // The words from folder `folder/`'s line to the end of its layer (the next line that
+    // starts with a layer's name).
+    let lines: Vec<&'static str> = picture.lines().collect();
+    let section = |folder: &str| -> BTreeSet<&'static str> {
+        let token = format!("{folder}/");
+        let Some(start) = (lines.iter()).position(|l| words_of(l).contains(token.as_str())) else {
+            return BTreeSet::new();
+        };
+        let end = (start + 1..lines.len())
+            .find(|&i| lines[i].len() > 1 && !lines[i][1..].starts_with(' '))
+            .unwrap_or(lines.len());
+        lines[start..end].iter().flat_map(|l| words_of(l)).collect()
+    };
+    let src = root().join("crates/coordinator/src");
+    let mut parts = Vec::new();
+    coordinator_parts(&src, "", &mut parts);
+    assert!(
+        parts.len() > 40,
+        "the coordinator's files were found: {parts:?}"
+    );
+    for part in &parts {
+        let name = part.trim_end_matches('/').rsplit('/').next().unwrap();
+        let named = match part.ends_with('/') {
+            true => words.contains(format!("{name}/").as_str()),
+            false => {
+                let stem = name.trim_end_matches(".rs");
+                // A file in a folder is named in its folder's part of the picture.
+                let near = match part.rsplit_once('/') {
+                    Some((folder, _)) => section(folder.rsplit('/').next().unwrap()),
+                    None => words.clone(),
+                };
+                near.contains(name) || near.contains(stem)
+            }
+        };
+        assert!(
+            named,
+            "ARCHITECTURE.md's coordinator picture leaves out {part}"
+        );
+    }
+    let names: BTreeSet<&str> = (parts.iter())
+        .map(|p| p.trim_end_matches('/').rsplit('/').next().unwrap())
+        .collect();
+    for word in words
+        .iter()
+        .filter(|w| w.ends_with(".rs") || w.ends_with('/'))
+    {
+        let name = word.trim_end_matches('/').rsplit('/').next().unwrap();
+        assert!(
+            names.contains(name),
+            "ARCHITECTURE.md's coordinator picture names {word}, which is not in crates/coordinator/src"
+        );
+    }
+}
