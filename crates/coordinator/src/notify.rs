@@ -6,8 +6,9 @@
 
 use serde_json::json;
 use tourney_notify::EventKind;
-use tourney_proto::v1 as pb;
+use tourney_stats::Decision;
 
+use crate::api::view::StatusView;
 use crate::scheduler::TournamentId;
 use crate::state::Coordinator;
 
@@ -45,11 +46,12 @@ impl Event {
 }
 
 /// The message's fields for one tournament's status.
-fn body(kind: EventKind, s: &pb::TournamentStatus, reason: &str, link: &str) -> serde_json::Value {
+fn body(kind: EventKind, s: &StatusView, reason: &str, link: &str) -> serde_json::Value {
     // An SPRT's decision, or a grouped test's.
-    let verdict = (s.sprt.as_ref().map(|x| x.decision.clone()))
-        .or_else(|| Some(s.takes_verdict.clone()).filter(|v| !v.is_empty()));
-    let mut text = format!("tourney: {}", s.summary_line());
+    let verdict = (s.sprt.as_ref().map(|x| x.status.decision.to_string()))
+        .or_else(|| Some(s.takes_verdict().to_string()).filter(|v| !v.is_empty()));
+    let summary = s.summary_line();
+    let mut text = format!("tourney: {summary}");
     if kind == EventKind::BuildFailed {
         text = format!(
             "tourney: a build failed, tournament {} ({}) paused",
@@ -73,25 +75,25 @@ fn body(kind: EventKind, s: &pb::TournamentStatus, reason: &str, link: &str) -> 
         "tournament": {
             "id": s.id,
             "name": s.name,
-            "game": s.game,
+            "game": s.game.to_string(),
             "format": s.format,
             "state": s.state,
         },
         "verdict": verdict,
-        "summary": s.summary_line(),
+        "summary": summary,
         "reason": reason,
         "figures": {
             "pairs": s.pairs_done,
             "games": s.games,
             "suspect_workers": s.suspect_workers,
             "sprt": s.sprt.as_ref().map(|x| json!({
-                "llr": x.llr,
-                "lower_bound": x.lower_bound,
-                "upper_bound": x.upper_bound,
+                "llr": x.status.llr,
+                "lower_bound": x.status.lower_bound,
+                "upper_bound": x.status.upper_bound,
                 "elo0": x.elo0,
                 "elo1": x.elo1,
             })),
-            "standings": s.standings.iter().map(|p| json!({
+            "standings": s.standings.iter().flatten().map(|p| json!({
                 "name": p.name,
                 "elo": p.elo,
                 "plus": p.plus,
@@ -132,11 +134,9 @@ impl Coordinator {
         let Some(status) = self.status(id) else {
             return;
         };
-        let status = pb::TournamentStatus::from(&status);
-        let decided = status
-            .sprt
-            .as_ref()
-            .is_some_and(|s| s.decision.ends_with("accepted"));
+        let status = StatusView::of(&status);
+        let decided =
+            (status.sprt.as_ref()).is_some_and(|s| s.status.decision != Decision::Continue);
         let link = match self.notifier.dashboard() {
             "" => String::new(),
             dashboard => format!("{dashboard}/#t={id}"),
@@ -153,26 +153,52 @@ impl Coordinator {
 
 #[cfg(test)]
 mod tests {
+    use tourney_model::tournament::{State, TournamentConfig};
+    use tourney_stats::{RatingTable, SprtStatus};
+
     use super::*;
 
     #[test]
     fn a_message_carries_the_verdict_the_figures_and_a_link() {
-        let status = pb::TournamentStatus {
+        let text = "name = \"patch\"\ngame = \"loa\"\nformat = \"sprt\"\n\
+                    sprt = { elo0 = 0.0, elo1 = 5.0 }\nlimits = { nodes = 100 }\n\
+                    [[engine]]\nname = \"a\"\nplayer = \"ab\"\n\
+                    [[engine]]\nname = \"b\"\nplayer = \"random\"\n";
+        let status = crate::types::Status {
             id: 7,
-            name: "patch".into(),
-            state: "finished".into(),
+            config: std::sync::Arc::new(TournamentConfig::parse(text, "t.toml").unwrap()),
+            state: State::Finished,
             pairs_done: 120,
-            games: 240,
-            sprt: Some(pb::SprtState {
-                decision: "H1 accepted".into(),
+            pairs_leased: 0,
+            share: None,
+            ratings: RatingTable {
+                method: String::new(),
+                players: Vec::new(),
+                los: Vec::new(),
+                advantage: None,
+                drawelo: None,
+            },
+            sprt: Some(SprtStatus {
                 llr: 2.96,
                 lower_bound: -2.94,
                 upper_bound: 2.94,
-                elo1: 5.0,
-                ..Default::default()
+                decision: Decision::AcceptH1,
             }),
-            ..Default::default()
+            paused_reason: None,
+            created_ms: 0,
+            ended_ms: None,
+            openings: 0,
+            duplicate_games: 0,
+            duplicate_pairs: Vec::new(),
+            duplicate_pair_count: 0,
+            pairs_excluded: 0,
+            suspect_workers: 0,
+            author: None,
+            eligibility: Default::default(),
+            positions: None,
+            progress: None,
         };
+        let status = StatusView::of(&status);
         let b = body(EventKind::Sprt, &status, "", "http://d/#t=7");
         assert_eq!(b["event"], "sprt");
         assert_eq!(b["verdict"], "H1 accepted");

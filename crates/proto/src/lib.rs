@@ -54,24 +54,68 @@ impl v1::PairResult {
     }
 }
 
-impl v1::TournamentStatus {
+/// What a tournament's summary line tells, whoever holds the status (a
+/// [`v1::TournamentStatus`], the coordinator's status view): one function writes it for all.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary<'a> {
+    /// The tournament's number,
+    pub id: u64,
+    /// name
+    pub name: &'a str,
+    /// and state.
+    pub state: &'a str,
+    /// Its SPRT.
+    pub sprt: Option<&'a v1::SprtState>,
+    /// A grouped test's verdict (empty for none).
+    pub verdict: &'a str,
+    /// The leader's name and Elo, once a game is played.
+    pub leader: Option<(&'a str, f64)>,
+    /// Why it is paused (empty unless it is).
+    pub paused_reason: &'a str,
+    /// Completed pairs.
+    pub pairs: u64,
+    /// Completed games.
+    pub games: u64,
+}
+
+impl Summary<'_> {
     /// One line for a log or a chat: the tournament, how it ended, its SPRT or its leader,
     /// its size (what `tourney submit --wait` prints and webhooks send).
-    pub fn summary_line(&self) -> String {
+    pub fn line(&self) -> String {
         let mut line = format!("Tournament {} ({}): {}", self.id, self.name, self.state);
-        if let Some(sprt) = &self.sprt {
+        if let Some(sprt) = self.sprt {
             line += &format!(
                 ", {} (LLR {:.2} in [{:.2}, {:.2}], elo0 {} elo1 {})",
                 sprt.decision, sprt.llr, sprt.lower_bound, sprt.upper_bound, sprt.elo0, sprt.elo1
             );
-        } else if !self.takes_verdict.is_empty() {
-            line += &format!(", {}", self.takes_verdict);
-        } else if let Some(leader) = self.standings.first().filter(|_| self.games > 0) {
-            line += &format!(", leader {} {:+.0}", leader.name, leader.elo);
+        } else if !self.verdict.is_empty() {
+            line += &format!(", {}", self.verdict);
+        } else if let Some((name, elo)) = self.leader {
+            line += &format!(", leader {name} {elo:+.0}");
         }
         if !self.paused_reason.is_empty() {
             line += &format!(" ({})", self.paused_reason);
         }
-        line + &format!(", {} pairs, {} games", self.pairs_done, self.games)
+        line + &format!(", {} pairs, {} games", self.pairs, self.games)
+    }
+}
+
+impl v1::TournamentStatus {
+    /// Its [`Summary::line`].
+    pub fn summary_line(&self) -> String {
+        Summary {
+            id: self.id,
+            name: &self.name,
+            state: &self.state,
+            sprt: self.sprt.as_ref(),
+            verdict: &self.takes_verdict,
+            leader: (self.standings.first())
+                .filter(|_| self.games > 0)
+                .map(|p| (p.name.as_str(), p.elo)),
+            paused_reason: &self.paused_reason,
+            pairs: self.pairs_done,
+            games: self.games,
+        }
+        .line()
     }
 }

@@ -220,6 +220,48 @@ impl StatusView {
             ..StatusView::of(s)
         }
     }
+
+    /// A grouped test's verdict (`continue`, `accepted …`, `none accepted`), else empty.
+    pub fn takes_verdict(&self) -> &str {
+        match &self.progress {
+            Some(FormatProgress::Takes { verdict, .. }) => verdict,
+            _ => "",
+        }
+    }
+
+    /// One line for a log or a chat ([`tourney_proto::Summary::line`], as the gRPC
+    /// status's `summary_line`).
+    pub fn summary_line(&self) -> String {
+        let sprt = self.sprt.as_ref().map(pb::SprtState::from);
+        tourney_proto::Summary {
+            id: self.id,
+            name: &self.name,
+            state: self.state,
+            sprt: sprt.as_ref(),
+            verdict: self.takes_verdict(),
+            leader: (self.leader.as_ref()).map(|p| (p.name.as_str(), p.elo)),
+            paused_reason: self.paused_reason.as_deref().unwrap_or_default(),
+            pairs: self.pairs_done,
+            games: self.games,
+        }
+        .line()
+    }
+}
+
+impl From<&SprtView> for pb::SprtState {
+    fn from(sprt: &SprtView) -> Self {
+        pb::SprtState {
+            llr: sprt.status.llr,
+            lower_bound: sprt.status.lower_bound,
+            upper_bound: sprt.status.upper_bound,
+            decision: sprt.status.decision.to_string(),
+            elo0: sprt.elo0,
+            elo1: sprt.elo1,
+            alpha: sprt.alpha,
+            beta: sprt.beta,
+            model: sprt.model.clone(),
+        }
+    }
 }
 
 /// A status as the gRPC API gives it: the typed fields (for clients older than
@@ -249,17 +291,7 @@ impl From<&StatusView> for pb::TournamentStatus {
                     bound: p.bound.into(),
                 })
                 .collect(),
-            sprt: v.sprt.as_ref().map(|sprt| pb::SprtState {
-                llr: sprt.status.llr,
-                lower_bound: sprt.status.lower_bound,
-                upper_bound: sprt.status.upper_bound,
-                decision: sprt.status.decision.to_string(),
-                elo0: sprt.elo0,
-                elo1: sprt.elo1,
-                alpha: sprt.alpha,
-                beta: sprt.beta,
-                model: sprt.model.clone(),
-            }),
+            sprt: v.sprt.as_ref().map(pb::SprtState::from),
             pairs_leased: v.pairs_leased,
             paused_reason: v.paused_reason.clone().unwrap_or_default(),
             // Only for those who may read it: the Status call adds it.
@@ -279,10 +311,7 @@ impl From<&StatusView> for pb::TournamentStatus {
             unrunnable: v.unrunnable.clone().unwrap_or_default(),
             data: (v.positions.zip(v.positions_wanted))
                 .map(|(positions, target)| pb::DataProgress { positions, target }),
-            takes_verdict: match &v.progress {
-                Some(FormatProgress::Takes { verdict, .. }) => verdict.clone(),
-                _ => String::new(),
-            },
+            takes_verdict: v.takes_verdict().to_string(),
             progress_json: (v.progress.as_ref())
                 .and_then(|p| serde_json::to_string(p).ok())
                 .unwrap_or_default(),
