@@ -129,15 +129,6 @@ impl Coordinator {
         })
     }
 
-    /// The rating pools not deleted from the lists, newest first.
-    pub(crate) fn listed_pools(&self) -> Vec<TournamentId> {
-        let inner = self.lock();
-        (inner.with_configs().rev())
-            .filter(|(_, e, c)| c.format == Format::Pool && !e.record.hidden)
-            .map(|(id, _, _)| id)
-            .collect()
-    }
-
     /// The promotions by pool `id`'s gate, newest first: the candidate, the best it
     /// replaced, and the pairs its SPRT counted.
     pub(crate) fn promotions(&self, id: TournamentId) -> Vec<(usize, usize, u64)> {

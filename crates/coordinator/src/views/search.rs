@@ -4,7 +4,7 @@
 //! computes it for the candidates it looks at.
 
 use serde::Deserialize;
-use tourney_model::tournament::State;
+use tourney_model::tournament::{Format, State};
 use tourney_stats::Decision;
 
 use crate::scheduler::TournamentId;
@@ -59,6 +59,24 @@ impl Search {
 }
 
 impl Coordinator {
+    /// The tests that may have verdicts to list, newest first, none deleted from the
+    /// lists: SPRTs and grouped tests that finished, and rating pools (their gates decide
+    /// as they run).
+    pub(crate) fn with_verdicts(&self) -> Vec<TournamentId> {
+        let inner = self.lock();
+        (inner.with_configs().rev())
+            .filter(|(_, e, _)| !e.record.hidden)
+            .filter(|&(id, _, c)| match c.format {
+                Format::Pool => true,
+                Format::Sprt | Format::Takes => {
+                    (inner.scheduler.tournament(id)).is_some_and(|t| t.state == State::Finished)
+                }
+                _ => false,
+            })
+            .map(|(id, _, _)| id)
+            .collect()
+    }
+
     /// Tournaments that match `search`, newest first: at most `size` (at most
     /// [`MAX_PAGE`]) of those numbered below `after`, and the number to ask the next page
     /// after (`None`: the last page).

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use tourney_model::tournament::Format;
 use tourney_model::tournament::followup::{Changes, preset_changes};
-use tourney_model::tournament::{Format, State};
 use tourney_stats::Decision;
 
 use crate::state::Coordinator;
@@ -131,11 +131,7 @@ pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
     };
     let mut lines: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
     let mut kept = 0;
-    let mut ids = c.finished_of_format(Format::Sprt);
-    ids.extend(c.finished_of_format(Format::Takes));
-    ids.extend(c.listed_pools());
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    for id in ids {
+    for id in c.with_verdicts() {
         if kept == MAX_VERDICTS {
             break;
         }
@@ -180,19 +176,4 @@ pub(super) fn verdicts(c: &Coordinator) -> Vec<Line> {
         .into_iter()
         .map(|(line, verdicts)| Line { line, verdicts })
         .collect()
-}
-
-impl Coordinator {
-    /// The tournaments of `format` that finished, newest first, but for those deleted
-    /// from the lists.
-    pub(crate) fn finished_of_format(&self, format: Format) -> Vec<u64> {
-        let inner = self.lock();
-        (inner.with_configs().rev())
-            .filter(|(_, e, c)| c.format == format && !e.record.hidden)
-            .filter(|&(id, _, _)| {
-                inner.scheduler.tournament(id).map(|t| t.state) == Some(State::Finished)
-            })
-            .map(|(id, _, _)| id)
-            .collect()
-    }
 }
