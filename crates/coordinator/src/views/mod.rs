@@ -247,10 +247,9 @@ impl Coordinator {
                 suspects: s.suspect_workers,
                 llr: s.sprt.as_ref().map(|sprt| sprt.llr),
                 share: s.share,
-                elo: s
-                    .ratings
-                    .players
-                    .iter()
+                // A rating pool's engines (up to 256) have their own, bounded gauges.
+                elo: (s.ratings.players.iter())
+                    .filter(|_| s.config.format != Format::Pool)
                     .map(|p| (p.name.as_str(), p.elo))
                     .collect(),
                 pool: pool_engines(s),

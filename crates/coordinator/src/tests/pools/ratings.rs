@@ -85,6 +85,8 @@ async fn a_running_pools_ratings_are_its_standings_and_leave_when_it_is_cancelle
     let anchor = (t.clone(), "v1".to_string());
     assert_eq!((elo[&anchor], interval[&anchor]), (0.0, 0.0));
     assert!(elo[&(t.clone(), "v4".into())] > elo[&(t.clone(), "v0".into())]);
+    // Not also, unbounded, as every engine's `tourney_elo_estimate`.
+    assert!(series(&text, "tourney_elo_estimate").is_empty(), "{text}");
 
     assert!(c.cancel(id).await.unwrap());
     let text = c.metrics_text();
