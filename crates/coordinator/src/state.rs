@@ -67,11 +67,16 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// Tournament `id`'s record as it is to be stored: its state is the scheduler's.
+    /// Tournament `id`'s record as it is to be stored: its state and the settings people
+    /// change (priority, weight, pair budget) are the scheduler's, for a restart to apply
+    /// to its file again.
     pub(crate) fn record(&self, id: TournamentId) -> Option<TournamentRecord> {
-        let state = self.scheduler.tournament(id)?.state;
+        let t = self.scheduler.tournament(id)?;
         let mut record = self.tournaments.get(&id)?.record.clone();
-        record.state = state;
+        record.state = t.state;
+        record.priority = Some(t.config.priority);
+        record.weight = Some(t.config.weight);
+        record.pair_budget = t.config.pair_budget_set();
         Some(record)
     }
 

@@ -62,10 +62,11 @@ pub struct TournamentRecord {
     /// Who approved it, when it waited for approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_by: Option<String>,
-    /// Its priority as changed after submission (in place of its file's).
+    /// Its priority as it is now, written from its settings (in place of its file's,
+    /// which may have been changed after submission; `None`: its file's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
-    /// Its weight (share of the workers) as changed after submission.
+    /// Its weight (share of the workers) as it is now, written like `priority`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
     /// What its author says of it (free text).
@@ -74,8 +75,8 @@ pub struct TournamentRecord {
     /// Links that go with it: a diff, a pull request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<String>,
-    /// Its pair budget as changed after submission (in place of its file's `pairs` or
-    /// `sprt.max_pairs`).
+    /// Its pair budget as it is now, written like `priority` (in place of its file's
+    /// `pairs`, `sprt.max_pairs` or `pool.max_pairs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "max_pairs")]
     pub pair_budget: Option<u64>,

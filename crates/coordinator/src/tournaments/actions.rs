@@ -150,8 +150,7 @@ impl Coordinator {
             };
             let priority = priority.unwrap_or(config.priority);
             let weight = weight.unwrap_or(config.weight);
-            // The scheduler's settings are the one copy; the record notes the changes, for
-            // a restart to apply to the file again.
+            // The scheduler's settings are the one copy; the record is made from them.
             if let Some(pairs) = pair_budget {
                 match inner.scheduler.set_pair_budget(id, pairs) {
                     Ok(true) => {}
@@ -161,13 +160,6 @@ impl Coordinator {
             }
             if !inner.scheduler.set_share(id, priority, weight) {
                 return Ok(false);
-            }
-            let Some(entry) = inner.tournaments.get_mut(&id) else {
-                return Ok(false);
-            };
-            (entry.record.priority, entry.record.weight) = (Some(priority), Some(weight));
-            if pair_budget.is_some() {
-                entry.record.pair_budget = pair_budget;
             }
             inner.record(id)
         };

@@ -77,10 +77,9 @@ impl Coordinator {
                 .map_err(|e| invalid(format!("version '{version}': {e}")))?;
             let mut artifacts = (*entry.artifacts).clone();
             artifacts.extend(programs.into_iter().filter(|(name, _)| name == version));
-            let mut record = record.clone();
+            let mut record = inner.record(id).expect("checked above");
             record.pool_members.push(member.clone());
             record.artifacts = artifacts.clone();
-            record.state = t.state;
             // Stored before the pool pairs it: a pair of it is never stored without it.
             self.store.put_tournament(&record)?;
             let engine = config.engines.last().cloned().expect("just added");

@@ -351,19 +351,34 @@ impl TournamentConfig {
         if pairs == 0 {
             return Err("max_pairs: at least 1".into());
         }
-        match (self.format, self.sprt.as_mut()) {
-            (Format::Sprt | Format::Takes, Some(sprt)) => sprt.max_pairs = pairs,
-            (Format::Match, _) => self.pairs = Some(pairs),
-            (Format::Pool, _) => self.pool.get_or_insert_default().max_pairs = Some(pairs),
-            (format, _) => {
-                return Err(format!(
-                    "max_pairs: a {} test's length is not a pair budget (its rounds or \
-                     schedule are its file's: clone it to change them)",
-                    format.name()
-                ));
-            }
+        if !matches!(
+            (self.format, &self.sprt),
+            (Format::Sprt | Format::Takes, Some(_)) | (Format::Match | Format::Pool, _)
+        ) {
+            return Err(format!(
+                "max_pairs: a {} test's length is not a pair budget (its rounds or \
+                 schedule are its file's: clone it to change them)",
+                self.format.name()
+            ));
+        }
+        match self.format {
+            Format::Match => self.pairs = Some(pairs),
+            Format::Pool => self.pool.get_or_insert_default().max_pairs = Some(pairs),
+            _ => self.sprt.as_mut().expect("checked above").max_pairs = pairs,
         }
         Ok(())
+    }
+
+    /// The pair budget as [`Self::set_pair_budget`] sets it: an SPRT's or a grouped test's
+    /// `max_pairs`, a match's `pairs`, a pool's `max_pairs` if it has one; `None` where
+    /// there is none to set (a pool without a bound, rounds, a schedule).
+    pub fn pair_budget_set(&self) -> Option<u64> {
+        match (self.format, &self.sprt) {
+            (Format::Sprt | Format::Takes, Some(s)) => Some(s.max_pairs),
+            (Format::Match, _) => Some(self.match_pairs()),
+            (Format::Pool, _) => self.pool.as_ref().and_then(|p| p.max_pairs),
+            _ => None,
+        }
     }
 
     /// The seed of pair `index`; its game `g` (0 or 1) has seed

@@ -521,9 +521,13 @@ fn the_formats_that_pair_by_results_check_their_keys() {
     // Its budget changes as an SPRT's; a Swiss's rounds do not.
     let mut takes = takes;
     takes.set_pair_budget(5000).unwrap();
-    assert_eq!(takes.pair_budget(), 5000);
+    assert_eq!(
+        (takes.pair_budget(), takes.pair_budget_set()),
+        (5000, Some(5000))
+    );
     let mut swiss = swiss;
     assert!(swiss.set_pair_budget(5000).unwrap_err().contains("swiss"));
+    assert_eq!(swiss.pair_budget_set(), None, "rounds are no budget to set");
     for (text, key) in [
         (with_engines("swiss", 4, "rounds = 4"), "rounds"),
         (with_engines("swiss", 4, ""), "rounds"),
@@ -753,8 +757,10 @@ fn a_pool_is_open_ended_and_checks_its_table() {
         (None, MAX_PAIRS)
     );
     assert_eq!(open.pool(), Some(PoolConfig::default()));
+    // No budget set: none to write down (a restart keeps it unbounded).
+    assert_eq!(open.pair_budget_set(), None);
     open.set_pair_budget(50).unwrap();
-    assert_eq!(open.pair_budget(), 50);
+    assert_eq!((open.pair_budget(), open.pair_budget_set()), (50, Some(50)));
     let named = with_engines("pool", 3, "pool = { anchor = \"e2\", floor = 0.5 }");
     let named = TournamentConfig::parse(&named, "p.toml").unwrap();
     assert_eq!(named.pool_anchor(), 2);

@@ -83,6 +83,13 @@ async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart()
         c.approve(&operator, id).await.unwrap();
         let worker = c.register("w", "test", 8, "t").unwrap().0;
         play(&c, &worker, 5).await;
+        // Changed before versions join: the joins keep the change.
+        let change = crate::tournaments::actions::Modification {
+            priority: Some(3),
+            pair_budget: Some(300),
+            ..Default::default()
+        };
+        assert!(c.modify_as(&operator, id, change).await.unwrap());
         // Found by its name; joins at the next pair; rated once it has played.
         assert_eq!(c.find_pool("nightly").unwrap(), id);
         assert_eq!(c.find_pool(&id.to_string()).unwrap(), id);
@@ -128,6 +135,10 @@ async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart()
     let status = c.status(id).unwrap();
     assert_eq!(status.config.engines.len(), 4);
     assert_eq!(status.ratings.players, ratings.players);
+    assert_eq!(
+        (status.config.priority, status.config.pair_budget()),
+        (3, 300)
+    );
     assert!(c.cancel(id).await.unwrap());
     let e = c.add_to_pool(&ann(), id, "v0").await.unwrap_err();
     assert!(e.to_string().contains("ended"), "{e}");
