@@ -19,6 +19,7 @@ mod gate;
 mod pairs;
 mod pool;
 mod share;
+pub mod simulate;
 mod sprt;
 mod tournament;
 

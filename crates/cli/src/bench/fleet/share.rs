@@ -6,12 +6,12 @@
 //! window: each test's share of the core-seconds played against its target, and the
 //! largest relative error.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use anyhow::Result;
-use tourney_coordinator::scheduler::{Scheduler, pair_core_seconds};
-use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+use tourney_coordinator::scheduler::Scheduler;
+use tourney_coordinator::scheduler::simulate::{Played, SimulatedFleet};
+use tourney_model::tournament::{State, TournamentConfig};
 
 const WORKERS: usize = 500;
 const CORES: u32 = 8;
@@ -41,95 +41,41 @@ fn config(tc: &str, threads: u32) -> Result<TournamentConfig> {
     Ok(TournamentConfig::parse(&text, "share.toml")?)
 }
 
-/// A pair under way: when it ends, on which worker, its test, pair and cores.
-type Running = Reverse<(u64, usize, u64, u64, u32, u64)>;
-
 pub(crate) fn share() -> Result<()> {
     let mut s = Scheduler::new(u64::MAX / 4);
-    let configs: Vec<TournamentConfig> = (TESTS.iter())
-        .map(|(_, tc, threads, ..)| config(tc, *threads))
-        .collect::<Result<_>>()?;
-    let cores: Vec<u32> = TESTS.iter().map(|t| t.2).collect();
-    let mut free = vec![CORES; WORKERS];
-    let mut running: BinaryHeap<Running> = BinaryHeap::new();
+    let mut fleet = SimulatedFleet::new(WORKERS, CORES).with_jitter(0x2545_f491_4f6c_dd1d);
     // Core-seconds played by test in each window, and the targets seen there.
     let mut played: BTreeMap<u64, BTreeMap<u64, f64>> = BTreeMap::new();
     let mut targets: BTreeMap<u64, BTreeMap<u64, f64>> = BTreeMap::new();
-    let mut submitted = vec![false; TESTS.len()];
-    let mut random = 0x2545_f491_4f6c_dd1du64;
     let end = HOURS * 3_600_000;
-    let mut now = 0;
-    while now < end {
-        for (i, test) in TESTS.iter().enumerate() {
-            if !submitted[i] && test.4 <= now {
-                let id = i as u64 + 1;
-                s.add(id, configs[i].clone(), State::Queued, Vec::new());
-                s.set_author(id, test.3);
-                submitted[i] = true;
+    // Half a window at a time: the tests due are submitted, and the targets read in the
+    // middle of each window.
+    while fleet.now() < end {
+        let now = fleet.now();
+        for (i, (_, tc, threads, author, at)) in TESTS.iter().enumerate() {
+            let id = i as u64 + 1;
+            if *at <= now && s.tournament(id).is_none() {
+                s.add(id, config(tc, *threads)?, State::Queued, Vec::new());
+                s.set_author(id, author);
             }
         }
-        // Every worker with free cores takes pairs that fit them.
-        for (w, left) in free.iter_mut().enumerate() {
-            while *left > 0 {
-                let room = *left;
-                let fits = |c: &TournamentConfig| c.requires.cores.unwrap_or(1) <= room;
-                let Some((lease, jobs)) = s.lease(&format!("w{w}#1"), 1, now, &fits) else {
-                    break;
-                };
-                let job = &jobs[0];
-                let i = (job.tournament - 1) as usize;
-                random ^= random << 13;
-                random ^= random >> 7;
-                random ^= random << 17;
-                let jitter = 0.8 + 0.4 * (random % 1000) as f64 / 1000.0;
-                let seconds = pair_core_seconds(&configs[i]) / f64::from(cores[i]) * jitter;
-                let done = now + (seconds * 1000.0) as u64;
-                *left -= cores[i];
-                running.push(Reverse((
-                    done,
-                    w,
-                    job.tournament,
-                    job.pair,
-                    cores[i],
-                    lease.id,
-                )));
-                let _ = (job.first, job.second);
-                played.entry(now / WINDOW_MS).or_default();
-                let mut spread = now;
-                while spread < done {
-                    let window = spread / WINDOW_MS;
-                    let until = ((window + 1) * WINDOW_MS).min(done);
-                    *played
-                        .entry(window)
-                        .or_default()
-                        .entry(job.tournament)
-                        .or_default() += f64::from(cores[i]) * (until - spread) as f64 / 1000.0;
-                    spread = until;
-                }
-            }
-        }
-        let window = now / WINDOW_MS;
-        if !targets.contains_key(&window) && now % WINDOW_MS >= WINDOW_MS / 2 {
+        if now % WINDOW_MS >= WINDOW_MS / 2 && !targets.contains_key(&(now / WINDOW_MS)) {
             let shares = s.shares(now);
             targets.insert(
-                window,
+                now / WINDOW_MS,
                 shares.iter().map(|(&id, x)| (id, x.target)).collect(),
             );
         }
-        // The next pair to end frees its cores.
-        let Some(Reverse((done, w, tournament, pair, used, _))) = running.pop() else {
-            break;
-        };
-        now = done;
-        free[w] += used;
-        let outcome = PairOutcome {
-            pair,
-            first: 0,
-            second: 1,
-            half_points: [1, 1],
-            white: [1, 0],
-        };
-        s.report(&format!("w{w}#1"), &[(tournament, outcome)]);
+        let to = (now / (WINDOW_MS / 2) + 1) * (WINDOW_MS / 2);
+        fleet.play(&mut s, to, &mut |p: Played| {
+            // Its core-seconds, spread over the windows it plays in.
+            for window in p.start_ms / WINDOW_MS..=p.end_ms / WINDOW_MS {
+                let within = p.core_seconds_within(window * WINDOW_MS, (window + 1) * WINDOW_MS);
+                *(played.entry(window).or_default())
+                    .entry(p.tournament)
+                    .or_default() += within;
+            }
+        });
     }
     report(&played, &targets, end)
 }

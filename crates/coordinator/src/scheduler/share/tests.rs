@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
+use tourney_model::tournament::{State, TournamentConfig};
 
 use super::*;
 use crate::scheduler::pair_core_seconds;
+use crate::scheduler::simulate::SimulatedFleet;
 
 /// A match of two built-in players under `limits` (TOML), threads `threads`.
 fn test_of(limits: &str, cores: u32) -> TournamentConfig {
@@ -17,67 +18,21 @@ fn test_of(limits: &str, cores: u32) -> TournamentConfig {
     TournamentConfig::parse(&text, "t.toml").unwrap()
 }
 
-/// A fleet of simulated workers, each of `cores` cores, playing pairs for their expected
-/// length (a leased pair holds its cores until it ends, then is reported).
-struct Fleet {
-    free: Vec<u32>,
-    /// Pairs in play: when they end, the worker, the test, the pair and its cores.
-    running: Vec<(u64, usize, TournamentId, u64, u32)>,
-    now: u64,
-}
-
-impl Fleet {
-    fn new(workers: usize, cores: u32) -> Fleet {
-        Fleet {
-            free: vec![cores; workers],
-            running: Vec::new(),
-            now: 0,
+/// Plays `fleet` on `s` until `to`: the core-seconds each test played from `from` on.
+fn play(
+    fleet: &mut SimulatedFleet,
+    s: &mut Scheduler,
+    from: u64,
+    to: u64,
+) -> BTreeMap<TournamentId, f64> {
+    let mut got = BTreeMap::new();
+    fleet.play(s, to, &mut |p| {
+        let within = p.core_seconds_within(from, to);
+        if within > 0.0 {
+            *got.entry(p.tournament).or_insert(0.0) += within;
         }
-    }
-
-    /// Plays until `to` (ms): the core-seconds each test played from `from` on.
-    fn play(&mut self, s: &mut Scheduler, from: u64, to: u64) -> BTreeMap<TournamentId, f64> {
-        let mut got = BTreeMap::new();
-        while self.now < to {
-            for (w, left) in self.free.iter_mut().enumerate() {
-                while *left > 0 {
-                    let room = *left;
-                    let fits = |c: &TournamentConfig| c.requires.cores.unwrap_or(1) <= room;
-                    let Some((_, jobs)) = s.lease(&format!("w{w}#1"), 1, self.now, &fits) else {
-                        break;
-                    };
-                    let t = &s.tournaments[&jobs[0].tournament];
-                    let cores = pair_cores(&t.config) as u32;
-                    let ms = (t.pair_cost / f64::from(cores) * 1000.0) as u64;
-                    *left -= cores;
-                    let end = self.now + ms.max(1);
-                    self.running.push((end, w, t.id, jobs[0].pair, cores));
-                    // What it plays within [from, to).
-                    let (start, stop) = (self.now.max(from), end.min(to));
-                    if stop > start {
-                        *got.entry(t.id).or_insert(0.0) +=
-                            f64::from(cores) * (stop - start) as f64 / 1000.0;
-                    }
-                }
-            }
-            self.running
-                .sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
-            let Some((end, w, id, pair, cores)) = self.running.pop() else {
-                break;
-            };
-            self.now = end;
-            self.free[w] += cores;
-            let outcome = PairOutcome {
-                pair,
-                first: 0,
-                second: 1,
-                half_points: [1, 1],
-                white: [1, 0],
-            };
-            s.report(&format!("w{w}#1"), &[(id, outcome)]);
-        }
-        got
-    }
+    });
+    got
 }
 
 fn fractions(got: &BTreeMap<TournamentId, f64>) -> BTreeMap<TournamentId, f64> {
@@ -117,9 +72,9 @@ fn long_and_wide_tests_get_the_same_core_time_as_short_ones() {
         );
     }
     // From an empty fleet: the first window is shared as well as the next.
-    let mut fleet = Fleet::new(40, 8);
-    let first = fractions(&fleet.play(&mut s, 0, 600_000));
-    let played = fleet.play(&mut s, 600_000, 1_200_000);
+    let mut fleet = SimulatedFleet::new(40, 8);
+    let first = fractions(&play(&mut fleet, &mut s, 0, 600_000));
+    let played = play(&mut fleet, &mut s, 600_000, 1_200_000);
     let window = fractions(&played);
     for shares in [&first, &window] {
         for (id, share) in shares {
@@ -157,8 +112,8 @@ fn a_late_test_gets_its_share_from_its_first_minute_and_never_more() {
             Vec::new(),
         );
     }
-    let mut fleet = Fleet::new(40, 8);
-    fleet.play(&mut s, 0, 3_600_000);
+    let mut fleet = SimulatedFleet::new(40, 8);
+    play(&mut fleet, &mut s, 0, 3_600_000);
     s.add(
         3,
         test_of("{ tc = \"10+0.1\" }", 1),
@@ -166,9 +121,9 @@ fn a_late_test_gets_its_share_from_its_first_minute_and_never_more() {
         Vec::new(),
     );
     // Its first minute: a third, not everything until it caught up with an hour.
-    let first = fractions(&fleet.play(&mut s, 3_600_000, 3_660_000));
+    let first = fractions(&play(&mut fleet, &mut s, 3_600_000, 3_660_000));
     assert!((first[&3] - 1.0 / 3.0).abs() < 0.05, "{first:?}");
-    let later = fractions(&fleet.play(&mut s, 3_660_000, 4_260_000));
+    let later = fractions(&play(&mut fleet, &mut s, 3_660_000, 4_260_000));
     assert!((later[&3] - 1.0 / 3.0).abs() < 0.03, "{later:?}");
 }
 
@@ -191,9 +146,9 @@ fn one_author_s_many_tests_take_the_author_s_bound_together() {
         Vec::new(),
     );
     s.set_author(6, "other");
-    let mut fleet = Fleet::new(40, 8);
-    fleet.play(&mut s, 0, 600_000);
-    let window = fractions(&fleet.play(&mut s, 600_000, 1_200_000));
+    let mut fleet = SimulatedFleet::new(40, 8);
+    play(&mut fleet, &mut s, 0, 600_000);
+    let window = fractions(&play(&mut fleet, &mut s, 600_000, 1_200_000));
     // The author's five share two tests' worth; the other author has one: 2/3 and 1/3.
     let prolific: f64 = (1..=5).map(|id| window[&id]).sum();
     assert!((prolific - 2.0 / 3.0).abs() < 0.03, "{window:?}");
@@ -213,6 +168,6 @@ fn priority_comes_before_shares() {
         Vec::new(),
     );
     s.add(2, urgent, State::Queued, Vec::new());
-    let got = Fleet::new(40, 8).play(&mut s, 0, 60_000);
+    let got = play(&mut SimulatedFleet::new(40, 8), &mut s, 0, 60_000);
     assert_eq!(got.keys().collect::<Vec<_>>(), [&2]);
 }
