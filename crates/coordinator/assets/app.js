@@ -230,7 +230,7 @@ function renderDetail(t) {
     : t.eligible_workers ? [`${t.eligible_workers} connected workers can run it.`] : []));
   // Its share of the fleet's core-time while it is live (docs/operations.md).
   $("#detail-share").textContent = t.share
-    ? `${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%), ${t.share.pairs_per_hour.toFixed(0)} pairs an hour at that share.`
+    ? `${(100 * t.share.now).toFixed(0)}% of the fleet's core-time (target ${(100 * t.share.target).toFixed(0)}%), ${t.share.pairs_per_hour.toFixed(0)} pairs an hour lately.`
     : "";
   showDownloads(t);
   renderActions(t);

@@ -26,8 +26,9 @@ use crate::support::status_json::status_json;
 /// now), `games`, `openings` (and `openings_note`), `pairs_excluded`, `suspect_workers`,
 /// `eligible_workers` (and `unrunnable`), `paused_reason`, a data generation run's
 /// `positions` and `positions_wanted`, `sprt` (LLR, bounds, decision and settings),
-/// `leader`, with `standings` and `progress`; `share` is the part of the fleet's
-/// core-time it has now (0 to 1, beside `share_target` and `pairs_per_hour`; the dashboard
+/// `leader`, with `standings` and, for a format that pairs by results (grouped tests,
+/// knockout, Swiss, gated pools), `progress`; `share` is the part of the fleet's core-time
+/// it has now (0 to 1, beside `share_target` and the measured `pairs_per_hour`; the dashboard
 /// has the three under `share`), the SPRT's `llr`, `lower_bound`, `upper_bound` and
 /// `decision` are also at the top, and `paused_log` is there for those who may read it.
 #[derive(Args)]
@@ -45,12 +46,16 @@ pub(crate) struct StatusArgs {
 }
 
 fn status_line(s: &pb::TournamentStatus) -> String {
-    let planned = s
-        .pairs_planned
-        .map_or("open".to_string(), |p| p.to_string());
+    let ended = matches!(s.state.as_str(), "finished" | "cancelled");
+    // An open SPRT's length is a bound (its budget); an ended one's is what it played.
+    let pairs = match s.pairs_planned {
+        Some(planned) => format!("{}/{planned} pairs", s.pairs_done),
+        None if ended || s.max_pairs == 0 => format!("{} pairs", s.pairs_done),
+        None => format!("{} of at most {} pairs", s.pairs_done, s.max_pairs),
+    };
     let mut out = format!(
-        "#{} {} ({}, {}): {}, {}/{planned} pairs, {} games",
-        s.id, s.name, s.game, s.format, s.state, s.pairs_done, s.games
+        "#{} {} ({}, {}): {}, {pairs}, {} games",
+        s.id, s.name, s.game, s.format, s.state, s.games
     );
     if let Some(d) = &s.data {
         out += &format!(", {} of {} positions", d.positions, d.target);
@@ -67,11 +72,16 @@ fn status_line(s: &pb::TournamentStatus) -> String {
             100.0 * s.share,
             100.0 * s.share_target
         );
-        let left = s.pairs_planned.map(|p| p.saturating_sub(s.pairs_done));
-        if let Some(left) = left.filter(|_| s.pairs_per_hour > 0.0) {
+        // Its planned pairs left, or an open SPRT's budget left (it may end sooner).
+        let (left, ends) = match s.pairs_planned {
+            Some(planned) => (planned, "ends in about"),
+            None => (s.max_pairs, "ends within"),
+        };
+        let left = left.saturating_sub(s.pairs_done);
+        if left > 0 && s.pairs_per_hour > 0.0 && !ended {
             let minutes = (left as f64 / s.pairs_per_hour * 60.0).round() as u64;
             out += &format!(
-                ", ends in about {}h{:02}m at this rate",
+                ", {ends} {}h{:02}m at this rate",
                 minutes / 60,
                 minutes % 60
             );
@@ -269,5 +279,41 @@ mod tests {
             "{finished}"
         );
         assert!(status_line(&sprt("running")).ends_with("continue"));
+    }
+
+    #[test]
+    fn an_open_sprt_shows_its_budget_and_when_it_ends_at_the_latest() {
+        let sprt = |state: &str| pb::TournamentStatus {
+            state: state.into(),
+            format: "sprt".into(),
+            pairs_done: 1000,
+            max_pairs: 4000,
+            share: 0.5,
+            share_target: 0.5,
+            pairs_per_hour: 1500.0,
+            ..Default::default()
+        };
+        let running = status_line(&sprt("running"));
+        assert!(
+            running.contains("1000 of at most 4000 pairs")
+                && running.contains("ends within 2h00m at this rate"),
+            "{running}"
+        );
+        let finished = status_line(&sprt("finished"));
+        assert!(
+            finished.contains(": finished, 1000 pairs,") && !finished.contains("ends"),
+            "{finished}"
+        );
+        // A planned length: the pairs left at the rate.
+        let planned = pb::TournamentStatus {
+            format: "match".into(),
+            pairs_planned: Some(1750),
+            ..sprt("running")
+        };
+        let planned = status_line(&planned);
+        assert!(
+            planned.contains("1000/1750 pairs") && planned.contains("ends in about 0h30m"),
+            "{planned}"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! What a pair costs and what a test was given, in core-seconds: the measures the shares
-//! ([`super::share`]) compare, apart from the tests they are kept for.
+//! ([`super::share`]) compare, apart from the tests they are kept for; and the pairs it
+//! completed lately, for the rate it plays at.
 
 use tourney_model::TimeControl;
 use tourney_model::tournament::TournamentConfig;
@@ -19,7 +20,7 @@ const NODES_PER_SECOND: f64 = 1_000_000.0;
 const UNKNOWN_SECONDS_A_MOVE: f64 = 0.05;
 
 /// The mean life of what a test was given (the half-life over ln 2), in seconds.
-pub(super) fn mean_life_s() -> f64 {
+fn mean_life_s() -> f64 {
     SHARE_HALF_LIFE_MS as f64 / 1000.0 / std::f64::consts::LN_2
 }
 
@@ -53,6 +54,51 @@ impl Given {
         self.core_seconds = core_seconds;
         self.at_ms = now;
         self.started = true;
+    }
+}
+
+/// The pairs a test completed lately: a count decaying at the shares' half-life, for the
+/// rate its pairs come in at (measured, whatever a pair was expected to cost).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Completed {
+    count: f64,
+    at_ms: u64,
+    /// When it was first handed pairs in this run: a count younger than the mean life
+    /// is divided by the time it had.
+    since_ms: Option<u64>,
+}
+
+impl Completed {
+    /// Notes that it plays from `now` on, if it did not already.
+    pub(super) fn start(&mut self, now: u64) {
+        self.since_ms.get_or_insert(now);
+    }
+
+    /// Counts `pairs` completed at `now`.
+    pub(super) fn add(&mut self, now: u64, pairs: f64) {
+        self.start(now);
+        self.count = self.decayed(now) + pairs;
+        self.at_ms = self.at_ms.max(now);
+    }
+
+    fn decayed(&self, now: u64) -> f64 {
+        let ago = now.saturating_sub(self.at_ms) as f64;
+        self.count * 0.5f64.powf(ago / SHARE_HALF_LIFE_MS as f64)
+    }
+
+    /// Pairs an hour lately. A steady rate r fills the decaying count to r times the
+    /// mean life τ, times 1 − e^(−age/τ) while it is young: the count over that is r.
+    pub(super) fn per_hour(&self, now: u64) -> f64 {
+        let Some(since) = self.since_ms else {
+            return 0.0;
+        };
+        let tau = mean_life_s();
+        let age = now.saturating_sub(since) as f64 / 1000.0;
+        let filled = tau * (1.0 - (-age / tau).exp());
+        match filled > 0.0 {
+            true => self.decayed(now) / filled * 3600.0,
+            false => 0.0,
+        }
     }
 }
 

@@ -51,7 +51,7 @@ fn lower_wins(a: &Assignment) -> (TournamentId, PairOutcome) {
 fn play_out(s: &mut Scheduler, mut out: Vec<Assignment>) {
     while !out.is_empty() {
         let results: Vec<_> = out.iter().map(lower_wins).collect();
-        s.report("w#1", &results);
+        s.report("w#1", &results, 0);
         out = lease_all(s);
     }
 }
@@ -88,15 +88,15 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     );
     assert!(lease_all(&mut s).is_empty(), "round 2 waits for round 1");
     let results: Vec<_> = round.iter().map(lower_wins).collect();
-    s.report("w#1", &results[..3]);
+    s.report("w#1", &results[..3], 0);
     assert!(lease_all(&mut s).is_empty());
-    s.report("w#1", &results[3..]);
+    s.report("w#1", &results[3..], 0);
     // Round 2 pairs the winners {0, 1, 2, 3} and the losers.
     let round = lease_all(&mut s);
     assert_eq!(boards(&round), [(0, 2), (1, 3), (4, 6), (5, 7)]);
     // The first and third boards of round 2 are in; the coordinator restarts.
     let results: Vec<_> = round.iter().map(lower_wins).collect();
-    s.report("w#1", &[results[0], results[2]]);
+    s.report("w#1", &[results[0], results[2]], 0);
     let mut again = restarted(&s, 1);
     assert_eq!(swiss(&again).played.len(), 2);
     assert_eq!(swiss(&again).standings(), swiss(&s).standings());
@@ -105,7 +105,7 @@ fn a_swiss_round_is_paired_when_the_last_one_is_complete_and_a_restart_resumes_i
     let rest = lease_all(&mut again);
     assert_eq!(boards(&rest), [(1, 3), (5, 7)]);
     assert!(rest.iter().all(|a| a.pair > round[2].pair));
-    let (ack, _) = again.report("w#1", &[lower_wins(&round[1])]);
+    let (ack, _) = again.report("w#1", &[lower_wins(&round[1])], 0);
     assert_eq!(ack.accepted, 0, "a void pair's result is refused");
     // Played to the end: three rounds, engine 0 first with every game won.
     play_out(&mut again, rest);
@@ -129,10 +129,10 @@ fn a_knockout_starts_each_match_when_its_players_are_known_and_resumes_after_a_r
     let first = lease_all(&mut s);
     assert_eq!(boards(&first), [(3, 4), (3, 4), (1, 2), (1, 2)]);
     // 4-5 is in: seed 1 meets its winner before 2-3 is decided.
-    s.report("w#1", &[lower_wins(&first[0]), lower_wins(&first[1])]);
+    s.report("w#1", &[lower_wins(&first[0]), lower_wins(&first[1])], 0);
     let next = lease_all(&mut s);
     assert_eq!(boards(&next), [(0, 3), (0, 3)]);
-    s.report("w#1", &[lower_wins(&first[2])]);
+    s.report("w#1", &[lower_wins(&first[2])], 0);
     let mut again = restarted(&s, 1);
     // The pair of 2-3 that was out is handed out again; 1-4 stays out for its worker.
     let redo = lease_all(&mut again);
@@ -169,7 +169,7 @@ fn a_grouped_test_sends_pairs_to_its_leader_accepts_one_take_and_resumes_exactly
             per_take[a.first] += 1;
         }
         let results: Vec<_> = batch.iter().map(result).collect();
-        s.report("w#1", &results);
+        s.report("w#1", &results, 0);
         if round == 5 {
             snapshot = Some(restarted(&s, 1));
         }
@@ -247,7 +247,7 @@ fn play_pool(
     for _ in 0..rounds {
         let (_, out) = s.lease("w#1", batch, 0, &|_| true).unwrap();
         let results: Vec<_> = out.iter().map(|a| simulated(world, a)).collect();
-        s.report("w#1", &results);
+        s.report("w#1", &results, 0);
         pairs.extend(boards(&out));
     }
     pairs
@@ -308,7 +308,7 @@ fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
         let (_, out) = s.lease("w#1", 5, 0, &|_| true).unwrap();
         let mut results: Vec<_> = out.iter().map(|a| simulated(&mut world, a)).collect();
         results.reverse();
-        s.report("w#1", &results);
+        s.report("w#1", &results, 0);
     }
     let mut again = restarted(&s, 1);
     assert_eq!(
@@ -327,8 +327,8 @@ fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
             after.iter().map(|a| a.pair).collect::<Vec<_>>()
         );
         let results: Vec<_> = before.iter().map(|a| simulated(&mut world, a)).collect();
-        s.report("w#1", &results);
-        again.report("w#1", &results);
+        s.report("w#1", &results, 0);
+        again.report("w#1", &results, 0);
         assert_eq!(pool(&again).ratings, pool(&s).ratings);
     }
     // Pairs out at a restart, past the last completed one, are handed out again under
@@ -372,7 +372,7 @@ fn a_version_joins_a_running_pool_when_the_pairs_before_it_are_counted_and_again
     let results: Vec<_> = (out.iter().chain(&meanwhile))
         .map(|a| simulated(&mut world, a))
         .collect();
-    s.report("w#1", &results);
+    s.report("w#1", &results, 0);
     assert_eq!(pool(&s).ratings.len(), 4);
     // The newcomer is paired (the floor and its wide interval see to it) and rated.
     let pairs = play_pool(&mut s, &mut world, 4, 15);
@@ -391,8 +391,8 @@ fn a_version_joins_a_running_pool_when_the_pairs_before_it_are_counted_and_again
         let (_, after) = again.lease("w#1", 5, 0, &|_| true).unwrap();
         assert_eq!(boards(&before), boards(&after));
         let results: Vec<_> = before.iter().map(|a| simulated(&mut world, a)).collect();
-        s.report("w#1", &results);
-        again.report("w#1", &results);
+        s.report("w#1", &results, 0);
+        again.report("w#1", &results, 0);
         assert_eq!(pool(&again).ratings, pool(&s).ratings);
     }
     // Only a pool takes engines while it runs; an ended one takes none.

@@ -189,6 +189,7 @@ impl Scheduler {
             let t = self.tournaments.get_mut(&tid).expect("chosen from the map");
             let Some(pair) = t.take_pair() else { break };
             t.leased.insert(pair, id);
+            t.completed.start(now);
             if t.state == State::Queued {
                 t.state = State::Running;
             }
@@ -214,6 +215,7 @@ impl Scheduler {
         &mut self,
         worker: &str,
         results: &[(TournamentId, PairOutcome)],
+        now: u64,
     ) -> (ReportAck, Vec<TournamentId>) {
         let mut ack = ReportAck::default();
         let mut changed = Vec::new();
@@ -238,6 +240,7 @@ impl Scheduler {
                 }
             }
             if t.record(outcome, host(worker)) {
+                t.completed.add(now, 1.0);
                 ack.accepted += 1;
             } else {
                 ack.duplicates += 1;

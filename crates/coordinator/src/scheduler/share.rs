@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use super::cost::{mean_life_s, pair_cores};
+use super::cost::pair_cores;
 use super::{Scheduler, Tournament, TournamentId};
 
 /// The most an author's live tests take together, in tests of weight 1, unless the
@@ -46,9 +46,8 @@ pub struct Share {
     pub now: f64,
     /// Its part by its effective weight among the live tests of its priority (0 to 1).
     pub target: f64,
-    /// The pairs an hour it is given at that share (what it was given lately over the
-    /// decay's mean life, divided by a pair's cost): with the pairs it has left, when it
-    /// should end.
+    /// The pairs an hour it completed lately (measured, decaying at the shares'
+    /// half-life): with the pairs it has left, when it should end.
     pub pairs_per_hour: f64,
 }
 
@@ -151,8 +150,7 @@ impl Scheduler {
                     true => t.given.at(now) / given,
                     false => 0.0,
                 };
-                // A decaying sum holds the rate times the mean life (half-life / ln 2).
-                let pairs_per_hour = t.given.at(now) / mean_life_s() / t.pair_cost * 3600.0;
+                let pairs_per_hour = t.completed.per_hour(now);
                 let share = Share {
                     now: now_share,
                     target,

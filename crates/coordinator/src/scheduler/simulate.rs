@@ -89,7 +89,7 @@ impl SimulatedFleet {
                 half_points: [1, 1],
                 white: [1, 0],
             };
-            s.report(&worker_name(w), &[(tournament, outcome)]);
+            s.report(&worker_name(w), &[(tournament, outcome)], end);
         }
     }
 

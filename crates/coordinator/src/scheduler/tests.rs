@@ -31,7 +31,7 @@ fn play_all(s: &mut Scheduler, worker: &str, max: usize, now: u64) -> usize {
         .iter()
         .map(|a| (a.tournament, outcome(a.pair, [1, 1])))
         .collect();
-    s.report("w#1", &results);
+    s.report("w#1", &results, 0);
     assignments.len()
 }
 
@@ -104,7 +104,7 @@ fn expired_leases_are_offered_again_and_late_results_still_count_once() {
         vec![0, 1, 2]
     );
     // The slow worker's late result for pair 1 arrives first and is kept...
-    let (ack, _) = s.report("w#1", &[(1, outcome(1, [2, 2]))]);
+    let (ack, _) = s.report("w#1", &[(1, outcome(1, [2, 2]))], 0);
     assert_eq!((ack.accepted, ack.duplicates), (1, 0));
     // ... so the fast worker's result for it is a duplicate; the rest are new.
     let (ack, changed) = s.report(
@@ -114,6 +114,7 @@ fn expired_leases_are_offered_again_and_late_results_still_count_once() {
             (1, outcome(1, [0, 0])),
             (1, outcome(2, [1, 1])),
         ],
+        0,
     );
     assert_eq!((ack.accepted, ack.duplicates), (2, 1));
     assert_eq!(changed, vec![1]);
@@ -131,7 +132,11 @@ fn expired_leases_are_offered_again_and_late_results_still_count_once() {
 fn unknown_results_are_rejected() {
     let mut s = Scheduler::new(1000);
     s.add(1, config("match", "pairs = 2"), State::Queued, vec![]);
-    let (ack, _) = s.report("w#1", &[(9, outcome(0, [1, 1])), (1, outcome(7, [1, 1]))]);
+    let (ack, _) = s.report(
+        "w#1",
+        &[(9, outcome(0, [1, 1])), (1, outcome(7, [1, 1]))],
+        0,
+    );
     assert_eq!(ack.rejected, 2);
 }
 
@@ -147,12 +152,12 @@ fn the_sprt_decides_on_the_longest_completed_prefix() {
     s.lease("w", 200, 0, &|_| true).unwrap();
     // Overwhelming wins in pairs 1..200 while pair 0 is still out: no decision yet.
     let wins: Vec<_> = (1..200).map(|p| (1, outcome(p, [2, 2]))).collect();
-    s.report("w#1", &wins);
+    s.report("w#1", &wins, 0);
     let t = s.tournament(1).unwrap();
     assert_eq!((t.prefix(), t.state), (0, State::Running));
     assert!(t.sprt_status().is_none());
     // Pair 0 completes the prefix: now the SPRT decides.
-    s.report("w#1", &[(1, outcome(0, [1, 1]))]);
+    s.report("w#1", &[(1, outcome(0, [1, 1]))], 0);
     let t = s.tournament(1).unwrap();
     assert_eq!(t.prefix(), 200);
     assert_eq!(t.state, State::Finished);
@@ -171,6 +176,7 @@ fn the_sprt_decides_on_the_longest_completed_prefix() {
     s.report(
         "w#1",
         &[(1, outcome(200, [0, 0])), (1, outcome(201, [0, 0]))],
+        0,
     );
     let t = s.tournament(1).unwrap();
     assert_eq!((t.sprt_counts(), t.sprt_status()), (counted, status));
@@ -199,8 +205,8 @@ fn an_excluded_host_counts_in_no_figure_and_its_sprt_decision_is_undone() {
     // The good host's pairs are even; the bad host wins every pair it reports.
     let even: Vec<_> = (0..100).map(|p| (1, outcome(p, [1, 1]))).collect();
     let wins: Vec<_> = (100..200).map(|p| (1, outcome(p, [2, 2]))).collect();
-    s.report("good#1", &even);
-    s.report("bad#4", &wins);
+    s.report("good#1", &even, 0);
+    s.report("bad#4", &wins, 0);
     let t = s.tournament(1).unwrap();
     assert_eq!(t.state, State::Finished, "the bad host's wins decide");
     let bad: Vec<u64> = (100..200).collect();
@@ -224,7 +230,7 @@ fn an_excluded_host_counts_in_no_figure_and_its_sprt_decision_is_undone() {
     let (lease, more) = s.lease("good#1", 10, 1, &|_| true).unwrap();
     assert_eq!(more.len(), 10);
     let late: Vec<_> = more.iter().map(|a| (1, outcome(a.pair, [2, 2]))).collect();
-    s.report("bad#4", &late);
+    s.report("bad#4", &late, 0);
     let t = s.tournament(1).unwrap();
     assert_eq!((t.pairs_excluded(), t.sprt_counts().pairs), (110, 100));
     assert!(
@@ -298,7 +304,7 @@ fn a_cancelled_tournament_resumes_with_its_pairs_and_the_ones_that_were_out_firs
     s.add(1, config("match", "pairs = 6"), State::Queued, vec![]);
     let (lease, given) = s.lease("w", 3, 0, &|_| true).unwrap();
     assert_eq!(given.len(), 3);
-    s.report("w#1", &[(1, outcome(0, [1, 1]))]);
+    s.report("w#1", &[(1, outcome(0, [1, 1]))], 0);
     assert!(s.cancel(1));
     assert_eq!(s.heartbeat("w", &[lease.id], 10), vec![lease.id]);
     assert!(s.lease("w", 6, 10, &|_| true).is_none());
@@ -331,7 +337,7 @@ fn a_paused_tournament_hands_out_nothing_until_it_resumes() {
     s.add(1, config("match", "pairs = 4"), State::Queued, vec![]);
     let (lease, pairs) = s.lease("w", 2, 0, &|_| true).unwrap();
     assert_eq!(pairs.len(), 2);
-    s.report("w#1", &[(1, outcome(0, [1, 1]))]);
+    s.report("w#1", &[(1, outcome(0, [1, 1]))], 0);
     assert!(s.pause(1));
     assert!(!s.pause(1), "pausing twice is a no-op");
     assert_eq!(s.tournament(1).unwrap().state, State::Paused);
@@ -431,7 +437,7 @@ fn chaotic_workers_never_lose_or_double_count_a_pair() {
             .map(|(_, r)| *r)
             .collect();
         in_flight.retain(|(t, _)| *t > now);
-        accepted += s.report("w#1", &due).0.accepted;
+        accepted += s.report("w#1", &due, 0).0.accepted;
         s.tick(now);
         assert!(now < 10_000_000, "the tournament must finish");
     }

@@ -60,6 +60,8 @@ pub struct Tournament {
     pub(super) author: String,
     /// What one of its pairs is expected to cost, in core-seconds.
     pub(super) pair_cost: f64,
+    /// The pairs it completed lately, for its measured rate.
+    pub(super) completed: super::cost::Completed,
 }
 
 /// The SPRT of a tournament file.
@@ -96,6 +98,7 @@ impl Tournament {
             given: Default::default(),
             author: String::new(),
             pair_cost,
+            completed: Default::default(),
         }
     }
 

@@ -439,7 +439,8 @@ impl Coordinator {
                     unfold(&mut inner, tid, &self.store.digests(tid)?, &new);
                 }
             }
-            let (scheduler_ack, mut changed) = inner.scheduler.report(worker, &applied);
+            let (scheduler_ack, mut changed) =
+                inner.scheduler.report(worker, &applied, self.now_ms());
             gates = pools::untold_gates(&mut inner, applied.iter().map(|a| a.0));
             for &tid in &reached {
                 if inner.scheduler.reach_target(tid) && !changed.contains(&tid) {
@@ -557,7 +558,9 @@ impl Coordinator {
             let new: HashSet<u64> = unknown.iter().map(|d| d.outcome.pair).collect();
             unfold(&mut inner, id, &digests, &new);
             for d in &unknown {
-                inner.scheduler.report(&d.worker, &[(id, d.outcome)]);
+                inner
+                    .scheduler
+                    .report(&d.worker, &[(id, d.outcome)], self.now_ms());
                 if let Some(entry) = inner.tournaments.get_mut(&id) {
                     let terminations: Vec<_> = d.games.iter().map(|g| (g.0, g.2)).collect();
                     let prints: Vec<_> = d.games.iter().map(|g| g.1).collect();

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use tourney_model::tournament::{State, TournamentConfig};
+use tourney_model::tournament::{PairOutcome, State, TournamentConfig};
 
 use super::*;
 use crate::scheduler::pair_core_seconds;
@@ -170,4 +170,30 @@ fn priority_comes_before_shares() {
     s.add(2, urgent, State::Queued, Vec::new());
     let got = play(&mut SimulatedFleet::new(40, 8), &mut s, 0, 60_000);
     assert_eq!(got.keys().collect::<Vec<_>>(), [&2]);
+}
+
+#[test]
+fn the_pairs_an_hour_are_measured_not_expected() {
+    // Nodes-limited games cost far less than the model's 1M nodes a second says: the
+    // rate shown is the pairs that came in, from the first half-minute on.
+    let mut s = Scheduler::new(60_000);
+    s.add(1, test_of("{ nodes = 5000 }", 1), State::Queued, Vec::new());
+    let fits = |_: &TournamentConfig| true;
+    let mut now = 0;
+    for step in 1..=1200u64 {
+        let (_, jobs) = s.lease("w#1", 1, now, &fits).unwrap();
+        now = step * 100;
+        let outcome = PairOutcome {
+            pair: jobs[0].pair,
+            first: 0,
+            second: 1,
+            half_points: [1, 1],
+            white: [1, 0],
+        };
+        s.report("w#1", &[(1, outcome)], now);
+        if now == 30_000 || now == 120_000 {
+            let said = s.shares(now)[&1].pairs_per_hour;
+            assert!((said / 36_000.0 - 1.0).abs() < 0.02, "at {now} ms: {said}");
+        }
+    }
 }
