@@ -57,11 +57,10 @@ pub(crate) fn note_problem(
     id: TournamentId,
     engine: &str,
     reason: &str,
-    now_ms: u64,
 ) {
     let check = VersionCheck {
         worker: worker.to_string(),
-        at_ms: now_ms,
+        at_ms: tourney_model::unix_ms_now(),
         tournament: id,
         bench_nodes: None,
         bench_nps: 0,
@@ -83,7 +82,7 @@ impl Coordinator {
         worker: &str,
         check: EngineCheck,
     ) -> Result<(), CoordinatorError> {
-        let now = self.now_ms();
+        let now = tourney_model::unix_ms_now();
         let (record, version) = {
             let mut inner = self.lock();
             let inner = &mut *inner;

@@ -116,6 +116,13 @@ async fn the_first_worker_s_signature_and_speed_are_taken_and_kept() {
         "one per worker host and tournament: {checks:?}"
     );
     assert_eq!((checks[0].bench_nodes, checks[0].build_ms), (Some(1), 1200));
+    // When, in Unix milliseconds (as the dashboard and `version show` read it).
+    let now = tourney_model::unix_ms_now();
+    assert!(
+        now - checks[0].at_ms < 60_000,
+        "{} against {now}",
+        checks[0].at_ms
+    );
     // Kept across a restart, with the tournament and the version.
     drop(c);
     let c = Coordinator::open(reopen(&dir).await, Settings::default(), &Registry::new()).unwrap();

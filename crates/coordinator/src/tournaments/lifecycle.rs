@@ -137,7 +137,7 @@ impl Coordinator {
             if !inner.scheduler.unfit(id, worker, pair) {
                 return Ok(());
             }
-            crate::fleet::checks::note_problem(&mut inner, worker, id, engine, &reason, now);
+            crate::fleet::checks::note_problem(&mut inner, worker, id, engine, &reason);
             // A broken host (a missing library, say) does not stop the others: the pair
             // goes to them. With none left that can play it, or an engine no host can
             // play, the tournament waits for a fix.
