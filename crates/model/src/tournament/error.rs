@@ -73,9 +73,10 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The dotted key whose value starts at byte `offset` (`adjudication.max_plies`,
-/// `engine[1].player`): the table header above it, the inline tables the value sits in
-/// on its line, and its own key. `None` when `offset` is not at a value (a key, a header).
+/// The dotted key whose value or name starts at byte `offset` (`adjudication.max_plies`,
+/// `engine[1].player`, an unknown `limits.movetim`): the table header above it, the inline
+/// tables it sits in on its line, and its own key. `None` when `offset` is inside a value
+/// or at a header.
 fn key_of_value_at(text: &str, offset: usize) -> Option<String> {
     let before = text.get(..offset)?;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -123,7 +124,17 @@ fn key_of_value_at(text: &str, offset: usize) -> Option<String> {
         return None; // `offset` is past a value's start: not where a value begins
     }
     path.extend(open);
-    path.push(key.filter(|k| !k.is_empty())?);
+    let name = match key.filter(|k| !k.is_empty()) {
+        Some(key) => key,
+        // At a key's name (an unknown key): that name.
+        None => {
+            let rest = text.get(offset..)?;
+            let name = rest.split(['=', '\n']).next()?.trim();
+            let bare = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            (!name.is_empty() && name.chars().all(bare)).then(|| name.to_string())?
+        }
+    };
+    path.push(name);
     Some(path.join("."))
 }
 

@@ -254,6 +254,14 @@ fn errors_name_the_file_line_and_key() {
     let e = error(&SPRT.replace("max_plies = 400", "max_plies = 400, speed = 3"));
     assert_eq!(e.line, Some(9), "{e}");
     assert!(e.message.contains("unknown field `speed`"), "{e}");
+    // An unknown key is named with the table it is in.
+    assert_eq!(e.key.as_deref(), Some("adjudication.speed"), "{e}");
+    let e = error(&SPRT.replace("nodes = 20000", "nodse = 20000"));
+    assert_eq!(
+        (e.key.as_deref(), e.line),
+        (Some("limits.nodse"), Some(8)),
+        "{e}"
+    );
     let e = error(&SPRT.replace("elo1 = 5.0", "elo1 = -5.0"));
     assert_eq!(
         e.to_string(),
@@ -279,6 +287,7 @@ fn errors_name_the_file_line_and_key() {
     let e = error(&SPRT.replace("player = \"ab:depth=3\"", "program = \"x\""));
     assert!(e.message.contains("unknown field `program`"), "{e}");
     assert_eq!(e.line, Some(13));
+    assert_eq!(e.key.as_deref(), Some("engine[0].program"), "{e}");
     let e = error(&SPRT.replace("command = \"./engines/v1\"\n", ""));
     assert_eq!(
         (e.key.as_deref(), e.line),
