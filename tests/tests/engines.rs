@@ -762,6 +762,80 @@ fn check_engine_ends_an_endless_answer_in_every_dialect_within_its_timeout() {
 }
 
 #[test]
+fn check_engine_shows_the_end_of_the_stderr_of_an_engine_that_exits_in_every_dialect() {
+    use tourney_runner::check::{Verdict, check_engine};
+    use tourney_runner::dialect::Dialect;
+    let dir = tempfile::tempdir().unwrap();
+    // What `python3 engine.py` says when the script is missing, after earlier lines.
+    let path = dir.path().join("gone.sh");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nfor i in 1 2 3; do echo \"early $i\" >&2; done\n\
+         echo \"python3: can't open file '/nowhere/engine.py': [Errno 2] No such file\" >&2\n\
+         exit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config_of = |dialect: Dialect| {
+        let mut config = EngineConfig::new(&path.display().to_string());
+        config.policy = confine::EnginePolicy {
+            allow_root: true,
+            ..Default::default()
+        };
+        config.protocol = dialect;
+        config.unresponsive_timeout = Duration::from_secs(5);
+        config
+    };
+    // The tail a tournament's pause reason gives (the engine unfit at its start).
+    let mut engine = ExternalEngine::new(config_of(Dialect::Tourney));
+    let unfit =
+        tourney_runner::Contestant::<Loa>::new_game(&mut engine, Default::default(), 0, &[])
+            .unwrap_err();
+    let tail = |text: &str| {
+        text.split_once("; its stderr ends: ")
+            .map(|(_, t)| t.to_string())
+    };
+    let paused = tail(&unfit.0).unwrap_or_else(|| panic!("{}", unfit.0));
+    assert_eq!(
+        paused,
+        "early 2 | early 3 | python3: can't open file '/nowhere/engine.py': [Errno 2] No such file"
+    );
+    let gtp = Dialect::Gtp {
+        first: tourney_rules::Color::Black,
+    };
+    for (dialect, game) in [
+        (Dialect::Tourney, "loa"),
+        ("ugi".parse().unwrap(), "loa"),
+        ("uci".parse().unwrap(), "amazons"),
+        (Dialect::CodinGame, "loa"),
+        (gtp, "amazons"),
+    ] {
+        let results = check_engine(&config_of(dialect), game.parse().unwrap(), |_| {}).unwrap();
+        let failed = (results.iter().find(|r| r.verdict == Verdict::Fail))
+            .unwrap_or_else(|| panic!("{dialect}: no check failed: {results:?}"));
+        assert!(
+            failed.detail.contains("exit status: 2"),
+            "{dialect}: {failed:?}"
+        );
+        assert_eq!(
+            tail(&failed.detail).as_deref(),
+            Some(paused.as_str()),
+            "{dialect}: {failed:?}"
+        );
+        // The checks skipped after it say why once more, not the stderr again.
+        let skipped: Vec<_> = (results.iter())
+            .filter(|r| r.verdict == Verdict::Skip)
+            .collect();
+        assert!(!skipped.is_empty(), "{dialect}: {results:?}");
+        assert!(
+            skipped.iter().all(|r| !r.detail.contains("stderr")),
+            "{dialect}: {skipped:?}"
+        );
+    }
+}
+
+#[test]
 fn check_engine_names_the_first_broken_exchange_of_each_misbehaviour() {
     use tourney_runner::check::{Verdict, check_engine};
     use tourney_runner::dialect::Dialect;

@@ -22,7 +22,9 @@ use crate::support::engines::{own_engines, until_stopped};
 /// bots: the first turn within 1,000 ms, later turns within 150 ms, a forced pass. For GTP
 /// programs: `protocol_version`, `name`, `list_commands`, `boardsize`, a whole turn by
 /// `genmove`, the opponent's turn by `play`, an off-board play refused, time commands,
-/// `quit`. Checks after the engine's process has ended are skipped.
+/// `quit`. The check that finds the engine's process ended says how it ended and the end
+/// of its stderr (a missing script, a missing library), as a tournament's pause reason
+/// does; the checks after it are skipped.
 ///
 /// Exit status: 0 when every check passed, 1 when one failed, 2 when the engine cannot be
 /// started. Example: `tourney check-engine "./my-engine --uci" --protocol uci`.

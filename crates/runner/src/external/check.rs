@@ -103,10 +103,13 @@ impl Probe {
         }
     }
 
+    /// The process is gone: why, for the check that found it out with the end of the
+    /// engine's stderr (as a tournament's pause reason has it); the later checks, skipped,
+    /// say why alone.
     fn lost(&mut self, why: String) -> String {
         let why = format!("{} ({why})", self.process.ended());
         self.gone = Some(why.clone());
-        why
+        super::transcript::with_stderr_tail(why, &self.process.stderr_tail())
     }
 
     /// Keeps `line` in the exchange, the newest [`LOG_LINES`] at most.

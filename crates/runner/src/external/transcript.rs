@@ -130,3 +130,18 @@ pub(super) fn line_cut(line: &mut String) -> String {
     }
     std::mem::take(line)
 }
+
+/// Why an engine ended (`why`), with the end of what it wrote to stderr (a missing
+/// script, a missing library): its last three lines, each cut to
+/// [`super::STDERR_REASON_CHARS`] characters. The reason a tournament is paused with, and
+/// what `check-engine`'s failed check says.
+pub(super) fn with_stderr_tail(why: String, stderr: &[(Instant, String)]) -> String {
+    let tail: Vec<String> = stderr[stderr.len().saturating_sub(3)..]
+        .iter()
+        .map(|(_, line)| line.chars().take(super::STDERR_REASON_CHARS).collect())
+        .collect();
+    match tail.is_empty() {
+        true => why,
+        false => format!("{why}; its stderr ends: {}", tail.join(" | ")),
+    }
+}
