@@ -494,3 +494,60 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
                     || document.querySelector('#detail').hidden);",
     );
 }
+
+#[test]
+fn a_refused_token_is_named_by_where_it_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let bad = dir.path().join("bad.tok");
+    std::fs::write(&bad, "wrongtoken\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    // `tourney whoami` with only the `--flags` and `(variable, value)`s given.
+    let whoami = |flags: &[&str], env: &[(&str, &str)]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tourney"));
+        command
+            .args(["whoami", "--coordinator", &format!("http://127.0.0.1:{port}")])
+            .args(flags)
+            .env_remove("TOURNEY_TOKEN")
+            .env_remove("TOURNEY_ADMIN_TOKEN")
+            .envs(env.iter().copied());
+        let out = command.output().unwrap();
+        assert!(!out.status.success(), "{}", said(&out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (flags, env, from) in [
+        (
+            &["--token", "wrongtoken"][..],
+            &[][..],
+            "--token".to_string(),
+        ),
+        (
+            &[],
+            &[("TOURNEY_TOKEN", "wrongtoken")],
+            "TOURNEY_TOKEN".into(),
+        ),
+        (&["--token-file", bad], &[], format!("--token-file {bad}")),
+        (
+            &[],
+            &[("TOURNEY_ADMIN_TOKEN", "wrongtoken")],
+            "TOURNEY_ADMIN_TOKEN".into(),
+        ),
+    ] {
+        let err = whoami(flags, env);
+        assert!(
+            err.contains(&format!("the coordinator refused the token from {from} ")),
+            "{from}: {err}"
+        );
+    }
+    let none = whoami(&[], &[]);
+    assert!(
+        none.contains(
+            "no token was given and the coordinator needs one: set --token, --token-file or \
+             TOURNEY_TOKEN"
+        ),
+        "{none}"
+    );
+    let good = as_admin(port, &["whoami"]);
+    assert!(good.status.success(), "{}", said(&good));
+}
