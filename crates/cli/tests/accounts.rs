@@ -495,6 +495,68 @@ fn an_admin_makes_users_a_user_submits_and_an_approver_approves_on_the_dashboard
     );
 }
 
+/// A new user `name` with `role`, made by the admin, and its personal token.
+fn user_with_token(port: u16, name: &str, role: &str) -> String {
+    let password = format!("{name}'s long password\n");
+    let args = ["user", "add", name, "--role", role, "--password-stdin"];
+    let added = run_with(port, "admin-secret", &args, &password);
+    assert!(added.status.success(), "{}", said(&added));
+    let made = run_with(port, "admin-secret", &["user", "token", name], "");
+    assert!(made.status.success(), "{}", said(&made));
+    String::from_utf8(made.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_pending_test_is_cancelled_by_its_author_or_an_approver_and_no_one_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    let ann = user_with_token(port, "ann", "user");
+    let bob = user_with_token(port, "bob", "user");
+    let apu = user_with_token(port, "apu", "approver");
+    let file = dir.path().join("t.toml");
+    let config = MatchFile {
+        name: "waits",
+        pairs: 2,
+        ..Default::default()
+    };
+    std::fs::write(&file, config.toml()).unwrap();
+    let submit = || {
+        let out = run_with(port, &ann, &["submit", file.to_str().unwrap()], "");
+        assert!(out.status.success(), "{}", said(&out));
+        let id = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .trim()
+            .to_string();
+        assert_eq!(status(port, &id)["state"], "pending");
+        id
+    };
+    let (first, second) = (submit(), submit());
+    // Another user may not cancel it; its author may, and an approver may.
+    let refused = run_with(port, &bob, &["cancel", &first], "");
+    assert!(!refused.status.success(), "{}", said(&refused));
+    assert_eq!(status(port, &first)["state"], "pending");
+    for (token, id) in [(&ann, &first), (&apu, &second)] {
+        let out = run_with(port, token, &["cancel", id], "");
+        assert!(out.status.success(), "{}", said(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "cancelled");
+        assert_eq!(status(port, id)["state"], "cancelled");
+    }
+    // Once ended, the refusal names every state that can be cancelled, pending with them.
+    let again = run_with(port, &ann, &["cancel", &first], "");
+    assert!(!again.status.success());
+    assert!(
+        said(&again).contains(&format!(
+            "tournament {first} is cancelled: only a queued, running, paused or pending \
+             tournament can be cancelled"
+        )),
+        "{}",
+        said(&again)
+    );
+}
+
 #[test]
 fn a_refused_token_is_named_by_where_it_came_from() {
     let dir = tempfile::tempdir().unwrap();

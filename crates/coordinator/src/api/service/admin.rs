@@ -145,8 +145,8 @@ impl pb::admin_server::Admin for AdminService {
         let cancelled = self.0.cancel_as(&by, id).await?;
         if !cancelled {
             return Err(GrpcStatus::failed_precondition(format!(
-                "tournament {id} is {}: only a queued, running or paused tournament can be \
-                 cancelled",
+                "tournament {id} is {}: only a queued, running, paused or pending tournament \
+                 can be cancelled",
                 state.name()
             )));
         }
