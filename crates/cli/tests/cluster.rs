@@ -1187,6 +1187,109 @@ fn a_crashed_game_keeps_its_transcript_and_replays_against_a_local_engine() {
 }
 
 #[test]
+fn a_game_played_out_replays_its_last_move_in_the_engine_s_own_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coordinator, port) = start_coordinator(0, &dir.path().join("data"));
+    let _coordinator = Reaped(coordinator);
+    // A UGI engine (this binary's random player), which plays its games to their end.
+    let program = dir.path().join("ugi.sh");
+    let tourney = env!("CARGO_BIN_EXE_tourney");
+    let script = format!("#!/bin/sh\nexec {tourney} engine random:seed=3 --protocol ugi\n");
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut text = MatchFile {
+        name: "played-out",
+        pairs: 1,
+        engines: [
+            ("builtin", "random:seed=1"),
+            ("ugi", &format!("cmd:{}", program.display())),
+        ],
+        ..Default::default()
+    }
+    .toml();
+    // The last engine table is the UGI engine's.
+    text.push_str("protocol = \"ugi\"\n");
+    let file = dir.path().join("played-out.toml");
+    std::fs::write(&file, text).unwrap();
+    let id = submit(port, &file);
+    let mut worker = worker_with_cache(port, "w1", &dir.path().join("cache"));
+    worker.arg("--allow-root-engines");
+    let _worker = Reaped(
+        worker
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    let game = &exported(port, &id)[0];
+    let termination = game["termination"].as_str().unwrap();
+    assert!(
+        !["illegal-move", "time-forfeit", "crash", "unresponsive"].contains(&termination),
+        "{game}"
+    );
+    assert!(game.get("white_transcript").is_none() && game.get("black_transcript").is_none());
+    let moves = game["moves"].as_array().unwrap();
+    let plies = moves.len();
+    let last = moves[plies - 1]["move"].as_str().unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", &id, "0", "0"];
+        args.extend(extra);
+        let out = as_admin(port, &args);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.success(), said, err)
+    };
+    // By default the engine is asked for the game's last move, and its answer compared.
+    let (ok, out, err) = replay(&[]);
+    assert!(ok, "{out}{err}");
+    let asked = format!(
+        "replaying {} plies and asking for the move the game had next",
+        plies - 1
+    );
+    assert!(
+        out.contains(&asked) && out.contains(&format!("({last})")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("Replaying {} plies with", plies - 1)),
+        "{out}"
+    );
+    assert!(
+        out.contains("(legal)") && out.contains("The game had "),
+        "{out}"
+    );
+    // Past its last move the game had ended: refused, naming the last ply.
+    let (ok, out, err) = replay(&["--ply", &plies.to_string()]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains(&format!("the last ply to replay is {}", plies - 1)),
+        "{err}"
+    );
+    // The UGI engine is spoken to in UGI, as the tournament's file says (no transcript
+    // was kept to show it), whichever of the last two plies is its turn.
+    let ugi_turns: Vec<String> = [plies - 1, plies - 2]
+        .iter()
+        .map(|ply| replay(&["--ply", &ply.to_string()]))
+        .filter(|(_, out, _)| out.contains("ugi.sh`"))
+        .map(|(ok, out, err)| {
+            assert!(ok, "{out}{err}");
+            out
+        })
+        .collect();
+    assert_eq!(ugi_turns.len(), 1, "{ugi_turns:?}");
+    assert!(
+        ugi_turns[0].contains("ugi.sh` (ugi)") && ugi_turns[0].contains("> uginewgame"),
+        "{}",
+        ugi_turns[0]
+    );
+}
+
+#[test]
 fn a_coordinator_raises_its_open_files_limit_to_the_hard_one() {
     use std::os::unix::process::CommandExt;
     let data = tempfile::tempdir().unwrap();

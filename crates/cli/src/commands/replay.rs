@@ -1,5 +1,6 @@
 //! `tourney replay`: a stored game an engine lost by failing, played again against a local
-//! engine up to the failing ply, to see what the engine does there.
+//! engine up to the failing ply, to see what the engine does there (or, for a game that
+//! ended otherwise, up to its last move, compared with the move played).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -7,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_ai::Heuristics;
+use tourney_model::tournament::TournamentConfig;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Color, Game, Position, with_position};
@@ -25,10 +27,13 @@ const RECORDED_LINES_SHOWN: usize = 20;
 /// Fetches the game, shows the last lines of the failing side's recorded protocol
 /// transcript, starts the engine (its recorded command, with its uploaded program from the
 /// host cache or fetched from the coordinator; its build from source from the host cache;
-/// `tourney engine SPEC` for a built-in player; or `--engine`, e.g. a debug build), replays the moves up to the failing
-/// ply (`--ply` for another one), sends the same `go` (from the transcript, else the
-/// record's limits, or `--go`) and shows the protocol and the answer: a legal move and its
-/// time against the budget (exit 0), or the failure again (exit 1).
+/// `tourney engine SPEC` for a built-in player; or `--engine`, e.g. a debug build) in the
+/// protocol the tournament gave it, replays the moves up to the failing ply (`--ply` for
+/// another one), sends the same `go` (from the transcript, else the record's limits, or
+/// `--go`) and shows the protocol and the answer: a legal move and its time against the
+/// budget (exit 0), or the failure again (exit 1). A game that did not end by a failing
+/// move (by the rules, adjudication, time) is replayed up to its last move, and the
+/// answer is compared with the move played there.
 ///
 /// Example: `tourney replay 3 117 1 --engine "./build/engine"`.
 #[derive(Args, Clone)]
@@ -45,7 +50,9 @@ pub(crate) struct ReplayArgs {
     /// recorded, or `tourney engine SPEC` for a built-in player).
     #[arg(long)]
     engine: Option<String>,
-    /// The ply to stop at (default: the ply where the game ended, the failing move).
+    /// The plies to replay before the engine is asked for a move (default: the ply where
+    /// the game ended, the failing move; for a game that ended otherwise, the ply before
+    /// its last move). A ply at or past the game's end is refused.
     #[arg(long)]
     ply: Option<usize>,
     /// The `go` to send (default: the last `go` of the recorded transcript, else the
@@ -57,8 +64,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     wait: Option<f64>,
     /// The protocol the engine speaks, as a tournament file's `protocol` writes it (default:
-    /// the one its recorded transcript shows, else tourney's), e.g. `--protocol
-    /// uci:pieces=Ll,turn=wb`.
+    /// the engine's `protocol` in the tournament's file, else the one its recorded
+    /// transcript shows, else tourney's), e.g. `--protocol uci:pieces=Ll,turn=wb`.
     #[arg(long, value_parser = parse_protocol)]
     protocol: Option<Dialect>,
     /// The host cache where workers keep uploaded programs and builds from source
@@ -102,7 +109,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     }
     let args = args.clone();
     crate::support::engines::until_stopped(move || {
-        let (record, command) = crate::support::admin::block_on(async {
+        let (record, command, protocol) = crate::support::admin::block_on(async {
             let record = fetch_game(&args).await?;
             let mover = with_position!(record.game, P => {
                 position_at::<P>(&record, args.ply).map(|(game, _)| game.position().turn())
@@ -112,23 +119,58 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 Color::Black => &record.black,
             };
             let command = engine_command(&args, side).await?;
-            anyhow::Ok((record, command))
+            let protocol = match args.protocol {
+                Some(protocol) => Some(protocol),
+                None => tournament_protocol(&args, &side.name).await,
+            };
+            anyhow::Ok((record, command, protocol))
         })??;
-        with_position!(record.game, P => replay_game::<P>(&args, &record, &command))
+        with_position!(record.game, P => replay_game::<P>(&args, &record, &command, protocol))
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The game of `record` after its first `ply` moves (all of them by default), and that
-/// ply.
+/// The most plies replayed before the engine is asked for a move: all of a game lost by a
+/// failing move (the engine is asked the move it failed at), all but the last of one that
+/// ended otherwise (it is asked the last move played, to compare); past them the game had
+/// ended.
+fn last_ply(record: &GameRecord) -> Result<usize> {
+    let played = record.moves.len();
+    if record.termination.is_failure() {
+        return Ok(played);
+    }
+    played.checked_sub(1).with_context(|| {
+        format!(
+            "the game ended by {} before any move: there is no move to replay",
+            record.termination
+        )
+    })
+}
+
+/// The game of `record` after its first `ply` moves (by default the [`last_ply`]), and
+/// that ply.
 fn position_at<P: Heuristics>(record: &GameRecord, ply: Option<usize>) -> Result<(Game<P>, usize)> {
     let start: P = (record.start.parse())
         .map_err(|e| anyhow::anyhow!("the record's start '{}': {e}", record.start))?;
     let rules: P::Rules = (record.rules.parse())
         .map_err(|e| anyhow::anyhow!("the record's rules '{}': {e}", record.rules))?;
-    let ply = ply.unwrap_or(record.moves.len());
-    if ply > record.moves.len() {
-        bail!("--ply {ply}: the game has {} plies", record.moves.len());
+    let last = last_ply(record)?;
+    let ply = ply.unwrap_or(last);
+    if ply > last {
+        let played = record.moves.len();
+        match record.termination.is_failure() {
+            true => bail!(
+                "--ply {ply}: the game has {played} plies; the last ply to replay is {last} \
+                 (where it ended by {})",
+                record.termination
+            ),
+            false => bail!(
+                "--ply {ply}: the game ended by {} after {played} plies, so no move was asked \
+                 there; the last ply to replay is {last} (asking for its last move, {})",
+                record.termination,
+                record.moves[last].mv
+            ),
+        }
     }
     let mut game = Game::new(start, rules);
     for (i, m) in record.moves[..ply].iter().enumerate() {
@@ -212,6 +254,18 @@ async fn engine_command(args: &ReplayArgs, side: &tourney_model::PlayerRecord) -
     Ok(format!("\"{}\" engine \"{}\"", exe.display(), side.spec))
 }
 
+/// The `protocol` the tournament's file gives engine `name`; `None` when it gives none (a
+/// built-in player, a registered version, an engine added to a pool later: tourney's, or
+/// what the transcript shows) or the file cannot be had.
+async fn tournament_protocol(args: &ReplayArgs, name: &str) -> Option<Dialect> {
+    let mut admin = args.client.admin().await.ok()?;
+    let request = pb::GetFileRequest { id: args.id };
+    let got = (crate::support::refusal::reply(admin.get_file(request)).await).ok()?;
+    let config = TournamentConfig::parse(&got.config, &got.file).ok()?;
+    let engine = config.engines.iter().find(|e| e.name == name)?;
+    engine.protocol.as_deref()?.parse().ok()
+}
+
 /// Game `args.game` of the pair, from the coordinator's export.
 async fn fetch_game(args: &ReplayArgs) -> Result<GameRecord> {
     let mut admin = args.client.admin().await?;
@@ -281,7 +335,12 @@ fn go_for(args: &ReplayArgs, record: &GameRecord, transcript: &[String]) -> Resu
     Ok(go)
 }
 
-fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &str) -> Result<()> {
+fn replay_game<P: Heuristics>(
+    args: &ReplayArgs,
+    record: &GameRecord,
+    command: &str,
+    protocol: Option<Dialect>,
+) -> Result<()> {
     let (game, ply) = position_at::<P>(record, args.ply)?;
     let rules = game.rules();
     let mover = game.position().turn();
@@ -293,7 +352,7 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &
     let recorded = &side.transcript;
     let go = go_for(args, record, recorded)?;
     let (budget, wait) = time_budget(args, &go, mover);
-    let protocol = (args.protocol)
+    let protocol = protocol
         .or_else(|| recorded_protocol(recorded))
         .unwrap_or_default();
     say!(
@@ -329,6 +388,9 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &
                     reply.mv,
                     took.as_secs_f64()
                 );
+                if let Some(played) = record.moves.get(ply) {
+                    say!("{}", compared(&game, &reply.mv, &played.mv));
+                }
                 None
             }
             Err(e) => Some((Termination::IllegalMove, format!("'{}': {e}", reply.mv))),
@@ -342,6 +404,15 @@ fn replay_game<P: Heuristics>(args: &ReplayArgs, record: &GameRecord, command: &
             "the engine failed again: {termination} after {:.3} s{within}: {detail}",
             took.as_secs_f64()
         ),
+    }
+}
+
+/// How `answer` compares with the move `played` in the game at that point.
+fn compared<P: Position>(game: &Game<P>, answer: &str, played: &str) -> String {
+    let parsed = |text: &str| game.position().parse_move(text).ok();
+    match parsed(answer).is_some() && parsed(answer) == parsed(played) {
+        true => format!("The game had the same move there: {played}."),
+        false => format!("The game had another move there: {played}."),
     }
 }
 
@@ -369,7 +440,11 @@ fn say_recorded(
             .map_or(String::new(), |d| format!(": {d}"))
     );
     if !record.termination.is_failure() {
-        say!("(the game did not end by an engine failure; replaying ply {ply} anyway)");
+        let asked = (record.moves.get(ply)).map_or(String::new(), |m| format!(" ({})", m.mv));
+        say!(
+            "(the game did not end by an engine failure: replaying {ply} plies and asking for \
+             the move the game had next{asked}, to compare)"
+        );
     }
     if !recorded.is_empty() {
         let from = recorded.len().saturating_sub(RECORDED_LINES_SHOWN);
