@@ -79,6 +79,7 @@ pub fn run_build(step: &BuildStep<'_>) -> std::io::Result<BuildRun> {
         step.policy,
         home.path(),
         Some(step.dir),
+        false,
     );
     command
         .current_dir(step.dir)

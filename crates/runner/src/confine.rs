@@ -179,21 +179,65 @@ pub fn refuse_root(p: &EnginePolicy) -> Option<String> {
     })
 }
 
-/// A path from the worker's working directory made absolute, when it names something
-/// there and is written as a path (with a `/` or a `.`: `engine.py`, `nets/nn.bin`):
-/// engines run in a directory of their own. A bare word (`random`, `loa`) is an argument,
-/// whatever the directory holds.
-fn absolute(word: &str) -> OsString {
+/// A word of an engine's command line as the engine is given it. A relative path names
+/// what is in the engine's own directory `dir` (the files placed there: an uploaded
+/// script, checked by its sha256), and is left so. Only with `from_cwd` (a command the user
+/// gave this process: `check-engine`, `play`) is one that names nothing in `dir` but
+/// something in this process's working directory, written as a path (with a `/` or a
+/// `.`: `engine.py`, `nets/nn.bin`), made absolute. A bare word (`random`, `loa`) is an
+/// argument, whatever the directories hold.
+fn absolute(word: &str, dir: &Path, from_cwd: bool) -> OsString {
     let path = Path::new(word);
-    if path.is_relative()
+    if from_cwd
+        && path.is_relative()
         && !word.starts_with('-')
         && word.contains(['/', '.'])
+        && !dir.join(path).exists()
         && path.exists()
         && let Ok(full) = std::fs::canonicalize(path)
     {
         return full.into_os_string();
     }
     word.into()
+}
+
+/// The PATH an engine started under `policy` gets: the worker's own (or a usual one when
+/// it has none), unless the policy sets one.
+fn engine_path(policy: &EnginePolicy) -> OsString {
+    let set = policy.env.iter().rev().find(|(name, _)| name == "PATH");
+    match set {
+        Some((_, value)) => value.into(),
+        None => std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
+    }
+}
+
+/// The PATH engines get when the worker has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Where a program named by a bare word (`python3`) is found on the PATH an engine started
+/// under `policy` gets: the first executable regular file of that name in its
+/// directories. A program given as a path is taken as it is.
+///
+/// # Errors
+/// `'NAME' not found on PATH` (with the PATH searched).
+pub(crate) fn find_program(program: &str, policy: &EnginePolicy) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path = engine_path(policy);
+    std::env::split_paths(&path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .ok_or_else(|| {
+            format!(
+                "'{program}' not found on PATH ({}): is it installed, and spelled so?",
+                path.to_string_lossy()
+            )
+        })
 }
 
 /// The kernel's set of `cpus` (`None` for none: unpinned).
@@ -216,7 +260,9 @@ fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
 /// The command that starts `program` with `args` confined by `limits` and `policy`, with
 /// `dir` its home, in namespaces of its own where the system allows ([`containment`]);
 /// with `keep` (a build's checkout), that directory stays the host's (what is written there
-/// stays) and the process works there, else it works in `dir`.
+/// stays) and the process works there, else it works in `dir`. Relative paths among its
+/// words name what is in `dir`; with `from_cwd`, those naming nothing there but something
+/// in this process's working directory are made absolute ([`absolute`]).
 pub(crate) fn command(
     program: &str,
     args: &[String],
@@ -224,10 +270,11 @@ pub(crate) fn command(
     policy: &EnginePolicy,
     dir: &Path,
     keep: Option<&Path>,
+    from_cwd: bool,
 ) -> Command {
     let (program, args): (OsString, Vec<OsString>) = (
-        absolute(program),
-        args.iter().map(|a| absolute(a)).collect(),
+        absolute(program, dir, from_cwd),
+        args.iter().map(|a| absolute(a, dir, from_cwd)).collect(),
     );
     let mut command = Command::new(&program);
     command.args(&args);
@@ -243,7 +290,7 @@ pub(crate) fn command(
         }
     }
     if std::env::var_os("PATH").is_none() {
-        command.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        command.env("PATH", DEFAULT_PATH);
     }
     command.envs(policy.env.iter().map(|(k, v)| (k, v)));
     let limits = *limits;
@@ -450,6 +497,9 @@ pub enum SpawnError {
     /// The system refused (no such program, not executable, a limit).
     #[error("{0}")]
     Io(#[source] std::io::Error),
+    /// Its program, a bare name, is on none of the PATH's directories.
+    #[error("{0}")]
+    NotFound(String),
 }
 
 /// What a process's end says about a limit it hit: `Some` reason when a signal tells.

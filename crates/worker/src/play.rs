@@ -126,6 +126,9 @@ pub(crate) fn outside_config(
         .collect();
     // Checked where the job came in: empty is tourney's own.
     config.protocol = protocol.parse().unwrap_or_default();
+    // Its relative paths name the files placed in its own directory (an uploaded script),
+    // never what the worker's working directory holds.
+    config.paths_from_cwd = false;
     config
 }
 

@@ -60,6 +60,12 @@ pub struct EngineConfig {
     /// sealed copy in memory, made as it is checked, so that nothing can change it between
     /// the check and the start (an uploaded program in a cache other engines can reach).
     pub program_sha256: Option<String>,
+    /// Whether a relative path in the command that names nothing in the engine's own
+    /// directory but something in this process's working directory is made absolute: true
+    /// for a command the user gives this process (`check-engine`, `play`); false for a
+    /// worker's job, whose files are placed in the engine's directory (an uploaded script
+    /// runs from there, never from whatever the worker's directory holds).
+    pub paths_from_cwd: bool,
 }
 
 impl EngineConfig {
@@ -76,6 +82,7 @@ impl EngineConfig {
             protocol: Dialect::Tourney,
             threads: None,
             program_sha256: None,
+            paths_from_cwd: true,
         }
     }
 

@@ -263,6 +263,15 @@ impl EngineProcess {
         let words = split_command(command);
         let (program, args) = words.split_first().ok_or(StartError::EmptyCommand)?;
         let program = own_program(program);
+        // A bare name is looked for on the PATH the engine gets, so that a misspelled or
+        // missing interpreter says so (spawning it would say what the last PATH entry
+        // tried said: "Permission denied" for one the engine's user cannot read).
+        if config.program_sha256.is_none() {
+            confine::find_program(&program, policy).map_err(|why| StartError::Spawn {
+                command: command.to_string(),
+                source: SpawnError::NotFound(why),
+            })?;
+        }
         // A program named by its hash runs from a sealed copy checked as it is made.
         let sealed = (config.program_sha256.as_deref())
             .map(|sha| confine::sealed_copy(std::path::Path::new(&program), sha))
@@ -275,13 +284,18 @@ impl EngineProcess {
             if let Some(parent) = at.parent() {
                 std::fs::create_dir_all(parent).map_err(StartError::WorkDir)?;
             }
+            // A relative path (a cache under a relative `--data`) is this process's: the
+            // link, read from the engine's directory, must not be.
+            let file = std::path::absolute(file).map_err(StartError::WorkDir)?;
             std::os::unix::fs::symlink(file, at).map_err(StartError::WorkDir)?;
         }
         let mut engine = match &sealed {
             Some(copy) => {
                 let fd = std::os::fd::AsRawFd::as_raw_fd(copy);
                 let path = format!("/proc/self/fd/{fd}");
-                let mut engine = confine::command(&path, args, limits, policy, dir.path(), None);
+                let from_cwd = config.paths_from_cwd;
+                let mut engine =
+                    confine::command(&path, args, limits, policy, dir.path(), None, from_cwd);
                 engine.arg0(&program);
                 // SAFETY: fcntl is async-signal-safe; the descriptor is open until the
                 // process is started.
@@ -293,7 +307,15 @@ impl EngineProcess {
                 }
                 engine
             }
-            None => confine::command(&program, args, limits, policy, dir.path(), None),
+            None => confine::command(
+                &program,
+                args,
+                limits,
+                policy,
+                dir.path(),
+                None,
+                config.paths_from_cwd,
+            ),
         };
         engine
             .stdin(Stdio::piped())

@@ -80,3 +80,50 @@ fn command_lines_split_like_a_shell() {
     );
     assert!(split_command("   ").is_empty());
 }
+
+#[test]
+fn a_program_on_no_path_directory_is_said_not_found_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    // A PATH directory holding a file of that name that cannot be run: spawning would say
+    // "Permission denied", which hides that the program is not there.
+    let dir = tempfile::tempdir().unwrap();
+    let decoy = dir.path().join("pyhton3");
+    std::fs::write(&decoy, "not a program").unwrap();
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut config = EngineConfig::new("pyhton3 random_loa.py --protocol ugi");
+    config.policy.allow_root = true;
+    config.policy.env = vec![("PATH".into(), dir.path().display().to_string())];
+    let err = process::EngineProcess::spawn(&config)
+        .err()
+        .expect("not started");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "cannot start 'pyhton3 random_loa.py --protocol ugi': 'pyhton3' not found on PATH"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(&dir.path().display().to_string()), "{text}");
+    // Once it is there (executable), it starts.
+    std::fs::write(&decoy, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = process::EngineProcess::spawn(&config);
+    assert!(
+        started.is_ok(),
+        "{:?}",
+        started.err().map(|e| e.to_string())
+    );
+}
+
+#[test]
+fn a_file_given_by_a_relative_path_is_placed_where_the_engine_reads_it() {
+    // Tests run in the crate's directory: `Cargo.toml` is a relative path from here (as a
+    // worker's cache is under a relative `--data`), not from the engine's directory.
+    let mut config = EngineConfig::new("/bin/true");
+    config.policy.allow_root = true;
+    config.files = vec![("lib/Cargo.toml".into(), "Cargo.toml".into())];
+    let engine = process::EngineProcess::spawn(&config).unwrap_or_else(|e| panic!("{e}"));
+    let placed = engine._dir.path().join("lib/Cargo.toml");
+    let read = std::fs::read_to_string(&placed).expect("the placed file reads");
+    assert_eq!(read, std::fs::read_to_string("Cargo.toml").unwrap());
+}
