@@ -119,6 +119,34 @@ fn the_python_engines_pass_their_checks_and_play() {
     plays(dir.path(), "amazons", &gtp, "player = \"random\"");
 }
 
+#[test]
+fn run_plays_the_docs_script_engine_from_its_own_directory() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: no python3 on the PATH for the Python examples");
+        return;
+    }
+    // docs/engines.md's engine table as written, run as a user would: in the tournament
+    // file's directory, with a relative `--data`.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("examples/python")).unwrap();
+    std::fs::copy(
+        examples().join("python/random_loa.py"),
+        dir.path().join("examples/python/random_loa.py"),
+    )
+    .unwrap();
+    let engine = "name = \"mine\"\ncommand = \"python3 examples/python/random_loa.py \
+                  --protocol ugi\"\nprotocol = \"ugi\"";
+    a_match(dir.path(), "mine", 1, engine);
+    let out = Command::new(env!("CARGO_BIN_EXE_tourney"))
+        .args(["run", "mine.toml", "--data", "data"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}{}", text(&out.stderr));
+    assert!(report.contains("1 pairs, 2 games"), "{report}");
+}
+
 mod common;
 
 /// `dir/<name>.toml`: a LOA match of `pairs` pairs, short games, between the engine of the
@@ -169,8 +197,15 @@ fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_s
         file("broken", "./engines/py/broken.py"),
     );
     let (mut coordinator, port) = common::start_coordinator(0, &dir.path().join("data"));
+    // The worker's own directory holds another script at the same path: the uploaded one,
+    // whose sha256 the report names, must be what plays.
     let elsewhere = dir.path().join("worker");
-    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(elsewhere.join("engines/py")).unwrap();
+    std::fs::write(
+        elsewhere.join("engines/py/random_loa.py"),
+        "import sys\nsys.stderr.write('the worker directory copy ran\\n')\nsys.exit(1)\n",
+    )
+    .unwrap();
     let mut worker = common::worker_with_cache(port, "w", &dir.path().join("cache"))
         .arg("--allow-root-engines")
         .current_dir(&elsewhere)
@@ -200,9 +235,82 @@ fn a_script_engine_is_uploaded_with_its_script_and_a_dying_one_pauses_with_its_s
         reason.contains("before 'ugiok'; its stderr ends: ModuleNotFoundError: numpy"),
         "{reason}"
     );
+    a_script_version_carries_its_script(port, &project);
+    a_missing_script_is_refused(port, &project);
     worker.kill().unwrap();
     coordinator.kill().unwrap();
     let _ = (worker.wait(), coordinator.wait());
+}
+
+/// `tourney <args>` as the admin of the coordinator on `port`, working in `dir`.
+fn admin_in(dir: &Path, port: u16, args: &[&str]) -> Output {
+    common::tourney()
+        .args(args)
+        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
+        .env("TOURNEY_TOKEN", "admin-secret")
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A version registered in `project` whose command names a script there has the script
+/// uploaded with it, and a test of it plays on a worker working elsewhere.
+fn a_script_version_carries_its_script(port: u16, project: &Path) {
+    let command = "python3 engines/py/random_loa.py --protocol ugi";
+    let args = ["version", "add", "py-1", "--command", command];
+    let added = admin_in(project, port, &[&args[..], &["--protocol", "ugi"]].concat());
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let shown = common::admin(port, &["version", "show", "py-1", "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let files = shown["files"].as_object().expect("files");
+    let sha = tourney_model::sha256_hex(
+        &std::fs::read(project.join("engines/py/random_loa.py")).unwrap(),
+    );
+    assert_eq!(
+        files.get("engines/py/random_loa.py"),
+        Some(&sha.into()),
+        "{shown}"
+    );
+    let test = a_match(project, "version", 1, "version = \"py-1\"");
+    let id = common::submit(port, &test);
+    let end = common::wait_for(port, &id, "the version's match to end", |s| {
+        s["state"] == "finished" || s["state"] == "paused"
+    });
+    assert_eq!(end["state"], "finished", "{end}");
+}
+
+/// A command whose script is not there is refused by `submit` and `version add`, naming
+/// the engine, the script and where it was looked for; nothing is submitted.
+fn a_missing_script_is_refused(port: u16, project: &Path) {
+    let command = "python3 engines/py/random_lao.py --protocol ugi";
+    let engine = format!("name = \"typo\"\ncommand = \"{command}\"\nprotocol = \"ugi\"");
+    let file = a_match(project, "typo", 1, &engine);
+    let out = admin_in(project, port, &["submit", file.to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let missing = project.join("engines/py/random_lao.py");
+    let said = text(&out.stderr);
+    for part in [
+        format!("{}: engine 'typo': command", file.display()),
+        format!(
+            "script 'engines/py/random_lao.py' not found: no file {}",
+            missing.display()
+        ),
+    ] {
+        assert!(said.contains(&part), "{part}: {said}");
+    }
+    let out = admin_in(
+        project,
+        port,
+        &["version", "add", "typo", "--command", command],
+    );
+    assert!(!out.status.success());
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("--command") && said.contains("no file ./engines/py/random_lao.py"),
+        "{said}"
+    );
+    let listed = common::admin(port, &["status", "--json"]);
+    assert!(!listed.contains("\"typo\""), "{listed}");
 }
 
 /// A loopback HTTP server answering every GET with `body`; its address.

@@ -9,6 +9,7 @@ use tourney_proto::v1 as pb;
 
 use crate::support::admin::BlockingAdmin;
 use crate::support::client::program_path;
+use crate::support::command_files::engine_files;
 use crate::support::local::AdminTarget;
 
 /// Register engine versions, list them, and show one (`tourney version add|list|show`).
@@ -31,9 +32,10 @@ enum VersionAction {
     /// Register a version: a built-in player spec, an outside engine's command, or a
     /// source to build.
     ///
-    /// A program given as a path is uploaded, with its options. A version that has played
-    /// never changes (`--replace` works only before): register the changed engine under a
-    /// new name, with `--parent` saying where it came from.
+    /// A program given as a path is uploaded, with its options, and the files the command
+    /// names after it (a script), as `submit` uploads a tournament's. A version that has
+    /// played never changes (`--replace` works only before): register the changed engine
+    /// under a new name, with `--parent` saying where it came from.
     ///
     /// From source, `--commit` (a branch, tag or hash) is resolved to its full hash here,
     /// and that is what is stored: every worker fetches that commit, runs `--build` in the
@@ -62,7 +64,10 @@ struct AddArgs {
     /// A built-in player spec (`ab:depth=6,connectedness=80`).
     #[arg(long, conflicts_with_all = ["command", "git"], required_unless_present_any = ["command", "git"])]
     player: Option<String>,
-    /// An outside engine's command line; a program given as a path is uploaded.
+    /// An outside engine's command line; a program given as a path is uploaded, and so
+    /// are the files it names after the program under the working directory (a script:
+    /// `python3 engines/bot.py`, which must be there), placed at the same path in the
+    /// engine's directory on each worker.
     #[arg(long, conflicts_with = "git")]
     command: Option<String>,
     /// Where workers fetch the program instead of uploading it (an object store or CDN;
@@ -205,6 +210,14 @@ fn add(args: &AddArgs) -> Result<()> {
     if args.player.is_some() && (!args.options.is_empty() || !args.files.is_empty()) {
         anyhow::bail!("--option and --file are for outside engines (--command or --git)");
     }
+    // The files the command names after its program (a script), under the working
+    // directory, go with it as a tournament's engines' do with theirs.
+    let named: std::collections::BTreeMap<String, String> = args.files.iter().cloned().collect();
+    let script_files = match &args.command {
+        Some(command) => engine_files(Path::new(""), "the working directory", command, &named)
+            .context("--command")?,
+        None => Vec::new(),
+    };
     let source = match (&args.git, &args.commit, &args.build, &args.binary) {
         (Some(git), Some(rev), Some(build), Some(binary)) => Some(pb::Source {
             git: git.clone(),
@@ -228,7 +241,11 @@ fn add(args: &AddArgs) -> Result<()> {
             .context("--program-url")?;
         artifact = sha.to_ascii_lowercase();
     }
-    let (files, presets) = upload_files_and_books(&mut admin, args)?;
+    let (mut files, presets) = upload_files_and_books(&mut admin, args)?;
+    for (name, path) in script_files {
+        let sha = (admin.upload(&path)).with_context(|| format!("--command: {name}"))?;
+        files.insert(name, sha);
+    }
     if let Some(s) = &source {
         eprintln!(
             "{} at {}: commit {}",

@@ -11,6 +11,7 @@ use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_worker::{TokenInterceptor, connect};
 
+use crate::support::command_files::{confined, engine_files};
 use crate::support::refusal::{reply, status_error};
 
 pub(crate) type Admin = AdminClient<
@@ -96,34 +97,6 @@ pub(crate) struct TournamentFiles {
     pub(crate) sources: Vec<(String, String, String)>,
 }
 
-/// `name`, a path relative to `base` (or an absolute one), if it stays under `base` (no
-/// `..`, no link out of it): a tournament file names only files beside or below it.
-fn confined(base: &Path, name: &str) -> Result<std::path::PathBuf> {
-    use std::path::Component;
-    let relative = Path::new(name);
-    if !relative.components().all(|c| {
-        matches!(
-            c,
-            Component::Normal(_) | Component::CurDir | Component::RootDir
-        )
-    }) {
-        bail!("'{name}' must be a path under the tournament file's directory (no '..')");
-    }
-    let path = base.join(relative);
-    let (real_base, real) = (
-        std::fs::canonicalize(if base.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            base
-        })?,
-        std::fs::canonicalize(&path).with_context(|| format!("reading {}", path.display()))?,
-    );
-    if !real.starts_with(&real_base) {
-        bail!("'{name}' leads out of the tournament file's directory");
-    }
-    Ok(path)
-}
-
 /// Whether `path` is an executable regular file (after links): an engine's program.
 ///
 /// # Errors
@@ -185,8 +158,10 @@ pub(crate) fn read_tournament_text(path: &Path, text: String) -> Result<Tourname
     let mut sources = Vec::new();
     for engine in &config.engines {
         if let Some(command) = engine.command.as_deref() {
-            for name in command_files(base, command, &engine.files) {
-                let p = base.join(&name);
+            let place = "the tournament file's directory";
+            let named = engine_files(base, place, command, &engine.files)
+                .with_context(|| format!("{file}: engine '{}': command", engine.name))?;
+            for (name, p) in named {
                 files.push((engine.name.clone(), name, p));
             }
         }
@@ -210,39 +185,6 @@ pub(crate) fn read_tournament_text(path: &Path, text: String) -> Result<Tourname
         files,
         sources,
     })
-}
-
-/// The files an outside engine's command line names after its program, beside or below
-/// the tournament's directory `base` (a script: `python3 engine.py`, `java -jar bot.jar`),
-/// as the command writes them (`./` left out), to be uploaded with it and placed at the
-/// same path in its working directory; those its `files` name already are left out, and
-/// at most [`tourney_model::source::MAX_FILES`] are taken.
-fn command_files(base: &Path, command: &str, files: &BTreeMap<String, String>) -> Vec<String> {
-    use std::path::Component;
-    let words = tourney_runner::split_command(command);
-    let mut named = Vec::new();
-    for word in words.iter().skip(1) {
-        let path = Path::new(word);
-        let parts: Option<Vec<&str>> = path
-            .components()
-            .filter(|c| *c != Component::CurDir)
-            .map(|c| match c {
-                Component::Normal(part) => part.to_str(),
-                _ => None,
-            })
-            .collect();
-        let Some(parts) = parts.filter(|p| !p.is_empty()) else {
-            continue;
-        };
-        let name = parts.join("/");
-        let inside = confined(base, word).is_ok_and(|p| p.is_file());
-        if word.starts_with('-') || !inside || files.contains_key(&name) || named.contains(&name) {
-            continue;
-        }
-        named.push(name);
-    }
-    named.truncate(tourney_model::source::MAX_FILES);
-    named
 }
 
 /// The program of an outside engine's command line when it is given as a path (to be
@@ -437,45 +379,5 @@ pub(crate) fn blank_from_command_line(secret: &str) {
     })();
     if let Err(e) = blanked {
         tracing::warn!(error = %e, "the token could not be blanked from the command line");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_command_s_files_inside_the_tournament_s_directory_are_uploaded_with_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("project");
-        std::fs::create_dir_all(base.join("engines")).unwrap();
-        for file in ["engines/bot.py", "net.bin"] {
-            std::fs::write(base.join(file), "x").unwrap();
-        }
-        std::fs::write(dir.path().join("outside.py"), "x").unwrap();
-        let none = BTreeMap::new();
-        assert_eq!(
-            command_files(
-                &base,
-                "python3 ./engines/bot.py --weights net.bin -v",
-                &none
-            ),
-            ["engines/bot.py", "net.bin"]
-        );
-        // Not a file in the directory: a flag, a missing file, a directory, a path out.
-        assert!(
-            command_files(
-                &base,
-                "python3 -v missing.py engines ../outside.py /etc/hostname",
-                &none
-            )
-            .is_empty()
-        );
-        // A file the engine's `files` place already is not sent twice.
-        let named = BTreeMap::from([("net.bin".to_string(), "net.bin".to_string())]);
-        assert_eq!(
-            command_files(&base, "java -jar net.bin engines/bot.py", &named),
-            ["engines/bot.py"]
-        );
     }
 }

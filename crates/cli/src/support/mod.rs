@@ -4,6 +4,7 @@
 pub(crate) mod admin;
 pub(crate) mod artifact_hashes;
 pub(crate) mod client;
+pub(crate) mod command_files;
 pub(crate) mod engines;
 pub(crate) mod git;
 pub(crate) mod host;
