@@ -1236,8 +1236,8 @@ fn a_game_played_out_replays_its_last_move_in_the_engine_s_own_protocol() {
     let moves = game["moves"].as_array().unwrap();
     let plies = moves.len();
     let last = moves[plies - 1]["move"].as_str().unwrap();
-    let replay = |extra: &[&str]| {
-        let mut args = vec!["replay", &id, "0", "0"];
+    let replay = |id: &str, extra: &[&str]| {
+        let mut args = vec!["replay", id, "0", "0"];
         args.extend(extra);
         let out = as_admin(port, &args);
         let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1245,7 +1245,7 @@ fn a_game_played_out_replays_its_last_move_in_the_engine_s_own_protocol() {
         (out.status.success(), said, err)
     };
     // By default the engine is asked for the game's last move, and its answer compared.
-    let (ok, out, err) = replay(&[]);
+    let (ok, out, err) = replay(&id, &[]);
     assert!(ok, "{out}{err}");
     let asked = format!(
         "replaying {} plies and asking for the move the game had next",
@@ -1264,29 +1264,49 @@ fn a_game_played_out_replays_its_last_move_in_the_engine_s_own_protocol() {
         "{out}"
     );
     // Past its last move the game had ended: refused, naming the last ply.
-    let (ok, out, err) = replay(&["--ply", &plies.to_string()]);
+    let (ok, out, err) = replay(&id, &["--ply", &plies.to_string()]);
     assert!(!ok, "{out}");
     assert!(
         err.contains(&format!("the last ply to replay is {}", plies - 1)),
         "{err}"
     );
-    // The UGI engine is spoken to in UGI, as the tournament's file says (no transcript
-    // was kept to show it), whichever of the last two plies is its turn.
-    let ugi_turns: Vec<String> = [plies - 1, plies - 2]
-        .iter()
-        .map(|ply| replay(&["--ply", &ply.to_string()]))
-        .filter(|(_, out, _)| out.contains("ugi.sh`"))
-        .map(|(ok, out, err)| {
-            assert!(ok, "{out}{err}");
-            out
-        })
-        .collect();
-    assert_eq!(ugi_turns.len(), 1, "{ugi_turns:?}");
-    assert!(
-        ugi_turns[0].contains("ugi.sh` (ugi)") && ugi_turns[0].contains("> uginewgame"),
-        "{}",
-        ugi_turns[0]
-    );
+    // The UGI engine is spoken to in UGI, as the tournament says (no transcript was kept
+    // to show it), at whichever of the game's last two plies is its turn.
+    let ugi_turn = |id: &str| {
+        let plies = exported(port, id)[0]["moves"].as_array().unwrap().len();
+        let turns: Vec<String> = [plies - 1, plies - 2]
+            .iter()
+            .map(|ply| replay(id, &["--ply", &ply.to_string()]))
+            .filter(|(_, out, _)| out.contains("ugi.sh`"))
+            .map(|(ok, out, err)| {
+                assert!(ok, "{out}{err}");
+                out
+            })
+            .collect();
+        assert_eq!(turns.len(), 1, "{turns:?}");
+        assert!(
+            turns[0].contains("ugi.sh` (ugi)") && turns[0].contains("> uginewgame"),
+            "{}",
+            turns[0]
+        );
+    };
+    ugi_turn(&id);
+    // So is a registered version registered as speaking UGI, which the file names alone.
+    let command = program.display().to_string();
+    let args = ["--command", &command, "--protocol", "ugi"];
+    admin(port, &[&["version", "add", "ugi-v"][..], &args].concat());
+    let text = MatchFile {
+        name: "by-version",
+        pairs: 1,
+        engines: [("builtin", "random:seed=1"), ("v", "version:ugi-v")],
+        ..Default::default()
+    }
+    .toml();
+    let file = dir.path().join("by-version.toml");
+    std::fs::write(&file, text).unwrap();
+    let id = submit(port, &file);
+    wait_for(port, &id, "the end", |s| s["state"] == "finished");
+    ugi_turn(&id);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use tourney_ai::Heuristics;
 use tourney_model::tournament::TournamentConfig;
+use tourney_model::version::EngineVersion;
 use tourney_model::{GameRecord, Termination};
 use tourney_proto::v1 as pb;
 use tourney_rules::{Color, Game, Position, with_position};
@@ -64,8 +65,9 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     wait: Option<f64>,
     /// The protocol the engine speaks, as a tournament file's `protocol` writes it (default:
-    /// the engine's `protocol` in the tournament's file, else the one its recorded
-    /// transcript shows, else tourney's), e.g. `--protocol uci:pieces=Ll,turn=wb`.
+    /// the engine's `protocol` in the tournament's file or its registered version's, else
+    /// the one its recorded transcript shows, else tourney's), e.g. `--protocol
+    /// uci:pieces=Ll,turn=wb`.
     #[arg(long, value_parser = parse_protocol)]
     protocol: Option<Dialect>,
     /// The host cache where workers keep uploaded programs and builds from source
@@ -254,14 +256,24 @@ async fn engine_command(args: &ReplayArgs, side: &tourney_model::PlayerRecord) -
     Ok(format!("\"{}\" engine \"{}\"", exe.display(), side.spec))
 }
 
-/// The `protocol` the tournament's file gives engine `name`; `None` when it gives none (a
-/// built-in player, a registered version, an engine added to a pool later: tourney's, or
-/// what the transcript shows) or the file cannot be had.
+/// The protocol the tournament gave engine `name`: its `protocol` in the tournament's file,
+/// or a registered version's (resolved as the coordinator resolves it); `None` when it
+/// names none (a built-in player, tourney's by default, an engine added to a pool later)
+/// or the file cannot be had.
 async fn tournament_protocol(args: &ReplayArgs, name: &str) -> Option<Dialect> {
+    use crate::support::refusal::reply;
     let mut admin = args.client.admin().await.ok()?;
-    let request = pb::GetFileRequest { id: args.id };
-    let got = (crate::support::refusal::reply(admin.get_file(request)).await).ok()?;
-    let config = TournamentConfig::parse(&got.config, &got.file).ok()?;
+    let got = reply(admin.get_file(pb::GetFileRequest { id: args.id }))
+        .await
+        .ok()?;
+    let mut config = TournamentConfig::parse(&got.config, &got.file).ok()?;
+    if config.engines.iter().any(|e| e.version.is_some())
+        && let Ok(list) = reply(admin.list_versions(pb::ListVersionsRequest {})).await
+    {
+        let versions: Vec<EngineVersion> = list.versions.into_iter().map(Into::into).collect();
+        // An unknown version (removed since) leaves its entry unresolved.
+        let _ = config.resolve_versions(|v| versions.iter().find(|x| x.name == v).cloned());
+    }
     let engine = config.engines.iter().find(|e| e.name == name)?;
     engine.protocol.as_deref()?.parse().ok()
 }
