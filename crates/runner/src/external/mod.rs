@@ -370,14 +370,7 @@ impl ExternalEngine {
     /// on stderr (a missing script, a missing library) goes with the reason, bounded.
     fn died(&mut self, why: String) -> Unfit {
         self.discard();
-        let tail: Vec<String> = self.last_stderr[self.last_stderr.len().saturating_sub(3)..]
-            .iter()
-            .map(|(_, line)| line.chars().take(STDERR_REASON_CHARS).collect())
-            .collect();
-        match tail.is_empty() {
-            true => Unfit(why),
-            false => Unfit(format!("{why}; its stderr ends: {}", tail.join(" | "))),
-        }
+        Unfit(transcript::with_stderr_tail(why, &self.last_stderr))
     }
 
     /// The last stderr lines, with when each came.
