@@ -57,27 +57,48 @@ impl ClientArgs {
     /// # Errors
     /// The `--token-file` cannot be read, or is empty.
     pub(crate) fn token_or(&self, role_env: &str) -> Result<Option<String>> {
+        Ok(self.token_from(role_env)?.map(|(token, _)| token))
+    }
+
+    /// [`ClientArgs::token_or`], with where the token came from as the refusal of it says
+    /// ([`crate::support::refusal::token_given`]): `--token-file FILE`, `--token`,
+    /// `TOURNEY_TOKEN` (which clap gives as `--token` when the flag is not) or `role_env`.
+    ///
+    /// # Errors
+    /// The `--token-file` cannot be read, or is empty.
+    fn token_from(&self, role_env: &str) -> Result<Option<(String, String)>> {
         if let Some(file) = &self.token_file {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("--token-file {}", file.display()))?;
             let token = text.lines().next().unwrap_or_default().trim();
             anyhow::ensure!(!token.is_empty(), "--token-file {}: empty", file.display());
-            return Ok(Some(token.to_string()));
+            let from = format!("--token-file {}", file.display());
+            return Ok(Some((token.to_string(), from)));
         }
-        Ok(self
-            .token
-            .clone()
-            .or_else(|| std::env::var(role_env).ok())
-            .filter(|t| !t.is_empty()))
+        let (token, from) = match &self.token {
+            Some(token) if std::env::var("TOURNEY_TOKEN").is_ok_and(|e| e == *token) => {
+                (token.clone(), "TOURNEY_TOKEN")
+            }
+            Some(token) => (token.clone(), "--token"),
+            None => (std::env::var(role_env).unwrap_or_default(), role_env),
+        };
+        Ok((!token.is_empty()).then(|| (token, from.to_string())))
     }
 
+    /// A client of the coordinator's Admin service with the token given; a refusal of the
+    /// token says where it came from.
+    ///
+    /// # Errors
+    /// The `--token-file` cannot be read, or the coordinator cannot be reached.
     pub(crate) async fn admin(&self) -> Result<Admin> {
+        let token = self.token_from("TOURNEY_ADMIN_TOKEN")?;
+        crate::support::refusal::token_given(token.as_ref().map(|(_, from)| from.clone()));
         let channel = connect(&self.coordinator, self.ca()?.as_deref())
             .await
             .with_context(|| format!("connecting to {}", self.coordinator))?;
         Ok(AdminClient::with_interceptor(
             channel,
-            TokenInterceptor::new(self.token_or("TOURNEY_ADMIN_TOKEN")?.as_deref()),
+            TokenInterceptor::new(token.as_ref().map(|(token, _)| token.as_str())),
         )
         .max_decoding_message_size(64 << 20))
     }

@@ -93,25 +93,6 @@ impl LocalCoordinator {
     }
 }
 
-/// Where the admin token `client` sends comes from, taken in the order
-/// [`ClientArgs::token_or`] takes them: `--token-file FILE`, `--token`, `TOURNEY_TOKEN`
-/// (which clap gives as `--token` when the flag is not), the coordinator's own
-/// `TOURNEY_ADMIN_TOKEN`; `None` for no token.
-fn token_source(client: &ClientArgs) -> Option<String> {
-    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if let Some(file) = &client.token_file {
-        return Some(format!("--token-file {}", file.display()));
-    }
-    match client.token.as_deref() {
-        Some("") => None,
-        Some(token) if set("TOURNEY_TOKEN").as_deref() == Some(token) => {
-            Some("TOURNEY_TOKEN".into())
-        }
-        Some(_) => Some("--token".into()),
-        None => set("TOURNEY_ADMIN_TOKEN").map(|_| "TOURNEY_ADMIN_TOKEN".into()),
-    }
-}
-
 /// Which coordinator an admin command talks to: one reached over the network, or a
 /// stopped one's data directory opened in this process.
 #[derive(Args, Clone)]
@@ -131,14 +112,10 @@ pub(crate) struct AdminTarget {
 }
 
 impl AdminTarget {
-    /// An admin client of the coordinator (the one opened over `data`, if given); a
-    /// refusal of its token says where the token came from.
+    /// An admin client of the coordinator (the one opened over `data`, if given).
     pub(crate) async fn admin(&self) -> Result<Admin> {
         match &self.data {
-            None => {
-                crate::support::refusal::token_given(token_source(&self.client));
-                self.client.admin().await
-            }
+            None => self.client.admin().await,
             Some(data) => {
                 let local = self.opened.get_or_try_init(|| open_stopped(data)).await?;
                 local.client.admin().await
