@@ -569,7 +569,11 @@ fn a_refused_token_is_named_by_where_it_came_from() {
     let whoami = |flags: &[&str], env: &[(&str, &str)]| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tourney"));
         command
-            .args(["whoami", "--coordinator", &format!("http://127.0.0.1:{port}")])
+            .args([
+                "whoami",
+                "--coordinator",
+                &format!("http://127.0.0.1:{port}"),
+            ])
             .args(flags)
             .env_remove("TOURNEY_TOKEN")
             .env_remove("TOURNEY_ADMIN_TOKEN")
