@@ -257,25 +257,44 @@ async fn engine_command(args: &ReplayArgs, side: &tourney_model::PlayerRecord) -
 }
 
 /// The protocol the tournament gave engine `name`: its `protocol` in the tournament's file,
-/// or a registered version's (resolved as the coordinator resolves it); `None` when it
-/// names none (a built-in player, tourney's by default, an engine added to a pool later)
-/// or the file cannot be had.
+/// or a registered version's (resolved as the coordinator resolves it; a version added to
+/// a rating pool later is named as the version); `None` when it names none (a built-in
+/// player, tourney's by default) or the file cannot be had.
 async fn tournament_protocol(args: &ReplayArgs, name: &str) -> Option<Dialect> {
     use crate::support::refusal::reply;
     let mut admin = args.client.admin().await.ok()?;
     let got = reply(admin.get_file(pb::GetFileRequest { id: args.id }))
         .await
         .ok()?;
-    let mut config = TournamentConfig::parse(&got.config, &got.file).ok()?;
-    if config.engines.iter().any(|e| e.version.is_some())
+    let config = TournamentConfig::parse(&got.config, &got.file).ok()?;
+    let in_file = config.engines.iter().any(|e| e.name == name);
+    let mut versions: Vec<EngineVersion> = Vec::new();
+    if (!in_file || config.engines.iter().any(|e| e.version.is_some()))
         && let Ok(list) = reply(admin.list_versions(pb::ListVersionsRequest {})).await
     {
-        let versions: Vec<EngineVersion> = list.versions.into_iter().map(Into::into).collect();
-        // An unknown version (removed since) leaves its entry unresolved.
-        let _ = config.resolve_versions(|v| versions.iter().find(|x| x.name == v).cloned());
+        versions = list.versions.into_iter().map(Into::into).collect();
     }
-    let engine = config.engines.iter().find(|e| e.name == name)?;
-    engine.protocol.as_deref()?.parse().ok()
+    engine_protocol(config, &versions, name)
+}
+
+/// Engine `name`'s protocol in `config`, its versions resolved from `versions` (an unknown
+/// one, removed since, left unresolved), or, for an engine not in the file (a pool's
+/// member that joined as it ran), the version of that name's.
+fn engine_protocol(
+    mut config: TournamentConfig,
+    versions: &[EngineVersion],
+    name: &str,
+) -> Option<Dialect> {
+    let _ = config.resolve_versions(|v| versions.iter().find(|x| x.name == v).cloned());
+    let protocol = match config.engines.iter().find(|e| e.name == name) {
+        Some(engine) => engine.protocol.as_deref(),
+        None => versions
+            .iter()
+            .find(|v| v.name == name)?
+            .protocol
+            .as_deref(),
+    };
+    protocol?.parse().ok()
 }
 
 /// Game `args.game` of the pair, from the coordinator's export.
@@ -531,5 +550,37 @@ mod tests {
         let codingame = ["0.001 > 8", "0.001 > b"];
         assert_eq!(of(&codingame).as_deref(), Some("codingame"));
         assert_eq!(of(&["0.001 ! segfault"]), None, "nothing sent");
+    }
+
+    #[test]
+    fn a_pools_later_member_speaks_its_versions_protocol() {
+        let pool = "name = \"p\"\ngame = \"loa\"\nformat = \"pool\"\nlimits = { nodes = 1 }\n\
+                    [[engine]]\nversion = \"b1\"\n[[engine]]\nversion = \"b2\"\n";
+        let config = TournamentConfig::parse(pool, "p.toml").unwrap();
+        let version = |name: &str, protocol: Option<&str>| EngineVersion {
+            name: name.into(),
+            command: protocol.map(|_| "./engine".into()),
+            player: protocol.is_none().then(|| "random".into()),
+            protocol: protocol.map(Into::into),
+            ..Default::default()
+        };
+        let versions = [
+            version("b1", None),
+            version("b2", None),
+            version("joined", Some("ugi")),
+        ];
+        let of =
+            |name: &str| engine_protocol(config.clone(), &versions, name).map(|d| d.to_string());
+        assert_eq!(
+            of("joined").as_deref(),
+            Some("ugi"),
+            "not in the file: its version's"
+        );
+        assert_eq!(
+            of("b1"),
+            None,
+            "a built-in player speaks no protocol of its own"
+        );
+        assert_eq!(of("nobody"), None);
     }
 }
