@@ -221,6 +221,17 @@ fn coordinator_and_worker_report_health_and_stop_cleanly_on_sigterm() {
     let grpc = format!("http://127.0.0.1:{port}");
     admin(port, &["status"]);
     assert!(healthy(&["--grpc", &grpc]));
+    // As the docs' `until tourney health` loop: the coordinator named by the environment,
+    // as for every other command.
+    let by_env = (tourney().arg("health"))
+        .env("TOURNEY_COORDINATOR", &grpc)
+        .output()
+        .unwrap();
+    assert!(
+        by_env.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_env.stderr)
+    );
     // As `kubectl exec tourney-coordinator-0 -- tourney status`: the coordinator's own
     // TOURNEY_ADMIN_TOKEN serves when TOURNEY_TOKEN is not set.
     let inside = tourney()

@@ -166,7 +166,23 @@ fn a_datagen_run_on_two_workers_makes_data_that_stats_export_and_texel_read() {
         "{out}{}",
         String::from_utf8_lossy(&tuned.stderr)
     );
-    assert!(out.contains("iter    5  train"), "{out}");
+    // Each line names the pass its weights come after, as the kept weights are named.
+    assert!(out.contains("after   4  train"), "{out}");
+    let kept = (out.lines())
+        .find_map(|l| l.strip_prefix("kept     the weights after iteration "))
+        .and_then(|rest| rest.split_once(" (loss "))
+        .unwrap();
+    let line = format!("after {:>3}  ", kept.0);
+    let shown = (out.lines().find(|l| l.starts_with(&line)))
+        .map(|l| l.rsplit(' ').next().unwrap().to_string());
+    // The pass after all of them is measured without a line of its own.
+    if kept.0 != "5" {
+        assert_eq!(
+            shown.as_deref(),
+            Some(kept.1.trim_end_matches(')')),
+            "{out}"
+        );
+    }
     let spec = out
         .lines()
         .find_map(|l| l.strip_prefix("tuned    "))

@@ -233,6 +233,14 @@ impl Status {
     /// seeds, but deterministic players repeat them move for move).
     pub fn openings_note(&self) -> Option<String> {
         let most = self.config.openings_wanted();
+        // A test without a bound (a pool without `max_pairs`) plays past any suite.
+        if most >= tourney_model::tournament::MAX_PAIRS && self.openings < most {
+            return Some(format!(
+                "the opening suite has {} openings and the test plays until it is cancelled: \
+                 pairs past {} replay its openings",
+                self.openings, self.openings
+            ));
+        }
         (self.openings < most).then(|| match self.config.datagen() {
             // Two openings a pair, each played once.
             Some(_) => format!(

@@ -8,7 +8,7 @@
 //! | 26 | the side to move: 0 Black, 1 White |
 //! | 27 | the game's result for the side to move: 0 loss, 1 draw, 2 win |
 //! | 28..30 | the mover's engine's score, centi-units from its view (i16) |
-//! | 30..32 | the ply: moves played in the game before this position (u16) |
+//! | 30..32 | the ply: moves played from the game's start (its opening position; the opening's own plies are not counted) before this position (u16) |
 //! | 32..40 | the game id: pair × 2 + game (u64) |
 //!
 //! LOA packs Black's and White's pieces as two bitboards (bit `rank * 8 + file`); Amazons

@@ -17,9 +17,13 @@ use clap::Args;
 #[derive(Args)]
 pub(crate) struct HealthArgs {
     /// The coordinator whose gRPC health to check (the standard `grpc.health.v1` service).
-    #[arg(long, default_value = "http://127.0.0.1:7070", conflicts_with = "http")]
+    #[arg(
+        long,
+        env = "TOURNEY_COORDINATOR",
+        default_value = "http://127.0.0.1:7070"
+    )]
     grpc: String,
-    /// Instead, an HTTP URL that must answer 200 (a worker's `--metrics` endpoint, e.g.
+    /// Instead (it wins over `--grpc`), an HTTP URL that must answer 200 (a worker's `--metrics` endpoint, e.g.
     /// http://127.0.0.1:9100/metrics).
     #[arg(long, value_name = "URL")]
     http: Option<String>,

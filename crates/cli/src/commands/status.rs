@@ -47,10 +47,12 @@ pub(crate) struct StatusArgs {
 
 fn status_line(s: &pb::TournamentStatus) -> String {
     let ended = matches!(s.state.as_str(), "finished" | "cancelled");
+    // A pool without `max_pairs` plays until it is cancelled: no bound to show.
+    let unbounded = s.max_pairs == 0 || s.max_pairs >= tourney_model::tournament::MAX_PAIRS;
     // An open SPRT's length is a bound (its budget); an ended one's is what it played.
     let pairs = match s.pairs_planned {
         Some(planned) => format!("{}/{planned} pairs", s.pairs_done),
-        None if ended || s.max_pairs == 0 => format!("{} pairs", s.pairs_done),
+        None if ended || unbounded => format!("{} pairs", s.pairs_done),
         None => format!("{} of at most {} pairs", s.pairs_done, s.max_pairs),
     };
     let mut out = format!(
@@ -78,7 +80,7 @@ fn status_line(s: &pb::TournamentStatus) -> String {
             None => (s.max_pairs, "ends within"),
         };
         let left = left.saturating_sub(s.pairs_done);
-        if left > 0 && s.pairs_per_hour > 0.0 && !ended {
+        if left > 0 && s.pairs_per_hour > 0.0 && !ended && !unbounded {
             let minutes = (left as f64 / s.pairs_per_hour * 60.0).round() as u64;
             out += &format!(
                 ", {ends} {}h{:02}m at this rate",
@@ -303,6 +305,17 @@ mod tests {
         assert!(
             finished.contains(": finished, 1000 pairs,") && !finished.contains("ends"),
             "{finished}"
+        );
+        // A pool without a budget plays until cancelled: no bound, no end.
+        let pool = pb::TournamentStatus {
+            format: "pool".into(),
+            max_pairs: tourney_model::tournament::MAX_PAIRS,
+            ..sprt("running")
+        };
+        let pool = status_line(&pool);
+        assert!(
+            pool.contains("running, 1000 pairs,") && !pool.contains("ends"),
+            "{pool}"
         );
         // A planned length: the pairs left at the rate.
         let planned = pb::TournamentStatus {

@@ -277,10 +277,14 @@ fn texel<P: Heuristics + Packing>(args: &TexelArgs, files: &[PathBuf]) -> Result
         rate: args.rate,
         threads,
     };
+    // Each pass reports the losses of the weights it starts from: those after the pass
+    // before, the numbering the kept weights are named by.
     let fit = tourney_texel::tune(&split, &start, &settings, |i| {
         println!(
-            "iter {:>4}  train {:.6}  held-out {:.6}",
-            i.iteration, i.train, i.test
+            "after {:>3}  train {:.6}  held-out {:.6}",
+            i.iteration - 1,
+            i.train,
+            i.test
         );
     });
     println!(

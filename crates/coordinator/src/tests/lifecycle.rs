@@ -622,3 +622,23 @@ async fn a_cancelled_tournament_resumes_with_its_games_and_not_once_they_are_arc
     assert!(!c.resume(id).await.unwrap());
     assert!(c.resume(second).await.is_err());
 }
+
+#[tokio::test]
+async fn a_pool_without_a_budget_says_so_not_a_billion_pairs() {
+    let c = on_temporary_store();
+    let open = "name = \"open\"\ngame = \"loa\"\nformat = \"pool\"\n\
+                openings = { plies = 2 }\nlimits = { nodes = 1 }\n\
+                [[engine]]\nname = \"a\"\nplayer = \"random:seed=1\"\n\
+                [[engine]]\nname = \"b\"\nplayer = \"random:seed=2\"\n";
+    let id = c
+        .submit(open, "pool.toml", "", BTreeMap::new())
+        .await
+        .unwrap();
+    let status = c.status(id).unwrap();
+    assert_eq!(status.pairs_planned(), None);
+    let note = status.openings_note().unwrap();
+    assert!(
+        note.contains("until it is cancelled") && !note.contains("1000000000"),
+        "{note}"
+    );
+}
