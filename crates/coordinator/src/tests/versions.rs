@@ -78,6 +78,24 @@ async fn versions_are_used_by_name_never_changed_once_played_and_rated_on_one_ti
     c.add_version(version("v4", "random", None), false).unwrap();
     c.add_version(version("v4", "random:seed=4", None), true)
         .unwrap();
+    // Named by a test that has played nothing yet: not "has played", but how to go on.
+    let waiting = MatchFile {
+        name: "waiting",
+        engines: [("a", "version:v4"), ("b", "random")],
+        ..Default::default()
+    };
+    let id = (c
+        .submit(&waiting.toml(), "w.toml", "", BTreeMap::new())
+        .await)
+        .unwrap();
+    let why = refused(version("v4", "random:seed=5", None), true);
+    assert!(
+        why.contains(&format!("tournament {id} names it (no pair played yet)"))
+            && why.contains("--parent v4")
+            && !why.contains("has played"),
+        "{why}"
+    );
+    assert!(c.cancel(id).await.unwrap());
 
     let timeline = c.timeline(None).unwrap();
     assert_eq!(timeline.anchor.as_deref(), Some("v1"));

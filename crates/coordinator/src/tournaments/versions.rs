@@ -125,10 +125,19 @@ impl Coordinator {
                             .into(),
                     ));
                 }
-                (true, Some(t)) => {
+                (true, Some(t)) if t.pairs_done() > 0 => {
                     return Err(invalid(format!(
                         "has played (tournament {}): a version that has played never changes",
                         t.id
+                    )));
+                }
+                (true, Some(t)) => {
+                    return Err(invalid(format!(
+                        "tournament {} names it (no pair played yet): a version a test names \
+                         never changes; cancel that test, register the fix under a new name \
+                         (`--parent {}`) and submit the test's file with it (`tourney clone \
+                         {} --print` gives the file)",
+                        t.id, version.name, t.id
                     )));
                 }
                 (true, None) => {}
