@@ -70,7 +70,8 @@ impl Coordinator {
                     for member in &record.pool_members {
                         config.add_pool_member(member)?;
                     }
-                    config.resolve_versions(|name| versions.get(name).cloned())?;
+                    (config.resolve_versions(|name| versions.get(name).cloned()))
+                        .map_err(|e| e.located(&record.config_text, &record.file).to_string())?;
                     config.apply_facts(&record.engines)?;
                     config.priority = record.priority.unwrap_or(config.priority);
                     config.weight = record.weight.unwrap_or(config.weight);

@@ -161,7 +161,7 @@ impl Coordinator {
             let inner = self.lock();
             config.resolve_versions(|name| inner.versions.get(name).cloned())
         }
-        .map_err(|e| CoordinatorError::Invalid(format!("{file}: {e}")))?;
+        .map_err(|e| e.located(text, file))?;
         if let Some(name) = facts
             .keys()
             .find(|n| config.engines.iter().all(|e| &e.name != *n))

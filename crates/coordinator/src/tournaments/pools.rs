@@ -70,9 +70,13 @@ impl Coordinator {
             };
             let mut config = TournamentConfig::clone(&t.config);
             config.add_pool_member(&member).map_err(invalid)?;
-            let programs = (config.resolve_versions(|name| inner.versions.get(name).cloned()))
-                .map_err(invalid)?;
             let record = &entry.record;
+            let programs = (config.resolve_versions(|name| inner.versions.get(name).cloned()))
+                .map_err(|e| match e.engine + 1 == config.engines.len() {
+                    // The joining version, which is in no line of the file.
+                    true => invalid(e.message),
+                    false => invalid(e.located(&record.config_text, &record.file).to_string()),
+                })?;
             tourney_plan::check::check_players(&config, &record.config_text, &record.file)
                 .map_err(|e| invalid(format!("version '{version}': {e}")))?;
             let mut artifacts = (*entry.artifacts).clone();

@@ -53,6 +53,41 @@ impl ConfigError {
     }
 }
 
+/// An engine's `version` that cannot be filled in from its registered version: the
+/// engine's index, its key (`version`, `options`) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionError {
+    /// The engine's index in the tournament (a pool's later member: past the file's).
+    pub engine: usize,
+    /// The engine's key concerned.
+    pub key: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for VersionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "engine[{}].{}: {}", self.engine, self.key, self.message)
+    }
+}
+
+impl std::error::Error for VersionError {}
+
+impl VersionError {
+    /// The error located in the tournament file `text` named `file`: the line of the
+    /// engine's key (the engine's table when the file does not set it).
+    pub fn located(&self, text: &str, file: &str) -> ConfigError {
+        let key = format!("engine[{}].{}", self.engine, self.key);
+        ConfigError::at_key(
+            text,
+            file,
+            Some(("engine", self.engine)),
+            key,
+            self.message.clone(),
+        )
+    }
+}
+
 /// Deserializes a TOML file's text; `file` names it in errors, which give the line and
 /// what is wrong (an unknown or mistyped key is named in the message).
 ///

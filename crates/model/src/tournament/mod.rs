@@ -39,7 +39,7 @@ mod validate;
 pub use crate::seed::game_seed;
 use crate::seed::mix;
 pub use engine::EngineEntry;
-pub use error::{ConfigError, parse_toml};
+pub use error::{ConfigError, VersionError, parse_toml};
 pub use fleet::Unmet;
 pub use outcome::{PairOutcome, State};
 pub use pool::{PoolConfig, PoolGate, PoolMember};
@@ -184,24 +184,47 @@ impl TournamentConfig {
     /// Returns the outside programs' sha256 by engine name.
     ///
     /// # Errors
-    /// An engine names a version `lookup` does not know, or gives options to a version
-    /// that is a built-in player.
+    /// An engine names a version `lookup` does not know, gives options to a version that
+    /// is a built-in player, or names a version whose protocol cannot play this game (as
+    /// an engine's own `protocol` is checked when the file is parsed).
     pub fn resolve_versions(
         &mut self,
         lookup: impl Fn(&str) -> Option<crate::version::EngineVersion>,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, VersionError> {
         let mut artifacts = BTreeMap::new();
+        let game = self.game;
         for (i, engine) in self.engines.iter_mut().enumerate() {
             let Some(name) = &engine.version else {
                 continue;
             };
+            let problem = |key, message| VersionError {
+                engine: i,
+                key,
+                message,
+            };
             let version = lookup(name).ok_or_else(|| {
-                format!("engine[{i}].version: no version '{name}' (see `tourney version list`)")
+                problem(
+                    "version",
+                    format!("no version '{name}' (see `tourney version list`)"),
+                )
             })?;
             if version.player.is_some() && !engine.options.is_empty() {
-                return Err(format!(
-                    "engine[{i}].options: version '{name}' is a built-in player: options are \
-                     for outside engines"
+                return Err(problem(
+                    "options",
+                    format!(
+                        "version '{name}' is a built-in player: options are for outside engines"
+                    ),
+                ));
+            }
+            if let Some(p) = &version.protocol
+                && !crate::source::protocol_plays(p, game)
+            {
+                return Err(problem(
+                    "version",
+                    format!(
+                        "version '{name}' speaks {p}, which is for Amazons; this tournament \
+                         plays {game}"
+                    ),
                 ));
             }
             engine.player = version.player;

@@ -603,7 +603,7 @@ fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
 
     let unknown = text.replace("prog-7", "prog-8");
     let mut c = TournamentConfig::parse(&unknown, "t.toml").unwrap();
-    let e = c.resolve_versions(lookup).unwrap_err();
+    let e = c.resolve_versions(lookup).unwrap_err().to_string();
     assert!(e.contains("engine[1].version: no version 'prog-8'"), "{e}");
     let both = text.replace(
         "version = \"prog-7\"",
@@ -633,11 +633,38 @@ fn an_engine_may_be_a_registered_version_filled_in_when_submitted() {
         "version = \"ab-v2\"\noptions = { Hash = 1 }",
     );
     let mut c = TournamentConfig::parse(&built_in, "t.toml").unwrap();
-    let e = c.resolve_versions(lookup).unwrap_err();
+    let e = c.resolve_versions(lookup).unwrap_err().to_string();
     assert!(
         e.contains("engine[0].options: version 'ab-v2' is a built-in"),
         "{e}"
     );
+}
+
+#[test]
+fn a_version_speaking_gtp_is_refused_in_loa_as_an_inline_gtp_engine_is() {
+    let text = "name = \"t\"\ngame = \"loa\"\nformat = \"match\"\npairs = 2\nlimits = { nodes = 1 }\n\
+                [[engine]]\nplayer = \"ab\"\nname = \"ab\"\n\
+                [[engine]]\nname = \"mine\"\nversion = \"gtp-1\"\n";
+    let lookup = |name: &str| {
+        (name == "gtp-1").then(|| crate::version::EngineVersion {
+            name: name.into(),
+            command: Some("python3 x.py".into()),
+            protocol: Some("gtp".into()),
+            ..Default::default()
+        })
+    };
+    let mut c = TournamentConfig::parse(text, "gtp-loa.toml").unwrap();
+    let e = c.resolve_versions(lookup).unwrap_err();
+    assert_eq!(
+        e.located(text, "gtp-loa.toml").to_string(),
+        "gtp-loa.toml:11: engine[1].version: version 'gtp-1' speaks gtp, which is for \
+         Amazons; this tournament plays loa"
+    );
+    // In Amazons it plays.
+    let amazons = text.replace("\"loa\"", "\"amazons\"");
+    let mut c = TournamentConfig::parse(&amazons, "gtp.toml").unwrap();
+    c.resolve_versions(lookup).unwrap();
+    assert_eq!(c.engines[1].protocol.as_deref(), Some("gtp"));
 }
 
 #[test]

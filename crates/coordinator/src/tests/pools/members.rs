@@ -69,6 +69,21 @@ async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart()
             ..Default::default()
         };
         c.add_version(amazons, false).unwrap();
+        let gtp = EngineVersion {
+            name: "gtp-1".into(),
+            command: Some("python3 x.py".into()),
+            protocol: Some("gtp".into()),
+            ..Default::default()
+        };
+        c.add_version(gtp, false).unwrap();
+        // Named in an LOA file, it is refused at its `version` key, as `protocol = "gtp"`.
+        let gtp_file = POOL.replace("version = \"v1\"", "version = \"gtp-1\"");
+        let e = (c.submit(&gtp_file, "pool.toml", "", BTreeMap::new()).await).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pool.toml:11: engine[1].version: version 'gtp-1' speaks gtp, which is for \
+             Amazons; this tournament plays loa"
+        );
         let operator = Principal::operator("ops");
         let id = (c.submit_as(
             &ann(),
@@ -115,6 +130,7 @@ async fn a_version_added_to_a_running_pool_is_rated_and_kept_through_a_restart()
             (&ann(), "v9", "no version 'v9'"),
             (&ann(), "v2", "already an engine"),
             (&ann(), "amazons-only", "amazons-only"),
+            (&ann(), "gtp-1", "'gtp-1' speaks gtp, which is for Amazons"),
         ] {
             let e = refused(c.add_to_pool(by, id, version).await.unwrap_err());
             assert!(e.contains(why), "{version}: {e}");
