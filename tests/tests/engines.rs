@@ -818,6 +818,8 @@ fn check_engine_shows_the_end_of_the_stderr_of_an_engine_that_exits_in_every_dia
             failed.detail.contains("exit status: 2"),
             "{dialect}: {failed:?}"
         );
+        // Found at the first check: the engine cannot be started.
+        assert!(results[0].ended, "{dialect}: {results:?}");
         assert_eq!(
             tail(&failed.detail).as_deref(),
             Some(paused.as_str()),

@@ -1358,6 +1358,20 @@ fn check_engine_passes_every_reference_implementation() {
         "{}",
         stderr(&out)
     );
+    // Nor does one whose process ends at once (its script missing): 2, with the FAIL line
+    // and its stderr.
+    for protocol in ["tourney", "codingame"] {
+        let command = "sh /nonexistent/engine.sh";
+        let out = tourney(&["check-engine", command, "--protocol", protocol], "");
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{protocol}: {said}");
+        assert!(said.contains("cannot be started"), "{protocol}: {said}");
+        assert!(
+            stdout(&out).contains("FAIL"),
+            "{protocol}: {}",
+            stdout(&out)
+        );
+    }
     // GTP is for Amazons.
     let out = tourney(&["check-engine", "x", "--protocol", "gtp"], "");
     assert!(!out.status.success());

@@ -27,7 +27,8 @@ use crate::support::engines::{own_engines, until_stopped};
 /// does; the checks after it are skipped.
 ///
 /// Exit status: 0 when every check passed, 1 when one failed, 2 when the engine cannot be
-/// started. Example: `tourney check-engine "./my-engine --uci" --protocol uci`.
+/// started (not found, or its process ends at the first check: a missing script or
+/// library). Example: `tourney check-engine "./my-engine --uci" --protocol uci`.
 #[derive(Args)]
 pub(crate) struct CheckEngineArgs {
     /// The engine's command line (quotes group words).
@@ -77,6 +78,8 @@ pub(crate) fn run(args: &CheckEngineArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    // Its process ended at the first check (a missing script, a missing library).
+    let unstarted = results.first().filter(|r| r.ended);
     let count = |v: Verdict| results.iter().filter(|r| r.verdict == v).count();
     let (passed, failed, skipped) = (
         count(Verdict::Pass),
@@ -90,6 +93,13 @@ pub(crate) fn run(args: &CheckEngineArgs) -> Result<ExitCode> {
         args.protocol,
         args.game
     );
+    if let Some(first) = unstarted {
+        eprintln!(
+            "error: the engine cannot be started: its process ended at the first check ({})",
+            first.name
+        );
+        return Ok(ExitCode::from(2));
+    }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -38,6 +38,9 @@ pub struct CheckResult {
     pub detail: String,
     /// The exchange of the check (`> sent`, `< received`), kept for a failure.
     pub exchange: Vec<String>,
+    /// Whether the check failed because the engine's process had ended (the first
+    /// check's: the engine cannot be started, as a script that is missing).
+    pub ended: bool,
 }
 
 /// The most exchange lines kept for a failed check (its last ones).
@@ -502,6 +505,7 @@ pub fn check_engine(
                 verdict: Verdict::Skip,
                 detail: format!("not run: {why}"),
                 exchange: Vec::new(),
+                ended: false,
             },
             None => match step(&mut probe) {
                 Ok(detail) => CheckResult {
@@ -509,6 +513,7 @@ pub fn check_engine(
                     verdict: Verdict::Pass,
                     detail,
                     exchange: Vec::new(),
+                    ended: false,
                 },
                 Err(detail) => {
                     let from = probe.log.len().saturating_sub(EXCHANGE_LINES);
@@ -517,6 +522,8 @@ pub fn check_engine(
                         verdict: Verdict::Fail,
                         detail,
                         exchange: probe.log[from..].to_vec(),
+                        // Gone before this check: skipped; gone now: found by it.
+                        ended: probe.gone.is_some(),
                     }
                 }
             },
