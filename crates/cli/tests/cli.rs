@@ -1049,7 +1049,7 @@ fn engine_programs_are_read_only_from_beside_the_tournament_file_and_must_run() 
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{command}: {stderr}");
         assert!(
-            stderr.contains("engine 'x': command") && stderr.contains(says),
+            stderr.contains(":11: engine[1].command: ") && stderr.contains(says),
             "{command}: {stderr}"
         );
         assert!(!data.exists(), "{command}: nothing is started");

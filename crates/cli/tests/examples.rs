@@ -279,8 +279,9 @@ fn a_script_version_carries_its_script(port: u16, project: &Path) {
     assert_eq!(end["state"], "finished", "{end}");
 }
 
-/// A command whose script is not there is refused by `submit` and `version add`, naming
-/// the engine, the script and where it was looked for; nothing is submitted.
+/// A command whose script is not there is refused by `submit` (at the line of the engine's
+/// `command`) and `version add`, naming the script, where it was looked for and the file of
+/// the nearest name; nothing is submitted.
 fn a_missing_script_is_refused(port: u16, project: &Path) {
     let command = "python3 engines/py/random_lao.py --protocol ugi";
     let engine = format!("name = \"typo\"\ncommand = \"{command}\"\nprotocol = \"ugi\"");
@@ -290,11 +291,12 @@ fn a_missing_script_is_refused(port: u16, project: &Path) {
     let missing = project.join("engines/py/random_lao.py");
     let said = text(&out.stderr);
     for part in [
-        format!("{}: engine 'typo': command", file.display()),
+        format!("{}:10: engine[0].command: ", file.display()),
         format!(
             "script 'engines/py/random_lao.py' not found: no file {}",
             missing.display()
         ),
+        "; did you mean 'engines/py/random_loa.py'?".to_string(),
     ] {
         assert!(said.contains(&part), "{part}: {said}");
     }

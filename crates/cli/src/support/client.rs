@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tourney_model::tournament::TournamentConfig;
+use tourney_model::tournament::{ConfigError, TournamentConfig};
 use tourney_proto::v1 as pb;
 use tourney_proto::v1::admin_client::AdminClient;
 use tourney_worker::{TokenInterceptor, connect};
@@ -164,24 +164,29 @@ pub(crate) fn read_tournament_text(path: &Path, text: String) -> Result<Tourname
         }
         None => String::new(),
     };
+    // A problem with engine `i`'s command, at the line of its `command` key.
+    let at_command = |i: usize, e: anyhow::Error| {
+        let key = format!("engine[{i}].command");
+        ConfigError::at_key(&text, &file, Some(("engine", i)), key, format!("{e:#}"))
+    };
     let mut uploads = Vec::new();
-    for engine in &config.engines {
+    for (i, engine) in config.engines.iter().enumerate() {
         if let Some(program) = engine.command.as_deref().and_then(program_path) {
             // Like the openings: only a program beside or below the tournament file is
             // read and uploaded (never `/etc/shadow`, `../x` or a link out of it).
             let p = confined(base, &program)
                 .and_then(|p| executable(&p).map(|()| p))
-                .with_context(|| format!("{file}: engine '{}': command", engine.name))?;
+                .map_err(|e| at_command(i, e))?;
             uploads.push((engine.name.clone(), p));
         }
     }
     let mut files = Vec::new();
     let mut sources = Vec::new();
-    for engine in &config.engines {
+    for (i, engine) in config.engines.iter().enumerate() {
         if let Some(command) = engine.command.as_deref() {
             let place = "the tournament file's directory";
-            let named = engine_files(base, place, command, &engine.files)
-                .with_context(|| format!("{file}: engine '{}': command", engine.name))?;
+            let named =
+                engine_files(base, place, command, &engine.files).map_err(|e| at_command(i, e))?;
             for (name, p) in named {
                 files.push((engine.name.clone(), name, p));
             }

@@ -198,13 +198,64 @@ pub(crate) fn check_script(
         Ok(p) if p.is_file() => Ok(()),
         Ok(_) => bail!("script '{word}' ({path}) is not a file"),
         Err(_) if !shown.exists() => {
-            bail!("script '{word}' not found: no file {path} (it is uploaded from {place})")
+            let hint = (similar_file(base, &word))
+                .map(|near| format!("; did you mean '{near}'?"))
+                .unwrap_or_default();
+            bail!("script '{word}' not found: no file {path} (it is uploaded from {place}){hint}")
         }
         Err(_) => bail!(
             "script '{word}' ({path}) is outside {place}: only files beside or below it are \
              uploaded"
         ),
     }
+}
+
+/// The file beside where `word` (a relative path under `base`) was looked for whose name
+/// is nearest to its name, within two edits (`random_lao.py` for `random_loa.py`), as
+/// `word` would name it; `None` when there is none, or more than one as near.
+fn similar_file(base: &Path, word: &str) -> Option<String> {
+    let wanted = Path::new(word);
+    let name = wanted.file_name()?.to_str()?;
+    let folder = wanted.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = match folder {
+        Some(folder) => confined(base, folder.to_str()?).ok()?,
+        None => base.to_path_buf(),
+    };
+    let mut near: Vec<(usize, String)> = std::fs::read_dir(dir.join("."))
+        .ok()?
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let other = entry.file_name().into_string().ok()?;
+            let edits = edit_distance(name, &other);
+            (edits <= 2 && edits < name.chars().count() / 2 && entry.path().is_file())
+                .then_some((edits, other))
+        })
+        .collect();
+    near.sort();
+    match near.as_slice() {
+        [(a, only), rest @ ..] if rest.first().is_none_or(|(b, _)| b > a) => {
+            Some(folder.map_or(only.clone(), |f| format!("{}/{only}", f.display())))
+        }
+        _ => None,
+    }
+}
+
+/// The Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
@@ -294,10 +345,22 @@ mod tests {
             typo.to_string(),
             format!(
                 "script 'engines/random_lao.py' not found: no file {} (it is uploaded from \
-                 {place})",
+                 {place}); did you mean 'engines/random_loa.py'?",
                 missing.display()
             )
         );
+        // No guess where nothing is near, or two files are as near.
+        let far = check("python3 engines/minimax.py").unwrap_err().to_string();
+        assert!(
+            far.ends_with(&format!("(it is uploaded from {place})")),
+            "{far}"
+        );
+        std::fs::write(base.join("engines/random_lob.py"), "x").unwrap();
+        let two = check("python3 engines/random_lox.py")
+            .unwrap_err()
+            .to_string();
+        assert!(!two.contains("did you mean"), "{two}");
+        assert_eq!(edit_distance("gtp_amazon.py", "gtp_amazons.py"), 1);
         let out = check("python3 ../outside.py").unwrap_err().to_string();
         assert!(
             out.contains("is outside the tournament file's directory"),
