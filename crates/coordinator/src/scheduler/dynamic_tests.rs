@@ -298,6 +298,39 @@ fn a_pool_pairs_close_members_most_keeps_every_member_played_and_never_ends() {
 }
 
 #[test]
+fn a_pool_stops_pairing_a_member_that_loses_every_game_once_its_score_is_decisive() {
+    use tourney_stats::pool::simulate::World;
+    let mut s = Scheduler::new(1000);
+    s.add(1, config("pool", 4, ""), State::Queued, vec![]);
+    // Three close versions and a random player that loses every game: its rating is only
+    // a bound, whose interval stays about as wide however many games it loses.
+    let mut world = World::new(vec![0.0, 15.0, 30.0, -3000.0], 5);
+    let pairs = play_pool(&mut s, &mut world, 4, 100);
+    let ratings = &pool(&s).ratings;
+    let with_loser = pairs.iter().filter(|&&(i, j)| i == 3 || j == 3).count();
+    // Once it is out of the others' reach, what it plays is the floor's (a quarter of an
+    // even share of pairs, 2 / 4 · 0.25 = 1 in 8), not the pool's choice: the close
+    // versions' pairings get the rest (without that rule it was in 383 of the 400).
+    assert!(
+        with_loser * 4 <= pairs.len(),
+        "the loser in {with_loser} of {} pairs",
+        pairs.len()
+    );
+    let last = &pairs[pairs.len() - 200..];
+    let late = last.iter().filter(|&&(i, j)| i == 3 || j == 3).count();
+    assert!(
+        (20..=last.len() / 6).contains(&late),
+        "in {late} of the last 200 pairs"
+    );
+    // Their ratings got the pairs.
+    assert!(
+        ratings.interval[1..3].iter().all(|&w| w < 60.0),
+        "{:?}",
+        ratings.interval
+    );
+}
+
+#[test]
 fn a_pool_restarted_from_its_completed_pairs_pairs_exactly_as_before() {
     use tourney_stats::pool::simulate::World;
     let mut s = Scheduler::new(1000);

@@ -32,8 +32,13 @@
 //! the newest and the top-rated members and 1 for the others: their variances count as
 //! that much wider, so they are kept at about `1 / √(1 + emphasis)` of the others'
 //! intervals. A member without games has the prior's variance, far above any other, and
-//! is paired first. The greedy choice is a Frank–Wolfe step on that objective, whose
-//! gradient in the number of pairs of `(i, j)` is the gain's numerator, so repeated it
+//! is paired first. A member out of every other's reach ([`PoolRatings::out_of_reach`]:
+//! more than [`PoolSettings::reach`] from each even at the near end of the interval of the
+//! difference) has `bₖ = 0`: it loses (or wins) nearly every game, so its variance, resting
+//! on the few games it does not, stays about as wide however many it plays, and would
+//! otherwise take every pair; the floor still plays it. When no member is within reach of
+//! another, none is left out. The greedy choice is a Frank–Wolfe step on that objective,
+//! whose gradient in the number of pairs of `(i, j)` is the gain's numerator, so repeated it
 //! approaches the best allocation of pairs (see [`simulate::design_games`]). This is the
 //! idea of KataGo's server (`rating_network_pairer.py`: pair networks whose ratings are
 //! close and uncertain), made exact as the expected variance reduction of the
@@ -92,6 +97,13 @@ pub struct PoolSettings {
     pub floor: f64,
     /// Recent pairs the floor looks at; 0 (default) for 8 a member.
     pub window: usize,
+    /// How far out of the others' reach a member's rating must be, display Elo (default
+    /// 300, an expected score under about 15 %): a member whose difference from every
+    /// other member is beyond this even at the near end of its 95 % interval counts for
+    /// nothing in the pairing objective (it loses, or wins, nearly every game, and its
+    /// interval, resting on the few games it does not lose or win, narrows hardly at all
+    /// however many it plays); the floor still plays it.
+    pub reach: f64,
 }
 
 impl Default for PoolSettings {
@@ -109,6 +121,7 @@ impl Default for PoolSettings {
             emphasis: 0.25,
             floor: 0.25,
             window: 0,
+            reach: 300.0,
         }
     }
 }
@@ -289,6 +302,22 @@ impl PoolRatings {
             + game_information(delta - self.advantage, self.drawelo)
     }
 
+    /// Whether member `k` is out of every other member's reach: its rating differs from
+    /// each other's by more than [`PoolSettings::reach`] even at the near end of the 95 %
+    /// interval of the difference (display Elo). A member without games is within reach.
+    pub fn out_of_reach(&self, settings: &PoolSettings, k: usize) -> bool {
+        let n = self.len();
+        let c = &self.covariance;
+        k < n
+            && n > 1
+            && self.games[k] > 0
+            && (0..n).filter(|&l| l != k).all(|l| {
+                let spread = (c[k][k] + c[l][l] - 2.0 * c[k][l]).max(0.0);
+                let near = Z95 * spread.sqrt() * self.scale;
+                (self.elo[k] - self.elo[l]).abs() - near > settings.reach
+            })
+    }
+
     /// The next `count` pairs `(i, j)`, `i < j`, by the rule of the [module](self): each
     /// chosen with the covariance updated for the pairs `pending` (leased, not yet
     /// reported) and the pairs chosen before it. `recent` is the pool's last pairs in the
@@ -349,7 +378,8 @@ pub(crate) struct Planner<'a> {
     ratings: &'a PoolRatings,
     settings: &'a PoolSettings,
     pub(crate) covariance: Vec<Vec<f64>>,
-    /// `bₖ`: 1, or 1 + emphasis for the newest and the top-rated.
+    /// `bₖ`: 1, or 1 + emphasis for the newest and the top-rated; 0 for a member out of
+    /// reach.
     base: Vec<f64>,
 }
 
@@ -366,6 +396,13 @@ impl<'a> Planner<'a> {
         order.sort_by(|&a, &b| ratings.elo[b].total_cmp(&ratings.elo[a]).then(a.cmp(&b)));
         for &k in order.iter().take(settings.top) {
             base[k] = 1.0 + settings.emphasis;
+        }
+        // A member out of every other's reach is not aimed at (unless none is in reach).
+        let out: Vec<bool> = (0..n).map(|k| ratings.out_of_reach(settings, k)).collect();
+        if out.iter().any(|&o| !o) {
+            for (b, _) in base.iter_mut().zip(&out).filter(|(_, o)| **o) {
+                *b = 0.0;
+            }
         }
         Planner {
             ratings,

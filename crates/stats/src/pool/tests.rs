@@ -245,3 +245,30 @@ fn perfect_scores_and_unlinked_members_stay_finite() {
     let (i, j) = ratings.next_pair(&settings, &[], &[]).unwrap();
     assert!(i < 3 && j >= 3, "({i}, {j})");
 }
+
+#[test]
+fn a_member_that_loses_every_game_is_left_out_once_out_of_reach() {
+    // Three close members and one that loses every game: a few games leave it in reach.
+    let truth = [0.0, 15.0, 30.0, -3000.0];
+    let settings = PoolSettings::default();
+    let (table, _, _) = played(&truth, 1, 4);
+    let early = settings.rate(&table, None);
+    assert!(!early.out_of_reach(&settings, 3), "{early:?}");
+    assert!((0..3).all(|k| !early.out_of_reach(&settings, k)));
+    // Many: its interval is about as wide, but all of it far below the others.
+    let (table, _, _) = played(&truth, 40, 4);
+    let late = settings.rate(&table, None);
+    assert!(late.out_of_reach(&settings, 3), "{late:?}");
+    assert!((0..3).all(|k| !late.out_of_reach(&settings, k)));
+    assert!(late.interval[3] > 0.5 * early.interval[3], "{late:?}");
+    let next = late.plan(&settings, &[], &[], 8);
+    assert!(next.iter().all(|&(i, j)| i != 3 && j != 3), "{next:?}");
+    // Counted as in reach, it would take the pairs: its interval is the widest.
+    let unreached = PoolSettings {
+        reach: f64::INFINITY,
+        ..PoolSettings::default()
+    };
+    assert!(!late.out_of_reach(&unreached, 3));
+    let next = late.plan(&unreached, &[], &[], 8);
+    assert!(next.iter().all(|&(_, j)| j == 3), "{next:?}");
+}
