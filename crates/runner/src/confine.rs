@@ -214,6 +214,18 @@ fn engine_path(policy: &EnginePolicy) -> OsString {
 /// The PATH engines get when the worker has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
+/// The first executable regular file named `program` in the directories of `path` (a
+/// PATH's value).
+pub fn on_path(program: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Where a program named by a bare word (`python3`) is found on the PATH an engine started
 /// under `policy` gets: the first executable regular file of that name in its
 /// directories. A program given as a path is taken as it is.
@@ -221,23 +233,16 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// # Errors
 /// `'NAME' not found on PATH` (with the PATH searched).
 pub(crate) fn find_program(program: &str, policy: &EnginePolicy) -> Result<PathBuf, String> {
-    use std::os::unix::fs::PermissionsExt;
     if program.contains('/') {
         return Ok(PathBuf::from(program));
     }
     let path = engine_path(policy);
-    std::env::split_paths(&path)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(program))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-        .ok_or_else(|| {
-            format!(
-                "'{program}' not found on PATH ({}): is it installed, and spelled so?",
-                path.to_string_lossy()
-            )
-        })
+    on_path(program, &path).ok_or_else(|| {
+        format!(
+            "'{program}' not found on PATH ({}): is it installed, and spelled so?",
+            path.to_string_lossy()
+        )
+    })
 }
 
 /// The kernel's set of `cpus` (`None` for none: unpinned).

@@ -430,13 +430,11 @@ fn lacks_tools(source: &Source) -> Option<String> {
         .then(|| format!("'{first}' (the build's first command) is not on this worker's PATH"))
 }
 
+/// Whether `program` is on this worker's PATH.
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
+    std::env::var_os("PATH")
+        .and_then(|path| tourney_runner::confine::on_path(program, &path))
+        .is_some()
 }
 
 /// The last `bytes` bytes of `text` (at a character boundary).
